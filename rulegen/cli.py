@@ -1,0 +1,177 @@
+"""Command line: ``rulegen <command>``. This module only wires arguments to the pipeline and
+prints; every decision lives in the modules it calls.
+
+Exit codes (all commands): 0 success, 1 findings/drift/test failures, 2 usage or internal fault.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import __version__
+from .findings import RulegenError
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+def _err(msg: str) -> None:
+    print(f"rulegen: {msg}", file=sys.stderr)
+
+
+def _print_findings(findings, fmt: str = "text", stream=None) -> None:
+    from .formatters import render
+    if findings or fmt == "json":
+        print(render(findings, fmt), file=stream or sys.stdout)
+
+
+def cmd_schema(args) -> int:
+    from .spec import SCHEMA_PATH
+    sys.stdout.write(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return EXIT_OK
+
+
+def cmd_validate(args) -> int:
+    from .pipeline import load_project
+    loaded = load_project(Path(args.root), args.paths or None)
+    _print_findings(loaded.findings, args.output)
+    if args.output == "text" and not loaded.findings:
+        print(f"{len(loaded.specs)} spec(s), {sum(1 for s in loaded.specs for _ in s.rules())} rule(s): no findings")
+    return EXIT_OK if loaded.ok else EXIT_FAIL
+
+
+def cmd_build(args) -> int:
+    from .gitops import write
+    from .pipeline import load_project, plan_project
+    root = Path(args.root)
+    loaded = load_project(root, args.paths or None)
+    if loaded.findings:
+        _print_findings(loaded.findings, stream=sys.stderr)
+    if not loaded.ok:
+        _err("validation failed; nothing was written")
+        return EXIT_FAIL
+    outputs, findings = plan_project(loaded, args.format)
+    if findings:
+        _print_findings(findings, stream=sys.stderr)
+    if any(f.is_error for f in findings):
+        _err("some outputs could not be made; nothing was written")
+        return EXIT_FAIL
+    status = write.compare(outputs, root, args.format)
+    if status.hand_edited and not args.force:
+        for p in status.hand_edited:
+            _err(f"{p}: edited by hand since rulegen generated it; refusing to overwrite. Move the "
+                 "change into the spec (or a notes slot) and rerun, or rerun with --force to discard it")
+        _err("nothing was written")
+        return EXIT_FAIL
+    touched = write.apply(outputs, root, status)
+    for p in touched:
+        print(("removed " if p in status.stale else "wrote ") + p)
+    print(f"{len(loaded.specs)} spec(s): {len(touched)} file(s) written, {len(status.unchanged)} unchanged")
+    return EXIT_OK
+
+
+def cmd_check(args) -> int:
+    from .gitops.check import run_check
+    return run_check(Path(args.root), args.paths or None, sys.stdout)
+
+
+def cmd_test(args) -> int:
+    from .run.testing import run_tests
+    return run_tests(Path(args.root), args)
+
+
+def cmd_diff(args) -> int:
+    from .gitops.diff import run_diff
+    return run_diff(Path(args.root), args.base, args.output, sys.stdout)
+
+
+def cmd_import(args) -> int:
+    from .importer import run_import
+    return run_import(args)
+
+
+def cmd_checks(args) -> int:
+    from .validate.checks import REGISTRY
+    for mod in REGISTRY:
+        print(f"## {mod.ID}\n\n{(mod.__doc__ or '').strip()}\n")
+    return EXIT_OK
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="rulegen", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=f"rulegen {__version__}")
+    p.add_argument("-C", "--root", default=".", help="project root (default: current folder)")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("validate", help="check specs; exit 1 on any error")
+    s.add_argument("paths", nargs="*", help="spec files or folders (default: rules/)")
+    s.add_argument("-o", "--output", choices=("text", "json", "github"), default="text")
+    s.set_defaults(func=cmd_validate)
+
+    s = sub.add_parser("build", help="validate, then write charts, runbook pages and promtool tests")
+    s.add_argument("paths", nargs="*", help="spec files or folders (default: rules/)")
+    s.add_argument("--format", choices=("helm", "rules"), default="helm",
+                   help="helm: PrometheusRule templates in charts (default); rules: plain rule files in rules-out/")
+    s.add_argument("--force", action="store_true", help="overwrite generated files edited by hand")
+    s.set_defaults(func=cmd_build)
+
+    s = sub.add_parser("check", help="drift check for CI: regenerate in memory and diff against the disk")
+    s.add_argument("paths", nargs="*")
+    s.set_defaults(func=cmd_check)
+
+    s = sub.add_parser("test", help="render charts with helm and run promtool test rules on them")
+    s.add_argument("paths", nargs="*")
+    s.add_argument("--app", action="append", default=[], help="only this app (repeatable)")
+    s.add_argument("--alert", action="append", default=[], help="only tests of this rule (repeatable)")
+    s.add_argument("--run", dest="name", default=None, help="only tests whose name contains this text")
+    s.add_argument("--junit", default=None, help="write a JUnit XML report to this file")
+    s.add_argument("--min-coverage", type=float, default=None,
+                   help="fail when fewer than this percentage of alerts have both a firing and a non-firing test")
+    s.add_argument("--jobs", type=int, default=None, help="promtool processes at once (default: CPU count)")
+    s.set_defaults(func=cmd_test)
+
+    s = sub.add_parser("diff", help="what changed since a Git ref, in alert terms")
+    s.add_argument("--base", default="HEAD", help="Git ref to compare with (default HEAD)")
+    s.add_argument("-o", "--output", choices=("text", "markdown"), default="text")
+    s.set_defaults(func=cmd_diff)
+
+    s = sub.add_parser("import", help="turn rule files, PrometheusRule manifests or Helm templates into specs")
+    s.add_argument("sources", nargs="+")
+    s.add_argument("--app", default=None, help="app name for all imported rules")
+    s.add_argument("--out", default="rules", help="folder to write specs to (default rules/)")
+    s.add_argument("--force", action="store_true", help="overwrite existing spec files")
+    s.set_defaults(func=cmd_import)
+
+    s = sub.add_parser("schema", help="print the spec JSON Schema")
+    s.set_defaults(func=cmd_schema)
+
+    s = sub.add_parser("checks", help="print the documentation of every check")
+    s.set_defaults(func=cmd_checks)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``rulegen`` console script; returns the exit code."""
+    p = parser()
+    try:
+        args = p.parse_args(argv)
+    except SystemExit as e:
+        return EXIT_USAGE if e.code not in (0, None) else EXIT_OK
+    if not getattr(args, "func", None):
+        p.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return args.func(args)
+    except RulegenError as e:
+        _err(str(e))
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

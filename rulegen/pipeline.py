@@ -1,0 +1,53 @@
+"""The steps every command shares: load and validate specs, then plan the outputs.
+
+Commands in :mod:`rulegen.cli` call these and decide what to print; nothing here prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import Config, load_config
+from .findings import Finding, has_errors
+from .render import Output, plan
+from .spec import Spec, load_paths
+from .validate import Context, validate
+
+DEFAULT_SPEC_DIR = "rules"
+
+
+@dataclass
+class Loaded:
+    """Validated specs of a project and the findings about them."""
+
+    root: Path
+    config: Config
+    specs: list[Spec]
+    findings: list[Finding]
+
+    @property
+    def ok(self) -> bool:
+        return not has_errors(self.findings)
+
+
+def load_project(root: Path, paths: list[str] | None = None) -> Loaded:
+    """Load and validate the specs under ``paths`` (default ``rules/``) of the project at ``root``.
+
+    Raises:
+        RulegenError: no spec found, or the project config is invalid.
+    """
+    config = load_config(root)
+    targets = [Path(p) if Path(p).is_absolute() else root / p for p in (paths or [DEFAULT_SPEC_DIR])]
+    if not paths and not (root / DEFAULT_SPEC_DIR).exists():
+        targets = [Path(DEFAULT_SPEC_DIR)]  # find_spec_files names the missing folder
+    files = load_paths(targets, root)
+    result = validate(files, Context(config=config, root=root))
+    return Loaded(root=root, config=config, specs=result.specs, findings=result.findings)
+
+
+def plan_project(loaded: Loaded, fmt: str = "helm") -> tuple[list[Output], list[Finding]]:
+    """Outputs of a validated project; findings about outputs that could not be made are
+    passed through the project config like validation findings."""
+    outputs, findings = plan(loaded.specs, loaded.root, fmt)
+    return outputs, loaded.config.apply(findings)

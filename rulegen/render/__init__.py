@@ -1,0 +1,135 @@
+"""Rendering: pipeline step 3 of 4 (load -> validate -> render -> test).
+
+:func:`plan` turns validated specs into the full list of output files, in memory, without
+touching the disk: ``build`` writes them (:mod:`rulegen.gitops.write`), ``check`` compares them
+(:mod:`rulegen.gitops.check`). One module per output:
+
+* :mod:`.helm` the Helm-gated PrometheusRule template,
+* :mod:`.values` the chart's ``values.yaml`` keys and ``values.schema.json``,
+* :mod:`.promtool_tests` promtool test files,
+* :mod:`.runbook` runbook pages, home page and alert index,
+* :mod:`.site` the ``nav`` of ``mkdocs.yml``,
+* :mod:`.plain` plain Prometheus rule files (``--format rules``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..findings import Finding, RulegenError, Severity
+from ..gitops import ownership
+from ..spec import Spec
+from . import helm, promtool_tests, runbook, site, values
+
+RUNBOOK_DIR = "runbooks"
+
+
+@dataclass(frozen=True)
+class Output:
+    """One file ``build`` writes.
+
+    Attributes:
+        path: relative to the project root, POSIX separators.
+        content: the whole new text.
+        owned: True for files rulegen generates whole (they carry the generated-file notice and
+            a checksum, and hand edits are refused); False for files people share with rulegen
+            (``values.yaml``, ``values.schema.json``, ``mkdocs.yml``), which are merged.
+        source: the spec file it comes from, or ``""`` for site-wide files.
+    """
+
+    path: str
+    content: str
+    owned: bool
+    source: str = ""
+
+
+def _read(root: Path, rel: str) -> str | None:
+    p = root / rel
+    try:
+        return p.read_text(encoding="utf-8") if p.is_file() else None
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _headers(style: str, source: str) -> list[str]:
+    return [ownership.comment(style, ownership.notice(source)), ownership.checksum_line(style)]
+
+
+def _page(text: str, existing: str | None) -> str:
+    sealed = ownership.seal(text)
+    if existing:
+        kept = ownership.notes(existing)
+        if kept:
+            sealed = ownership.fill_notes(sealed, kept)
+    return sealed
+
+
+def plan(specs: list[Spec], root: Path, fmt: str = "helm") -> tuple[list[Output], list[Finding]]:
+    """Every output file for ``specs``, sorted by path, plus findings about outputs that could
+    not be made (``RG601``: a test annotation needs writing out; ``RG701``: a shared file is
+    not valid YAML/JSON).
+
+    ``fmt`` is ``helm`` (charts) or ``rules`` (plain Prometheus rule files under ``rules-out/``).
+
+    Raises:
+        RulegenError: ``mkdocs.yml`` cannot be read.
+    """
+    site_url = site.site_url(root)
+    outs: list[Output] = []
+    findings: list[Finding] = []
+    for spec in sorted(specs, key=lambda s: s.app):
+        src = spec.file
+        if fmt == "rules":
+            from . import plain
+            outs.append(Output(f"rules-out/{spec.app}.rules.yaml",
+                               ownership.seal(plain.render_rules_file(spec, site_url, _headers("yaml", src))),
+                               True, src))
+        else:
+            header = ownership.notice(src)
+            text = helm.render_template(spec, root, site_url, header, ownership.checksum_value())
+            outs.append(Output(spec.chart.template_path, ownership.seal(text), True, src))
+            vpath = f"{spec.chart.path}/values.yaml"
+            try:
+                outs.append(Output(vpath, values.render_values(spec, _read(root, vpath), site_url), False, src))
+            except Exception as e:  # ruamel errors: report, do not crash
+                findings.append(Finding(vpath, 1, 1, "RG701", Severity.ERROR,
+                                        f"cannot update values.yaml: {str(e).splitlines()[0]}; fix the YAML by hand"))
+            spath = f"{spec.chart.path}/values.schema.json"
+            try:
+                outs.append(Output(spath, values.render_values_schema(spec, _read(root, spath)), False, src))
+            except ValueError as e:
+                findings.append(Finding(spath, 1, 1, "RG701", Severity.ERROR,
+                                        f"cannot update values.schema.json: {e}; fix the JSON by hand"))
+            if not (root / spec.chart.path / "Chart.yaml").is_file():
+                outs.append(Output(f"{spec.chart.path}/Chart.yaml", site.chart_yaml(spec), False, src))
+        try:
+            tfile = promtool_tests.render_test_file(spec, site_url, _headers("yaml", src))
+        except promtool_tests.NotExpandable as e:
+            findings.append(Finding(src, 1, 1, "RG601", Severity.ERROR, str(e)))
+            tfile = None
+        if tfile is not None:
+            outs.append(Output(test_file_path(spec), ownership.seal(tfile), True, src))
+        pp = f"{RUNBOOK_DIR}/{spec.app}.md"
+        page = runbook.render_page(spec, specs, _headers("markdown", src))
+        outs.append(Output(pp, _page(page, _read(root, pp)), True, src))
+    if specs:
+        home = f"{RUNBOOK_DIR}/index.md"
+        outs.append(Output(home, _page(runbook.render_home(specs, _headers("markdown", "rules/")), _read(root, home)),
+                           True))
+        idx = f"{RUNBOOK_DIR}/alerts.md"
+        outs.append(Output(idx, _page(runbook.render_alert_index(specs, _headers("markdown", "rules/")),
+                                      _read(root, idx)), True))
+        mk = site.render_mkdocs(specs, _read(root, "mkdocs.yml"))
+        if mk is not None:
+            outs.append(Output("mkdocs.yml", mk, False))
+    return sorted(outs, key=lambda o: o.path), findings
+
+
+def test_file_path(spec: Spec) -> str:
+    """Where a spec's promtool test file is written: ``<chart>/tests/<app>.test.yaml``, so it
+    travels with the chart in review (Helm renders only ``templates/``)."""
+    return f"{spec.chart.path}/tests/{spec.app}.test.yaml"
+
+
+__all__ = ["Output", "plan", "test_file_path", "RulegenError"]

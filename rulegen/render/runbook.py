@@ -1,0 +1,201 @@
+"""Runbook pages of the mkdocs-material site (``runbooks/``).
+
+One page per app (``runbooks/<app>.md``) in the shape of an on-call runbook: where the rule
+lives and when it renders, context, facts table, extra sections, then one section per alert
+(severity and component, what fires it, likely causes, read-only diagnosis commands, PromQL,
+resolution, related alerts). Plus ``index.md`` (home) and ``alerts.md`` (every alert, grouped
+by severity).
+
+Anchors: each alert heading carries an explicit id made by :func:`rulegen.render.slug.anchor`,
+the site's own slug function, which is also what ``runbook_url`` links to.
+
+Text that is Prometheus template or PromQL (summary, description, expr) is shown literally:
+in code blocks, or Markdown-escaped, so ``{{ $labels.pod }}`` or ``<5`` never breaks the page.
+Markdown fields (``markdown``, causes, resolution, notes) are Markdown by design.
+
+Team notes: every alert section and the page end with a slot
+``<!-- notes:<name> -->`` ... ``<!-- /notes -->``; text written there survives ``rulegen build``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..spec import Spec
+from ..spec.durations import canonical
+from . import jinja
+from .slug import anchor, page_path
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|])")
+SEVERITY_ORDER = {"critical": 0, "error": 1, "warning": 2, "info": 3}
+
+
+def md_text(s: str) -> str:
+    """Plain text shown literally in Markdown (one line; specials and HTML escaped)."""
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = _MD_SPECIAL.sub(r"\\\1", s)
+    return s.replace("\n", " ")
+
+
+def md_cell(s) -> str:
+    """A Markdown table cell: Markdown allowed, pipes escaped, newlines as <br>."""
+    return str(s).replace("|", "\\|").replace("\n", "<br>")
+
+
+def fence(text: str, lang: str) -> str:
+    """A fenced code block that no backtick run inside ``text`` can close early."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{lang}\n{text.rstrip()}\n{ticks}"
+
+
+def inline_code(s: str) -> str:
+    """``s`` as inline code, whatever backticks it holds."""
+    s = s.replace("\n", " ")
+    longest = max((len(m) for m in re.findall(r"`+", s)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{ticks}{pad}{s}{pad}{ticks}"
+
+
+def blocks_md(blocks: list) -> str:
+    """Runbook content blocks (markdown, commands, promql, table) as Markdown."""
+    parts = []
+    for b in blocks or []:
+        if b.get("title"):
+            parts.append(b["title"])
+        if "markdown" in b:
+            parts.append(b["markdown"].strip())
+        if "commands" in b:
+            parts.append(fence(b["commands"], "bash"))
+        if "promql" in b:
+            q = b["promql"]
+            text = "\n".join(q) if isinstance(q, list) else q
+            parts.append(fence(text, "promql"))
+        if "table" in b:
+            t = b["table"]
+            cols = t["columns"]
+            rows = ["| " + " | ".join(md_cell(c) for c in cols) + " |",
+                    "|" + "|".join("---" for _ in cols) + "|"]
+            for r in t["rows"]:
+                cells = [md_cell(c) for c in r] + [""] * (len(cols) - len(r))
+                rows.append("| " + " | ".join(cells[: len(cols)]) + " |")
+            parts.append("\n".join(rows))
+        if b.get("after"):
+            parts.append(b["after"].strip())
+    return "\n\n".join(parts)
+
+
+def fires_when(rule) -> str:
+    """The sentence saying when an alert fires, for a person."""
+    if rule.for_ and canonical(rule.for_) != "0s":
+        s = f"the expression below returns series continuously for {canonical(rule.for_)}"
+    else:
+        s = "the expression below returns any series (at the first evaluation; no `for`)"
+    if rule.keep_firing_for:
+        s += f", and it keeps firing for {canonical(rule.keep_firing_for)} after that stops"
+    return s[0].upper() + s[1:] + "."
+
+
+def alert_index(specs: list[Spec]) -> dict[str, tuple[Spec, object]]:
+    """Alert name -> (spec, rule) over every spec (first one wins; duplicates are a finding)."""
+    out = {}
+    for spec in specs:
+        for _, r in spec.rules():
+            if r.is_alert:
+                out.setdefault(r.name, (spec, r))
+    return out
+
+
+def related_link(name: str, here: Spec, index: dict) -> str:
+    """Markdown link to alert ``name`` on its page (same page: fragment only)."""
+    spec = index.get(name, (None, None))[0]
+    if spec is None:
+        return f"{name}"
+    if spec.app == here.app:
+        return f"[{name}](#{anchor(name)})"
+    return f"[{name}]({page_path(spec.app)}#{anchor(name)})"
+
+
+def page_context(spec: Spec, specs: list[Spec]) -> dict:
+    """Everything the page template shows, prepared as Markdown strings."""
+    index = alert_index(specs)
+    rb = spec.runbook
+    alerts = []
+    for group, r in spec.rules():
+        if not r.is_alert:
+            continue
+        rr = r.runbook
+        alerts.append({
+            "name": r.name,
+            "anchor": anchor(r.name),
+            "group": group.name,
+            "severity": r.severity or "none",
+            "component": r.component or spec.app,
+            "fires_when": fires_when(r),
+            "expr": fence(r.expr, "promql"),
+            "summary": md_text(r.annotations.get("summary", "")),
+            "description": md_text(r.annotations.get("description", "")),
+            "explanation": (rr.get("explanation") or "").strip(),
+            "causes": [c.strip() for c in rr.get("causes") or []],
+            "diagnosis": blocks_md(rr.get("diagnosis") or []),
+            "resolution": [x.strip() for x in rr.get("resolution") or []],
+            "related": [{"link": related_link(x["alert"], spec, index), "note": (x.get("note") or "").strip()}
+                        for x in rr.get("related") or []],
+        })
+    records = [{"name": r.name, "expr": fence(r.expr, "promql"), "group": g.name}
+               for g, r in spec.rules() if not r.is_alert]
+    return {
+        "title": rb.get("title", f"{spec.title} alert runbook"),
+        "intro": (rb.get("intro") or "").strip(),
+        "chart_template": spec.chart.template_path,
+        "values_file": f"{spec.chart.path}/values.yaml",
+        "rule_name": spec.chart.name or spec.app,
+        "namespace": spec.chart.namespace or "the release namespace",
+        "groups": [g.name for g in spec.groups],
+        "gates": list(spec.chart.gates),
+        "values_key": spec.chart.values_key,
+        "context": blocks_md(rb.get("context") or []),
+        "facts": [(md_cell(f["name"]), md_cell(f["value"])) for f in rb.get("facts") or []],
+        "sections": [{"title": s["title"], "anchor": anchor(s["title"]), "body": blocks_md(s["blocks"])}
+                     for s in rb.get("sections") or []],
+        "alerts": alerts,
+        "records": records,
+    }
+
+
+def render_page(spec: Spec, specs: list[Spec], header_lines: list[str]) -> str:
+    """The page text for ``spec`` (notes slots empty; see :mod:`rulegen.gitops.ownership`)."""
+    return jinja.render("runbook_page.md.j2", header="\n".join(header_lines), **page_context(spec, specs))
+
+
+def render_alert_index(specs: list[Spec], header_lines: list[str]) -> str:
+    """``alerts.md``: every alert of every spec, grouped by severity, linked to its section."""
+    rows = []
+    for spec in specs:
+        for g, r in spec.rules():
+            if r.is_alert:
+                rows.append({
+                    "severity": r.severity or "none",
+                    "name": r.name,
+                    "alert_md": f"[{r.name}]({page_path(spec.app)}#{anchor(r.name)})",
+                    "app": spec.app,
+                    "app_md": f"[{spec.app}]({page_path(spec.app)})",
+                    "component": md_cell(md_text(r.component or spec.app)),
+                    "summary": md_cell(md_text(r.annotations.get("summary", ""))),
+                })
+    rows.sort(key=lambda x: (SEVERITY_ORDER.get(x["severity"], 9), x["severity"], x["app"], x["name"]))
+    by_sev = []
+    for row in rows:
+        if not by_sev or by_sev[-1][0] != row["severity"]:
+            by_sev.append((row["severity"], []))
+        by_sev[-1][1].append(row)
+    return jinja.render("alerts_index.md.j2", header="\n".join(header_lines), groups=by_sev, total=len(rows))
+
+
+def render_home(specs: list[Spec], header_lines: list[str]) -> str:
+    """``index.md``: the site's home page, listing each app's page."""
+    apps = [{"app": s.app, "link_md": f"[{md_text(s.title)}]({page_path(s.app)})",
+             "alerts": sum(1 for _, r in s.rules() if r.is_alert),
+             "records": sum(1 for _, r in s.rules() if not r.is_alert)} for s in specs]
+    return jinja.render("home.md.j2", header="\n".join(header_lines), apps=apps)

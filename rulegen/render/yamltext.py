@@ -1,0 +1,96 @@
+"""Exact YAML scalars, and Helm-safe literal text.
+
+rulegen never lets a user's string be reinterpreted on its way to Prometheus:
+
+* :func:`yaml_string` writes any string as a YAML scalar that parses back to exactly that
+  string, whatever it holds (quotes, ``#``, ``: ``, ``%``, ``off``, control characters,
+  unicode line separators). Single-line text is a JSON-style double-quoted scalar (every YAML
+  parser, YAML 1.1 or 1.2, reads it back the same); multi-line text such as a PromQL
+  ``expr`` is a literal block (``|``/``|-``), never folded, when that is exact, else quoted.
+* :func:`helm_literal` makes text that Helm's template engine (Go text/template) outputs
+  unchanged: each ``{{`` becomes the action ``{{`{{`}}``, whose output is ``{{``. Only the
+  left delimiter starts an action, so ``}}`` needs nothing; ``{{`` is replaced left to right,
+  so text before an inserted action never ends in ``{`` and cannot form a new delimiter.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+# YAML c-printable minus the characters that YAML 1.1 parsers treat as line breaks (NEL,
+# LS, PS) and the BOM; everything else is escaped inside double quotes.
+_UNSAFE = re.compile("[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+_HELM_LEFT = "{{`{{`}}"
+
+
+def _escape_char(m: re.Match) -> str:
+    c = m.group(0)
+    o = ord(c)
+    if c == "\n":
+        return "\\n"
+    if c == "\t":
+        return "\\t"
+    if c == "\r":
+        return "\\r"
+    if o <= 0xFF:
+        return f"\\x{o:02x}"
+    if o <= 0xFFFF:
+        return f"\\u{o:04x}"
+    return f"\\U{o:08x}"
+
+
+def double_quoted(s: str) -> str:
+    """``s`` as a YAML double-quoted scalar on one line. Exact for every string."""
+    body = json.dumps(s, ensure_ascii=False)[1:-1]
+    # json.dumps escapes " \ and C0 controls; escape what YAML would read differently.
+    return '"' + _UNSAFE.sub(_escape_char, body) + '"'
+
+
+def _block_ok(s: str) -> bool:
+    if "\n" not in s or s.endswith("\n\n") or s.startswith((" ", "\n")):
+        return False
+    if _UNSAFE.search(s.replace("\n", "")) or "\t" in s or "\r" in s:
+        return False
+    lines = s.rstrip("\n").split("\n")
+    return all(line == line.rstrip(" ") and (line.strip() or line == "") for line in lines)
+
+
+def yaml_string(s: str, indent: int) -> str:
+    """The text to put after ``key: `` for string ``s``.
+
+    ``indent`` is the column (number of spaces) at which block-literal lines start. The result
+    has no trailing newline. Multi-line strings become ``|-`` or ``|`` blocks when exact.
+    """
+    if _block_ok(s):
+        chomp = "" if s.endswith("\n") else "-"
+        pad = " " * indent
+        lines = s.rstrip("\n").split("\n")
+        return f"|{chomp}\n" + "\n".join(pad + line if line else "" for line in lines)
+    return double_quoted(s)
+
+
+def helm_literal(text: str) -> str:
+    """``text`` escaped so that a Helm template outputs it unchanged (see the module docstring)."""
+    return text.replace("{{", _HELM_LEFT)
+
+
+def go_string(s: str) -> str:
+    """``s`` as a Go interpreted string literal, for use inside a Helm action
+    (``{{ dict "k" "v" }}``). Exact for every string."""
+    out = []
+    for c in s:
+        o = ord(c)
+        if c == '"':
+            out.append('\\"')
+        elif c == "\\":
+            out.append("\\\\")
+        elif c == "\n":
+            out.append("\\n")
+        elif c == "\t":
+            out.append("\\t")
+        elif o < 0x20 or o == 0x7F:
+            out.append(f"\\x{o:02x}")
+        else:
+            out.append(c)
+    return '"' + "".join(out) + '"'

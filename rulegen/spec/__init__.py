@@ -1,0 +1,55 @@
+"""Loading specs: find spec files, read them with positions, build the model.
+
+Pipeline step 1 of 4 (load -> validate -> render -> test).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..findings import RulegenError
+from .loader import LoadedFile, load_file, load_text
+from .model import Chart, Group, Rule, Spec, Test, build_spec
+
+__all__ = ["LoadedFile", "load_file", "load_text", "find_spec_files", "load_paths",
+           "Chart", "Group", "Rule", "Spec", "Test", "build_spec", "SCHEMA_PATH"]
+
+SCHEMA_PATH = Path(__file__).with_name("schema.json")
+SPEC_SUFFIXES = (".yaml", ".yml")
+
+
+def find_spec_files(paths: list[Path]) -> list[Path]:
+    """Spec files under ``paths`` (files as given, folders searched recursively), sorted.
+
+    Raises:
+        RulegenError: a path does not exist, or no spec file was found.
+    """
+    found: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            found.extend(sorted(q for q in p.rglob("*") if q.suffix in SPEC_SUFFIXES and q.is_file()))
+        elif p.is_file():
+            found.append(p)
+        else:
+            if str(p) == "rules":
+                raise RulegenError("no rules/ folder here: run rulegen from the project root, "
+                                   "or name the spec files or folders to use")
+            raise RulegenError(f"{p}: no such file or folder")
+    if not found:
+        raise RulegenError(f"no spec files (*.yaml) found in {', '.join(str(p) for p in paths)}; "
+                           "write one, e.g. rules/<app>.yaml (see README: The spec format)")
+    return sorted(set(found), key=lambda q: q.as_posix())
+
+
+def load_paths(paths: list[Path], root: Path | None = None) -> list[LoadedFile]:
+    """Load every spec file under ``paths``; positions shown relative to ``root`` when possible."""
+    out = []
+    for f in find_spec_files(paths):
+        shown = f.as_posix()
+        if root is not None:
+            try:
+                shown = f.resolve().relative_to(root.resolve()).as_posix()
+            except ValueError:
+                pass
+        out.append(load_file(f, shown))
+    return out

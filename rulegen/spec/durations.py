@@ -1,0 +1,84 @@
+"""Prometheus durations: parse, check and print them canonically.
+
+Syntax as in the Prometheus docs ("Configuration: <duration>") and enforced by the
+PrometheusRule CRD: ``^((\\d+)y)?((\\d+)w)?((\\d+)d)?((\\d+)h)?((\\d+)m)?((\\d+)s)?((\\d+)ms)?$``,
+units in that order, integers only, or the single ``0``. ``1.5m``, ``90`` and ``5 m`` are rejected.
+A year is 365 days, a week 7 days, as in Prometheus' model.ParseDuration.
+"""
+
+from __future__ import annotations
+
+import re
+
+_RE = re.compile(
+    r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$"
+)
+_UNITS_MS = (
+    ("y", 365 * 24 * 3600 * 1000),
+    ("w", 7 * 24 * 3600 * 1000),
+    ("d", 24 * 3600 * 1000),
+    ("h", 3600 * 1000),
+    ("m", 60 * 1000),
+    ("s", 1000),
+    ("ms", 1),
+)
+
+
+class DurationError(ValueError):
+    """Raised by :func:`parse_ms` for text that is not a Prometheus duration."""
+
+
+def parse_ms(text: str) -> int:
+    """Duration text to milliseconds. ``"1h30m"`` -> ``5400000``.
+
+    Raises:
+        DurationError: with a sentence saying what the valid form is.
+    """
+    if not isinstance(text, str) or text == "":
+        raise DurationError("empty duration; write e.g. 5m")
+    if text == "0":
+        return 0
+    m = _RE.match(text)
+    if not m or not any(m.groups()):
+        raise DurationError(f"{text!r} is not a Prometheus duration; {hint(text)}")
+    return sum(int(g) * mult for g, (_, mult) in zip(m.groups(), _UNITS_MS) if g)
+
+
+def hint(text: str) -> str:
+    """A suggestion for a wrong duration text (``"1.5m"`` -> ``write 90s``)."""
+    t = str(text).strip()
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w|y)?", t)
+    if m:
+        num, unit = float(m.group(1)), m.group(2)
+        if unit is None:
+            return f"add a unit: {format_ms(int(num * 1000))} if seconds were meant"
+        mult = dict(_UNITS_MS)[unit]
+        return f"use whole units: {format_ms(int(round(num * mult)))}"
+    return "use whole numbers with units y, w, d, h, m, s, ms in that order, e.g. 1h30m"
+
+
+def is_valid(text) -> bool:
+    """True for a valid Prometheus duration string."""
+    try:
+        parse_ms(text)
+        return True
+    except DurationError:
+        return False
+
+
+def format_ms(ms: int) -> str:
+    """Milliseconds to canonical duration text, as Prometheus prints it: ``5400000`` -> ``1h30m``,
+    ``0`` -> ``0s``."""
+    if ms == 0:
+        return "0s"
+    out = []
+    for unit, mult in _UNITS_MS:
+        n, ms = divmod(ms, mult)
+        if n:
+            out.append(f"{n}{unit}")
+    return "".join(out)
+
+
+def canonical(text: str) -> str:
+    """Canonical form of a valid duration (``"90s"`` -> ``"1m30s"``, ``"60m"`` -> ``"1h"``)."""
+    return format_ms(parse_ms(text))

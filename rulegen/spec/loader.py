@@ -1,0 +1,261 @@
+"""Load spec files: YAML text in, plain data plus source positions out.
+
+Specs are read with ruamel.yaml's round-trip loader (YAML 1.2, quotes preserved) so that every
+value keeps its line and column. The result is converted to plain Python data (dict, list,
+str, int, float, bool, None) and a position table keyed by the value's path, e.g.
+``("groups", 0, "rules", 1, "expr")``. Problems become findings, never tracebacks:
+
+* ``RG101`` YAML syntax error, ``RG102`` duplicate key, ``RG103`` tab used for indentation,
+* ``RG104`` self-referencing anchor, ``RG105`` too large (alias expansion or node count),
+* ``RG106`` file too big, not UTF-8 or binary, ``RG107`` empty spec or not a mapping.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.constructor import DuplicateKeyError
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.scalarstring import ScalarString
+
+from ..findings import Finding, Severity
+
+#: Largest spec file read, in bytes.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+#: Largest number of nodes a spec may expand to (guards against "billion laughs" aliases).
+MAX_NODES = 200_000
+
+Path_ = tuple  # a value's path: keys (str) and list indexes (int)
+
+
+@dataclass
+class LoadedFile:
+    """One spec file as loaded.
+
+    Attributes:
+        path: the file path as displayed in findings.
+        text: the file's text.
+        data: the plain data (a dict for a valid spec), or None when loading failed.
+        positions: path -> (line, col) of each value, 1-based.
+        key_positions: path -> (line, col) of each mapping key, 1-based.
+        plain: paths of string values written as plain (unquoted) YAML scalars.
+        findings: loading problems (RG1xx).
+    """
+
+    path: str
+    text: str
+    data: object = None
+    positions: dict = field(default_factory=dict)
+    key_positions: dict = field(default_factory=dict)
+    plain: set = field(default_factory=set)
+    findings: list = field(default_factory=list)
+
+    def pos(self, path: Path_, key: bool = False) -> tuple[int, int]:
+        """Best known (line, col) for ``path``: the value, else its key, else the nearest parent."""
+        p = tuple(path)
+        while True:
+            table = (self.key_positions, self.positions) if key else (self.positions, self.key_positions)
+            for t in table:
+                if p in t:
+                    return t[p]
+            if not p:
+                return (1, 1)
+            p = p[:-1]
+
+    def source_token(self, path: Path_) -> str | None:
+        """The text of a plain scalar as written at ``path`` (e.g. ``0x15``, which YAML reads
+        as the number 21), or None when unknown."""
+        if tuple(path) not in self.positions:
+            return None
+        line, col = self.positions[tuple(path)]
+        lines = self.text.splitlines()
+        if not 0 < line <= len(lines):
+            return None
+        rest = lines[line - 1][col - 1:]
+        tok = re.split(r"\s+#|,\s|[,}\]]", rest, maxsplit=1)[0].strip()
+        return tok or None
+
+    def finding(self, path: Path_, code: str, message: str, rule: str = "",
+                severity: Severity = Severity.ERROR, key: bool = False) -> Finding:
+        """A finding located at ``path`` in this file."""
+        line, col = self.pos(path, key=key)
+        return Finding(self.path, line, col, code, severity, message, rule)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _Recursive(Exception):
+    def __init__(self, path):
+        self.path = path
+
+
+def _yaml() -> YAML:
+    y = YAML(typ="rt")
+    y.preserve_quotes = True
+    y.allow_duplicate_keys = False
+    return y
+
+
+def load_text(text: str, path: str) -> LoadedFile:
+    """Parse ``text`` (the content of ``path``) into a :class:`LoadedFile`. Never raises."""
+    lf = LoadedFile(path=path, text=text)
+    if "\x00" in text:
+        lf.findings.append(Finding(path, 1, 1, "RG106", Severity.ERROR,
+                                   "file holds binary data (NUL bytes); a spec is a YAML text file"))
+        return lf
+    try:
+        root = _yaml().load(text)
+    except DuplicateKeyError as e:
+        mark = e.problem_mark or e.context_mark
+        key = re.search(r'found duplicate key "([^"]*)"', str(e))
+        what = f'key "{key.group(1)}"' if key else "a key"
+        lf.findings.append(_at(path, mark, "RG102",
+                               f"{what} appears twice in the same mapping; YAML keeps only one, so "
+                               "remove or rename the duplicate"))
+        return lf
+    except MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        problem = (e.problem or e.context or "invalid YAML").strip()
+        line_text = _line(text, mark.line + 1) if mark is not None else ""
+        if "\t" in problem or "'\\t'" in problem or (mark is not None and "\t" in line_text[: mark.column + 1]):
+            lf.findings.append(_at(path, mark, "RG103",
+                                   "tab character used for indentation; YAML indents with spaces only"))
+        else:
+            lf.findings.append(_at(path, mark, "RG101", f"YAML syntax error: {problem}"))
+        return lf
+    except (YAMLError, RecursionError, ValueError, TypeError, AttributeError) as e:
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        lf.findings.append(Finding(path, 1, 1, "RG101", Severity.ERROR, f"YAML could not be read: {msg}"))
+        return lf
+    if root is None:
+        lf.findings.append(Finding(path, 1, 1, "RG107", Severity.ERROR,
+                                   "the spec is empty; start it with `app: <name>` and a `groups:` list"))
+        return lf
+    if not isinstance(root, CommentedMap):
+        lf.findings.append(Finding(path, 1, 1, "RG107", Severity.ERROR,
+                                   f"a spec must be a YAML mapping (app:, groups:, ...), not a {_kind(root)}"))
+        return lf
+    counter = [0]
+    try:
+        lf.data = _plain(root, (), lf, counter, set())
+    except _TooLarge:
+        lf.data = None
+        lf.findings.append(Finding(path, 1, 1, "RG105", Severity.ERROR,
+                                   f"the spec expands to more than {MAX_NODES} values (aliases repeated "
+                                   "inside aliases?); split it or drop the aliases"))
+    except _Recursive as r:
+        lf.data = None
+        line, col = lf.pos(r.path)
+        lf.findings.append(Finding(path, line, col, "RG104", Severity.ERROR,
+                                   "an anchor refers to itself (a YAML alias inside its own anchor); "
+                                   "write the value out instead"))
+    except RecursionError:
+        lf.data = None
+        lf.findings.append(Finding(path, 1, 1, "RG105", Severity.ERROR,
+                                   "the spec is nested too deeply to be a rule spec"))
+    return lf
+
+
+def load_file(path: Path, display: str | None = None) -> LoadedFile:
+    """Read and parse one spec file. Never raises for bad content; see :func:`load_text`."""
+    shown = display or str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        return LoadedFile(path=shown, text="", findings=[
+            Finding(shown, 0, 0, "RG106", Severity.ERROR, f"cannot read the file: {e.strerror or e}")])
+    if len(raw) > MAX_FILE_BYTES:
+        return LoadedFile(path=shown, text="", findings=[
+            Finding(shown, 0, 0, "RG106", Severity.ERROR,
+                    f"file is {len(raw)} bytes, more than the {MAX_FILE_BYTES} a spec may have; split it by app")])
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        return LoadedFile(path=shown, text="", findings=[
+            Finding(shown, line, 1, "RG106", Severity.ERROR, "file is not UTF-8 text; save it as UTF-8")])
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return load_text(text, shown)
+
+
+def _at(path: str, mark, code: str, message: str) -> Finding:
+    line = mark.line + 1 if mark is not None else 1
+    col = mark.column + 1 if mark is not None else 1
+    return Finding(path, line, col, code, Severity.ERROR, message)
+
+
+def _line(text: str, n: int) -> str:
+    lines = text.splitlines()
+    return lines[n - 1] if 0 < n <= len(lines) else ""
+
+
+def _kind(v) -> str:
+    if isinstance(v, list):
+        return "list"
+    if isinstance(v, str):
+        return "string"
+    return type(v).__name__
+
+
+def _plain(node, path: tuple, lf: LoadedFile, counter: list, stack: set):
+    counter[0] += 1
+    if counter[0] > MAX_NODES:
+        raise _TooLarge()
+    if isinstance(node, (CommentedMap, CommentedSeq, dict, list)):
+        if id(node) in stack:
+            raise _Recursive(path)
+        stack = stack | {id(node)}
+    if isinstance(node, CommentedMap):
+        out = {}
+        for i, (k, v) in enumerate(node.items()):
+            key = k if isinstance(k, str) else _scalar(k)
+            if not isinstance(key, str):
+                key = str(key)
+            sub = path + (key,)
+            try:
+                kl, kc = node.lc.key(k)
+                lf.key_positions[sub] = (kl + 1, kc + 1)
+                vl, vc = node.lc.value(k)
+                lf.positions[sub] = (vl + 1, vc + 1)
+            except (KeyError, TypeError, AttributeError):
+                pass
+            out[key] = _plain(v, sub, lf, counter, stack)
+            if isinstance(v, str) and not isinstance(v, ScalarString):
+                lf.plain.add(sub)
+        return out
+    if isinstance(node, CommentedSeq):
+        out = []
+        for i, v in enumerate(node):
+            sub = path + (i,)
+            try:
+                il, ic = node.lc.item(i)
+                lf.positions[sub] = (il + 1, ic + 1)
+            except (KeyError, TypeError, AttributeError, IndexError):
+                pass
+            out.append(_plain(v, sub, lf, counter, stack))
+            if isinstance(v, str) and not isinstance(v, ScalarString):
+                lf.plain.add(sub)
+        return out
+    return _scalar(node)
+
+
+def _scalar(v):
+    if isinstance(v, bool):
+        return bool(v)
+    if isinstance(v, int):
+        return int(v)
+    if isinstance(v, float):
+        return float(v)
+    if isinstance(v, str):
+        return str(v)
+    if v is None:
+        return None
+    # timestamps, sets, tagged values: keep their text so the schema says what is wrong
+    return str(v)

@@ -1,0 +1,190 @@
+"""The spec model: what a spec says, once it has passed the schema.
+
+Shapes mirror Prometheus' rule files (a rule group holds alerts and recording rules; see the
+Prometheus docs "Alerting rules" and "Recording rules") plus what rulegen adds: the chart and
+its gates, runbook content and promtool tests. Durations stay strings in Prometheus syntax
+(``"5m"``); :mod:`rulegen.spec.durations` converts them to seconds.
+
+Every object keeps ``path``, its position in the spec data (for example
+``("groups", 0, "rules", 1)``), so checks can report ``file:line:col`` through
+:meth:`rulegen.spec.loader.LoadedFile.pos`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .loader import LoadedFile
+
+DEFAULT_GATES = ("enabled", "monitoring.enabled")
+DEFAULT_VALUES_KEY = "prometheusRule"
+DEFAULT_TEMPLATE = "prometheusrule.yaml"
+
+
+@dataclass
+class Chart:
+    """Where the PrometheusRule is rendered and when.
+
+    Attributes:
+        path: chart folder relative to the project root (``charts/<app>``).
+        template: file name under ``templates/``.
+        name: PrometheusRule ``metadata.name``; None means the chart's fullname helper, or the app.
+        namespace: PrometheusRule namespace; None means the release namespace.
+        gates: values paths that must all be true for the resource to render.
+        values_key: top-level values key holding the per-rule knobs.
+    """
+
+    path: str
+    template: str = DEFAULT_TEMPLATE
+    name: str | None = None
+    namespace: str | None = None
+    gates: tuple[str, ...] = DEFAULT_GATES
+    values_key: str = DEFAULT_VALUES_KEY
+
+    @property
+    def template_path(self) -> str:
+        return f"{self.path}/templates/{self.template}"
+
+
+@dataclass
+class Test:
+    """One promtool test group, in promtool's vocabulary (``interval``, ``input_series``,
+    ``alert_rule_test``, ``promql_expr_test``, ``external_labels``, ``external_url``).
+
+    ``data`` is the test as written in the spec; ``path`` locates it.
+    """
+
+    name: str
+    data: dict
+    path: tuple
+
+
+@dataclass
+class Rule:
+    """An alerting rule (``kind == "alert"``) or a recording rule (``kind == "record"``).
+
+    Attributes:
+        name: the ``alert`` or ``record`` name.
+        expr: PromQL expression text, unchanged.
+        for_: ``for`` duration string or None; ``keep_firing_for`` likewise.
+        labels: the rule's own labels (severity and component included for alerts).
+        annotations: summary, description and other annotations (runbook_url is added at render).
+        runbook: the alert's runbook content, as written.
+        tests: promtool tests declared next to the rule.
+    """
+
+    kind: str
+    name: str
+    expr: str
+    path: tuple
+    for_: str | None = None
+    keep_firing_for: str | None = None
+    severity: str | None = None
+    component: str | None = None
+    labels: dict = field(default_factory=dict)
+    annotations: dict = field(default_factory=dict)
+    runbook: dict = field(default_factory=dict)
+    tests: list[Test] = field(default_factory=list)
+
+    @property
+    def is_alert(self) -> bool:
+        return self.kind == "alert"
+
+    def all_labels(self, app_labels: dict, group_labels: dict) -> dict:
+        """Labels as Prometheus sees them, before values overrides: app, then group, then the
+        rule's own labels, then ``severity`` and ``component``. Keys sorted."""
+        merged = dict(app_labels)
+        merged.update(group_labels)
+        merged.update(self.labels)
+        if self.severity is not None:
+            merged["severity"] = self.severity
+        if self.component is not None:
+            merged["component"] = self.component
+        return dict(sorted(merged.items()))
+
+
+@dataclass
+class Group:
+    """A rule group: ``name``, optional ``interval``/``query_offset``/``limit``/``labels``, rules."""
+
+    name: str
+    path: tuple
+    rules: list[Rule]
+    interval: str | None = None
+    query_offset: str | None = None
+    limit: int | None = None
+    labels: dict = field(default_factory=dict)
+
+
+@dataclass
+class Spec:
+    """One app's spec: the chart it renders into, its rule groups and runbook content."""
+
+    app: str
+    title: str
+    chart: Chart
+    groups: list[Group]
+    labels: dict
+    runbook: dict
+    source: LoadedFile
+
+    @property
+    def file(self) -> str:
+        return self.source.path
+
+    def rules(self):
+        """All rules in spec order, as (group, rule) pairs."""
+        for g in self.groups:
+            for r in g.rules:
+                yield g, r
+
+    def alerts(self):
+        """All alerting rules in spec order."""
+        return [r for _, r in self.rules() if r.is_alert]
+
+
+def build_spec(lf: LoadedFile) -> Spec:
+    """Turn schema-valid data into a :class:`Spec`. The data must have passed the schema."""
+    d = lf.data
+    app = d["app"]
+    c = d.get("chart") or {}
+    chart = Chart(
+        path=c.get("path", f"charts/{app}").rstrip("/"),
+        template=c.get("template", DEFAULT_TEMPLATE),
+        name=c.get("name"),
+        namespace=c.get("namespace"),
+        gates=tuple(c.get("gates", DEFAULT_GATES)),
+        values_key=c.get("values_key", DEFAULT_VALUES_KEY),
+    )
+    groups = []
+    for gi, g in enumerate(d["groups"]):
+        gp = ("groups", gi)
+        rules = []
+        for ri, r in enumerate(g["rules"]):
+            rp = gp + ("rules", ri)
+            kind = "alert" if "alert" in r else "record"
+            annotations = {}
+            if kind == "alert":
+                for k in ("summary", "description"):
+                    if k in r:
+                        annotations[k] = r[k]
+                annotations.update(r.get("annotations") or {})
+            rules.append(Rule(
+                kind=kind,
+                name=r[kind],
+                expr=r["expr"],
+                path=rp,
+                for_=r.get("for"),
+                keep_firing_for=r.get("keep_firing_for"),
+                severity=r.get("severity"),
+                component=r.get("component", app) if kind == "alert" else None,
+                labels=dict(r.get("labels") or {}),
+                annotations=annotations,
+                runbook=r.get("runbook") or {},
+                tests=[Test(t["name"], t, rp + ("tests", ti)) for ti, t in enumerate(r.get("tests") or [])],
+            ))
+        groups.append(Group(name=g["name"], path=gp, rules=rules, interval=g.get("interval"),
+                            query_offset=g.get("query_offset"), limit=g.get("limit"),
+                            labels=dict(g.get("labels") or {})))
+    return Spec(app=app, title=d.get("title", app), chart=chart, groups=groups,
+                labels=dict(d.get("labels") or {}), runbook=d.get("runbook") or {}, source=lf)

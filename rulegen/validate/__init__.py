@@ -1,0 +1,73 @@
+"""Validation: pipeline step 2 of 4 (load -> validate -> render -> test).
+
+Checks live in :mod:`rulegen.validate.checks`, one module per family (in the manner of
+yamllint's rules and pint's checks). Each module has a docstring that documents its codes and
+exposes either ``check_file(lf, ctx)`` (runs on raw data, before the model exists) or
+``check_spec(spec, ctx)`` (runs on one built :class:`~rulegen.spec.Spec`) or
+``check_project(specs, ctx)`` (runs across all specs), each yielding
+:class:`~rulegen.findings.Finding` objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config import Config
+from ..findings import Finding, has_errors
+from ..spec import LoadedFile, Spec, build_spec
+from .checks import REGISTRY
+
+
+@dataclass
+class Context:
+    """What checks may read besides the spec: the project config and root."""
+
+    config: Config = field(default_factory=Config)
+    root: Path = Path(".")
+
+
+@dataclass
+class Result:
+    """Outcome of :func:`validate`: the specs that could be built and every finding."""
+
+    specs: list[Spec]
+    findings: list[Finding]
+
+    @property
+    def ok(self) -> bool:
+        return not has_errors(self.findings)
+
+
+def validate(files: list[LoadedFile], ctx: Context | None = None) -> Result:
+    """Run every check on ``files``.
+
+    A file whose YAML or schema is broken yields its findings and no spec; the other files are
+    still checked. Findings are filtered and re-graded by ``ctx.config`` and sorted.
+    """
+    ctx = ctx or Context()
+    findings: list[Finding] = []
+    specs: list[Spec] = []
+    for lf in files:
+        findings.extend(lf.findings)
+        if lf.data is None:
+            continue
+        file_findings = []
+        for mod in REGISTRY:
+            fn = getattr(mod, "check_file", None)
+            if fn is not None:
+                file_findings.extend(fn(lf, ctx))
+        findings.extend(file_findings)
+        if any(f.is_error and f.code.startswith(("RG1", "RG2")) for f in file_findings):
+            continue  # the model needs schema-valid data
+        spec = build_spec(lf)
+        specs.append(spec)
+        for mod in REGISTRY:
+            fn = getattr(mod, "check_spec", None)
+            if fn is not None:
+                findings.extend(fn(spec, ctx))
+    for mod in REGISTRY:
+        fn = getattr(mod, "check_project", None)
+        if fn is not None:
+            findings.extend(fn(specs, ctx))
+    return Result(specs=specs, findings=ctx.config.apply(findings))

@@ -1,0 +1,108 @@
+"""PromQL expressions (parsed with promql-parser, the Rust port of Prometheus' parser).
+
+Codes:
+
+* ``RG301`` ``expr`` does not parse. Reported at the expression's first line, with the parser's
+  message. Bad: ``sum(rate(x[5m])``.
+* ``RG303`` a range selector on something that is not a series selector. Bad:
+  ``max_over_time(x > 0[5m])``; good: ``max_over_time((x > 0)[5m:1m])`` (a subquery).
+* ``RG304`` (warning) an alert that can never resolve: its ``expr`` has no filtering
+  comparison (``x > 0``), or only ``bool`` comparisons, so every evaluation returns series and
+  the alert always fires. ``absent()`` and set operators (``and``, ``unless``) count as filters.
+  A deliberate always-firing alert (a dead man's switch such as ``vector(1)``) can switch the
+  code off in ``.rulegen.yaml``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import promql_parser
+
+from ...findings import Severity
+
+ID = "promql"
+
+_COMPARISONS = {"==", "!=", ">", "<", ">=", "<="}
+_FILTER_FUNCS = {"absent", "absent_over_time"}
+
+
+@functools.lru_cache(maxsize=4096)
+def parse(expr: str):
+    """Parse ``expr``; returns (ast, None) or (None, error message). Cached per text."""
+    try:
+        return promql_parser.parse(expr), None
+    except BaseException as e:  # the binding raises ValueError, and PanicException on odd input
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        return None, (str(e) or type(e).__name__).strip()
+
+
+def expr_position(lf, path) -> tuple[int, int]:
+    """(line, col) of the first character of the expression text at ``path`` (skips a ``|``
+    or ``>`` block-scalar header onto the next line)."""
+    line, col = lf.pos(path)
+    lines = lf.text.splitlines()
+    if 0 < line <= len(lines):
+        rest = lines[line - 1][col - 1:].lstrip()
+        if rest[:1] in ("|", ">"):
+            for n in range(line, len(lines)):
+                stripped = lines[n].lstrip()
+                if stripped:
+                    return n + 1, len(lines[n]) - len(stripped) + 1
+    return line, col
+
+
+def check_spec(spec, ctx):
+    lf = spec.source
+    for _, rule in spec.rules():
+        path = rule.path + ("expr",)
+        ast, err = parse(rule.expr)
+        line, col = expr_position(lf, path)
+        if err is not None:
+            if "ranges only allowed for vector selectors" in err:
+                yield _f(lf, line, col, "RG303", rule,
+                         f"{err}: a range [5m] applies only to a series selector; to take a range of "
+                         "an expression use a subquery such as (x > 0)[5m:1m]")
+            else:
+                yield _f(lf, line, col, "RG301", rule, f"expr does not parse as PromQL: {err}")
+            continue
+        if rule.is_alert and not _filters(ast):
+            yield _f(lf, line, col, "RG304", rule,
+                     "alert expr has no filtering comparison (or only `bool` ones), so it returns "
+                     "series on every evaluation and can never resolve; compare with a threshold "
+                     "(e.g. `> 0`)", Severity.WARNING)
+
+
+def _f(lf, line, col, code, rule, msg, sev=Severity.ERROR):
+    from ...findings import Finding
+    return Finding(lf.path, line, col, code, sev, msg, rule.name)
+
+
+def _filters(node) -> bool:
+    """True when ``node`` can return an empty result (so an alert on it can resolve)."""
+    cls = type(node).__name__
+    if cls == "BinaryExpr":
+        op = str(node.op)
+        if op in _COMPARISONS:
+            mod = node.modifier
+            if mod is not None and getattr(mod, "return_bool", False):
+                return _filters(node.lhs) or _filters(node.rhs)
+            return True
+        if op in ("and", "unless"):
+            return True
+        if op == "or":
+            return _filters(node.lhs) and _filters(node.rhs)
+        return _filters(node.lhs) or _filters(node.rhs)
+    if cls in ("ParenExpr", "UnaryExpr", "SubqueryExpr", "AggregateExpr"):
+        return _filters(node.expr)
+    if cls == "MatrixSelector":
+        return False
+    if cls == "Call":
+        if node.func.name in _FILTER_FUNCS:
+            return True
+        return any(_filters(a) for a in node.args if a is not None)
+    if cls == "VectorSelector":
+        # a bare selector on ALERTS or a filtered recording rule is common and can resolve
+        return True if node.name in ("ALERTS", "ALERTS_FOR_STATE") else False
+    return False

@@ -1,0 +1,156 @@
+"""Spec schema (JSON Schema draft 2020-12, shipped as ``rulegen/spec/schema.json``).
+
+Codes:
+
+* ``RG201`` unknown key (with "did you mean" for near misses). Bad: ``severty: critical``.
+* ``RG202`` wrong type. Bad: ``for: 5`` (a number), ``labels: [a]``.
+* ``RG203`` required field missing. Bad: an alert without ``expr``.
+* ``RG204`` value not allowed (pattern, enum, length). Bad: ``app: My App``.
+* ``RG205`` a rule is neither an alert nor a recording rule, or both.
+* ``RG302`` duration not in Prometheus syntax. Bad: ``for: 1.5m``, ``for: "90"``, ``for: 5 m``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+
+from jsonschema import Draft202012Validator
+
+from ...findings import Severity
+from ...spec import SCHEMA_PATH
+from ...spec.durations import hint
+
+ID = "schema"
+
+
+@functools.cache
+def schema() -> dict:
+    """The spec schema as a dict."""
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _validator(ref: str | None = None) -> Draft202012Validator:
+    s = schema()
+    if ref is not None:
+        s = {"$ref": f"#/$defs/{ref}", "$defs": s["$defs"]}
+    return Draft202012Validator(s)
+
+
+def _rule_name(data, path) -> str:
+    try:
+        if len(path) >= 4 and path[0] == "groups" and path[2] == "rules":
+            r = data["groups"][path[1]]["rules"][path[3]]
+            return r.get("alert") or r.get("record") or ""
+    except (KeyError, IndexError, TypeError, AttributeError):
+        pass
+    return ""
+
+
+def check_file(lf, ctx):
+    """Validate ``lf.data`` against the schema, reporting each error at its own position."""
+    data = lf.data
+    yield from _errors(lf, data, _validator(), ())
+
+
+def _errors(lf, instance, validator, base):
+    errors = sorted(validator.iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path])
+    for e in errors:
+        path = base + tuple(e.absolute_path)
+        rule = _rule_name(lf.data, path)
+        if e.validator == "oneOf" and isinstance(e.instance, dict) and _is_rule_path(path):
+            yield from _rule_errors(lf, e.instance, path)
+            continue
+        yield _one(lf, e, path, rule)
+
+
+def _is_rule_path(path) -> bool:
+    return len(path) == 4 and path[0] == "groups" and path[2] == "rules"
+
+
+def _rule_errors(lf, inst, path):
+    rule = inst.get("alert") or inst.get("record") or ""
+    has_a, has_r = "alert" in inst, "record" in inst
+    if has_a == has_r:
+        what = "both `alert` and `record`" if has_a else "neither `alert` nor `record`"
+        yield lf.finding(path, "RG205", f"a rule has {what}; an alerting rule has `alert:`, a "
+                         "recording rule has `record:`", rule=str(rule))
+        return
+    kind = "alert" if has_a else "record"
+    errs = list(_validator(kind).iter_errors(inst))
+    for e in errs:
+        yield _one(lf, e, path + tuple(e.absolute_path), str(rule))
+
+
+def _one(lf, e, path, rule):
+    v = e.validator
+    if v == "additionalProperties":
+        allowed = sorted((e.schema.get("properties") or {}).keys())
+        extra = sorted(set(e.instance) - set(allowed)) if isinstance(e.instance, dict) else []
+        key = extra[0] if extra else "?"
+        near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+        tip = f"did you mean `{near[0]}`?" if near else f"allowed keys here: {', '.join(allowed)}"
+        return lf.finding(path + (key,), "RG201", f"unknown key `{key}`; {tip}", rule=rule, key=True)
+    if v == "required":
+        missing = e.message.split("'")[1] if "'" in e.message else e.message
+        return lf.finding(path, "RG203", f"`{missing}` is required here", rule=rule, key=True)
+    if v == "type":
+        want = e.validator_value
+        want = " or ".join(want) if isinstance(want, list) else want
+        got = _json_type(e.instance)
+        extra = ""
+        if want == "string" and got in ("number", "boolean", "null"):
+            written = lf.source_token(path) or _yaml_text(e.instance)
+            if written != _yaml_text(e.instance) and got == "number":
+                extra = f" (YAML reads {written} as the number {_yaml_text(e.instance)}); quote it: \"{written}\""
+            else:
+                extra = f"; quote it: \"{written}\""
+        return lf.finding(path, "RG202", f"`{_last(path)}` must be a {want}, not a {got}{extra}",
+                          rule=rule)
+    if v == "pattern" and e.schema.get("description", "").startswith("Prometheus duration"):
+        return lf.finding(path, "RG302", f"`{_last(path)}`: {e.instance!r} is not a Prometheus "
+                          f"duration; {hint(e.instance)}", rule=rule)
+    if v == "minLength" and e.schema.get("description", "").startswith("Prometheus duration"):
+        return lf.finding(path, "RG302", f"`{_last(path)}` is empty; write a duration such as 5m", rule=rule)
+    if v == "propertyNames":
+        return lf.finding(path, "RG204", f"`{_last(path)}`: {e.message}; label and annotation names "
+                          "match [a-zA-Z_][a-zA-Z0-9_]*", rule=rule)
+    if v == "oneOf" and _last(path) in ("promql",):
+        return lf.finding(path, "RG202", "`promql` must be a string or a list of strings", rule=rule)
+    if v == "oneOf":
+        return lf.finding(path, "RG204", "a runbook block has exactly one of `markdown`, `commands`, "
+                          "`promql`, `table`", rule=rule)
+    return lf.finding(path, "RG204", f"`{_last(path)}`: {e.message}", rule=rule)
+
+
+def _last(path) -> str:
+    for p in reversed(path):
+        if isinstance(p, str):
+            return p
+    return "value"
+
+
+def _json_type(v) -> str:
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, (int, float)):
+        return "number"
+    if v is None:
+        return "null"
+    if isinstance(v, list):
+        return "list"
+    if isinstance(v, dict):
+        return "mapping"
+    return "string"
+
+
+def _yaml_text(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if v is None:
+        return ""
+    return str(v)
+
+

@@ -1,0 +1,1 @@
+"""rulegen's Jinja2 templates (installed as the package ``rulegen.templates``)."""

@@ -1,0 +1,54 @@
+"""Shared test fixtures.
+
+Tests that need the real ``helm``/``promtool`` use the ``helm_bin``/``promtool_bin`` fixtures:
+locally they skip with the install command when a tool is missing; in CI (``CI`` set) a missing
+tool fails the test instead, so CI can never pass by skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from rulegen.run import tools
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+CORPUS = SHARED / "corpus" / "awesome-prometheus-alerts" / "rules"
+
+
+def _need(name: str) -> Path:
+    p = tools.find(name, REPO)
+    if p is None:
+        msg = f"{name} is not installed; run scripts/install-tools.sh (or make tools)"
+        if os.environ.get("CI"):
+            pytest.fail(msg + " — CI must run this test for real")
+        pytest.skip(msg)
+    return p
+
+
+@pytest.fixture(scope="session")
+def helm_bin() -> Path:
+    """Path of the real helm (see module docstring)."""
+    return _need("helm")
+
+
+@pytest.fixture(scope="session")
+def promtool_bin() -> Path:
+    """Path of the real promtool (see module docstring)."""
+    return _need("promtool")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A copy of the bundled project (specs, charts, mkdocs.yml, runbooks) in a temp folder."""
+    for name in ("rules", "charts", "runbooks"):
+        if (REPO / name).exists():
+            shutil.copytree(REPO / name, tmp_path / name)
+    for name in ("mkdocs.yml", ".rulegen.yaml"):
+        if (REPO / name).exists():
+            shutil.copy(REPO / name, tmp_path / name)
+    return tmp_path

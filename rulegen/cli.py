@@ -57,13 +57,18 @@ def cmd_build(args) -> int:
     if any(f.is_error for f in findings):
         _err("some outputs could not be made; nothing was written")
         return EXIT_FAIL
-    status = write.compare(outputs, root, args.format)
+    partial = bool(args.paths)
+    outputs = write.scope(outputs, partial)
+    status = write.compare(outputs, root, args.format,
+                           {s.file for s in loaded.specs} if partial else None)
     if status.hand_edited and not args.force:
         for p in status.hand_edited:
             _err(f"{p}: edited by hand since rulegen generated it; refusing to overwrite. Move the "
                  "change into the spec (or a notes slot) and rerun, or rerun with --force to discard it")
         _err("nothing was written")
         return EXIT_FAIL
+    for p in write.clean_temp_files(root, outputs, args.format):
+        print("removed leftover " + p)
     touched = write.apply(outputs, root, status)
     for p in touched:
         print(("removed " if p in status.stale else "wrote ") + p)
@@ -73,7 +78,7 @@ def cmd_build(args) -> int:
 
 def cmd_check(args) -> int:
     from .gitops.check import run_check
-    return run_check(Path(args.root), args.paths or None, sys.stdout)
+    return run_check(Path(args.root), args.paths or None, sys.stdout, args.format)
 
 
 def cmd_test(args) -> int:
@@ -118,6 +123,8 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("check", help="drift check for CI: regenerate in memory and diff against the disk")
     s.add_argument("paths", nargs="*")
+    s.add_argument("--format", choices=("helm", "rules"), default="helm",
+                   help="the output format build was run with (default helm)")
     s.set_defaults(func=cmd_check)
 
     s = sub.add_parser("test", help="render charts with helm and run promtool test rules on them")

@@ -1,0 +1,145 @@
+"""``rulegen check``: the drift check CI runs on every pull request.
+
+It does what ``build`` does, in memory (:func:`rulegen.pipeline.load_project` then
+:func:`rulegen.pipeline.plan_project`), compares the plan with the working tree
+(:func:`rulegen.gitops.write.compare`) and writes nothing. It reports, in this order:
+
+1. validation findings (any error fails the check; drift is then not computed, because a plan
+   made from the specs that did load would call every file of the broken spec stale);
+2. runbook link findings from :func:`rulegen.gitops.links.check_links`, when that module is
+   installed;
+3. a unified diff (``--- a/<path>`` / ``+++ b/<path>``, as ``git diff`` prints it: ``a`` is
+   the disk, ``b`` what ``build`` would write) for every file that differs;
+4. generated files edited by hand, stale generated files (made from a spec that no longer
+   produces them) and temp files left by an interrupted build;
+5. one summary line.
+
+Exit codes: 0 nothing to do, 1 findings with errors or any drift, 2 usage or internal fault.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import sys
+from pathlib import Path
+
+from ..findings import RulegenError
+from . import ownership, write
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+LINKS_MODULE = "rulegen.gitops.links"
+
+
+def unified_diff(path: str, old: str | None, new: str | None) -> str:
+    """A ``git diff``-style unified diff of one file (3 lines of context).
+
+    ``old``/``new`` is None for a missing file, shown as ``/dev/null``. Returns ``""`` when the
+    texts are equal. A text that does not end with a newline gets git's
+    ``\\ No newline at end of file`` marker, so the diff stays line-based.
+    """
+    if old == new:
+        return ""
+    a = "/dev/null" if old is None else f"a/{path}"
+    b = "/dev/null" if new is None else f"b/{path}"
+    lines = difflib.unified_diff(_lines(old), _lines(new), a, b)
+    return "".join(lines)
+
+
+def _lines(text: str | None) -> list[str]:
+    if not text:
+        return []
+    out = text.splitlines(keepends=True)
+    if not out[-1].endswith("\n"):
+        out[-1] += "\n\\ No newline at end of file\n"
+    return out
+
+
+def _link_findings(outputs, specs, root: Path) -> list:
+    """Findings of the runbook link check, or [] when ``rulegen.gitops.links`` is not there.
+
+    Only the module's absence is tolerated: once it exists, an error importing or running it is
+    a fault of the check and propagates (exit 2), never a silent pass.
+    """
+    if importlib.util.find_spec(LINKS_MODULE) is None:
+        return []
+    from . import links
+    return list(links.check_links(outputs, specs, root))
+
+
+def run_check(root: Path, paths: list[str] | None, stream=None, fmt: str = "helm") -> int:
+    """Run the drift check on the project at ``root`` and print the report to ``stream``.
+
+    Args:
+        root: project root.
+        paths: spec files or folders (default ``rules/``). With paths, only the files made from
+            those specs are checked: site-wide pages and stale files of other specs are not.
+        stream: text stream for the report (default stdout); usage errors go to stderr.
+        fmt: output format to check, ``helm`` (default) or ``rules``, as for ``build``.
+
+    Returns:
+        0 clean, 1 validation errors or drift, 2 usage or internal fault.
+    """
+    stream = stream or sys.stdout
+    try:
+        return _run(root, paths, stream, fmt)
+    except RulegenError as e:
+        print(f"rulegen: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except (OSError, ValueError) as e:
+        print(f"rulegen: check failed: {type(e).__name__}: {e}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _run(root: Path, paths, stream, fmt: str) -> int:
+    from ..formatters import render
+    from ..pipeline import load_project, plan_project
+
+    def out(text: str = "") -> None:
+        print(text, file=stream)
+
+    loaded = load_project(root, paths)
+    findings = list(loaded.findings)
+    if not loaded.ok:
+        out(render(findings, "text"))
+        out("check: validation failed; fix the errors above, then run `rulegen build` "
+            "(drift was not checked)")
+        return EXIT_FAIL
+    outputs, plan_findings = plan_project(loaded, fmt)
+    findings += plan_findings
+    if any(f.is_error for f in plan_findings):
+        out(render(findings, "text"))
+        out("check: some outputs could not be made; fix the errors above (drift was not checked)")
+        return EXIT_FAIL
+    partial = bool(paths)
+    outputs = write.scope(outputs, partial)
+    findings += loaded.config.apply(_link_findings(outputs, loaded.specs, root))
+    if findings:
+        out(render(findings, "text"))
+
+    sources = {s.file for s in loaded.specs} if partial else None
+    status = write.compare(outputs, root, fmt, sources)
+    by_path = {o.path: o for o in outputs}
+    for path in status.changed:
+        out(unified_diff(path, write.read(root / path), by_path[path].content).rstrip("\n"))
+    for path in status.hand_edited:
+        out(f"hand-edited: {path}: changed by hand since rulegen generated it; move the change "
+            "into the spec (or a runbook notes slot) and run `rulegen build`, or run "
+            "`rulegen build --force` to discard it")
+    for path in status.stale:
+        text = write.read(root / path) or ""
+        out(f"stale: {path}: generated from {ownership.source_of(text) or 'a spec'}, which no "
+            "longer produces it; `rulegen build` removes it")
+    temps = write.temp_files(root, outputs, fmt)
+    for path in temps:
+        out(f"leftover: {path}: temp file of an interrupted build; `rulegen build` removes it")
+
+    drift = len(status.changed) + len(status.stale) + len(temps)
+    errors = sum(f.is_error for f in findings)
+    if drift:
+        out(f"check: {len(status.changed)} file(s) differ, {len(status.stale)} stale, "
+            f"{len(status.hand_edited)} edited by hand, {len(temps)} leftover temp file(s); "
+            "run `rulegen build` and commit the result")
+    else:
+        out(f"check: {len(status.unchanged)} generated file(s) up to date")
+    return EXIT_FAIL if drift or errors else EXIT_OK

@@ -178,6 +178,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as e:
+        _err(f"{e.filename or ''}: {e.strerror or e}" if getattr(e, "filename", None) else str(e))
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -28,7 +28,7 @@ def tools_dir(root: Path | None = None) -> Path:
 
 def find(name: str, root: Path | None = None) -> Path | None:
     """Path of tool ``name`` (``helm`` or ``promtool``), or None when not installed."""
-    local = tools_dir(root) / name
+    local = (tools_dir(root) / name).resolve()
     if local.is_file() and os.access(local, os.X_OK):
         return local
     # the package's own checkout, when rulegen runs from a project without .tools
@@ -36,7 +36,7 @@ def find(name: str, root: Path | None = None) -> Path | None:
     if here.is_file() and os.access(here, os.X_OK):
         return here
     found = shutil.which(name)
-    return Path(found) if found else None
+    return Path(found).resolve() if found else None
 
 
 def require(name: str, root: Path | None = None) -> Path:

@@ -1,0 +1,354 @@
+"""``rulegen test``: promtool unit tests against the rules Helm actually renders.
+
+Pipeline step 4 of 4. For each app:
+
+1. validate the specs and plan the outputs in memory (what ``rulegen build`` would write);
+2. copy the app's chart into ``.rulegen/test/<app>/chart`` with the planned template, values and
+   values schema laid over it, and render it with the real ``helm template`` with every gate
+   set true (so escaping, gating and defaults are what is tested, not a copy of the rules);
+3. write the PrometheusRules' ``spec.groups`` to ``.rulegen/test/<app>/rules.yaml`` and the
+   planned promtool test file next to it;
+4. run the real ``promtool test rules`` on all test files, split into batches run in parallel
+   (one promtool process per CPU by default), and read results from promtool's JUnit report.
+
+Failures are reported against the spec (``file:line`` of the test, the alert, the eval time,
+expected versus got as a diff). Coverage: per alert, whether a passing test shows it firing
+and one shows it not firing; a recording rule is covered when a passing ``promql_expr_test``
+reads it. ``--min-coverage P`` fails the run when fewer than P% of rules are covered.
+
+The last line printed is ``N passed, N failed`` (test groups), which CI systems read.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import shutil
+import sys
+import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import promql_parser
+import yaml
+
+from ..findings import RulegenError
+from ..pipeline import load_project, plan_project
+from ..render import test_file_path
+from ..render.promtool_tests import RULES_FILE
+from ..spec import Spec
+from ..spec.durations import DurationError, parse_ms
+from . import helm, promtool
+
+WORK_DIR = ".rulegen/test"
+
+
+@dataclass
+class TestCase:
+    """One declared test (a promtool test group) and where it is written in the spec."""
+
+    app: str
+    spec: Spec
+    rule: object
+    test: object
+    name: str  # promtool test group name: "<Rule>: <test name>"
+    line: int = 0
+    passed: bool | None = None
+    failure: str = ""
+
+
+@dataclass
+class Coverage:
+    """Per-rule test coverage: firing and quiet cases for alerts, readers for recording rules."""
+
+    rows: list = field(default_factory=list)  # (app, rule, kind, fires, quiet, covered)
+
+    @property
+    def percent(self) -> float:
+        if not self.rows:
+            return 100.0
+        return 100.0 * sum(1 for r in self.rows if r[5]) / len(self.rows)
+
+
+def select(cases: list[TestCase], apps: list[str], alerts: list[str], text: str | None) -> list[TestCase]:
+    """Cases matching every given filter (``apps``/``alerts`` any-of, ``text`` substring)."""
+    out = []
+    for c in cases:
+        if apps and c.app not in apps:
+            continue
+        if alerts and c.rule.name not in alerts:
+            continue
+        if text and text not in c.name:
+            continue
+        out.append(c)
+    return out
+
+
+def collect_cases(specs: list[Spec]) -> list[TestCase]:
+    """Every declared test, in spec order."""
+    out = []
+    for spec in specs:
+        for _, rule in spec.rules():
+            for t in rule.tests:
+                line, _ = spec.source.pos(t.path)
+                out.append(TestCase(spec.app, spec, rule, t, f"{rule.name}: {t.name}", line))
+    return out
+
+
+def prepare_app(spec: Spec, outputs, root: Path, work: Path) -> Path | None:
+    """Render ``spec``'s chart with helm (gates on) and lay out its promtool files in
+    ``work/<app>``; returns the test file path, or None when the spec declares no test.
+
+    Raises:
+        RulegenError: helm failed or rendered no rule group.
+    """
+    by_path = {o.path: o for o in outputs}
+    tpath = test_file_path(spec)
+    if tpath not in by_path:
+        return None
+    app_dir = work / spec.app
+    if app_dir.exists():
+        shutil.rmtree(app_dir)
+    chart_src = root / spec.chart.path
+    chart = app_dir / "chart"
+    if chart_src.is_dir():
+        shutil.copytree(chart_src, chart, ignore=shutil.ignore_patterns("tests"))
+    else:
+        chart.mkdir(parents=True)
+    prefix = spec.chart.path + "/"
+    for o in outputs:
+        if o.path.startswith(prefix) and not o.path.startswith(prefix + "tests/"):
+            dest = chart / o.path[len(prefix):]
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_text(o.content, encoding="utf-8")
+    rendered = helm.template(chart, values=[helm.gate_values(spec.chart.gates)], root=root)
+    groups = rendered.rule_groups()
+    if not groups:
+        raise RulegenError(f"{spec.chart.path}: helm rendered no rule group with the gates on")
+    (app_dir / RULES_FILE).write_text(yaml.safe_dump({"groups": groups}, sort_keys=False,
+                                                     allow_unicode=True, width=100000), encoding="utf-8")
+    test_file = app_dir / Path(tpath).name
+    test_file.write_text(by_path[tpath].content, encoding="utf-8")
+    return test_file
+
+
+def failure_line(c: TestCase) -> int:
+    """Spec line of the assertion promtool reports failed (the ``eval_time`` of the matching
+    ``alert_rule_test``/``promql_expr_test``), else the test's own line."""
+    m = re.search(r"time: ([0-9a-z.]+)", c.failure)
+    if not m:
+        return c.line
+    try:
+        at = parse_ms(m.group(1))
+    except DurationError:
+        return c.line
+    for kind in ("alert_rule_test", "promql_expr_test"):
+        for i, a in enumerate(c.test.data.get(kind) or []):
+            try:
+                if parse_ms(a.get("eval_time", "")) == at:
+                    return c.spec.source.pos(c.test.path + (kind, i, "eval_time"))[0]
+            except DurationError:
+                continue
+    return c.line
+
+
+def _regex(cases: list[TestCase]) -> str:
+    return "^(?:" + "|".join(re.escape(c.name) for c in cases) + ")$"
+
+
+def run_batches(files: list[Path], jobs: int, root: Path, run_regex: str | None) -> list[promtool.TestRun]:
+    """Run promtool on ``files`` in ``jobs`` parallel batches."""
+    jobs = max(1, min(jobs, len(files)))
+    batches = [files[i::jobs] for i in range(jobs)]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(lambda b: promtool.test_rules(b, cwd=b[0].parent, root=root, run=run_regex),
+                             batches))
+
+
+def readable_failure(text: str) -> str:
+    """promtool's failure text with the ``exp`` and ``got`` blocks turned into a unified diff."""
+    m = re.search(r"exp:(.*?),\s*\n\s*got:(.*)$", text, re.S)
+    if not m:
+        return text.strip()
+    head = text[: m.start()].strip().rstrip(",")
+    exp = _alerts_lines(m.group(1))
+    got = _alerts_lines(m.group(2))
+    diff = difflib.unified_diff(exp, got, "expected", "got", lineterm="", n=10)
+    return head + "\n" + "\n".join(diff)
+
+
+def _alerts_lines(block: str) -> list[str]:
+    out = []
+    for line in block.strip().splitlines():
+        line = line.strip()
+        if not line or line in ("[", "]", "],"):
+            continue
+        for part in re.findall(r"(Labels|Annotations):\{(.*?)\}(?=\s*$|\s*Annotations)", line):
+            items = re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', part[1])
+            out.append(f"{part[0]}:")
+            out.extend(f"  {k}={v!r}" if "\\" in v else f'  {k}="{v}"' for k, v in items)
+        if not line.startswith(("Labels", "Annotations")):
+            out.append(line)
+    return out
+
+
+def coverage(specs: list[Spec], cases: list[TestCase]) -> Coverage:
+    """Coverage from the passing cases (see module docstring)."""
+    cov = Coverage()
+    fires: dict = {}
+    quiet: dict = {}
+    read: set = set()
+    for c in cases:
+        if not c.passed:
+            continue
+        d = c.test.data
+        for a in d.get("alert_rule_test") or []:
+            name = a.get("alertname", c.rule.name)
+            if a.get("exp_alerts"):
+                fires[(c.app, name)] = True
+            else:
+                quiet[(c.app, name)] = True
+        for p in d.get("promql_expr_test") or []:
+            expr = p.get("expr", c.rule.name)
+            for n in _metric_names(expr):
+                read.add((c.app, n))
+    for spec in specs:
+        for _, r in spec.rules():
+            if r.is_alert:
+                f = fires.get((spec.app, r.name), False)
+                q = quiet.get((spec.app, r.name), False)
+                cov.rows.append((spec.app, r.name, "alert", f, q, f and q))
+            else:
+                ok = (spec.app, r.name) in read
+                cov.rows.append((spec.app, r.name, "record", ok, ok, ok))
+    return cov
+
+
+def _metric_names(expr: str) -> set[str]:
+    names: set[str] = set()
+    try:
+        ast = promql_parser.parse(expr)
+    except Exception:
+        return names
+
+    def visit(node):
+        if type(node).__name__ == "VectorSelector" and node.name:
+            names.add(node.name)
+        return True
+
+    promql_parser.walk(ast, pre_visit=visit)
+    return names
+
+
+def write_junit(path: Path, cases: list[TestCase]) -> None:
+    """JUnit XML with one testcase per test group; ``file``/``line`` name the spec."""
+    suites = ET.Element("testsuites")
+    by_app: dict = {}
+    for c in cases:
+        by_app.setdefault(c.app, []).append(c)
+    for app, cs in sorted(by_app.items()):
+        s = ET.SubElement(suites, "testsuite", name=app, tests=str(len(cs)),
+                          failures=str(sum(1 for c in cs if c.passed is False)))
+        for c in cs:
+            tc = ET.SubElement(s, "testcase", name=c.name, classname=f"{app}.{c.rule.name}",
+                               file=c.spec.file, line=str(c.line))
+            if c.passed is False:
+                f = ET.SubElement(tc, "failure", message=f"{c.spec.file}:{c.line}")
+                f.text = c.failure
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def run_tests(root: Path, args) -> int:
+    """The ``rulegen test`` command; returns the exit code (0 pass, 1 failures or low
+    coverage or invalid specs, 2 usage/tools)."""
+    from ..formatters import render as render_findings
+    out = sys.stdout
+    loaded = load_project(root, getattr(args, "paths", None) or None)
+    if loaded.findings:
+        print(render_findings(loaded.findings), file=sys.stderr)
+    if not loaded.ok:
+        print("rulegen: validation failed; no test ran", file=sys.stderr)
+        return 1
+    outputs, findings = plan_project(loaded)
+    if any(f.is_error for f in findings):
+        print(render_findings(findings), file=sys.stderr)
+        return 1
+    all_cases = collect_cases(loaded.specs)
+    cases = select(all_cases, args.app, args.alert, args.name)
+    unknown = set(args.app) - {s.app for s in loaded.specs}
+    if unknown:
+        raise RulegenError(f"no spec for app(s) {', '.join(sorted(unknown))}")
+    if not cases:
+        print("no test matches" if all_cases else "the specs declare no test", file=out)
+        print("0 passed, 0 failed", file=out)
+        return 1 if all_cases else 0
+    from ..gitops import write
+    status = write.compare(outputs, root)
+    drift = [p for p in status.changed if not p.endswith((".md", "mkdocs.yml"))]
+    if drift:
+        print(f"note: testing what `rulegen build` would write; on disk these differ: {', '.join(drift)}",
+              file=sys.stderr)
+    work = (root / WORK_DIR).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    apps = sorted({c.app for c in cases})
+    files = []
+    for spec in loaded.specs:
+        if spec.app in apps:
+            f = prepare_app(spec, outputs, root, work)
+            if f is not None:
+                files.append(f)
+    jobs = args.jobs or os.cpu_count() or 1
+    run_regex = _regex(cases) if len(cases) != len(all_cases) else None
+    runs = run_batches(files, jobs, root, run_regex)
+    results = {}
+    for r in runs:
+        for cr in r.cases:
+            results[cr.name] = cr
+    if not results:
+        # promtool could not load a file at all: show what it said
+        for r in runs:
+            if r.returncode != 0:
+                print(r.output.strip(), file=sys.stderr)
+        raise RulegenError("promtool reported no test result")
+    for c in cases:
+        cr = results.get(c.name)
+        if cr is None:
+            c.passed, c.failure = False, "promtool did not run this test group (duplicate name?)"
+        else:
+            c.passed, c.failure = cr.passed, cr.failure
+    failed = [c for c in cases if not c.passed]
+    for c in failed:
+        line = failure_line(c)
+        print(f"{c.spec.file}:{line}: FAIL [{c.rule.name}] {c.test.name}", file=out)
+        for line in readable_failure(c.failure).splitlines():
+            print("    " + line, file=out)
+    for r in runs:
+        if r.returncode != 0 and not any(not c.passed for c in failed):
+            print(r.output.strip(), file=sys.stderr)
+    cov = coverage(loaded.specs, cases)
+    print(f"promtool test rules: {len(cases)} test group(s) in {len(files)} file(s), "
+          f"{len(cases) - len(failed)} passed, {len(failed)} failed", file=out)
+    selected_rules = {(c.app, c.rule.name) for c in cases} if (args.alert or args.name) else None
+    rows = [r for r in cov.rows if r[0] in apps and (selected_rules is None or (r[0], r[1]) in selected_rules)]
+    cov.rows = rows
+    missing = [r for r in rows if not r[5]]
+    print(f"coverage: {sum(1 for r in rows if r[5])}/{len(rows)} rules ({cov.percent:.0f}%) have "
+          "a firing and a non-firing test (recording rules: a test that reads them)", file=out)
+    for app, name, kind, f, q, _ in missing:
+        need = "a test that reads it" if kind == "record" else " and ".join(
+            x for x, ok in (("a firing case", f), ("a non-firing case", q)) if not ok)
+        print(f"  uncovered: {app} {name}: needs {need}", file=out)
+    if args.junit:
+        write_junit(Path(args.junit), cases)
+    print(f"{len(cases) - len(failed)} passed, {len(failed)} failed", file=out)
+    if failed:
+        return 1
+    if args.min_coverage is not None and cov.percent + 1e-9 < args.min_coverage:
+        print(f"rulegen: coverage {cov.percent:.1f}% is below --min-coverage {args.min_coverage:g}%", file=sys.stderr)
+        return 1
+    return 0
+
+

@@ -8,6 +8,13 @@ str, int, float, bool, None) and a position table keyed by the value's path, e.g
 * ``RG101`` YAML syntax error, ``RG102`` duplicate key, ``RG103`` tab used for indentation,
 * ``RG104`` self-referencing anchor, ``RG105`` too large (alias expansion or node count),
 * ``RG106`` file too big, not UTF-8 or binary, ``RG107`` empty spec or not a mapping.
+
+Hostile input is bounded before and while it is parsed: files larger than
+:data:`MAX_FILE_BYTES` are not parsed, flow collections nested deeper than :data:`MAX_DEPTH`
+are refused before ruamel sees them (its scanner is quadratic in the nesting depth), and the
+composed node graph is walked once, without recursion, before any Python object is built, so
+an alias inside its own anchor (``&a [*a]``, which ruamel would silently turn into ``[None]``)
+is RG104 and aliases that expand past :data:`MAX_NODES` values ("billion laughs") are RG105.
 """
 
 from __future__ import annotations
@@ -18,16 +25,20 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.constructor import DuplicateKeyError
+from ruamel.yaml.constructor import DuplicateKeyError, RoundTripConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import MappingNode, SequenceNode
 from ruamel.yaml.scalarstring import ScalarString
 
 from ..findings import Finding, Severity
 
-#: Largest spec file read, in bytes.
-MAX_FILE_BYTES = 4 * 1024 * 1024
+#: Largest spec file read, in bytes (a spec is one app; the bundled one is 13 kB). ruamel reads
+#: about 200 kB/s, so this also bounds the parse time to a few seconds.
+MAX_FILE_BYTES = 1024 * 1024
 #: Largest number of nodes a spec may expand to (guards against "billion laughs" aliases).
 MAX_NODES = 200_000
+#: Deepest nesting of flow collections (``[``/``{``) accepted; a spec needs about 10.
+MAX_DEPTH = 100
 
 Path_ = tuple  # a value's path: keys (str) and list indexes (int)
 
@@ -91,12 +102,89 @@ class _TooLarge(Exception):
 
 
 class _Recursive(Exception):
-    def __init__(self, path):
+    def __init__(self, path, where=None):
         self.path = path
+        self.where = where
+
+
+class _GuardedConstructor(RoundTripConstructor):
+    """Round-trip constructor that checks the composed node graph (:func:`_check_graph`)
+    before building any Python object from it."""
+
+    def get_single_data(self):
+        node = self.composer.get_single_node()
+        if node is None:
+            return None
+        _check_graph(node)
+        return self.construct_document(node)
+
+
+def _check_graph(root) -> None:
+    """Walk the node graph iteratively: raise :class:`_Recursive` (with the node's (line, col),
+    1-based) when a node contains itself through an alias, :class:`_TooLarge` when the graph
+    expands to more than :data:`MAX_NODES` values. Shared nodes are sized once (memoized), so
+    the walk is linear in the number of distinct nodes."""
+    size: dict[int, int] = {}
+    on_stack: set[int] = set()
+    stack = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        nid = id(node)
+        children = _children(node)
+        if done:
+            on_stack.discard(nid)
+            total = 1 + sum(size[id(c)] for c in children)
+            if total > MAX_NODES:
+                raise _TooLarge()
+            size[nid] = total
+            continue
+        if nid in size:
+            continue
+        if nid in on_stack:
+            mark = getattr(node, "start_mark", None)
+            raise _Recursive(None, (mark.line + 1, mark.column + 1) if mark is not None else (1, 1))
+        on_stack.add(nid)
+        stack.append((node, True))
+        for c in children:
+            cid = id(c)
+            if cid in on_stack:
+                mark = getattr(c, "start_mark", None)
+                raise _Recursive(None, (mark.line + 1, mark.column + 1) if mark is not None else (1, 1))
+            if cid not in size:
+                stack.append((c, False))
+
+
+def _children(node) -> list:
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    if isinstance(node, MappingNode):
+        return [x for kv in node.value for x in kv]
+    return []
+
+
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def _flow_depth_exceeded(text: str):
+    """(line, col) where flow brackets first nest deeper than :data:`MAX_DEPTH`, or None.
+    Brackets are counted naively (also inside strings), which only matters for text with
+    more than :data:`MAX_DEPTH` unclosed brackets."""
+    depth = 0
+    for m in _BRACKETS.finditer(text):
+        if m.group() in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = text.count("\n", 0, m.start()) + 1
+                col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+                return line, col
+        elif depth:
+            depth -= 1
+    return None
 
 
 def _yaml() -> YAML:
     y = YAML(typ="rt")
+    y.Constructor = _GuardedConstructor
     y.preserve_quotes = True
     y.allow_duplicate_keys = False
     return y
@@ -109,8 +197,25 @@ def load_text(text: str, path: str) -> LoadedFile:
         lf.findings.append(Finding(path, 1, 1, "RG106", Severity.ERROR,
                                    "file holds binary data (NUL bytes); a spec is a YAML text file"))
         return lf
+    if len(text) > MAX_FILE_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
+        lf.findings.append(Finding(path, 0, 0, "RG106", Severity.ERROR,
+                                   f"file is more than the {MAX_FILE_BYTES} bytes a spec may have; "
+                                   "split it by app"))
+        return lf
+    deep = _flow_depth_exceeded(text)
+    if deep is not None:
+        lf.findings.append(Finding(path, deep[0], deep[1], "RG105", Severity.ERROR,
+                                   f"flow collections ([ or {{) nested more than {MAX_DEPTH} deep; "
+                                   "a spec needs a handful of levels, so close the brackets"))
+        return lf
     try:
         root = _yaml().load(text)
+    except _TooLarge:
+        lf.findings.append(_too_large(path))
+        return lf
+    except _Recursive as r:
+        lf.findings.append(_recursive(path, *r.where))
+        return lf
     except DuplicateKeyError as e:
         mark = e.problem_mark or e.context_mark
         key = re.search(r'found duplicate key "([^"]*)"', str(e))
@@ -129,7 +234,11 @@ def load_text(text: str, path: str) -> LoadedFile:
         else:
             lf.findings.append(_at(path, mark, "RG101", f"YAML syntax error: {problem}"))
         return lf
-    except (YAMLError, RecursionError, ValueError, TypeError, AttributeError) as e:
+    except RecursionError:
+        lf.findings.append(Finding(path, 1, 1, "RG105", Severity.ERROR,
+                                   "the spec is nested too deeply to be a rule spec"))
+        return lf
+    except (YAMLError, ValueError, TypeError, AttributeError) as e:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         lf.findings.append(Finding(path, 1, 1, "RG101", Severity.ERROR, f"YAML could not be read: {msg}"))
         return lf
@@ -146,15 +255,10 @@ def load_text(text: str, path: str) -> LoadedFile:
         lf.data = _plain(root, (), lf, counter, set())
     except _TooLarge:
         lf.data = None
-        lf.findings.append(Finding(path, 1, 1, "RG105", Severity.ERROR,
-                                   f"the spec expands to more than {MAX_NODES} values (aliases repeated "
-                                   "inside aliases?); split it or drop the aliases"))
+        lf.findings.append(_too_large(path))
     except _Recursive as r:
         lf.data = None
-        line, col = lf.pos(r.path)
-        lf.findings.append(Finding(path, line, col, "RG104", Severity.ERROR,
-                                   "an anchor refers to itself (a YAML alias inside its own anchor); "
-                                   "write the value out instead"))
+        lf.findings.append(_recursive(path, *lf.pos(r.path)))
     except RecursionError:
         lf.data = None
         lf.findings.append(Finding(path, 1, 1, "RG105", Severity.ERROR,
@@ -183,6 +287,18 @@ def load_file(path: Path, display: str | None = None) -> LoadedFile:
     if text.startswith("\ufeff"):
         text = text[1:]
     return load_text(text, shown)
+
+
+def _too_large(path: str) -> Finding:
+    return Finding(path, 1, 1, "RG105", Severity.ERROR,
+                   f"the spec expands to more than {MAX_NODES} values (aliases repeated inside "
+                   "aliases?); split it or drop the aliases")
+
+
+def _recursive(path: str, line: int, col: int) -> Finding:
+    return Finding(path, line, col, "RG104", Severity.ERROR,
+                   "an anchor refers to itself (a YAML alias inside its own anchor); "
+                   "write the value out instead")
 
 
 def _at(path: str, mark, code: str, message: str) -> Finding:

@@ -86,15 +86,36 @@ def blocks_md(blocks: list) -> str:
     return "\n\n".join(parts)
 
 
-def fires_when(rule) -> str:
-    """The sentence saying when an alert fires, for a person."""
-    if rule.for_ and canonical(rule.for_) != "0s":
-        s = f"the expression below returns series continuously for {canonical(rule.for_)}"
+#: An expression this short and on one line is also quoted inside the "fires when" sentence.
+INLINE_EXPR_MAX = 100
+
+
+def fires_when(rule, values_key: str = "prometheusRule") -> str:
+    """The sentence saying when an alert fires, for a person (Markdown, one paragraph).
+
+    Short one-line expressions are quoted in the sentence itself (the PromQL block follows it
+    anyway); the ``for`` and ``keep_firing_for`` durations are given in Prometheus syntax with
+    the values key that overrides them per install, e.g. "Fires when
+    `up == 0` holds continuously for **5m** (`for`; ...)."
+    """
+    expr = rule.expr.strip()
+    if "\n" not in expr and len(expr) <= INLINE_EXPR_MAX:
+        what = f"{inline_code(expr)} holds (returns at least one series)"
     else:
-        s = "the expression below returns any series (at the first evaluation; no `for`)"
-    if rule.keep_firing_for:
-        s += f", and it keeps firing for {canonical(rule.keep_firing_for)} after that stops"
-    return s[0].upper() + s[1:] + "."
+        what = "the PromQL below returns at least one series"
+    knob = f"`{values_key}.customRules.{rule.name}.for`" if _plain_key(rule.name) else f"`{values_key}.customRules`"
+    if rule.for_ and canonical(rule.for_) != "0s":
+        s = (f"Fires when {what} continuously for **{canonical(rule.for_)}** "
+             f"(the rule's `for`; {knob} overrides it)")
+    else:
+        s = f"Fires when {what}, at the first evaluation that sees it (no `for`)"
+    if rule.keep_firing_for and canonical(rule.keep_firing_for) != "0s":
+        s += f", and keeps firing for **{canonical(rule.keep_firing_for)}** after it stops holding"
+    return s + "."
+
+
+def _plain_key(name: str) -> bool:
+    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) is not None
 
 
 def alert_index(specs: list[Spec]) -> dict[str, tuple[Spec, object]]:
@@ -117,22 +138,51 @@ def related_link(name: str, here: Spec, index: dict) -> str:
     return f"[{name}]({page_path(spec.app)}#{anchor(name)})"
 
 
+def _unique(id_: str, used: set[str]) -> str:
+    """``id_``, or ``id_`` with ``_1``, ``_2``... (toc's own rule) when the page already uses it."""
+    out, n = id_, 0
+    while out in used:
+        n += 1
+        out = f"{id_}_{n}"
+    used.add(out)
+    return out
+
+
 def page_context(spec: Spec, specs: list[Spec]) -> dict:
-    """Everything the page template shows, prepared as Markdown strings."""
+    """Everything the page template shows, prepared as Markdown strings.
+
+    Heading ids: alert headings get exactly :func:`anchor` of the alert name (what
+    ``runbook_url`` links to); every other heading of the page (context, sections, an alert's
+    sub-headings, recording rules) gets its natural slug, made unique against the alert ids
+    first, so a section titled like an alert can never take the alert's id.
+    """
     index = alert_index(specs)
     rb = spec.runbook
+    key = spec.chart.values_key
+    used: set[str] = set()
+    for _, r in spec.rules():
+        if r.is_alert:
+            used.add(anchor(r.name))
     alerts = []
+    context_id = _unique("context", used)
+    sections = [{"title": md_text(s["title"]), "anchor": _unique(anchor(s["title"]), used),
+                 "body": blocks_md(s["blocks"])} for s in rb.get("sections") or []]
     for group, r in spec.rules():
         if not r.is_alert:
             continue
         rr = r.runbook
+        a = anchor(r.name)
         alerts.append({
             "name": r.name,
-            "anchor": anchor(r.name),
-            "group": group.name,
-            "severity": r.severity or "none",
-            "component": r.component or spec.app,
-            "fires_when": fires_when(r),
+            "heading": md_text(r.name),
+            "anchor": a,
+            "ids": {k: _unique(f"{a}-{k}", used) for k in ("fires-when", "likely-causes", "diagnose",
+                                                            "resolution", "related")},
+            "group": md_text(group.name),
+            "severity": md_text(r.severity or "none"),
+            "component": md_text(r.component or spec.app),
+            "for": canonical(r.for_) if r.for_ else "",
+            "fires_when": fires_when(r, key),
             "expr": fence(r.expr, "promql"),
             "summary": md_text(r.annotations.get("summary", "")),
             "description": md_text(r.annotations.get("description", "")),
@@ -143,22 +193,27 @@ def page_context(spec: Spec, specs: list[Spec]) -> dict:
             "related": [{"link": related_link(x["alert"], spec, index), "note": (x.get("note") or "").strip()}
                         for x in rr.get("related") or []],
         })
-    records = [{"name": r.name, "expr": fence(r.expr, "promql"), "group": g.name}
+    records = [{"name": inline_code(r.name), "expr": fence(r.expr, "promql"), "group": md_text(g.name)}
                for g, r in spec.rules() if not r.is_alert]
+    gates = list(spec.chart.gates)
     return {
-        "title": rb.get("title", f"{spec.title} alert runbook"),
+        "title": md_text(rb.get("title", f"{spec.title} alert runbook")),
         "intro": (rb.get("intro") or "").strip(),
+        "chart_path": spec.chart.path,
         "chart_template": spec.chart.template_path,
         "values_file": f"{spec.chart.path}/values.yaml",
-        "rule_name": spec.chart.name or spec.app,
-        "namespace": spec.chart.namespace or "the release namespace",
-        "groups": [g.name for g in spec.groups],
-        "gates": list(spec.chart.gates),
-        "values_key": spec.chart.values_key,
+        "rule_name": inline_code(spec.chart.name) if spec.chart.name else
+        "named after the Helm release (the chart's fullname)",
+        "has_rule_name": bool(spec.chart.name),
+        "namespace": inline_code(spec.chart.namespace) if spec.chart.namespace else "the release namespace",
+        "groups": [inline_code(g.name) for g in spec.groups],
+        "gates": [inline_code(g) for g in gates],
+        "values_key": key,
+        "context_id": context_id,
+        "records_id": _unique("recording-rules", used) if records else "",
         "context": blocks_md(rb.get("context") or []),
         "facts": [(md_cell(f["name"]), md_cell(f["value"])) for f in rb.get("facts") or []],
-        "sections": [{"title": s["title"], "anchor": anchor(s["title"]), "body": blocks_md(s["blocks"])}
-                     for s in rb.get("sections") or []],
+        "sections": sections,
         "alerts": alerts,
         "records": records,
     }

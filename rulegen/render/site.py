@@ -1,14 +1,24 @@
-"""The runbook site's settings: ``site_url`` from ``mkdocs.yml``, and its ``nav``.
+"""The runbook site's settings (``mkdocs.yml``) and its generated ``nav``.
 
 ``mkdocs.yml`` belongs to people: rulegen reads ``site_url`` (the default base of every
-``runbook_url``) and rewrites only the ``nav`` key, through ruamel.yaml's round-trip mode so
-everything else, comments included, stays as written. ``nav`` is: Home, Alert index, then one
-entry per app page, sorted by app.
+``runbook_url``), ``docs_dir``, ``site_dir`` and ``use_directory_urls``, and rewrites only the
+``nav`` key, through ruamel.yaml's round-trip mode so everything else, comments included,
+stays as written. ``nav`` is:
+
+1. ``Home`` (``index.md``) and ``Alert index`` (``alerts.md``), both generated;
+2. ``Apps``: one entry per app page, titled by the spec's ``title``, sorted by app;
+3. ``Guides``: hand-written pages under ``<docs_dir>/guides/*.md`` (sorted by file name,
+   titled by their first ``# `` heading, else the file name), present only when there is one.
+   rulegen never writes, checks for drift or deletes these pages: they do not carry the
+   generated-file notice.
 """
 
 from __future__ import annotations
 
 import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -18,6 +28,12 @@ from ..spec import Spec
 from .slug import page_path
 
 DEFAULT_SITE_URL = "https://runbooks.example.com/"
+#: Where rulegen writes the pages (relative to the project root); mkdocs.yml's docs_dir must agree.
+DOCS_DIR = "runbooks"
+#: Folder of hand-written pages under the docs folder, listed in the nav's "Guides" section.
+GUIDES_DIR = "guides"
+
+_H1 = re.compile(r"^#\s+(.+?)\s*(\{[^}]*\})?\s*#*\s*$", re.M)
 
 
 def _yaml() -> YAML:
@@ -29,27 +45,98 @@ def _yaml() -> YAML:
     return y
 
 
+@dataclass(frozen=True)
+class SiteSettings:
+    """What rulegen needs to know about the mkdocs site.
+
+    Attributes:
+        site_url: base URL with a trailing ``/`` (mkdocs ``site_url``; default
+            :data:`DEFAULT_SITE_URL`).
+        docs_dir: Markdown folder, relative to the project root (mkdocs default ``docs``;
+            :data:`DOCS_DIR` when there is no mkdocs.yml).
+        site_dir: built HTML folder, relative to the project root (mkdocs default ``site``).
+        use_directory_urls: mkdocs' setting (default True): ``x.md`` is served at ``x/``, else
+            at ``x.html``.
+    """
+
+    site_url: str = DEFAULT_SITE_URL
+    docs_dir: str = DOCS_DIR
+    site_dir: str = "site"
+    use_directory_urls: bool = True
+
+
+def _load(root: Path):
+    p = Path(root) / "mkdocs.yml"
+    if not p.is_file():
+        return None
+    try:
+        return _yaml().load(p.read_text(encoding="utf-8"))
+    except Exception as e:
+        raise RulegenError(f"mkdocs.yml: not valid YAML: {str(e).splitlines()[0]}") from None
+
+
+def settings(root) -> SiteSettings:
+    """The :class:`SiteSettings` of ``root/mkdocs.yml`` (defaults when it does not exist).
+
+    Raises:
+        RulegenError: mkdocs.yml exists but is not valid YAML.
+    """
+    doc = _load(root)
+    if not isinstance(doc, dict):
+        return SiteSettings()
+    url = doc.get("site_url")
+    return SiteSettings(
+        site_url=(str(url).rstrip("/") + "/") if url else DEFAULT_SITE_URL,
+        docs_dir=str(doc.get("docs_dir") or "docs").strip("/"),
+        site_dir=str(doc.get("site_dir") or "site").strip("/"),
+        use_directory_urls=bool(doc.get("use_directory_urls", True)),
+    )
+
+
 def site_url(root) -> str:
     """``site_url`` of ``root/mkdocs.yml`` (with a trailing ``/``), or the default.
 
     Raises:
         RulegenError: mkdocs.yml exists but is not valid YAML.
     """
-    p = root / "mkdocs.yml"
-    if not p.is_file():
-        return DEFAULT_SITE_URL
-    try:
-        doc = _yaml().load(p.read_text(encoding="utf-8"))
-    except Exception as e:
-        raise RulegenError(f"mkdocs.yml: not valid YAML: {str(e).splitlines()[0]}") from None
-    url = doc.get("site_url") if isinstance(doc, dict) else None
-    if not url:
-        return DEFAULT_SITE_URL
-    return str(url).rstrip("/") + "/"
+    return settings(root).site_url
 
 
-def render_mkdocs(specs: list[Spec], existing: str | None) -> str | None:
-    """``mkdocs.yml`` with ``nav`` set from the specs, or None when there is no mkdocs.yml."""
+def guide_pages(root) -> list[tuple[str, str]]:
+    """Hand-written guide pages: ``(title, path relative to the docs folder)`` for every
+    ``runbooks/guides/*.md`` under ``root``, sorted by path. The title is the page's first
+    level-1 heading (attr_list ``{ ... }`` removed), else the file name without ``.md``."""
+    gdir = Path(root) / DOCS_DIR / GUIDES_DIR
+    out = []
+    if gdir.is_dir():
+        for p in sorted(gdir.glob("*.md")):
+            try:
+                text = p.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                text = ""
+            m = _H1.search(text)
+            title = m.group(1).strip() if m else p.stem
+            out.append((title, f"{GUIDES_DIR}/{p.name}"))
+    return out
+
+
+def _existing_guides(doc) -> CommentedSeq | None:
+    nav = doc.get("nav")
+    if isinstance(nav, list):
+        for item in nav:
+            if isinstance(item, dict) and "Guides" in item:
+                return item["Guides"]
+    return None
+
+
+def render_mkdocs(specs: list[Spec], existing: str | None, root=None) -> str | None:
+    """``mkdocs.yml`` with ``nav`` set from the specs (see the module docstring), or None when
+    there is no mkdocs.yml. ``root`` (the project root) is where guide pages are looked for;
+    without it the ``Guides`` section of the existing nav is kept as it is.
+
+    Raises:
+        RulegenError: mkdocs.yml is not a mapping.
+    """
     if existing is None:
         return None
     y = _yaml()
@@ -63,6 +150,14 @@ def render_mkdocs(specs: list[Spec], existing: str | None) -> str | None:
     for s in sorted(specs, key=lambda s: s.app):
         apps.append(CommentedMap([(s.title, page_path(s.app))]))
     nav.append(CommentedMap([("Apps", apps)]))
+    if root is not None:
+        guides = CommentedSeq()
+        for title, path in guide_pages(root):
+            guides.append(CommentedMap([(title, path)]))
+    else:
+        guides = _existing_guides(doc)
+    if guides:
+        nav.append(CommentedMap([("Guides", guides)]))
     doc["nav"] = nav
     out = io.StringIO()
     y.dump(doc, out)

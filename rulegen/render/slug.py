@@ -1,20 +1,29 @@
 """Heading anchors, made by the same function the runbook site's Markdown uses.
 
 mkdocs builds heading ids with Python-Markdown's ``toc`` extension; its default ``slugify``
-(``markdown.extensions.toc.slugify``, separator ``-``) is called here, so an alert's
-``runbook_url`` fragment and its heading id cannot disagree: ``LlamaSwapDown`` ->
-``llamaswapdown``, ``KubePod CrashLooping!`` -> ``kubepod-crashlooping``.
+(``markdown.extensions.toc.slugify``, separator ``-``) is called here. Every alert heading on a
+page carries this id explicitly (``## Name { #id }``, attr_list), and the Helm template, the
+promtool tests and the link check build ``runbook_url`` fragments from the same function, so
+the fragment and the heading id cannot disagree, whatever ``toc`` options a team sets:
+``LlamaSwapDown`` -> ``llamaswapdown``, ``KubePod CrashLooping!`` -> ``kubepod-crashlooping``.
 """
 
 from __future__ import annotations
+
+import hashlib
 
 from markdown.extensions.toc import slugify
 
 
 def anchor(name: str) -> str:
-    """Heading id for an alert or section name (lower case, ``-`` separated, ASCII)."""
+    """Heading id for an alert or section name: lower case ASCII word characters and ``-``
+    (Python-Markdown's ``slugify(name, "-")``). A name with no ASCII letter or digit at all
+    (``"!!!"``, ``"日本"``) slugs to nothing; it gets ``alert-<8 hex of its SHA-1>`` so two
+    such names still get different, stable ids."""
     s = slugify(name, "-")
-    return s or "alert"
+    if s:
+        return s
+    return "alert-" + hashlib.sha1(name.encode("utf-8")).hexdigest()[:8]
 
 
 def page_path(app: str) -> str:

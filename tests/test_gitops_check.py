@@ -1,0 +1,257 @@
+"""``rulegen check`` and the ownership rules of ``rulegen build``, on a copy of the bundled project."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import rulegen.gitops
+from rulegen.cli import main
+from rulegen.findings import Finding, Severity
+from rulegen.gitops import ownership, write
+from rulegen.gitops.check import unified_diff
+
+TEMPLATE = "charts/llama-swap/templates/prometheusrule.yaml"
+PAGE = "runbooks/llama-swap.md"
+GENERATED = [TEMPLATE, "charts/llama-swap/values.yaml", "charts/llama-swap/values.schema.json",
+             "charts/llama-swap/tests/llama-swap.test.yaml", "mkdocs.yml", "runbooks/alerts.md",
+             "runbooks/index.md", PAGE]
+
+
+@pytest.fixture
+def project(project, capsys):
+    """The bundled project, freshly built, so these tests do not depend on whether the
+    checkout's generated files are current (``make test`` checks that with ``rulegen check``)."""
+    assert main(["-C", str(project), "build", "--force"]) == 0
+    capsys.readouterr()
+    return project
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def snapshot(root: Path) -> dict:
+    """Every file under root: relative path -> (bytes, mtime_ns)."""
+    return {p.relative_to(root).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns)
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def edit_spec_for(project: Path, old: str = "for: 5m", new: str = "for: 7m") -> None:
+    spec = project / "rules/llama-swap.yaml"
+    text = spec.read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    spec.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def hand_edit_template(project: Path) -> tuple[str, str]:
+    p = project / TEMPLATE
+    before = p.read_text(encoding="utf-8")
+    after = before.replace('summary: "llama-swap has no available replica."',
+                           'summary: "llama-swap is down."')
+    assert after != before
+    p.write_text(after, encoding="utf-8")
+    return before, after
+
+
+def test_clean_project_passes(project, capsys):
+    code, out, err = run(capsys, "-C", str(project), "check")
+    assert (code, out, err) == (0, "check: 8 generated file(s) up to date\n", "")
+
+
+def test_spec_edited_without_rebuild_is_drift_with_a_diff_then_build_fixes_it(project, capsys):
+    edit_spec_for(project)
+    code, out, _ = run(capsys, "-C", str(project), "check")
+    assert code == 1
+    lines = out.splitlines()
+    assert f"--- a/{TEMPLATE}" in lines and f"+++ b/{TEMPLATE}" in lines
+    assert '-          for: {{ $o.for | default "5m" | quote }}' in lines
+    assert '+          for: {{ $o.for | default "7m" | quote }}' in lines
+    # a spec edit is not a hand edit of the generated file
+    assert not any(line.startswith("hand-edited:") for line in lines)
+    assert lines[-1].startswith("check: ") and " file(s) differ, 0 stale, 0 edited by hand, 0 leftover" in lines[-1]
+
+    assert run(capsys, "-C", str(project), "build")[0] == 0
+    assert run(capsys, "-C", str(project), "check")[:2] == (0, "check: 8 generated file(s) up to date\n")
+
+
+def test_check_writes_nothing(project, capsys):
+    edit_spec_for(project)
+    before = snapshot(project)
+    assert run(capsys, "-C", str(project), "check")[0] == 1
+    assert snapshot(project) == before
+
+
+def test_hand_edited_file_fails_check_naming_it(project, capsys):
+    _, after = hand_edit_template(project)
+    code, out, _ = run(capsys, "-C", str(project), "check")
+    assert code == 1
+    assert (f"hand-edited: {TEMPLATE}: changed by hand since rulegen generated it; move the change "
+            "into the spec (or a runbook notes slot) and run `rulegen build`, or run "
+            "`rulegen build --force` to discard it") in out.splitlines()
+    assert '-            summary: "llama-swap is down."' in out.splitlines()
+    assert '+            summary: "llama-swap has no available replica."' in out.splitlines()
+
+
+def test_build_refuses_hand_edited_file_and_writes_nothing_at_all(project, capsys):
+    hand_edit_template(project)
+    edit_spec_for(project)  # other outputs would change too: none of them may be written
+    before = snapshot(project)
+    code, out, err = run(capsys, "-C", str(project), "build")
+    assert code == 1
+    assert out == ""
+    assert (f"rulegen: {TEMPLATE}: edited by hand since rulegen generated it; refusing to overwrite. "
+            "Move the change into the spec (or a notes slot) and rerun, or rerun with --force to "
+            "discard it") in err.splitlines()
+    assert err.splitlines()[-1] == "rulegen: nothing was written"
+    assert snapshot(project) == before
+
+
+def test_build_force_overwrites_hand_edit(project, capsys):
+    original, _ = hand_edit_template(project)
+    code, out, _ = run(capsys, "-C", str(project), "build", "--force")
+    assert code == 0
+    assert f"wrote {TEMPLATE}" in out.splitlines()
+    assert (project / TEMPLATE).read_text(encoding="utf-8") == original
+    assert run(capsys, "-C", str(project), "check")[0] == 0
+
+
+def test_team_notes_in_runbook_page_are_not_drift(project, capsys):
+    page = project / PAGE
+    text = page.read_text(encoding="utf-8")
+    slot = "<!-- notes:LlamaSwapDown -->\n"
+    assert slot in text
+    page.write_text(text.replace(slot, slot + "Seen 2024-05-01: MinIO was down.\n"), encoding="utf-8")
+    assert run(capsys, "-C", str(project), "check")[:2] == (0, "check: 8 generated file(s) up to date\n")
+
+
+def _stale_page(project: Path) -> Path:
+    text = "\n".join([ownership.comment("markdown", ownership.notice("rules/gone.yaml")),
+                      ownership.checksum_line("markdown"), "# gone", ""])
+    p = project / "runbooks/gone.md"
+    p.write_text(ownership.seal(text), encoding="utf-8")
+    return p
+
+
+def test_stale_generated_file_is_reported_and_removed_by_build(project, capsys):
+    stale = _stale_page(project)
+    code, out, _ = run(capsys, "-C", str(project), "check")
+    assert code == 1
+    assert out.splitlines() == [
+        "stale: runbooks/gone.md: generated from rules/gone.yaml, which no longer produces it; "
+        "`rulegen build` removes it",
+        "check: 0 file(s) differ, 1 stale, 0 edited by hand, 0 leftover temp file(s); "
+        "run `rulegen build` and commit the result",
+    ]
+    code, out, _ = run(capsys, "-C", str(project), "build")
+    assert code == 0 and "removed runbooks/gone.md" in out.splitlines()
+    assert not stale.exists()
+
+
+def test_partial_check_and_build_leave_other_specs_files_alone(project, capsys):
+    """Regression: ``build rules/x.yaml`` took every other app's files for stale and removed
+    them, and rewrote the home page and the alert index with that app only."""
+    stale = _stale_page(project)
+    before = snapshot(project)
+    code, out, _ = run(capsys, "-C", str(project), "check", "rules/llama-swap.yaml")
+    assert (code, out) == (0, "check: 5 generated file(s) up to date\n")
+    code, out, _ = run(capsys, "-C", str(project), "build", "rules/llama-swap.yaml")
+    assert (code, out) == (0, "1 spec(s): 0 file(s) written, 5 unchanged\n")
+    assert stale.exists()
+    assert snapshot(project) == before
+
+
+def test_validation_error_fails_without_drift_check(project, capsys):
+    edit_spec_for(project, "for: 5m", "for: 1.5m")
+    code, out, _ = run(capsys, "-C", str(project), "check")
+    assert code == 1
+    assert out.splitlines()[-1] == ("check: validation failed; fix the errors above, then run "
+                                    "`rulegen build` (drift was not checked)")
+    assert "rules/llama-swap.yaml:48:" in out and "--- a/" not in out
+
+
+def test_no_rules_folder_is_usage_error(tmp_path, capsys, monkeypatch):
+    # run from inside the empty folder: load_project falls back to a cwd-relative "rules"
+    # (reported to the owner of pipeline.py), which would find the repo's own rules/ otherwise
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "-C", str(tmp_path), "check")
+    assert (code, out) == (2, "")
+    assert err.startswith("rulegen: no rules/ folder here")
+
+
+def _dead_pid() -> int:
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def test_leftover_temp_file_is_reported_and_build_removes_it(project, capsys):
+    name = f".prometheusrule.yaml.{_dead_pid()}.abc123.rulegen-tmp"
+    tmp = project / "charts/llama-swap/templates" / name
+    tmp.write_text("apiVersion: v1\nkind: Trunc", encoding="utf-8")
+    code, out, _ = run(capsys, "-C", str(project), "check")
+    assert code == 1
+    assert (f"leftover: charts/llama-swap/templates/{name}: temp file of an interrupted build; "
+            "`rulegen build` removes it") in out.splitlines()
+    code, out, _ = run(capsys, "-C", str(project), "build")
+    assert code == 0
+    assert out.splitlines() == [f"removed leftover charts/llama-swap/templates/{name}",
+                                "1 spec(s): 0 file(s) written, 8 unchanged"]
+    assert not tmp.exists()
+
+
+def test_temp_file_of_a_live_build_is_kept(project):
+    live = project / "runbooks" / f".index.md.{__import__('os').getpid()}.xyz.rulegen-tmp"
+    live.write_text("half", encoding="utf-8")
+    assert write.clean_temp_files(project) == []
+    assert live.exists()
+
+
+def test_link_findings_are_reported_when_the_links_module_exists(project, capsys, monkeypatch):
+    calls = []
+
+    def check_links(outputs, specs, root):
+        calls.append((sorted(o.path for o in outputs), [s.app for s in specs], root))
+        return [Finding(PAGE, 3, 1, "RG799", Severity.ERROR, "broken link to #nowhere")]
+
+    fake = types.ModuleType("rulegen.gitops.links")
+    fake.__spec__ = importlib.machinery.ModuleSpec("rulegen.gitops.links", None)
+    fake.check_links = check_links
+    monkeypatch.setitem(sys.modules, "rulegen.gitops.links", fake)
+    monkeypatch.setattr(rulegen.gitops, "links", fake, raising=False)
+    code, out, _ = run(capsys, "-C", str(project), "check")
+    assert code == 1
+    assert out.splitlines() == [f"{PAGE}:3:1: error RG799 broken link to #nowhere",
+                                "1 error(s), 0 warning(s)",
+                                "check: 8 generated file(s) up to date"]
+    assert calls == [(sorted(GENERATED), ["llama-swap"], project)]
+
+
+def test_unified_diff_format():
+    assert unified_diff("x.yaml", "a\nb\n", "a\nc\n") == (
+        "--- a/x.yaml\n+++ b/x.yaml\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n")
+    assert unified_diff("x.yaml", None, "a\n") == "--- /dev/null\n+++ b/x.yaml\n@@ -0,0 +1 @@\n+a\n"
+    assert unified_diff("x.yaml", "a", "a\n") == (
+        "--- a/x.yaml\n+++ b/x.yaml\n@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+a\n")
+    assert unified_diff("x.yaml", "same", "same") == ""
+
+
+def test_source_of_reads_the_notice():
+    assert ownership.source_of("# Code generated by rulegen from rules/a.b.yaml. DO NOT EDIT.\n") == "rules/a.b.yaml"
+    assert ownership.source_of("# hand written\n") is None
+
+
+@pytest.mark.parametrize("path", GENERATED[:1] + GENERATED[3:4] + GENERATED[5:])
+def test_every_owned_output_starts_with_the_notice_and_a_valid_checksum(project, path):
+    text = (project / path).read_text(encoding="utf-8")
+    first, second = text.splitlines()[:2]
+    assert "Code generated by rulegen from rules/" in first and first.rstrip(" -*/}>").endswith("DO NOT EDIT.")
+    assert "rulegen-checksum: sha256:" in second
+    assert ownership.is_generated(text) and not ownership.hand_edited(text)

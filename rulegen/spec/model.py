@@ -68,6 +68,7 @@ class Rule:
         expr: PromQL expression text, unchanged.
         for_: ``for`` duration string or None; ``keep_firing_for`` likewise.
         labels: the rule's own labels (severity and component included for alerts).
+        component: the ``component`` label; None when the spec says ``component: false``.
         annotations: summary, description and other annotations (runbook_url is added at render).
         runbook: the alert's runbook content, as written.
         tests: promtool tests declared next to the rule.
@@ -143,6 +144,11 @@ class Spec:
         return [r for _, r in self.rules() if r.is_alert]
 
 
+def _component(value) -> str | None:
+    """The ``component`` label value of an alert: ``false`` (or an empty string) means none."""
+    return value if isinstance(value, str) and value else None
+
+
 def build_spec(lf: LoadedFile) -> Spec:
     """Turn schema-valid data into a :class:`Spec`. The data must have passed the schema."""
     d = lf.data
@@ -156,6 +162,9 @@ def build_spec(lf: LoadedFile) -> Spec:
         gates=tuple(c.get("gates", DEFAULT_GATES)),
         values_key=c.get("values_key", DEFAULT_VALUES_KEY),
     )
+    # ``component``: a string names the label; ``false`` (spec- or alert-level) means no
+    # component label, which ``rulegen import`` writes so rendered rules equal the originals.
+    default_component = d.get("component", app)
     groups = []
     for gi, g in enumerate(d["groups"]):
         gp = ("groups", gi)
@@ -177,7 +186,7 @@ def build_spec(lf: LoadedFile) -> Spec:
                 for_=r.get("for"),
                 keep_firing_for=r.get("keep_firing_for"),
                 severity=r.get("severity"),
-                component=r.get("component", app) if kind == "alert" else None,
+                component=_component(r.get("component", default_component)) if kind == "alert" else None,
                 labels=dict(r.get("labels") or {}),
                 annotations=annotations,
                 runbook=r.get("runbook") or {},

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Config, load_config
-from .findings import Finding, has_errors
+from .findings import Finding, RulegenError, has_errors
 from .render import Output, plan
 from .spec import Spec, load_paths
 from .validate import Context, validate
@@ -38,9 +38,10 @@ def load_project(root: Path, paths: list[str] | None = None) -> Loaded:
         RulegenError: no spec found, or the project config is invalid.
     """
     config = load_config(root)
+    if not paths and not (root / DEFAULT_SPEC_DIR).is_dir():
+        raise RulegenError("no rules/ folder here: run rulegen from the project root, "
+                           "or name the spec files or folders to use")
     targets = [Path(p) if Path(p).is_absolute() else root / p for p in (paths or [DEFAULT_SPEC_DIR])]
-    if not paths and not (root / DEFAULT_SPEC_DIR).exists():
-        targets = [Path(DEFAULT_SPEC_DIR)]  # find_spec_files names the missing folder
     files = load_paths(targets, root)
     result = validate(files, Context(config=config, root=root))
     return Loaded(root=root, config=config, specs=result.specs, findings=result.findings)

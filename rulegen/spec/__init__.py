@@ -31,9 +31,6 @@ def find_spec_files(paths: list[Path]) -> list[Path]:
         elif p.is_file():
             found.append(p)
         else:
-            if str(p) == "rules":
-                raise RulegenError("no rules/ folder here: run rulegen from the project root, "
-                                   "or name the spec files or folders to use")
             raise RulegenError(f"{p}: no such file or folder")
     if not found:
         raise RulegenError(f"no spec files (*.yaml) found in {', '.join(str(p) for p in paths)}; "

@@ -1,0 +1,167 @@
+"""End to end on the bundled llama-swap spec: build, helm template, promtool tests (issue 2)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+import yaml
+
+from rulegen.cli import main
+from rulegen.render.plain import rule_groups
+from rulegen.render.site import site_url
+from rulegen.spec import build_spec, load_file
+
+from conftest import REPO, SHARED
+
+
+def tree(root):
+    """{relative path: bytes} of every file under root except .rulegen/ work files."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".rulegen" not in p.parts}
+
+
+def test_build_writes_the_three_outputs_and_is_idempotent(project, capsys):
+    for p in ("charts/llama-swap/templates/prometheusrule.yaml", "runbooks/llama-swap.md",
+              "charts/llama-swap/tests/llama-swap.test.yaml"):
+        (project / p).unlink()
+    assert main(["-C", str(project), "build"]) == 0
+    for p in ("charts/llama-swap/templates/prometheusrule.yaml", "runbooks/llama-swap.md",
+              "charts/llama-swap/tests/llama-swap.test.yaml"):
+        assert (project / p).is_file(), p
+    before = tree(project)
+    capsys.readouterr()
+    assert main(["-C", str(project), "build"]) == 0
+    assert "0 file(s) written" in capsys.readouterr().out
+    assert tree(project) == before
+
+
+def _render(helm_bin, chart, *sets):
+    args = [str(helm_bin), "template", "r", str(chart)]
+    for s in sets:
+        args += ["--set", s]
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+def test_helm_template_gives_the_spec_rules(helm_bin):
+    chart = REPO / "charts/llama-swap"
+    docs = _render(helm_bin, chart, "enabled=true", "monitoring.enabled=true")
+    prs = [d for d in docs if d["kind"] == "PrometheusRule"]
+    assert len(prs) == 1
+    pr = prs[0]
+    assert pr["apiVersion"] == "monitoring.coreos.com/v1"
+    assert pr["metadata"]["name"] == "llama-swap" and pr["metadata"]["namespace"] == "ai"
+    spec = build_spec(load_file(REPO / "rules/llama-swap.yaml", "rules/llama-swap.yaml"))
+    assert pr["spec"]["groups"] == rule_groups(spec, site_url(REPO))
+    down = pr["spec"]["groups"][0]["rules"][0]
+    assert down["alert"] == "LlamaSwapDown"
+    assert down["expr"] == 'kube_deployment_status_replicas_available{namespace="ai", deployment="llama-swap"} == 0'
+    assert down["for"] == "5m"
+    assert down["labels"] == {"severity": "critical", "component": "llama-swap"}
+    assert "{{ $labels.namespace }}/{{ $labels.deployment }}" in down["annotations"]["description"]
+    assert down["annotations"]["runbook_url"] == "https://runbooks.example.com/llama-swap/#llamaswapdown"
+
+
+@pytest.mark.parametrize("sets", [("enabled=true", "monitoring.enabled=false"),
+                                  ("enabled=false", "monitoring.enabled=true")])
+def test_any_gate_off_renders_no_prometheusrule(helm_bin, sets):
+    docs = _render(helm_bin, REPO / "charts/llama-swap", *sets)
+    assert [d for d in docs if d["kind"] == "PrometheusRule"] == []
+
+
+def test_rulegen_test_runs_promtool_for_real(project, helm_bin, promtool_bin, capsys):
+    assert main(["-C", str(project), "test"]) == 0
+    out = capsys.readouterr().out
+    assert "promtool test rules: 6 test group(s) in 1 file(s), 6 passed, 0 failed" in out
+    assert out.rstrip().splitlines()[-1] == "6 passed, 0 failed"
+    assert "coverage: 2/2 rules (100%)" in out
+
+
+def test_broken_expression_fails_build_with_position_and_writes_nothing(project, capsys):
+    spec = project / "rules/llama-swap.yaml"
+    text = spec.read_text()
+    spec.write_text(text.replace('deployment="llama-swap"} == 0\n', 'deployment="llama-swap"} == \n', 1))
+    before = tree(project)
+    assert main(["-C", str(project), "build"]) == 1
+    err = capsys.readouterr().err
+    line = next(i for i, l in enumerate(text.splitlines(), 1) if l.strip().startswith("expr: kube_deployment"))
+    assert f"rules/llama-swap.yaml:{line}:15: error RG301 [LlamaSwapDown] expr does not parse as PromQL" in err
+    assert "nothing was written" in err
+    assert tree(project) == before
+
+
+def test_missing_rules_folder_is_one_sentence(tmp_path, capsys):
+    assert main(["-C", str(tmp_path), "build"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == ("rulegen: no rules/ folder here: run rulegen from the project root, or name "
+                           "the spec files or folders to use")
+
+
+def test_empty_spec_is_one_sentence(tmp_path, capsys):
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules/x.yaml").write_text("# nothing yet\n")
+    assert main(["-C", str(tmp_path), "validate"]) == 1
+    out = capsys.readouterr().out
+    assert "rules/x.yaml:1:1: error RG107 the spec is empty; start it with `app: <name>` and a `groups:` list" in out
+    assert "Traceback" not in out
+
+
+def test_breaking_an_expression_fails_rulegen_test_naming_the_spec_line(project, helm_bin, promtool_bin, capsys):
+    spec = project / "rules/llama-swap.yaml"
+    text = spec.read_text()
+    spec.write_text(text.replace('deployment="llama-swap"} == 0\n', 'deployment="llama-swap"} == 1\n', 1))
+    assert main(["-C", str(project), "test", "--alert", "LlamaSwapDown"]) == 1
+    out = capsys.readouterr().out
+    lines = text.splitlines()
+    first_fire = next(i for i, l in enumerate(lines, 1) if l.strip() == "- eval_time: 5m")
+    assert f"rules/llama-swap.yaml:{first_fire}: FAIL [LlamaSwapDown] fires after 5m of zero available replicas, not before" in out
+    assert out.rstrip().splitlines()[-1] == "0 passed, 3 failed"
+    assert "-  severity=\"critical\"" in out  # expected alert shown as a diff against got
+
+
+def test_gate_disabled_in_values_renders_no_rules(project, helm_bin):
+    values = project / "charts/llama-swap/values.yaml"
+    values.write_text(values.read_text().replace("monitoring:\n  # ServiceMonitor and PrometheusRule need the Prometheus Operator CRDs.\n  enabled: true",
+                                                 "monitoring:\n  # ServiceMonitor and PrometheusRule need the Prometheus Operator CRDs.\n  enabled: false"))
+    docs = _render(helm_bin, project / "charts/llama-swap")
+    assert [d["kind"] for d in docs] == []
+
+
+def test_subset_junit_and_min_coverage(project, helm_bin, promtool_bin, capsys, tmp_path):
+    junit = tmp_path / "out/junit.xml"
+    assert main(["-C", str(project), "test", "--alert", "LlamaSwapNoMetrics", "--junit", str(junit)]) == 0
+    out = capsys.readouterr().out
+    assert "3 passed, 0 failed" in out
+    xml = junit.read_text()
+    assert xml.count("<testcase ") == 3 and 'file="rules/llama-swap.yaml"' in xml
+    assert main(["-C", str(project), "test", "--run", "does not fire", "--min-coverage", "100"]) == 1
+    out = capsys.readouterr().out
+    assert "coverage: 0/2 rules (0%)" in out and "needs a firing case" in out
+    assert main(["-C", str(project), "test", "--app", "nope"]) == 2
+
+
+def _norm(s: str) -> str:
+    s = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", s)  # [text](link) -> text
+    s = s.replace("`", "").replace("**", "").replace("\\", "").replace("|", " ")
+    return re.sub(r"\s+", " ", s).strip()
+
+
+def test_runbook_page_holds_every_fact_of_the_seed():
+    """Every sentence and command of the seed's llama-swap page is on the generated page."""
+    seed = (SHARED / "seeds/004_7980ad406b71fa36.txt").read_text()
+    page = _norm((REPO / "runbooks/llama-swap.md").read_text())
+    body = seed.split("Context", 1)[1]
+    skip = {"Likely causes", "Resolution", "Diagnose (all read-only)", "PromQL:", "LlamaSwapDown", "LlamaSwapNoMetrics"}
+    missing = []
+    for raw in body.splitlines():
+        line = raw.strip().lstrip("•").strip()
+        line = re.sub(r"^\d+\.\s+", "", line)
+        if not line or line in skip or line.startswith(("Severity:", "Fires when:")):
+            continue
+        # the facts table: "Deployment / Service / PVC llama-swap / ..." -> name and value cells
+        for part in re.split(r"\s{2,}|\t", line):
+            if _norm(part) not in page:
+                missing.append(part)
+    assert missing == []

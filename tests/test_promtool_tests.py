@@ -1,0 +1,121 @@
+"""promtool test files from specs (issue 6): completion of expectations, warnings, notation."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import yaml
+
+from rulegen.render.promtool_tests import NotExpandable, expand, render_test_file
+from rulegen.spec import load_text
+from rulegen.validate import validate
+from rulegen.validate.checks.tests import ValuesError, expand_values
+
+
+@pytest.mark.parametrize("template,labels,want", [
+    ("{{ $labels.pod }} down", {"pod": "p-1"}, "p-1 down"),
+    ("{{$labels.pod}}", {"pod": "x"}, "x"),
+    ("{{ .Labels.pod }}", {"pod": "x"}, "x"),
+    ('{{ index $labels "pod" }}', {"pod": "x"}, "x"),
+    ("{{ $labels.missing }}", {}, "<no value>"),
+    ("a  {{- $labels.x -}}  b", {"x": "X"}, "aXb"),
+    ("{{/* note */}}plain", {}, "plain"),
+    ("no template", {}, "no template"),
+    ("{{ $externalURL }}/x", {}, "http://e/x"),
+])
+def test_expand_simple_templates(template, labels, want):
+    assert expand(template, labels, {}, "http://e") == want
+
+
+@pytest.mark.parametrize("template", ["{{ $value }}", "{{ humanize $value }}", "{{ if $labels.x }}y{{ end }}",
+                                      "{{ $labels.x | toUpper }}"])
+def test_expand_refuses_what_it_cannot_evaluate(template):
+    with pytest.raises(NotExpandable):
+        expand(template, {"x": "1"})
+
+
+def test_expand_values_counts_steps():
+    assert expand_values("0x3") == ["n"] * 4
+    assert expand_values("1+1x2 _ stale") == ["n", "n", "n", "_", "stale"]
+    assert expand_values("_x2 1 -2.5e3 Inf NaN") == ["_", "_", "n", "n", "n", "n"]
+    assert expand_values("{{schema:0 sum:1 count:1}}x2") == ["n"] * 3
+    with pytest.raises(ValuesError):
+        expand_values("1,2,3")
+
+
+SPEC = textwrap.dedent("""\
+    app: demo
+    groups:
+      - name: demo
+        rules:
+          - alert: DemoDown
+            expr: up{job="demo"} == 0
+            for: 5m
+            severity: critical
+            labels: {team: core}
+            summary: Demo {{ $labels.instance }} is down.
+            description: up is {{ $value }} on {{ $labels.instance }}.
+            tests:
+              - name: fires
+                interval: 1m
+                input_series:
+                  - series: up{job="demo", instance="a:1"}
+                    values: "0x10"
+                alert_rule_test:
+                  - eval_time: 6m
+                    exp_alerts:
+                      - exp_labels: {job: demo, instance: "a:1"}
+                        exp_annotations: {description: up is 0 on a:1.}
+    """)
+
+
+def _spec(text):
+    res = validate([load_text(text, "rules/demo.yaml")])
+    return res
+
+
+def test_expected_alerts_are_completed_exactly():
+    res = _spec(SPEC)
+    assert [f.code for f in res.findings] == []
+    text = render_test_file(res.specs[0], "https://rb.example/", ["# header"])
+    doc = yaml.safe_load(text)
+    assert doc["rule_files"] == ["rules.yaml"]
+    assert doc["evaluation_interval"] == "1m"
+    t = doc["tests"][0]
+    assert t["name"] == "DemoDown: fires"
+    art = t["alert_rule_test"][0]
+    assert art["alertname"] == "DemoDown"
+    assert art["exp_alerts"] == [{
+        "exp_labels": {"component": "demo", "instance": "a:1", "job": "demo", "severity": "critical", "team": "core"},
+        "exp_annotations": {"description": "up is 0 on a:1.",
+                            "runbook_url": "https://rb.example/demo/#demodown",
+                            "summary": "Demo a:1 is down."},
+    }]
+
+
+def test_annotation_with_value_must_be_written_out_rg601():
+    res = _spec(SPEC.replace("                    exp_annotations: {description: up is 0 on a:1.}\n", ""))
+    f = [x for x in res.findings if x.code == "RG601"]
+    assert len(f) == 1
+    assert (f[0].line, f[0].col, f[0].rule) == (21, 21, "DemoDown")
+    assert "`description`" in f[0].message and "exp_annotations" in f[0].message
+
+
+@pytest.mark.parametrize("old,new,code,line", [
+    ("interval: 1m", "interval: 10m", "RG602", 14),
+    ("eval_time: 6m", "eval_time: 30m", "RG603", 19),
+    ('values: "0x10"', 'values: "0x5 _x10"', "RG605", 17),
+    ('values: "0x10"', 'values: "0,1"', "RG607", 17),
+    ('expr: up{job="demo"} == 0', 'expr: rate(up{job="demo"}[1m]) == 0', "RG604", 14),
+])
+def test_test_warnings(old, new, code, line):
+    res = _spec(SPEC.replace(old, new))
+    got = [(f.code, f.line) for f in res.findings if f.code.startswith("RG6")]
+    assert got == [(code, line)]
+
+
+def test_test_without_assertion_rg606():
+    text = SPEC.split("            alert_rule_test:")[0]
+    res = _spec(text)
+    assert [(f.code, f.line, f.col) for f in res.findings] == [("RG606", 13, 13)]

@@ -30,11 +30,17 @@ from ..spec import Spec
 from ..spec.durations import canonical
 from . import jinja
 from .slug import anchor, page_url
-from .yamltext import go_string, helm_literal, yaml_string
+from .yamltext import double_quoted, go_string, helm_literal, yaml_string
 
 _DEFINE = re.compile(r'\{\{-?\s*define\s+"([^"]+)"')
 
-RULE_INDENT = 12  # column of an expr block literal's lines inside the template
+# Columns at which keys sit in templates/prometheusrule.yaml.j2; a multi-line value written as
+# a block literal must be indented deeper than its key (YAML 1.2, 8.1.1.1), so each place
+# passes its own key column to _scalar.
+META_KEY_COL = 2      # metadata.name, metadata.namespace
+GROUP_KEY_COL = 6     # spec.groups[].name, interval, query_offset
+RULE_KEY_COL = 10     # alert/record, expr, for
+MAP_KEY_COL = 12      # keys inside a rule's labels and annotations
 
 
 def chart_helpers(chart_dir: Path) -> set[str]:
@@ -61,8 +67,21 @@ def chart_name(chart_dir: Path, default: str) -> str:
     return default
 
 
-def _scalar(s: str, indent: int = RULE_INDENT) -> str:
-    return helm_literal(yaml_string(s, indent))
+def _scalar(s: str, key_col: int) -> str:
+    """``s`` as a Helm-escaped YAML scalar for a key at column ``key_col``."""
+    return helm_literal(yaml_string(s, key_col + 2))
+
+
+def _key(name: str) -> str:
+    """A mapping key (label or annotation name) that YAML 1.1 and 1.2 both read as this string:
+    always double-quoted, since names such as ``on``, ``yes``, ``true`` or ``null`` are valid
+    Prometheus label names but YAML words."""
+    return helm_literal(double_quoted(name))
+
+
+def _entry(name: str, value: str) -> tuple[str, str, str]:
+    """(Go string of the name for ``hasKey``, YAML key, YAML value) of one label or annotation."""
+    return go_string(name), _key(name), _scalar(value, MAP_KEY_COL)
 
 
 def render_template(spec: Spec, root: Path, site_url: str, header: str, checksum: str) -> str:
@@ -75,13 +94,13 @@ def render_template(spec: Spec, root: Path, site_url: str, header: str, checksum
     fullname = f"{cname}.fullname"
     labels_helper = f"{cname}.labels"
     if spec.chart.name:
-        metadata_name = _scalar(spec.chart.name)
+        metadata_name = _scalar(spec.chart.name, META_KEY_COL)
     elif fullname in helpers:
         metadata_name = "{{ include %s . }}" % go_string(fullname)
     else:
-        metadata_name = _scalar(spec.app)
+        metadata_name = _scalar(spec.app, META_KEY_COL)
     if spec.chart.namespace:
-        metadata_namespace = _scalar(spec.chart.namespace)
+        metadata_namespace = _scalar(spec.chart.namespace, META_KEY_COL)
     else:
         metadata_namespace = "{{ .Release.Namespace | quote }}"
 
@@ -94,15 +113,15 @@ def render_template(spec: Spec, root: Path, site_url: str, header: str, checksum
             rules.append({
                 "var": f"r{n}",
                 "name_go": go_string(r.name),
-                "name_yaml": _scalar(r.name),
+                "name_yaml": _scalar(r.name, RULE_KEY_COL),
                 "is_alert": r.is_alert,
-                "expr": _scalar(r.expr),
+                "expr": _scalar(r.expr, RULE_KEY_COL),
                 "for_": go_string(canonical(r.for_)) if r.for_ else None,
                 "keep_firing_for": go_string(canonical(r.keep_firing_for)) if r.keep_firing_for else None,
-                "labels": [(k, _scalar(v)) for k, v in labels.items()],
-                "annotations": [(k, _scalar(v)) for k, v in sorted(r.annotations.items())
+                "labels": [_entry(k, v) for k, v in labels.items()],
+                "annotations": [_entry(k, v) for k, v in sorted(r.annotations.items())
                                 if k != "runbook_url"] + (
-                    [("runbook_url", _scalar(r.annotations["runbook_url"]))]
+                    [_entry("runbook_url", r.annotations["runbook_url"])]
                     if "runbook_url" in r.annotations else []),
                 "has_own_runbook_url": "runbook_url" in r.annotations,
                 "runbook_path": page_url(spec.app) + "#" + anchor(r.name),
@@ -110,10 +129,11 @@ def render_template(spec: Spec, root: Path, site_url: str, header: str, checksum
             n += 1
         groups.append({
             "var": f"g{gi}",
+            "cfg_var": f"g{gi}cfg",
             "name_go": go_string(g.name),
-            "name_yaml": _scalar(g.name),
-            "interval": _scalar(canonical(g.interval)) if g.interval else None,
-            "query_offset": _scalar(canonical(g.query_offset)) if g.query_offset else None,
+            "name_yaml": _scalar(g.name, GROUP_KEY_COL),
+            "interval": _scalar(canonical(g.interval), GROUP_KEY_COL) if g.interval else None,
+            "query_offset": _scalar(canonical(g.query_offset), GROUP_KEY_COL) if g.query_offset else None,
             "limit": g.limit,
             "rules": rules,
         })
@@ -126,13 +146,13 @@ def render_template(spec: Spec, root: Path, site_url: str, header: str, checksum
         "prometheusrule.yaml.j2",
         header=header,
         checksum=checksum,
-        values_key=spec.chart.values_key,
+        values_key_go=go_string(spec.chart.values_key),
         default_runbook_base=go_string(site_url.rstrip("/")),
         gates=[[go_string(p) for p in gate.split(".")] for gate in spec.chart.gates],
         groups=groups,
         metadata_name=metadata_name,
         metadata_namespace=metadata_namespace,
         labels_helper=go_string(labels_helper) if labels_helper in helpers else None,
-        app_quoted=_scalar(spec.app),
+        app_go=go_string(spec.app),
     )
     return text

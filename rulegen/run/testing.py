@@ -60,16 +60,42 @@ class TestCase:
 
 
 @dataclass
-class Coverage:
-    """Per-rule test coverage: firing and quiet cases for alerts, readers for recording rules."""
+class RuleCoverage:
+    """Coverage of one rule. ``boundary`` is None for rules without ``for``; otherwise True
+    when one passing test shows the alert quiet at an eval_time and firing at a later one
+    (both sides of the ``for`` boundary)."""
 
-    rows: list = field(default_factory=list)  # (app, rule, kind, fires, quiet, covered)
+    app: str
+    name: str
+    kind: str  # "alert" or "record"
+    fires: bool
+    quiet: bool
+    boundary: bool | None = None
+
+    @property
+    def covered(self) -> bool:
+        return self.fires and self.quiet and self.boundary is not False
+
+    def missing(self) -> str:
+        if self.kind == "record":
+            return "a promql_expr_test that reads it"
+        need = [x for x, ok in (("a firing case", self.fires), ("a non-firing case", self.quiet),
+                                ("a case on each side of the `for` boundary", self.boundary is not False))
+                if not ok]
+        return " and ".join(need)
+
+
+@dataclass
+class Coverage:
+    """Per-rule test coverage (see :class:`RuleCoverage`)."""
+
+    rows: list = field(default_factory=list)
 
     @property
     def percent(self) -> float:
         if not self.rows:
             return 100.0
-        return 100.0 * sum(1 for r in self.rows if r[5]) / len(self.rows)
+        return 100.0 * sum(1 for r in self.rows if r.covered) / len(self.rows)
 
 
 def select(cases: list[TestCase], apps: list[str], alerts: list[str], text: str | None) -> list[TestCase]:
@@ -195,34 +221,43 @@ def _alerts_lines(block: str) -> list[str]:
 
 
 def coverage(specs: list[Spec], cases: list[TestCase]) -> Coverage:
-    """Coverage from the passing cases (see module docstring)."""
+    """Coverage from the passing cases (see module docstring and :class:`RuleCoverage`)."""
     cov = Coverage()
-    fires: dict = {}
-    quiet: dict = {}
+    fires: set = set()
+    quiet: set = set()
+    boundary: set = set()
     read: set = set()
     for c in cases:
         if not c.passed:
             continue
         d = c.test.data
+        seen_quiet: dict = {}
         for a in d.get("alert_rule_test") or []:
-            name = a.get("alertname", c.rule.name)
+            key = (c.app, a.get("alertname", c.rule.name))
+            try:
+                at = parse_ms(a.get("eval_time", ""))
+            except DurationError:
+                continue
             if a.get("exp_alerts"):
-                fires[(c.app, name)] = True
+                fires.add(key)
+                if key in seen_quiet and seen_quiet[key] < at:
+                    boundary.add(key)
             else:
-                quiet[(c.app, name)] = True
+                quiet.add(key)
+                seen_quiet[key] = min(at, seen_quiet.get(key, at))
         for p in d.get("promql_expr_test") or []:
-            expr = p.get("expr", c.rule.name)
-            for n in _metric_names(expr):
+            for n in _metric_names(p.get("expr", c.rule.name)):
                 read.add((c.app, n))
     for spec in specs:
         for _, r in spec.rules():
+            key = (spec.app, r.name)
             if r.is_alert:
-                f = fires.get((spec.app, r.name), False)
-                q = quiet.get((spec.app, r.name), False)
-                cov.rows.append((spec.app, r.name, "alert", f, q, f and q))
+                has_for = bool(r.for_) and parse_ms(r.for_) > 0
+                cov.rows.append(RuleCoverage(spec.app, r.name, "alert", key in fires, key in quiet,
+                                             (key in boundary) if has_for else None))
             else:
-                ok = (spec.app, r.name) in read
-                cov.rows.append((spec.app, r.name, "record", ok, ok, ok))
+                ok = key in read
+                cov.rows.append(RuleCoverage(spec.app, r.name, "record", ok, ok))
     return cov
 
 
@@ -332,15 +367,13 @@ def run_tests(root: Path, args) -> int:
     print(f"promtool test rules: {len(cases)} test group(s) in {len(files)} file(s), "
           f"{len(cases) - len(failed)} passed, {len(failed)} failed", file=out)
     selected_rules = {(c.app, c.rule.name) for c in cases} if (args.alert or args.name) else None
-    rows = [r for r in cov.rows if r[0] in apps and (selected_rules is None or (r[0], r[1]) in selected_rules)]
-    cov.rows = rows
-    missing = [r for r in rows if not r[5]]
-    print(f"coverage: {sum(1 for r in rows if r[5])}/{len(rows)} rules ({cov.percent:.0f}%) have "
-          "a firing and a non-firing test (recording rules: a test that reads them)", file=out)
-    for app, name, kind, f, q, _ in missing:
-        need = "a test that reads it" if kind == "record" else " and ".join(
-            x for x, ok in (("a firing case", f), ("a non-firing case", q)) if not ok)
-        print(f"  uncovered: {app} {name}: needs {need}", file=out)
+    cov.rows = [r for r in cov.rows if r.app in apps and (selected_rules is None or (r.app, r.name) in selected_rules)]
+    print(f"coverage: {sum(1 for r in cov.rows if r.covered)}/{len(cov.rows)} rules ({cov.percent:.0f}%) "
+          "have a firing and a non-firing test, and both sides of `for` (recording rules: a test "
+          "that reads them)", file=out)
+    for r in cov.rows:
+        if not r.covered:
+            print(f"  uncovered: {r.app} {r.name}: needs {r.missing()}", file=out)
     if args.junit:
         write_junit(Path(args.junit), cases)
     print(f"{len(cases) - len(failed)} passed, {len(failed)} failed", file=out)

@@ -19,6 +19,7 @@ is RG104 and aliases that expand past :data:`MAX_NODES` values ("billion laughs"
 
 from __future__ import annotations
 
+import datetime
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,7 +54,8 @@ class LoadedFile:
         data: the plain data (a dict for a valid spec), or None when loading failed.
         positions: path -> (line, col) of each value, 1-based.
         key_positions: path -> (line, col) of each mapping key, 1-based.
-        plain: paths of string values written as plain (unquoted) YAML scalars.
+        plain: paths of string values written as plain (unquoted) YAML scalars, plain
+            timestamps included (their data is the text of the date).
         findings: loading problems (RG1xx).
     """
 
@@ -343,7 +345,7 @@ def _plain(node, path: tuple, lf: LoadedFile, counter: list, stack: set):
             except (KeyError, TypeError, AttributeError):
                 pass
             out[key] = _plain(v, sub, lf, counter, stack)
-            if isinstance(v, str) and not isinstance(v, ScalarString):
+            if _is_plain(v):
                 lf.plain.add(sub)
         return out
     if isinstance(node, CommentedSeq):
@@ -356,10 +358,18 @@ def _plain(node, path: tuple, lf: LoadedFile, counter: list, stack: set):
             except (KeyError, TypeError, AttributeError, IndexError):
                 pass
             out.append(_plain(v, sub, lf, counter, stack))
-            if isinstance(v, str) and not isinstance(v, ScalarString):
+            if _is_plain(v):
                 lf.plain.add(sub)
         return out
     return _scalar(node)
+
+
+def _is_plain(v) -> bool:
+    """True for a string written as a plain scalar, and for a plain timestamp (``2024-01-31``),
+    which ruamel reads as a date but the data holds as text."""
+    if isinstance(v, str):
+        return not isinstance(v, ScalarString)
+    return isinstance(v, datetime.date)
 
 
 def _scalar(v):

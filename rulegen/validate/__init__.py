@@ -58,8 +58,8 @@ def validate(files: list[LoadedFile], ctx: Context | None = None) -> Result:
             if fn is not None:
                 file_findings.extend(fn(lf, ctx))
         findings.extend(file_findings)
-        if any(f.is_error and f.code.startswith(("RG1", "RG2")) for f in file_findings):
-            continue  # the model needs schema-valid data
+        if any(f.is_error and f.code.startswith("RG2") for f in file_findings):
+            continue  # the model needs schema-valid data (YAML traps, RG108, do not block it)
         spec = build_spec(lf)
         specs.append(spec)
         for mod in REGISTRY:

@@ -1,0 +1,133 @@
+"""YAML traps: label and annotation values that another YAML reader turns into something else.
+
+rulegen reads specs as YAML 1.2, where ``off`` and ``1:20`` are strings. Kubernetes' YAML
+library (go-yaml v2, YAML 1.1) and many other tools read the same plain (unquoted) scalars as
+booleans, numbers or null, so the value Prometheus gets depends on who parsed the file. Label
+and annotation values must be strings, so such values must be quoted.
+
+Codes:
+
+* ``RG108`` a label or annotation value is a plain scalar that YAML 1.1 or the YAML 1.2 core
+  schema reads as a boolean (``yes``, ``no``, ``on``, ``off``, ``y``, ``n``, ``true``...),
+  a number (``5``, ``1e3``, ``0x1F``, ``0o17``, ``1_000``, sexagesimal ``1:20``, ``.inf``),
+  null (``~``, ``null``) or a timestamp (``2024-01-31``). Checked in the app's ``labels``,
+  group ``labels``, an alert's ``labels``, ``severity``, ``component``, ``summary``,
+  ``description`` and ``annotations``, a recording rule's ``labels``, and in tests'
+  ``external_labels``, ``exp_labels`` and ``exp_annotations``.
+  Bad: ``labels: {paging: off}``; good: ``labels: {paging: "off"}``.
+  (Values that rulegen itself reads as a non-string, e.g. ``replicas: 5``, are ``RG202``.)
+
+Tabs used for indentation (``RG103``) and duplicate keys (``RG102``) are reported by the
+loader, before this check runs.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ...findings import Severity
+
+ID = "yaml"
+
+_BOOL = re.compile(r"y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE"
+                   r"|on|On|ON|off|Off|OFF")
+_NULL = re.compile(r"~|null|Null|NULL")
+_INT = re.compile(r"[-+]?(?:0b[01_]+|0o?[0-7_]+|(?:0|[1-9][0-9_]*)|0x[0-9a-fA-F_]+"
+                  r"|[1-9][0-9_]*(?::[0-5]?[0-9])+)")
+_FLOAT = re.compile(r"[-+]?(?:(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+]?[0-9]+)?"
+                    r"|[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+"
+                    r"|[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*"
+                    r"|\.(?:inf|Inf|INF))|\.(?:nan|NaN|NAN)")
+_TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}"
+                        r"(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)?")
+
+
+def yaml11_type(text: str) -> str | None:
+    """What a YAML 1.1 (or YAML 1.2 core schema) reader makes of the plain scalar ``text``:
+    ``"boolean"``, ``"null"``, ``"number"``, ``"timestamp"``, or None when it stays a string.
+    Patterns from the YAML 1.1 type repository (bool, null, int, float, timestamp) and the
+    YAML 1.2 core schema (which adds ``1e3``); a lone ``.`` stays a string."""
+    if _BOOL.fullmatch(text):
+        return "boolean"
+    if _NULL.fullmatch(text):
+        return "null"
+    if _INT.fullmatch(text):
+        return "number"
+    if text not in (".", "+.", "-.") and _FLOAT.fullmatch(text) and re.search(r"[0-9]|inf|nan", text, re.I):
+        return "number"
+    if _TIMESTAMP.fullmatch(text):
+        return "timestamp"
+    return None
+
+
+def _mapping_paths(data):
+    """(path, what, rule) of every value checked (see the module docstring)."""
+    def values(base, d, what, rule):
+        if isinstance(d, dict):
+            for k in d:
+                yield base + (k,), what, rule
+
+    yield from values(("labels",), data.get("labels"), "label", "")
+    for gi, g in enumerate(data.get("groups") or []):
+        if not isinstance(g, dict):
+            continue
+        gp = ("groups", gi)
+        yield from values(gp + ("labels",), g.get("labels"), "label", str(g.get("name", "")))
+        for ri, r in enumerate(g.get("rules") or []):
+            if not isinstance(r, dict):
+                continue
+            rp = gp + ("rules", ri)
+            name = str(r.get("alert") or r.get("record") or "")
+            yield from values(rp + ("labels",), r.get("labels"), "label", name)
+            for k in ("severity", "component"):
+                if k in r:
+                    yield rp + (k,), "label", name
+            for k in ("summary", "description"):
+                if k in r:
+                    yield rp + (k,), "annotation", name
+            yield from values(rp + ("annotations",), r.get("annotations"), "annotation", name)
+            for ti, t in enumerate(r.get("tests") or []):
+                if not isinstance(t, dict):
+                    continue
+                tp = rp + ("tests", ti)
+                yield from values(tp + ("external_labels",), t.get("external_labels"), "label", name)
+                for ai, a in enumerate(t.get("alert_rule_test") or []):
+                    if not isinstance(a, dict):
+                        continue
+                    for ei, e in enumerate(a.get("exp_alerts") or []):
+                        if not isinstance(e, dict):
+                            continue
+                        ep = tp + ("alert_rule_test", ai, "exp_alerts", ei)
+                        yield from values(ep + ("exp_labels",), e.get("exp_labels"), "label", name)
+                        yield from values(ep + ("exp_annotations",), e.get("exp_annotations"),
+                                          "annotation", name)
+
+
+def check_file(lf, ctx):
+    """Yield ``RG108`` for each trap (see the module docstring)."""
+    data = lf.data
+    if not isinstance(data, dict):
+        return
+    for path, what, rule in _mapping_paths(data):
+        if path not in lf.plain:
+            continue
+        value = _get(data, path)
+        if not isinstance(value, str):
+            continue
+        kind = yaml11_type(value)
+        if kind is None:
+            continue
+        yield lf.finding(path, "RG108",
+                         f"{what} value {value} is unquoted, and YAML 1.1 readers such as "
+                         f"Kubernetes read it as a {kind}, not the string {value!r}; quote it: "
+                         f"\"{value}\"", rule=rule, severity=Severity.ERROR)
+
+
+def _get(data, path):
+    cur = data
+    for p in path:
+        try:
+            cur = cur[p]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return cur

@@ -6,17 +6,18 @@ Shape::
       disable: [RG502]          # codes switched off
       severity: {RG403: warning} # change a code's severity (error | warning)
     conventions:
-      severities: [critical, warning, info]
+      severities: [critical, warning, info]   # [] allows any severity (RG501 off)
       require_summary: true
       require_description: true
-      require_runbook_for: [critical]
-    duplicate_alert_across_apps: error   # or warning
+      require_runbook_for: [critical]         # [] switches RG504 off
+    duplicate_alert_across_apps: error   # or warning (RG412)
 
 Everything has a default, so a project without the file behaves as documented in the README.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,18 +64,34 @@ def load_config(root: Path) -> Config:
         return Config()
     try:
         raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as e:
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
         raise RulegenError(f"{CONFIG_FILE}: not valid YAML: {e}") from None
+    return parse_config(raw)
+
+
+_CODE = re.compile(r"RG[0-9]{3}")
+
+
+def parse_config(raw) -> Config:
+    """Build a :class:`Config` from the loaded YAML of ``.rulegen.yaml``.
+
+    Raises:
+        RulegenError: unknown keys, wrong types, or codes not of the form ``RG123``.
+    """
     if not isinstance(raw, dict):
         raise RulegenError(f"{CONFIG_FILE}: must be a mapping")
-    unknown = set(raw) - {"checks", "conventions", "duplicate_alert_across_apps"}
-    if unknown:
-        raise RulegenError(f"{CONFIG_FILE}: unknown key(s) {sorted(unknown)}; "
-                           "known: checks, conventions, duplicate_alert_across_apps")
-    checks = raw.get("checks") or {}
-    conv = raw.get("conventions") or {}
+    _known(raw, ("checks", "conventions", "duplicate_alert_across_apps"), "")
+    checks = _mapping(raw.get("checks"), "checks")
+    conv = _mapping(raw.get("conventions"), "conventions")
+    _known(checks, ("disable", "severity"), "checks.")
+    _known(conv, ("severities", "require_summary", "require_description", "require_runbook_for"),
+           "conventions.")
+    disabled = _strings(checks.get("disable"), "checks.disable", ())
+    for c in disabled:
+        _code(c, "checks.disable")
     sev = {}
-    for code, s in (checks.get("severity") or {}).items():
+    for code, s in _mapping(checks.get("severity"), "checks.severity").items():
+        _code(str(code), "checks.severity")
         try:
             sev[str(code)] = Severity(s)
         except ValueError:
@@ -83,11 +100,48 @@ def load_config(root: Path) -> Config:
     if dup not in ("error", "warning"):
         raise RulegenError(f"{CONFIG_FILE}: duplicate_alert_across_apps: use error or warning")
     return Config(
-        disabled=frozenset(str(c) for c in checks.get("disable") or ()),
+        disabled=frozenset(disabled),
         severity_overrides=sev,
-        severities=tuple(conv.get("severities", Config.severities)),
-        require_summary=bool(conv.get("require_summary", True)),
-        require_description=bool(conv.get("require_description", True)),
-        require_runbook_for=tuple(conv.get("require_runbook_for", Config.require_runbook_for)),
+        severities=_strings(conv.get("severities"), "conventions.severities", Config.severities),
+        require_summary=_bool(conv, "require_summary"),
+        require_description=_bool(conv, "require_description"),
+        require_runbook_for=_strings(conv.get("require_runbook_for"), "conventions.require_runbook_for",
+                                     Config.require_runbook_for),
         duplicate_alert_across_apps=dup,
     )
+
+
+def _known(d: dict, keys: tuple, prefix: str) -> None:
+    unknown = sorted(str(k) for k in d if k not in keys)
+    if unknown:
+        raise RulegenError(f"{CONFIG_FILE}: unknown key(s) {', '.join(prefix + k for k in unknown)}; "
+                           f"known: {', '.join(prefix + k for k in keys)}")
+
+
+def _mapping(v, name: str) -> dict:
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        raise RulegenError(f"{CONFIG_FILE}: {name} must be a mapping")
+    return v
+
+
+def _strings(v, name: str, default: tuple) -> tuple:
+    if v is None:
+        return default
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise RulegenError(f"{CONFIG_FILE}: {name} must be a list of strings")
+    return tuple(v)
+
+
+def _bool(d: dict, key: str) -> bool:
+    v = d.get(key, True)
+    if not isinstance(v, bool):
+        raise RulegenError(f"{CONFIG_FILE}: conventions.{key} must be true or false")
+    return v
+
+
+def _code(c: str, name: str) -> None:
+    if not _CODE.fullmatch(c):
+        raise RulegenError(f"{CONFIG_FILE}: {name}: {c!r} is not a check code such as RG502 "
+                           "(see `rulegen checks`)")

@@ -71,3 +71,13 @@ def validate(files: list[LoadedFile], ctx: Context | None = None) -> Result:
         if fn is not None:
             findings.extend(fn(specs, ctx))
     return Result(specs=specs, findings=ctx.config.apply(findings))
+
+
+def validate_texts(texts: dict[str, str], config: Config | None = None) -> Result:
+    """Validate specs given as text, ``{display path: YAML text}``, without touching the disk
+    (tests, the corpus benchmark, editors). Same checks and config handling as
+    :func:`validate`; never raises for bad content."""
+    from ..spec import load_text
+    files = [load_text(text, path) for path, text in texts.items()]
+    return validate(files, Context(config=config or Config()))
+

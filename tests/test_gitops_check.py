@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.machinery
+import shutil
 import subprocess
 import sys
 import types
@@ -25,8 +26,18 @@ GENERATED = [TEMPLATE, "charts/llama-swap/values.yaml", "charts/llama-swap/value
 
 @pytest.fixture
 def project(project, capsys):
-    """The bundled project, freshly built, so these tests do not depend on whether the
-    checkout's generated files are current (``make test`` checks that with ``rulegen check``)."""
+    """The bundled llama-swap project alone, freshly built, so these tests depend neither on
+    other specs added to ``rules/`` nor on whether the checkout's generated files are current
+    (``make test`` checks that with ``rulegen check``)."""
+    for p in (project / "rules").iterdir():
+        if p.name != "llama-swap.yaml":
+            p.unlink()
+    for p in (project / "charts").iterdir():
+        if p.name != "llama-swap":
+            shutil.rmtree(p)
+    for p in (project / "runbooks").glob("*.md"):
+        if p.name not in ("index.md", "alerts.md"):
+            p.unlink()
     assert main(["-C", str(project), "build", "--force"]) == 0
     capsys.readouterr()
     return project
@@ -51,12 +62,21 @@ def edit_spec_for(project: Path, old: str = "for: 5m", new: str = "for: 7m") -> 
     spec.write_text(text.replace(old, new), encoding="utf-8")
 
 
+SUMMARY, EDITED_SUMMARY = "llama-swap has no available replica.", "llama-swap is down."
+
+
+def line_with(text: str, needle: str) -> str:
+    """The one line of ``text`` containing ``needle``."""
+    found = [line for line in text.splitlines() if needle in line]
+    assert len(found) == 1, (needle, found)
+    return found[0]
+
+
 def hand_edit_template(project: Path) -> tuple[str, str]:
     p = project / TEMPLATE
     before = p.read_text(encoding="utf-8")
-    after = before.replace('summary: "llama-swap has no available replica."',
-                           'summary: "llama-swap is down."')
-    assert after != before
+    after = before.replace(SUMMARY, EDITED_SUMMARY)
+    assert after.count(EDITED_SUMMARY) == 1
     p.write_text(after, encoding="utf-8")
     return before, after
 
@@ -67,13 +87,14 @@ def test_clean_project_passes(project, capsys):
 
 
 def test_spec_edited_without_rebuild_is_drift_with_a_diff_then_build_fixes_it(project, capsys):
+    old_line = line_with((project / TEMPLATE).read_text(encoding="utf-8"), '"5m"')
     edit_spec_for(project)
     code, out, _ = run(capsys, "-C", str(project), "check")
     assert code == 1
     lines = out.splitlines()
     assert f"--- a/{TEMPLATE}" in lines and f"+++ b/{TEMPLATE}" in lines
-    assert '-          for: {{ $o.for | default "5m" | quote }}' in lines
-    assert '+          for: {{ $o.for | default "7m" | quote }}' in lines
+    assert "-" + old_line in lines
+    assert "+" + old_line.replace('"5m"', '"7m"') in lines
     # a spec edit is not a hand edit of the generated file
     assert not any(line.startswith("hand-edited:") for line in lines)
     assert lines[-1].startswith("check: ") and " file(s) differ, 0 stale, 0 edited by hand, 0 leftover" in lines[-1]
@@ -90,14 +111,15 @@ def test_check_writes_nothing(project, capsys):
 
 
 def test_hand_edited_file_fails_check_naming_it(project, capsys):
-    _, after = hand_edit_template(project)
+    before, _ = hand_edit_template(project)
+    line = line_with(before, SUMMARY)
     code, out, _ = run(capsys, "-C", str(project), "check")
     assert code == 1
     assert (f"hand-edited: {TEMPLATE}: changed by hand since rulegen generated it; move the change "
             "into the spec (or a runbook notes slot) and run `rulegen build`, or run "
             "`rulegen build --force` to discard it") in out.splitlines()
-    assert '-            summary: "llama-swap is down."' in out.splitlines()
-    assert '+            summary: "llama-swap has no available replica."' in out.splitlines()
+    assert "-" + line.replace(SUMMARY, EDITED_SUMMARY) in out.splitlines()
+    assert "+" + line in out.splitlines()
 
 
 def test_build_refuses_hand_edited_file_and_writes_nothing_at_all(project, capsys):
@@ -169,12 +191,14 @@ def test_partial_check_and_build_leave_other_specs_files_alone(project, capsys):
 
 
 def test_validation_error_fails_without_drift_check(project, capsys):
+    spec_lines = (project / "rules/llama-swap.yaml").read_text(encoding="utf-8").splitlines()
+    lineno = [i for i, line in enumerate(spec_lines, 1) if "for: 5m" in line][0]
     edit_spec_for(project, "for: 5m", "for: 1.5m")
     code, out, _ = run(capsys, "-C", str(project), "check")
     assert code == 1
     assert out.splitlines()[-1] == ("check: validation failed; fix the errors above, then run "
                                     "`rulegen build` (drift was not checked)")
-    assert "rules/llama-swap.yaml:48:" in out and "--- a/" not in out
+    assert f"rules/llama-swap.yaml:{lineno}:" in out and "--- a/" not in out
 
 
 def test_no_rules_folder_is_usage_error(tmp_path, capsys, monkeypatch):

@@ -1,0 +1,222 @@
+"""Benchmark: ``rulegen check`` against ``promtool check rules`` on the same rules.
+
+    python benchmarks/check_bench.py [--apps 100] [--alerts 2000] [--repeat 3] [--keep DIR]
+
+What it does, in one run (about a minute on a laptop):
+
+1. generates a synthetic project of ``--apps`` apps and ``--alerts`` alerts (plus one recording
+   rule per app) in a temp folder: specs with realistic expressions (rates, ratios,
+   ``histogram_quantile``, ``absent``, ``predict_linear``), labels, annotations and runbook
+   content (no promtool tests: ``check`` does not run them), and a ``mkdocs.yml``;
+2. builds it twice: ``rulegen build`` (the charts) and ``rulegen build --format rules`` (plain
+   rule files in ``rules-out/``, one per app, the same rules);
+3. times, best of ``--repeat`` runs each, as **subprocesses** (the way CI runs them, so Python
+   start-up and imports are counted for rulegen as Go start-up is for promtool):
+
+   * ``rulegen check`` on the generated project with nothing changed (must exit 0),
+   * ``promtool check rules rules-out/*.rules.yaml`` on the same rules,
+   * the same pair on the bundled project (``rules/`` of this repository);
+
+4. prints the times and the ratio rulegen/promtool for each. The issue's target is a ratio
+   under 2 for the large project. The ratio is only a figure: nothing here fails on it, and no
+   unit test asserts a time.
+
+The promtool used is the pinned one found by :func:`rulegen.run.tools.find` (``.tools/bin``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+_MKDOCS = """site_name: Alert runbooks
+site_url: https://runbooks.example.com/
+docs_dir: runbooks
+strict: true
+theme:
+  name: material
+nav:
+  - Home: index.md
+"""
+
+# (name, expr, for, severity, summary, series, firing values, quiet values)
+# {a} is the app name; every expression is real PromQL a team would write.
+_KINDS = [
+    ("HighErrorRate",
+     'sum by (namespace, service) (rate(http_requests_total{{job="{a}", code=~"5.."}}[5m])) '
+     '/ sum by (namespace, service) (rate(http_requests_total{{job="{a}"}}[5m])) > 0.05',
+     "10m", "critical", "{a} returns too many 5xx responses."),
+    ("HighLatencyP99",
+     'histogram_quantile(0.99, sum by (le, route) (rate(http_request_duration_seconds_bucket{{job="{a}"}}[5m]))) > 1.5',
+     "15m", "warning", "{a} p99 latency is above 1.5s."),
+    ("TargetDown", 'absent(up{{job="{a}"}} == 1)', "5m", "critical", "Prometheus cannot scrape {a}."),
+    ("PodRestarting",
+     'increase(kube_pod_container_status_restarts_total{{namespace="{a}"}}[15m]) > 3',
+     "0s", "warning", "A {a} container restarts repeatedly."),
+    ("DiskFillingUp",
+     'predict_linear(kubelet_volume_stats_available_bytes{{namespace="{a}"}}[6h], 4 * 3600) < 0 '
+     'and kubelet_volume_stats_available_bytes{{namespace="{a}"}} / kubelet_volume_stats_capacity_bytes{{namespace="{a}"}} < 0.15',
+     "1h", "warning", "A {a} volume fills up within 4 hours."),
+    ("QueueBacklog",
+     'max_over_time({m}_queue_depth{{job="{a}"}}[10m]) > 1000',
+     "30m", "warning", "{a} queue backlog keeps growing."),
+    ("MemoryNearLimit",
+     'sum by (pod) (container_memory_working_set_bytes{{namespace="{a}", container!=""}}) '
+     '/ sum by (pod) (kube_pod_container_resource_limits{{namespace="{a}", resource="memory"}}) > 0.9',
+     "15m", "warning", "A {a} pod uses over 90% of its memory limit."),
+    ("CertificateExpiring",
+     '(probe_ssl_earliest_cert_expiry{{job="{a}"}} - time()) / 86400 < 14',
+     "1h", "info", "The {a} certificate expires within 14 days."),
+]
+
+
+def _q(s: str) -> str:
+    """A YAML double-quoted scalar."""
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def spec_text(app: str, n_alerts: int) -> str:
+    """A synthetic spec for ``app`` with ``n_alerts`` alerts and one recording rule, as YAML."""
+    metric = app.replace("-", "_")
+    lines = [f"app: {app}", "labels: {team: " + f"team-{len(app) % 7}" + "}",
+             "runbook:", "  context:", f"    - markdown: Synthetic app {app} for the check benchmark.",
+             "groups:"]
+    per_group = 10
+    for gi in range(0, n_alerts, per_group):
+        lines += [f"  - name: {app}-{gi // per_group}", "    rules:"]
+        if gi == 0:
+            lines += [f"      - record: job:{metric}_requests:rate5m",
+                      "        expr: " + _q(f'sum by (job) (rate(http_requests_total{{job="{app}"}}[5m]))')]
+        for i in range(gi, min(gi + per_group, n_alerts)):
+            kind, expr, for_, sev, summary = _KINDS[i % len(_KINDS)]
+            name = "".join(p.capitalize() for p in app.split("-")) + kind + str(i)
+            lines += [
+                f"      - alert: {name}",
+                f"        expr: {_q(expr.format(a=app, m=metric))}",
+                f"        for: {for_}",
+                f"        severity: {sev}",
+                f"        labels: {{tier: t{i % 3}}}",
+                f"        summary: {_q(summary.format(a=app))}",
+                "        description: " + _q("{{ $labels.job }} in {{ $labels.namespace }}: "
+                                            + summary.format(a=app) + " Value: {{ $value }}."),
+                "        runbook:",
+                f"          explanation: {_q(summary.format(a=app) + ' Check the dashboards first.')}",
+                "          causes: [\"A bad deploy.\", \"A dependency is down.\"]",
+                f"          diagnosis: [{{commands: \"kubectl -n {app} get pods\"}}]",
+                "          resolution: [\"Roll back the last deploy.\"]",
+            ]
+    return "\n".join(lines) + "\n"
+
+
+def generate_repo(root: Path, apps: int = 100, alerts: int = 2000) -> list[str]:
+    """Write a synthetic project (``rules/``, ``mkdocs.yml``) under ``root``; returns app names.
+    Alerts are spread evenly (the first apps get one more when it does not divide)."""
+    (root / "rules").mkdir(parents=True, exist_ok=True)
+    (root / "mkdocs.yml").write_text(_MKDOCS, encoding="utf-8")
+    names = [f"svc-{i:03d}" for i in range(apps)]
+    for i, app in enumerate(names):
+        n = alerts // apps + (1 if i < alerts % apps else 0)
+        (root / "rules" / f"{app}.yaml").write_text(spec_text(app, n), encoding="utf-8")
+    return names
+
+
+def _time(cmd: list[str], cwd: Path, repeat: int, expect: int = 0) -> float:
+    """Best wall time of ``repeat`` runs of ``cmd`` (seconds); checks the exit code."""
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+        times.append(time.perf_counter() - t0)
+        if proc.returncode != expect:
+            sys.exit(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
+    return min(times)
+
+
+def _rulegen(*args: str) -> list[str]:
+    return [sys.executable, "-m", "rulegen", *args]
+
+
+def _prepare(root: Path) -> list[str]:
+    """Build charts and plain rule files in ``root``; returns the rule files for promtool."""
+    for fmt in ("helm", "rules"):
+        proc = subprocess.run(_rulegen("build", "--format", fmt), cwd=root, capture_output=True, text=True)
+        if proc.returncode != 0:
+            sys.exit(f"rulegen build --format {fmt} failed in {root}:\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
+    return sorted(str(p.relative_to(root)) for p in (root / "rules-out").glob("*.rules.yaml"))
+
+
+def bench(root: Path, label: str, repeat: int, promtool: str) -> dict:
+    """Time check and promtool on the project at ``root`` (already built); returns the figures."""
+    files = sorted(str(p.relative_to(root)) for p in (root / "rules-out").glob("*.rules.yaml"))
+    n_rules = sum(p.read_text(encoding="utf-8").count("\n  - alert:") + p.read_text(encoding="utf-8").count("\n  - record:")
+                  for p in (root / "rules-out").glob("*.rules.yaml"))
+    check = _time(_rulegen("check"), root, repeat)
+    prom = _time([promtool, "check", "rules", *files], root, repeat)
+    return {"label": label, "files": len(files), "rules": n_rules, "check_s": check, "promtool_s": prom,
+            "ratio": check / prom}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--apps", type=int, default=100)
+    p.add_argument("--alerts", type=int, default=2000)
+    p.add_argument("--repeat", type=int, default=3, help="runs of each command; the best is kept")
+    p.add_argument("--keep", default=None, help="generate into this folder and keep it")
+    args = p.parse_args(argv)
+
+    sys.path.insert(0, str(REPO))
+    from rulegen.run import tools
+    promtool = tools.find("promtool", REPO)
+    if promtool is None:
+        sys.exit("promtool is not installed; run scripts/install-tools.sh")
+
+    tmp = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="rulegen-bench-"))
+    try:
+        t0 = time.perf_counter()
+        big = tmp / "generated"
+        if big.exists():
+            shutil.rmtree(big)
+        generate_repo(big, args.apps, args.alerts)
+        _prepare(big)
+        bundled = tmp / "bundled"
+        if bundled.exists():
+            shutil.rmtree(bundled)
+        for name in ("rules", "charts", "runbooks"):
+            shutil.copytree(REPO / name, bundled / name)
+        shutil.copy(REPO / "mkdocs.yml", bundled / "mkdocs.yml")
+        _prepare(bundled)
+        setup = time.perf_counter() - t0
+
+        # baseline in the same run: interpreter start-up alone, to read the figures against
+        base = _time([sys.executable, "-c", "pass"], REPO, args.repeat)
+        imp = _time([sys.executable, "-c", "import rulegen.cli, rulegen.pipeline, rulegen.render"], REPO, args.repeat)
+        rows = [bench(big, f"generated ({args.apps} apps, {args.alerts} alerts)", args.repeat, str(promtool)),
+                bench(bundled, "bundled (rules/)", args.repeat, str(promtool))]
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    print(f"setup (generate + 2 builds of each project): {setup:.1f}s; best of {args.repeat} runs below, "
+          "each a subprocess")
+    print(f"baseline: python start-up {base * 1000:.0f} ms, importing rulegen {imp * 1000:.0f} ms")
+    print(f"{'project':42} {'files':>5} {'rules':>6} {'rulegen check':>14} {'promtool check':>15} {'ratio':>6}")
+    for r in rows:
+        print(f"{r['label']:42} {r['files']:5d} {r['rules']:6d} {r['check_s']:13.3f}s {r['promtool_s']:14.3f}s "
+              f"{r['ratio']:6.2f}")
+    target = rows[0]["ratio"]
+    print(f"target: ratio under 2.00 on the generated project: {'met' if target < 2 else 'NOT met'} "
+          f"({target:.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

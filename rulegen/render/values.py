@@ -22,6 +22,9 @@ from ..spec import Spec
 
 DURATION_PATTERN = r"^(0|([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?([0-9]+ms)?)$"
 
+#: Schema of a gate: a boolean, or null (left empty: off). "yes", "true" or 1 are rejected.
+GATE_SCHEMA = {"type": ["boolean", "null"]}
+
 _KNOB_COMMENTS = {
     "runbookUrl": "Base URL of the runbook site; each alert's runbook_url is <runbookUrl>/<app>/#<alert>.",
     "labels": "Labels on the PrometheusRule itself, e.g. release: kube-prometheus-stack for a ruleSelector.",
@@ -103,9 +106,12 @@ def render_values(spec: Spec, existing: str | None, site_url: str) -> str:
 
 
 def _set_schema(node: dict, path: list[str], leaf: dict) -> None:
+    """Set ``leaf`` as the schema of ``path`` under ``node``. Missing parents are created as
+    ``{"type": ["object", "null"]}`` (a gate's parent left empty in values.yaml is null, and
+    then the gate is off, not an error); parents already there are kept as written."""
     for part in path[:-1]:
         props = node.setdefault("properties", {})
-        child = props.setdefault(part, {"type": "object"})
+        child = props.setdefault(part, {"type": ["object", "null"]})
         node = child
     node.setdefault("properties", {})[path[-1]] = leaf
 
@@ -114,7 +120,7 @@ def _knobs_schema(spec: Spec) -> dict:
     str_map = {"type": "object", "additionalProperties": {"type": "string"}}
     label_map = {"type": "object", "propertyNames": {"pattern": "^[a-zA-Z_][a-zA-Z0-9_]*$"},
                  "additionalProperties": {"type": "string"}}
-    duration = {"type": "string", "pattern": DURATION_PATTERN}
+    duration = {"type": "string", "minLength": 1, "pattern": DURATION_PATTERN}
     group = {
         "type": "object", "additionalProperties": False,
         "properties": {"enabled": {"type": "boolean"}, "additionalRuleLabels": label_map,
@@ -149,6 +155,6 @@ def render_values_schema(spec: Spec, existing: str | None) -> str:
     if not isinstance(doc, dict):
         raise ValueError("values.schema.json is not a JSON object")
     for gate in spec.chart.gates:
-        _set_schema(doc, gate.split("."), {"type": "boolean"})
+        _set_schema(doc, gate.split("."), GATE_SCHEMA)
     _set_schema(doc, [spec.chart.values_key], _knobs_schema(spec))
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

@@ -60,9 +60,11 @@ def gate_values(gates) -> dict:
 
 def template(chart: Path, values: list[dict] | None = None, set_values: list[str] | None = None,
              release: str = DEFAULT_RELEASE, namespace: str = DEFAULT_NAMESPACE,
-             root: Path | None = None) -> Rendered:
+             root: Path | None = None, extra_args: list[str] | None = None) -> Rendered:
     """Run ``helm template`` on ``chart`` with values files made from ``values`` (applied in
-    order, later wins) and ``--set`` strings.
+    order, later wins), ``--set`` strings and ``extra_args`` (e.g.
+    ``["--skip-schema-validation"]``). A ``None`` in ``values`` is written as YAML ``null``,
+    which Helm reads as "delete this key from the chart's defaults".
 
     Raises:
         RulegenError: helm is not installed (says how to install it).
@@ -77,6 +79,7 @@ def template(chart: Path, values: list[dict] | None = None, set_values: list[str
             args += ["--values", str(f)]
         for s in set_values or []:
             args += ["--set", s]
+        args += list(extra_args or [])
         proc = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT_S,
                               env=_env(tmp))
     if proc.returncode != 0:
@@ -86,7 +89,13 @@ def template(chart: Path, values: list[dict] | None = None, set_values: list[str
 
 
 def lint(chart: Path, values: list[dict] | None = None, root: Path | None = None) -> tuple[bool, str]:
-    """Run ``helm lint`` on ``chart``; returns (passed, output)."""
+    """Run ``helm lint`` on ``chart`` with values files made from ``values``; returns (passed,
+    combined output). Lint fails on template errors, unparsable YAML and values that break
+    ``values.schema.json``.
+
+    Raises:
+        RulegenError: helm is not installed.
+    """
     helm = tools.require("helm", root)
     with tempfile.TemporaryDirectory(prefix="rulegen-helm-") as tmp:
         args = [str(helm), "lint", str(chart)]

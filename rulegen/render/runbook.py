@@ -204,7 +204,7 @@ def page_context(spec: Spec, specs: list[Spec]) -> dict:
         "values_file": f"{spec.chart.path}/values.yaml",
         "rule_name": inline_code(spec.chart.name) if spec.chart.name else
         "named after the Helm release (the chart's fullname)",
-        "has_rule_name": bool(spec.chart.name),
+        "has_namespace": bool(spec.chart.namespace),
         "namespace": inline_code(spec.chart.namespace) if spec.chart.namespace else "the release namespace",
         "groups": [inline_code(g.name) for g in spec.groups],
         "gates": [inline_code(g) for g in gates],

@@ -1,0 +1,427 @@
+"""Link integrity of the runbook site: every ``runbook_url`` and every runbook link lands.
+
+rulegen owns both ends of an alert's link: the ``runbook_url`` annotation that the Helm
+template renders and the page section it should open. :func:`check_links` proves they agree,
+without a network and without helm, from what ``build`` would write
+(:func:`rulegen.render.plan`) plus the hand-written pages on disk, or from a built site folder.
+
+What is checked, and the finding codes (all errors; ``file:line`` points at the spec entry
+for alert links and at the page line for page links):
+
+* ``RG710`` an alert's ``runbook_url`` opens a page the site does not have (page deleted or
+  renamed, app renamed, ``runbookUrl``/``customRules`` pointing at another path);
+* ``RG711`` the page exists but has no element with the URL's fragment as id (the alert was
+  renamed, its heading id changed): the message names the alert and the missing anchor;
+* ``RG712`` the ``runbook_url`` is not under the site's ``site_url`` (``mkdocs.yml``), so it
+  cannot be checked and does not open this site (``runbookUrl`` in ``values.yaml`` differs from
+  ``site_url``, or a static ``runbook_url`` annotation points elsewhere);
+* ``RG713`` a ``related`` entry names an alert that no spec defines;
+* ``RG714`` a ``related`` entry's link (page and anchor of the related alert) does not resolve;
+* ``RG715`` a Markdown link on a page (generated or hand-written, ``[x](page.md#id)`` or
+  ``[x](#id)``) points to a page or anchor that does not exist;
+* ``RG716`` two headings of one page share an id, so a link opens the first one only (two
+  alert names that slug alike, e.g. ``Foo-Bar`` and ``foo bar``);
+* ``RG717`` ``mkdocs.yml``'s ``docs_dir`` is not the folder rulegen writes pages to
+  (``runbooks``), so the built site would not contain them;
+* ``RG718`` the built site folder given to check does not exist (a page missing from it is
+  ``RG710``).
+
+How a ``runbook_url`` is derived: exactly as the Helm template renders it with the chart's
+default values (the planned ``values.yaml``, else the one on disk): an annotation
+``runbook_url`` from ``<values_key>.customRules.<Alert>.annotations``, else from
+``groups.<group>.additionalRuleAnnotations``, else from ``additionalRuleAnnotations``, else the
+spec's own static annotation, else ``<runbookUrl>/<app>/#<anchor>`` where ``runbookUrl``
+defaults to mkdocs' ``site_url`` (see :mod:`rulegen.render.helm`). The ``site_url`` prefix is
+then stripped and the rest mapped to a page the way mkdocs serves it (``use_directory_urls``:
+``<app>/`` is ``<app>.md`` or ``<app>/index.md``; otherwise ``<app>.html`` is ``<app>.md``).
+
+Anchors of a Markdown page are the element ids that Python-Markdown produces for it with
+``attr_list`` and ``toc`` (the site's own extensions), so explicit ``{ #id }`` and automatic
+heading slugs are both counted; of a built page, every ``id`` in its HTML.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import yaml
+
+from ..findings import Finding, Severity
+from ..render import site as site_mod
+from ..render.slug import anchor, page_url
+from . import ownership
+
+__all__ = ["check_links", "default_runbook_url", "url_to_page", "page_ids", "LinkContext"]
+
+_HEADING = re.compile(r"^h[1-6]$")
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading pages
+
+
+class _Ids(HTMLParser):
+    """Collects ids (and ``<a name>``), heading ids in order, and hrefs of an HTML text."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.ids: set[str] = set()
+        self.heading_ids: list[str] = []
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if a.get("id"):
+            self.ids.add(a["id"])
+            if _HEADING.match(tag):
+                self.heading_ids.append(a["id"])
+        if tag == "a" and a.get("name"):
+            self.ids.add(a["name"])
+        if tag == "a" and a.get("href") is not None:
+            self.hrefs.append(a["href"])
+
+
+def _markdown():
+    import markdown
+    exts = ["attr_list", "tables", "toc"]
+    try:
+        import pymdownx.superfences  # noqa: F401  (the site's fence extension, when installed)
+        exts.append("pymdownx.superfences")
+    except ImportError:
+        exts.append("fenced_code")
+    return markdown.Markdown(extensions=exts)
+
+
+def _parse_html(html: str) -> _Ids:
+    p = _Ids()
+    p.feed(html)
+    p.close()
+    return p
+
+
+def page_ids(markdown_text: str) -> tuple[set[str], list[str], list[str]]:
+    """``(ids, heading_ids, hrefs)`` of a Markdown page as the site renders it: every element
+    id (headings' explicit ``{ #id }`` or toc slug), heading ids in page order (duplicates
+    kept), and every link target (``href``) in page order."""
+    p = _parse_html(_markdown().convert(markdown_text))
+    return p.ids, p.heading_ids, p.hrefs
+
+
+@dataclass
+class _Page:
+    path: str  # relative to the docs folder, POSIX
+    file: str  # as shown in findings (relative to the project root)
+    text: str | None = None  # Markdown, when known
+    _parsed: tuple | None = field(default=None, repr=False)
+
+    def parsed(self):
+        if self._parsed is None:
+            self._parsed = page_ids(self.text or "")
+        return self._parsed
+
+    def line_of(self, needle: str) -> int:
+        if self.text:
+            i = self.text.find(needle)
+            if i >= 0:
+                return self.text.count("\n", 0, i) + 1
+        return 1
+
+
+@dataclass
+class LinkContext:
+    """The site as the link check sees it (built by :func:`check_links`; public for tests).
+
+    Attributes:
+        settings: the mkdocs settings (:class:`rulegen.render.site.SiteSettings`).
+        pages: docs-relative ``.md`` path -> page (planned generated pages, hand-written pages).
+        site_dir: built site folder when checking HTML, else None.
+    """
+
+    settings: site_mod.SiteSettings
+    pages: dict
+    site_dir: Path | None = None
+    _html: dict = field(default_factory=dict, repr=False)
+
+    def ids_of(self, page: str) -> set[str] | None:
+        """Ids of docs page ``page``: from the built HTML when a site folder is given (None
+        when its HTML is missing), else from the Markdown."""
+        if self.site_dir is None:
+            return self.pages[page].parsed()[0]
+        if page not in self._html:
+            f = self.site_dir / html_path(page, self.settings.use_directory_urls)
+            try:
+                self._html[page] = _parse_html(f.read_text(encoding="utf-8")).ids
+            except (OSError, UnicodeDecodeError):
+                self._html[page] = None
+        return self._html[page]
+
+
+def html_path(page: str, use_directory_urls: bool = True) -> str:
+    """Where mkdocs writes docs page ``page`` (``x.md``) in the site folder: ``x/index.html``
+    (``index.md`` and ``x/index.md``: ``index.html``/``x/index.html``), or ``x.html`` without
+    directory URLs."""
+    stem = page[:-3] if page.endswith(".md") else page
+    base = posixpath.basename(stem)
+    if base in ("index", "README"):
+        d = posixpath.dirname(stem)
+        return f"{d}/index.html" if d else "index.html"
+    return f"{stem}/index.html" if use_directory_urls else f"{stem}.html"
+
+
+def url_to_page(url_path: str, pages, use_directory_urls: bool = True) -> str | None:
+    """The docs page (``x.md``) that mkdocs serves at URL path ``url_path`` (relative to
+    ``site_url``, no fragment), or None when none of ``pages`` is served there."""
+    p = unquote(url_path).lstrip("/")
+    if p.endswith(".html"):
+        stem = p[:-5]
+        cands = [stem + ".md"] if not use_directory_urls or posixpath.basename(stem) == "index" else []
+        if posixpath.basename(stem) == "index":
+            d = posixpath.dirname(stem)
+            cands = [f"{d}/index.md" if d else "index.md", f"{d}/README.md" if d else "README.md"]
+    else:
+        stem = p.rstrip("/")
+        if not stem:
+            cands = ["index.md", "README.md"]
+        else:
+            cands = [f"{stem}/index.md", f"{stem}/README.md"]
+            if use_directory_urls:
+                cands.insert(0, stem + ".md")
+    for c in cands:
+        if c in pages:
+            return c
+    return None
+
+
+def _pages(outputs, root: Path, settings) -> dict:
+    pages: dict[str, _Page] = {}
+    docs = root / settings.docs_dir
+    planned = {o.path for o in outputs}
+    if docs.is_dir():
+        for f in sorted(docs.rglob("*.md")):
+            rel_root = f.relative_to(root).as_posix()
+            try:
+                text = f.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if ownership.is_generated(text) and rel_root not in planned:
+                continue  # stale: the next build deletes it
+            pages[f.relative_to(docs).as_posix()] = _Page(f.relative_to(docs).as_posix(), rel_root, text)
+    prefix = site_mod.DOCS_DIR + "/"
+    for o in outputs:
+        if o.path.startswith(prefix) and o.path.endswith(".md") and settings.docs_dir == site_mod.DOCS_DIR:
+            rel = o.path[len(prefix):]
+            pages[rel] = _Page(rel, o.path, o.content)
+    return pages
+
+
+# ---------------------------------------------------------------------------------------------
+# runbook_url as the chart renders it
+
+
+def _values(outputs, root: Path, spec) -> dict:
+    vpath = f"{spec.chart.path}/values.yaml"
+    text = next((o.content for o in outputs if o.path == vpath), None)
+    if text is None:
+        f = root / vpath
+        text = f.read_text(encoding="utf-8") if f.is_file() else ""
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _get(d, *keys):
+    for k in keys:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(k)
+    return d
+
+
+def default_runbook_url(spec, group, rule, site_url: str, values: dict | None = None) -> str:
+    """The ``runbook_url`` that the chart renders for alert ``rule`` of ``group`` with default
+    ``values`` (the chart's parsed ``values.yaml``; None or {} = no values): see the module
+    docstring for the precedence. ``site_url`` is mkdocs' (trailing ``/`` optional)."""
+    cfg = (values or {}).get(spec.chart.values_key) or {}
+    if not isinstance(cfg, dict):
+        cfg = {}
+    for src in (_get(cfg, "customRules", rule.name, "annotations"),
+                _get(cfg, "groups", group.name, "additionalRuleAnnotations"),
+                cfg.get("additionalRuleAnnotations"),
+                rule.annotations):
+        if isinstance(src, dict) and src.get("runbook_url"):
+            return str(src["runbook_url"])
+    base = cfg.get("runbookUrl") or site_url
+    return f"{str(base).rstrip('/')}/{page_url(spec.app)}#{anchor(rule.name)}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The check
+
+
+def _err(file, line, col, code, msg, rule=""):
+    return Finding(file, line, col, code, Severity.ERROR, msg, rule)
+
+
+def _resolve(link: str, here: str, pages) -> tuple[str | None, str, bool]:
+    """``(page, fragment, internal)`` of a link on docs page ``here``."""
+    parts = urlsplit(link)
+    if parts.scheme or parts.netloc or link.startswith("/"):
+        return None, "", False
+    frag = unquote(parts.fragment)
+    if not parts.path:
+        return here, frag, True
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(here), unquote(parts.path)))
+    if not target.endswith(".md"):
+        return None, frag, False  # images, downloads: mkdocs checks those
+    return (target if target in pages else "", frag, True)
+
+
+def check_links(outputs, specs, root, site_dir=None) -> list[Finding]:
+    """Link findings (``RG710``-``RG718``, see the module docstring) for a project.
+
+    Args:
+        outputs: the planned outputs, ``rulegen.render.plan(specs, root)[0]`` (a sequence of
+            :class:`rulegen.render.Output`); pages and ``values.yaml`` are taken from here first,
+            then from the disk (hand-written pages under the docs folder). Pass ``[]`` to check
+            what is on disk.
+        specs: the validated specs (:class:`rulegen.spec.Spec`), whose alerts must be reachable.
+        root: project root (``Path`` or ``str``) holding ``mkdocs.yml``.
+        site_dir: optional built site folder (``mkdocs build -d DIR``); when given, page
+            anchors of ``runbook_url`` and related links are read from its HTML instead of the
+            Markdown.
+
+    Returns:
+        Findings sorted by file, line and code; empty when every link lands.
+
+    Raises:
+        RulegenError: ``mkdocs.yml`` is not valid YAML.
+    """
+    root = Path(root)
+    settings = site_mod.settings(root)
+    findings: list[Finding] = []
+    if (root / "mkdocs.yml").is_file() and settings.docs_dir != site_mod.DOCS_DIR:
+        findings.append(_err("mkdocs.yml", 1, 1, "RG717",
+                             f"docs_dir is {settings.docs_dir!r} but rulegen writes the runbook pages to "
+                             f"{site_mod.DOCS_DIR}/: every runbook_url would 404; set docs_dir: {site_mod.DOCS_DIR}"))
+    pages = _pages(outputs, root, settings)
+    sdir = Path(site_dir) if site_dir is not None else None
+    if sdir is not None and not sdir.is_dir():
+        findings.append(_err(str(sdir), 0, 0, "RG718", f"built site folder {sdir} does not exist; run mkdocs build first"))
+        return sorted(findings)
+    ctx = LinkContext(settings, pages, sdir)
+    base = settings.site_url
+
+    where: dict[str, tuple] = {}  # alert -> (spec, rule)
+    for spec in specs:
+        for _, r in spec.rules():
+            if r.is_alert:
+                where.setdefault(r.name, (spec, r))
+
+    def target_check(page, frag, fail):
+        """Run ``fail(code_kind, detail)`` when page/fragment do not resolve."""
+        if page is None or page == "" or page not in pages:
+            return fail("page", "")
+        if frag:
+            ids = ctx.ids_of(page)
+            if ids is None:
+                return fail("html", "")
+            if frag not in ids:
+                return fail("anchor", frag)
+        return None
+
+    for spec in specs:
+        values = _values(outputs, root, spec)
+        for group, rule in spec.rules():
+            if not rule.is_alert:
+                continue
+            line, col = spec.source.pos(rule.path)
+            url = default_runbook_url(spec, group, rule, base, values)
+            if not url.startswith(base) and url.rstrip("/") != base.rstrip("/"):
+                findings.append(_err(spec.file, line, col, "RG712",
+                                     f"{rule.name}: runbook_url {url} is not under the runbook site {base} "
+                                     "(mkdocs.yml site_url); set runbookUrl in values.yaml or site_url to the same base",
+                                     rule.name))
+                continue
+            rest = url[len(base):] if url.startswith(base) else ""
+            path, _, frag = rest.partition("#")
+            path = path.split("?", 1)[0]
+            page = url_to_page(path, pages, settings.use_directory_urls)
+            frag = unquote(frag)
+
+            def fail(kind, detail, rule=rule, url=url, page=page, path=path, line=line, col=col, spec=spec):
+                if kind == "page":
+                    findings.append(_err(spec.file, line, col, "RG710",
+                                         f"{rule.name}: runbook_url {url} opens page '{path or '/'}' but the site has "
+                                         f"no such page (expected {site_mod.DOCS_DIR}/{spec.app}.md); run rulegen build",
+                                         rule.name))
+                elif kind == "html":
+                    findings.append(_err(spec.file, line, col, "RG710",
+                                         f"{rule.name}: runbook_url {url} opens a page the built site does not have "
+                                         f"(no {html_path(page, settings.use_directory_urls)}); rebuild the site",
+                                         rule.name))
+                else:
+                    findings.append(_err(spec.file, line, col, "RG711",
+                                         f"{rule.name}: runbook_url {url} opens {site_mod.DOCS_DIR}/{page} but it has "
+                                         f"no anchor #{detail} (missing anchor); the alert's heading must carry "
+                                         f"{{ #{anchor(rule.name)} }}: run rulegen build",
+                                         rule.name))
+            target_check(page, frag, fail)
+
+            for i, rel in enumerate(rule.runbook.get("related") or []):
+                rline, rcol = spec.source.pos(rule.path + ("runbook", "related", i, "alert"))
+                name = rel.get("alert", "")
+                if name not in where:
+                    findings.append(_err(spec.file, rline, rcol, "RG713",
+                                         f"{rule.name}: related alert {name!r} is not defined by any spec; "
+                                         "fix the name or remove the entry", rule.name))
+                    continue
+                tspec = where[name][0]
+                tpage = f"{tspec.app}.md"
+
+                def rfail(kind, detail, rule=rule, name=name, tpage=tpage, rline=rline, rcol=rcol, spec=spec):
+                    what = (f"page {site_mod.DOCS_DIR}/{tpage} does not exist" if kind == "page" else
+                            f"the built site lacks {tpage}'s HTML" if kind == "html" else
+                            f"{site_mod.DOCS_DIR}/{tpage} has no anchor #{detail} (missing anchor)")
+                    findings.append(_err(spec.file, rline, rcol, "RG714",
+                                         f"{rule.name}: related alert link to {name} does not resolve: {what}",
+                                         rule.name))
+                target_check(tpage if tpage in pages else "", anchor(name), rfail)
+
+    # Every internal Markdown link of every page, and duplicate heading ids.
+    for rel, pg in sorted(pages.items()):
+        _ids, heading_ids, hrefs = pg.parsed()
+        seen: set[str] = set()
+        for hid in heading_ids:
+            if hid in seen:
+                findings.append(_err(pg.file, pg.line_of(f"#{hid} }}"), 1, "RG716",
+                                     f"two headings share the id #{hid}: links open the first one only; "
+                                     "rename one of them (alert names must slug differently)"))
+            seen.add(hid)
+        done: set[str] = set()
+        for href in hrefs:
+            if href in done:
+                continue
+            done.add(href)
+            target, frag, internal = _resolve(href, rel, pages)
+            if not internal:
+                continue
+            line = pg.line_of(f"]({href}")
+
+            def lfail(kind, detail, href=href, pg=pg, line=line, target=target):
+                msg = (f"link {href} points to a page that does not exist" if kind == "page" else
+                       f"link {href}: the built site lacks the page's HTML" if kind == "html" else
+                       f"link {href}: {site_mod.DOCS_DIR}/{target} has no anchor #{detail} (missing anchor)")
+                findings.append(_err(pg.file, line, 1, "RG715", msg))
+            if target == "":
+                lfail("page", "")
+            else:
+                if frag and frag not in pages[target].parsed()[0]:
+                    lfail("anchor", frag)
+    return sorted(findings)

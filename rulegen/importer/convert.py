@@ -1,0 +1,434 @@
+"""Rule groups in, one spec out: the mapping from Prometheus' rule vocabulary to rulegen's.
+
+Per alert: ``alert``, ``expr``, ``for``, ``keep_firing_for`` as they are; the ``severity`` label
+becomes ``severity:``, a ``component`` label ``component:``; ``summary`` and ``description``
+annotations become ``summary:``/``description:``; every other label and annotation, including
+``runbook_url``, stays under ``labels``/``annotations`` (rulegen generates a ``runbook_url`` only
+when the spec has none). Recording rules keep ``record``, ``expr``, ``labels``. Groups keep
+``name``, ``interval``, ``query_offset``, ``limit``, ``labels``. Since rulegen gives every alert a
+``component`` label by default, a spec with an alert that had none says ``component: false``.
+
+Strings keep their source style (quoted, literal block); a plain string that YAML 1.1 reads as a
+boolean, number, null or date (``off``, ``5``, ``1e3``) is written double-quoted, so Kubernetes
+(YAML 1.1) and Prometheus (YAML 1.2) read the same string. Whatever cannot be carried over is a
+note (codes in :mod:`rulegen.importer`), never dropped silently.
+"""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import (DoubleQuotedScalarString, FoldedScalarString, LiteralScalarString,
+                                      ScalarString, SingleQuotedScalarString)
+
+from ..findings import Finding, Severity
+from ..spec import durations
+from .helmtext import PLACEHOLDER_RE
+from .sources import RuleSet
+
+NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+_RESOLVER = yaml.resolver.Resolver()
+
+#: Indentation of the written spec (ruamel: mapping 2, sequence 4, offset 2).
+_IND_GROUP_ITEM, _IND_GROUP_KEY, _IND_RULE_ITEM, _IND_RULE_KEY, _IND_SUB = 2, 4, 6, 8, 10
+
+
+def styled(value):
+    """A string as it should be written: source quoting and literal blocks kept, folded blocks
+    and plain multi-line strings made literal blocks, and plain text that YAML 1.1 would read
+    as something other than a string double-quoted."""
+    if isinstance(value, (DoubleQuotedScalarString, SingleQuotedScalarString, LiteralScalarString)):
+        return value
+    s = str(value)
+    if "\n" in s:
+        return LiteralScalarString(s) if _literal_ok(s) else DoubleQuotedScalarString(s)
+    if isinstance(value, FoldedScalarString) or _RESOLVER.resolve(yaml.ScalarNode, s, (True, False)) != \
+            "tag:yaml.org,2002:str" or s == "" or s != s.strip():
+        return DoubleQuotedScalarString(s)
+    return s
+
+
+def _literal_ok(s: str) -> bool:
+    if s.startswith((" ", "\n")) or s.endswith("\n\n") or "\t" in s or "\r" in s:
+        return False
+    if any(ord(c) < 0x20 and c != "\n" or c in "\x85\u2028\u2029\ufeff" for c in s):
+        return False
+    return all(line == line.rstrip(" ") for line in s.split("\n"))
+
+
+class _Ctx:
+    """Conversion state of one spec: notes, where each source node landed, comments."""
+
+    def __init__(self):
+        self.notes: list[Finding] = []
+        self.where: dict = {}   # (ruleset index, source path) -> (container, key, indent)
+
+    def note(self, rs: RuleSet, line: int, code: str, msg: str, error: bool = False, rule: str = ""):
+        self.notes.append(Finding(rs.source, line, 1 if line else 0, code,
+                                  Severity.ERROR if error else Severity.WARNING, msg, rule))
+
+
+def _line(node, key=None) -> int:
+    try:
+        if key is None:
+            return node.lc.line + 1
+        if isinstance(node, CommentedSeq):
+            return node.lc.item(key)[0] + 1
+        return node.lc.key(key)[0] + 1
+    except (AttributeError, KeyError, TypeError, IndexError):
+        return 0
+
+
+def _source_text(rs: RuleSet, node, key) -> str | None:
+    """The text of a plain scalar value as written (``5``, ``1.0``, ``true``)."""
+    try:
+        ln, col = node.lc.value(key)
+    except (AttributeError, KeyError, TypeError):
+        return None
+    if not 0 <= ln < len(rs.lines):
+        return None
+    rest = rs.lines[ln][col:]
+    tok = re.split(r"\s+#|,\s|[,}\]]", rest, maxsplit=1)[0].strip()
+    return tok or None
+
+
+def _describe(v) -> str:
+    if v is None:
+        return "empty (null)"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, (int, float)):
+        return "a number"
+    return f"a {type(v).__name__}"
+
+
+def _as_string(ctx: _Ctx, rs: RuleSet, node, key, what: str, rule: str):
+    """``node[key]`` as a string; a non-string is converted to its source text, with a note.
+    Returns None for mappings and lists (not convertible)."""
+    v = node[key]
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (dict, list)):
+        return None
+    if v is None:
+        text = ""
+    else:
+        text = _source_text(rs, node, key)
+        if text is None or text.startswith(("'", '"')):
+            text = str(v).lower() if isinstance(v, bool) else str(v)
+    ctx.note(rs, _line(node, key), "RG804",
+             f"{what} is {_describe(v)} in the source; imported as the string {text!r}, which is what "
+             "Prometheus reads (Kubernetes rejects a non-string here)", rule=rule)
+    return text
+
+
+def _placeholder(ctx: _Ctx, rs: RuleSet, value, what: str, rule: str, line: int) -> bool:
+    """True (with an error note) when ``value`` holds a Helm value action."""
+    m = PLACEHOLDER_RE.search(str(value)) if isinstance(value, str) else None
+    if not m:
+        return False
+    ln, raw = rs.placeholders.get(int(m.group(1)), (line, "a Helm action"))
+    ctx.note(rs, ln, "RG802", f"{what} uses `{raw}`, whose value is known only at install time; "
+             "the rule cannot be read statically and is not imported; write it out and import again",
+             error=True, rule=rule)
+    return True
+
+
+def _has_placeholder(v) -> bool:
+    if isinstance(v, str):
+        return bool(PLACEHOLDER_RE.search(v))
+    if isinstance(v, dict):
+        return any(_has_placeholder(k) or _has_placeholder(x) for k, x in v.items())
+    if isinstance(v, list):
+        return any(_has_placeholder(x) for x in v)
+    return False
+
+
+def _first_placeholder(ctx, rs, node, rule: str) -> bool:
+    """Report the first Helm value action found anywhere in ``node``."""
+    stack = [(node, _line(node))]
+    while stack:
+        n, ln = stack.pop(0)
+        if isinstance(n, dict):
+            for k, v in n.items():
+                kl = _line(n, k) or ln
+                if _placeholder(ctx, rs, k, f"key `{k}`", rule, kl) or _placeholder(ctx, rs, v, f"`{k}`", rule, kl):
+                    return True
+                stack.append((v, kl))
+        elif isinstance(n, list):
+            stack.extend((x, ln) for x in n)
+    return False
+
+
+def convert(rulesets: list[RuleSet], app: str) -> tuple[CommentedMap, list[Finding], dict]:
+    """The spec data (ruamel round-trip, ready to dump) for ``app`` from ``rulesets``.
+
+    Returns ``(data, notes, where)``; ``where`` maps ``(ruleset index, source path)`` to
+    ``(container, key, indent)`` so comments can follow their node (see :func:`place_comments`).
+    """
+    ctx = _Ctx()
+    data = CommentedMap()
+    data["app"] = app
+    chart = CommentedMap()
+    groups = CommentedSeq()
+    seen_groups: set = set()
+    need_no_component = False
+    for si, rs in enumerate(rulesets):
+        if rs.chart_name and "name" not in chart:
+            chart["name"] = styled(rs.chart_name)
+        elif rs.chart_name and chart.get("name") != rs.chart_name:
+            ctx.note(rs, 0, "RG808", f"PrometheusRule `{rs.chart_name}` is merged into app `{app}`, whose "
+                     f"PrometheusRule is named `{chart['name']}`")
+        if rs.chart_namespace and "namespace" not in chart:
+            chart["namespace"] = styled(rs.chart_namespace)
+        ctx.where[(si, ())] = (data, "app", 0)
+        for gi, g in enumerate(rs.groups):
+            out = _group(ctx, rs, si, g, (gi,), groups, seen_groups)
+            if out is not None:
+                need_no_component |= out
+    if chart:
+        data["chart"] = chart
+    if need_no_component:
+        data["component"] = False
+        data.move_to_end("component")
+        if "chart" in data:
+            data.move_to_end("chart")
+    data["groups"] = groups
+    return data, ctx.notes, ctx.where
+
+
+def _group(ctx: _Ctx, rs: RuleSet, si: int, g, gpath: tuple, groups: CommentedSeq, seen: set) -> bool | None:
+    gl = _line(rs.groups, gpath[0])
+    if not isinstance(g, CommentedMap):
+        ctx.note(rs, gl, "RG806", "a rule group must be a mapping with `name` and `rules`; skipped", error=True)
+        return None
+    name = g.get("name")
+    if not isinstance(name, str) or not name:
+        ctx.note(rs, gl, "RG806", "rule group without a `name`; skipped (Prometheus rejects it too)", error=True)
+        return None
+    if _placeholder(ctx, rs, name, "the group name", name, _line(g, "name")):
+        return None
+    out = CommentedMap()
+    final = name
+    n = 2
+    while final in seen:
+        final = f"{name}-{n}"
+        n += 1
+    if final != name:
+        ctx.note(rs, _line(g, "name"), "RG808", f"group `{name}` appears twice in app; the second is "
+                 f"named `{final}` (a PrometheusRule cannot hold two groups with one name)", rule=name)
+    seen.add(final)
+    out["name"] = styled(name if final == name else final)
+    idx = len(groups)
+    ctx.where[(si, gpath)] = (groups, idx, _IND_GROUP_ITEM)
+    ctx.where[(si, gpath + ("name",))] = (out, "name", _IND_GROUP_KEY)
+    for k in ("interval", "query_offset"):
+        if k in g:
+            v = _as_string(ctx, rs, g, k, f"group `{k}`", name)
+            if v is None or not durations.is_valid(v):
+                ctx.note(rs, _line(g, k), "RG806", f"group `{k}` {g[k]!r} is not a Prometheus duration; "
+                         "not imported (Prometheus rejects it too)", error=True, rule=name)
+                continue
+            out[k] = styled(v)
+            ctx.where[(si, gpath + (k,))] = (out, k, _IND_GROUP_KEY)
+    if "limit" in g:
+        v = g["limit"]
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            ctx.note(rs, _line(g, "limit"), "RG806", f"group `limit` {v!r} is not a whole number >= 0; not imported",
+                     error=True, rule=name)
+        else:
+            out["limit"] = int(v)
+            ctx.where[(si, gpath + ("limit",))] = (out, "limit", _IND_GROUP_KEY)
+    glabels = _str_map(ctx, rs, si, g, "labels", gpath, name, out, _IND_GROUP_KEY, _IND_GROUP_KEY + 2)
+    if glabels:
+        out["labels"] = glabels
+    for k in g:
+        if k not in ("name", "interval", "query_offset", "limit", "labels", "rules"):
+            ctx.note(rs, _line(g, k), "RG805", f"group key `{k}` has no place in the spec; not imported", rule=name)
+    rules = CommentedSeq()
+    no_component = False
+    src_rules = g.get("rules")
+    if src_rules is None or src_rules == []:
+        ctx.note(rs, _line(g, "rules") or gl, "RG805", f"group `{name}` has no rules (it evaluates nothing); a "
+                 "spec group needs at least one, so it is not imported", rule=name)
+        return None
+    if not isinstance(src_rules, list):
+        ctx.note(rs, _line(g, "rules") or gl, "RG806", f"group `{name}`: `rules` is not a list; skipped",
+                 error=True, rule=name)
+        return None
+    for ri, r in enumerate(src_rules):
+        res = _rule(ctx, rs, si, r, gpath + ("rules", ri), rules, src_rules)
+        if res is not None:
+            no_component |= res
+    if not rules:
+        ctx.note(rs, gl, "RG806", f"group `{name}` has no rule left to import; skipped", error=True, rule=name)
+        return None
+    out["rules"] = rules
+    ctx.where[(si, gpath + ("rules",))] = (out, "rules", _IND_GROUP_KEY)
+    groups.append(out)
+    return no_component
+
+
+def _str_map(ctx: _Ctx, rs: RuleSet, si: int, node, key: str, path: tuple, rule: str, parent_out,
+             key_indent: int, sub_indent: int, skip=()) -> CommentedMap | None:
+    """A labels/annotations mapping with string values; bad names dropped with a note."""
+    if key not in node or node[key] is None:
+        return None
+    src = node[key]
+    if not isinstance(src, dict):
+        ctx.note(rs, _line(node, key), "RG806", f"`{key}` must be a mapping of names to strings; not imported",
+                 error=True, rule=rule)
+        return None
+    out = CommentedMap()
+    for k, v in src.items():
+        if k in skip:
+            continue
+        ks = str(k)
+        if not NAME_RE.match(ks):
+            ctx.note(rs, _line(src, k), "RG806", f"{key[:-1]} name `{ks}` is not a valid Prometheus name "
+                     "([a-zA-Z_][a-zA-Z0-9_]*); not imported (Prometheus rejects it too)", error=True, rule=rule)
+            continue
+        s = _as_string(ctx, rs, src, k, f"{key[:-1]} `{ks}`", rule)
+        if s is None:
+            ctx.note(rs, _line(src, k), "RG806", f"{key[:-1]} `{ks}` is a {_describe(v)}, not a string; "
+                     "not imported", error=True, rule=rule)
+            continue
+        out[ks] = styled(src[k] if isinstance(src[k], str) else s)
+        ctx.where[(si, path + (key, k))] = (out, ks, sub_indent)
+    ctx.where[(si, path + (key,))] = (parent_out, key, key_indent)
+    return out
+
+
+_ALERT_KEYS = ("alert", "expr", "for", "keep_firing_for", "labels", "annotations")
+_RECORD_KEYS = ("record", "expr", "labels")
+
+
+def _rule(ctx: _Ctx, rs: RuleSet, si: int, r, rpath: tuple, rules: CommentedSeq, src_rules) -> bool | None:
+    rl = _line(src_rules, rpath[-1])
+    if not isinstance(r, CommentedMap):
+        ctx.note(rs, rl, "RG806", "a rule must be a mapping (alert or record, expr, ...); skipped", error=True)
+        return None
+    kind = "alert" if "alert" in r else "record" if "record" in r else None
+    if kind is None or ("alert" in r and "record" in r):
+        ctx.note(rs, rl, "RG806", "a rule needs exactly one of `alert` and `record`; skipped", error=True)
+        return None
+    name = _as_string(ctx, rs, r, kind, f"the {kind} name", "")
+    if not name:
+        ctx.note(rs, rl, "RG806", f"`{kind}` has no name; skipped", error=True)
+        return None
+    if _has_placeholder(r):
+        _first_placeholder(ctx, rs, r, name)
+        return None
+    if "expr" not in r or r["expr"] in (None, ""):
+        ctx.note(rs, rl, "RG806", f"{kind} `{name}` has no `expr`; skipped (Prometheus rejects it too)",
+                 error=True, rule=name)
+        return None
+    expr = _as_string(ctx, rs, r, "expr", "`expr`", name)
+    if expr is None:
+        ctx.note(rs, _line(r, "expr"), "RG806", f"`expr` of `{name}` is not text; skipped", error=True, rule=name)
+        return None
+    out = CommentedMap()
+    out[kind] = styled(r[kind] if isinstance(r[kind], str) else name)
+    out["expr"] = styled(r["expr"] if isinstance(r["expr"], str) else expr)
+    idx = len(rules)
+    ctx.where[(si, rpath)] = (rules, idx, _IND_RULE_ITEM)
+    ctx.where[(si, rpath + (kind,))] = (out, kind, _IND_RULE_KEY)
+    ctx.where[(si, rpath + ("expr",))] = (out, "expr", _IND_RULE_KEY)
+    allowed = _ALERT_KEYS if kind == "alert" else _RECORD_KEYS
+    for k in r:
+        if k not in allowed:
+            extra = " (Prometheus allows it on alerting rules only)" if k in _ALERT_KEYS else ""
+            ctx.note(rs, _line(r, k), "RG805", f"`{k}` on {kind} `{name}` has no place in the spec{extra}; "
+                     "not imported", rule=name)
+    if kind == "alert":
+        for k in ("for", "keep_firing_for"):
+            if k in r and r[k] is not None:
+                v = _as_string(ctx, rs, r, k, f"`{k}`", name)
+                if v is None or not durations.is_valid(v):
+                    ctx.note(rs, _line(r, k), "RG806", f"`{k}` {r[k]!r} is not a Prometheus duration; not "
+                             "imported (Prometheus rejects the rule file too)", error=True, rule=name)
+                    continue
+                out[k] = styled(r[k] if isinstance(r[k], str) else v)
+                ctx.where[(si, rpath + (k,))] = (out, k, _IND_RULE_KEY)
+    labels = _str_map(ctx, rs, si, r, "labels", rpath, name, out, _IND_RULE_KEY, _IND_SUB,
+                      skip=("severity", "component") if kind == "alert" else ())
+    no_component = False
+    if kind == "alert":
+        src_labels = r.get("labels") if isinstance(r.get("labels"), dict) else {}
+        for special in ("severity", "component"):
+            if special in src_labels:
+                v = _as_string(ctx, rs, src_labels, special, f"label `{special}`", name)
+                if v is None:
+                    continue
+                out[special] = styled(src_labels[special] if isinstance(src_labels[special], str) else v)
+                ctx.where[(si, rpath + ("labels", special))] = (out, special, _IND_RULE_KEY)
+        if "component" not in src_labels:
+            no_component = True
+    if labels:
+        out["labels"] = labels
+    elif (si, rpath + ("labels",)) in ctx.where:
+        del ctx.where[(si, rpath + ("labels",))]
+    if kind == "alert":
+        ann = _str_map(ctx, rs, si, r, "annotations", rpath, name, out, _IND_RULE_KEY, _IND_SUB,
+                       skip=("summary", "description"))
+        src_ann = r.get("annotations") if isinstance(r.get("annotations"), dict) else {}
+        for special in ("summary", "description"):
+            if special in src_ann:
+                v = _as_string(ctx, rs, src_ann, special, f"annotation `{special}`", name)
+                if v is None:
+                    continue
+                out[special] = styled(src_ann[special] if isinstance(src_ann[special], str) else v)
+                ctx.where[(si, rpath + ("annotations", special))] = (out, special, _IND_RULE_KEY)
+        if ann:
+            out["annotations"] = ann
+        elif (si, rpath + ("annotations",)) in ctx.where:
+            del ctx.where[(si, rpath + ("annotations",))]
+    rules.append(out)
+    return no_component if kind == "alert" else False
+
+
+def place_comments(rulesets: list[RuleSet], where: dict, data: CommentedMap) -> list[Finding]:
+    """Attach each source comment to the output node its source node became (or the nearest
+    enclosing one that was kept). Returns notes for comments with nowhere to go."""
+    notes = []
+    before: dict = {}
+    eol: dict = {}
+    top: list = []
+    for si, rs in enumerate(rulesets):
+        for path, c in sorted(rs.comments.items(), key=lambda kv: [str(x) for x in kv[0]]):
+            if path == ():
+                top.extend(c["before"])
+                continue
+            p = path
+            exact = True
+            while p and (si, p) not in where:
+                p = p[:-1]
+                exact = False
+            if not p:
+                top.extend(c["before"] + c["eol"])
+                continue
+            target = where[(si, p)]
+            key = (id(target[0]), target[1])
+            before.setdefault(key, (target, []))[1].extend(c["before"])
+            if exact and not isinstance(target[0], CommentedSeq):
+                eol.setdefault(key, (target, []))[1].extend(c["eol"])
+            else:
+                before[key][1].extend(c["eol"])
+    for (target, texts) in before.values():
+        if texts:
+            container, key, indent = target
+            container.yaml_set_comment_before_after_key(key, before="\n".join(_bare(t) for t in texts), indent=indent)
+    for (target, texts) in eol.values():
+        if texts:
+            container, key, _ = target
+            container.yaml_add_eol_comment("  ".join(texts), key)
+    data._rulegen_top = [_bare(t) for t in top]  # read by the writer, after the schema line
+    return notes
+
+
+def _bare(t: str) -> str:
+    """Comment text without its ``#`` and one following space (ruamel adds ``# ``)."""
+    t = t[1:] if t.startswith("#") else t
+    return t[1:] if t.startswith(" ") else t

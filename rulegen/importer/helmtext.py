@@ -1,0 +1,342 @@
+"""Read a Helm chart template statically: Helm actions out, the YAML that Helm would print in.
+
+Helm templates are Go ``text/template`` (Helm docs, "Template Guide"). This module does not run
+them; it reads what a template holding a PrometheusRule prints with its values' conditions
+true, and keeps **one output line per input line**, so every later position (YAML errors,
+comments, notes) is the template's own line.
+
+What is understood:
+
+* escape forms that print a fixed string: a string action ``{{`{{`}}`` / ``{{ "{{" }}``, and
+  ``print``/``printf`` with only string arguments (``{{ print "{{" }}``,
+  ``{{ printf "%s" "{{" }}``; printf verbs ``%s``, ``%v`` and ``%%``);
+* comments ``{{/* ... */}}``, assignments ``{{ $x := ... }}``;
+* trim markers ``{{-`` and ``-}}`` within a line;
+* ``if``/``with`` blocks: their body is kept (the condition is assumed true), an ``else``
+  branch is skipped; ``range``, ``define`` and ``block`` bodies are skipped;
+* a line holding only Helm actions (``{{- if ... }}``, ``{{- end }}``,
+  ``{{- toYaml .Values.x | nindent 4 }}``) is dropped whole, as Helm's ``{{-`` usually does.
+
+What cannot be read statically is reported with its line: a value action inside a line
+(``{{ .Values.x }}``, ``{{ include ... }}``) becomes a placeholder (:data:`PLACEHOLDER`) that the
+importer resolves or reports, and whole-line value actions (extra labels from values) are
+reported as not imported. An unescaped Prometheus template (``{{ $labels.x }}``) is kept as
+text, with a warning that ``helm template`` fails on it (``undefined variable``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+#: Placeholder for an action whose output depends on values: ``__helm_<n>__``.
+PLACEHOLDER = "__helm_{}__"
+PLACEHOLDER_RE = re.compile(r"__helm_(\d+)__")
+
+_KEYWORDS = {"if", "else", "end", "with", "range", "define", "template", "block", "break", "continue"}
+_PROM_VARS = re.compile(r"\$(labels|value|externalLabels|externalURL)\b|\.Labels\b|\bhumanize")
+_HELM_MARKERS = re.compile(
+    r"\{\{-?\s*(?:`\{\{|(?:print|printf)?\s*\"\{\{|/\*|include\s|template\s|define\s|toYaml)"
+    r"|\.Values\b|\.Release\.|\.Chart\.|\.Capabilities\.|\.Files\.|\.Template\.")
+
+
+def looks_like_helm(text: str) -> bool:
+    """True when ``text`` holds Helm-only actions (``.Values``, ``include``, ``{{`{{`}}`` escapes,
+    template comments, ...). Prometheus templates alone (``{{ $labels.x }}``) do not count."""
+    return bool(_HELM_MARKERS.search(text))
+
+
+@dataclass
+class Action:
+    """One ``{{ ... }}`` action: ``body`` without delimiters and trim markers, 1-based ``line``."""
+
+    raw: str
+    body: str
+    line: int
+    trim_left: bool
+    trim_right: bool
+
+
+@dataclass
+class HelmNote:
+    """Something the reader could not take over as is. ``level`` is ``error`` (text lost) or
+    ``warning`` (read with an assumption)."""
+
+    line: int
+    level: str
+    message: str
+
+
+@dataclass
+class HelmText:
+    """Result of :func:`read_template`.
+
+    Attributes:
+        text: the YAML text, same number of lines as the template.
+        placeholders: placeholder index -> (line, action text) for value actions left in lines.
+        notes: what was skipped or assumed.
+        assumed_true: lines of ``if``/``with`` actions whose condition was assumed true.
+    """
+
+    text: str
+    placeholders: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+    assumed_true: list = field(default_factory=list)
+
+
+def _split(text: str):
+    """Yield ("text", str) and ("action", Action) pieces. An unterminated action is text."""
+    pos = 0
+    line = 1
+    n = len(text)
+    while pos < n:
+        start = text.find("{{", pos)
+        if start < 0:
+            yield "text", text[pos:]
+            return
+        if start > pos:
+            yield "text", text[pos:start]
+            line += text.count("\n", pos, start)
+        end = _action_end(text, start)
+        if end < 0:
+            yield "text", text[start:]
+            return
+        raw = text[start:end]
+        inner = raw[2:-2]
+        trim_left = inner.startswith("- ") or inner.startswith("-\t") or inner.startswith("-\n")
+        trim_right = inner.endswith(" -") or inner.endswith("\t-") or inner.endswith("\n-")
+        body = inner[1:] if trim_left else inner
+        body = body[:-1] if trim_right else body
+        yield "action", Action(raw, body.strip(), line, trim_left, trim_right)
+        line += raw.count("\n")
+        pos = end
+
+
+def _action_end(text: str, start: int) -> int:
+    """Index just past the ``}}`` closing the action at ``start``, or -1."""
+    i = start + 2
+    n = len(text)
+    if text.startswith("- ", i):
+        i += 2
+    j = i
+    while j < n and text[j] in " \t\n":
+        j += 1
+    if text.startswith("/*", j):
+        close = text.find("*/", j + 2)
+        if close < 0:
+            return -1
+        k = close + 2
+        while k < n and text[k] in " \t\n-":
+            k += 1
+        return k + 2 if text.startswith("}}", k) else -1
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif c == "`":
+            close = text.find("`", i + 1)
+            if close < 0:
+                return -1
+            i = close
+        elif c == "'":
+            i += 1
+            while i < n and text[i] != "'":
+                i += 2 if text[i] == "\\" else 1
+        elif text.startswith("}}", i):
+            return i + 2
+        i += 1
+    return -1
+
+
+_GO_ESC = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "'": "'", "a": "\a", "b": "\b",
+           "f": "\f", "v": "\v"}
+
+
+def _string_args(body: str) -> list[str] | None:
+    """The values of ``body`` when it is only Go string literals separated by spaces, else None."""
+    out = []
+    i, n = 0, len(body)
+    while i < n:
+        c = body[i]
+        if c in " \t\n":
+            i += 1
+            continue
+        if c == "`":
+            close = body.find("`", i + 1)
+            if close < 0:
+                return None
+            out.append(body[i + 1:close])
+            i = close + 1
+        elif c == '"':
+            buf = []
+            i += 1
+            while i < n and body[i] != '"':
+                if body[i] == "\\" and i + 1 < n:
+                    e = body[i + 1]
+                    if e in _GO_ESC:
+                        buf.append(_GO_ESC[e])
+                        i += 2
+                    elif e == "x" and re.fullmatch(r"[0-9a-fA-F]{2}", body[i + 2:i + 4]):
+                        buf.append(chr(int(body[i + 2:i + 4], 16)))
+                        i += 4
+                    elif e == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", body[i + 2:i + 6]):
+                        buf.append(chr(int(body[i + 2:i + 6], 16)))
+                        i += 6
+                    else:
+                        return None
+                else:
+                    buf.append(body[i])
+                    i += 1
+            if i >= n:
+                return None
+            out.append("".join(buf))
+            i += 1
+        else:
+            return None
+    return out
+
+
+def literal_value(body: str) -> str | None:
+    """What an action prints when that does not depend on values: a string literal, or
+    ``print``/``printf`` of string literals. None otherwise."""
+    body = body.strip()
+    if body.startswith("(") and body.endswith(")"):
+        body = body[1:-1].strip()
+    m = re.match(r"(print|printf)\s", body)
+    if not m:
+        args = _string_args(body)
+        return args[0] if args is not None and len(args) == 1 else None
+    args = _string_args(body[m.end():])
+    if not args:
+        return None
+    if m.group(1) == "print":
+        return "".join(args)
+    fmt, rest = args[0], list(args[1:])
+    out = []
+    i = 0
+    while i < len(fmt):
+        if fmt[i] == "%":
+            verb = fmt[i + 1:i + 2]
+            if verb == "%":
+                out.append("%")
+            elif verb in ("s", "v") and rest:
+                out.append(rest.pop(0))
+            else:
+                return None
+            i += 2
+        else:
+            out.append(fmt[i])
+            i += 1
+    return None if rest else "".join(out)
+
+
+def _kind(a: Action) -> str:
+    b = a.body
+    if b.startswith("/*"):
+        return "comment"
+    if literal_value(b) is not None:
+        return "literal"
+    word = re.match(r"[A-Za-z_]+", b)
+    if word and word.group(0) in _KEYWORDS:
+        return word.group(0)
+    if re.match(r"\$[A-Za-z_0-9]*\s*:?=", b):
+        return "assign"
+    if _PROM_VARS.search(b):
+        return "prometheus"
+    return "value"
+
+
+def read_template(text: str) -> HelmText:
+    """Read a Helm template as the YAML it prints (see the module docstring).
+
+    Returns a :class:`HelmText` whose ``text`` has exactly as many lines as ``text``.
+    """
+    nlines = text.count("\n") + 1
+    out = [""] * nlines
+    has_action = [False] * nlines
+    keeps = [False] * nlines       # a line with text or printed literals: never dropped
+    values_on = [[] for _ in range(nlines)]
+    res = HelmText(text="")
+    stack: list[list] = []         # [keyword, skipping_body]
+    line = 0                       # 0-based current line
+    lstrip_next = False
+
+    def skipping() -> bool:
+        return any(s[1] for s in stack)
+
+    for kind, piece in _split(text):
+        if kind == "text":
+            segs = piece.split("\n")
+            for si, seg in enumerate(segs):
+                if si:
+                    line += 1
+                    lstrip_next = False
+                if lstrip_next:
+                    seg = seg.lstrip(" \t")
+                    lstrip_next = False
+                if skipping():
+                    continue
+                out[line] += seg
+                if seg.strip():
+                    keeps[line] = True
+            continue
+        a: Action = piece
+        first = line
+        span = a.raw.count("\n")
+        for k in range(first, first + span + 1):
+            has_action[k] = True
+        if a.trim_left:
+            out[line] = out[line].rstrip(" \t")
+        k = _kind(a)
+        if k in ("if", "with", "range", "define", "block"):
+            skip_body = k in ("range", "define", "block")
+            if k in ("if", "with") and not skipping():
+                res.assumed_true.append(a.line)
+            if k == "range" and not skipping():
+                res.notes.append(HelmNote(a.line, "error", f"`{a.raw.strip()}` repeats its body once per "
+                                          "item of a value known only at install time; its body "
+                                          "is not imported"))
+            stack.append([k, skip_body])
+        elif k == "else":
+            if stack:
+                if stack[-1][0] in ("if", "with") and not stack[-1][1] and not any(s[1] for s in stack[:-1]):
+                    res.notes.append(HelmNote(a.line, "warning", f"`{a.raw.strip()}`: the import assumes "
+                                              "the `if` above is true, so this branch is not imported"))
+                stack[-1][1] = True
+        elif k == "end":
+            if stack:
+                stack.pop()
+        elif k == "literal" and not skipping():
+            out[line] += literal_value(a.body)
+            keeps[line] = True
+        elif k == "prometheus" and not skipping():
+            out[line] += a.raw
+            keeps[line] = True
+            res.notes.append(HelmNote(a.line, "warning", f"`{a.raw}` is a Prometheus template written "
+                                      "without Helm escaping: `helm template` fails on it (undefined "
+                                      "variable); imported as the Prometheus template it was meant to be"))
+        elif k == "value" and not skipping():
+            idx = len(res.placeholders)
+            res.placeholders[idx] = (a.line, a.raw.strip())
+            out[line] += PLACEHOLDER.format(idx)
+            values_on[line].append(idx)
+        elif k == "template" and not skipping():
+            idx = len(res.placeholders)
+            res.placeholders[idx] = (a.line, a.raw.strip())
+            out[line] += PLACEHOLDER.format(idx)
+            values_on[line].append(idx)
+        line += span
+        if a.trim_right:
+            lstrip_next = True
+    for i in range(nlines):
+        if has_action[i] and not keeps[i]:
+            for idx in values_on[i]:
+                ln, raw = res.placeholders.pop(idx)
+                res.notes.append(HelmNote(ln, "error", f"`{raw}` prints text taken from values at install "
+                                          "time (empty with default values, usually); it cannot be "
+                                          "read statically and is not imported"))
+            out[i] = ""
+    res.text = "\n".join(out)
+    return res

@@ -259,13 +259,11 @@ class _Parser:
         self.out = Template()
         self.scopes: list[list[str]] = [["$", *variables]]
         self.blocks: list[dict] = []  # {kind, pos, else}
+        self.base = 0  # first scope visible: a define body sees only its own variables
 
     # -- variables -------------------------------------------------------------------------
     def _defined(self, name: str) -> bool:
-        return any(name in s for s in self.scopes)
-
-    def _visible(self) -> list[str]:
-        return [v for s in self.scopes for v in s]
+        return any(name in s for s in self.scopes[self.base:])
 
     def _use_var(self, tok: _Tok) -> None:
         name = tok.val
@@ -343,7 +341,9 @@ class _Parser:
                 if not self.blocks:
                     raise _SyntaxError(start, "unexpected {{end}}: no block is open")
                 self._expect_end(rest, "end")
-                self.blocks.pop()
+                closed = self.blocks.pop()
+                if "base" in closed:
+                    self.base = closed["base"]
                 self.scopes.pop()
                 return
             if kw in ("break", "continue"):
@@ -357,13 +357,13 @@ class _Parser:
                 r = _skip_space(rest)
                 if not r or r[0].typ not in ("string", "raw"):
                     raise _SyntaxError(first.pos, f"{kw} needs a quoted template name")
-                self.blocks.append({"kind": kw, "pos": start, "else": False})
-                if kw == "define":
-                    self.scopes.append(["$"])
-                    self._expect_end(r[1:], kw)
+                if kw == "block":
+                    self._pipeline(r[1:], kw)  # evaluated where the block stands
                 else:
-                    self.scopes.append([])
-                    self._pipeline(r[1:], kw)
+                    self._expect_end(r[1:], kw)
+                self.blocks.append({"kind": kw, "pos": start, "else": False, "base": self.base})
+                self.scopes.append(["$"])
+                self.base = len(self.scopes) - 1
                 return
             if kw == "template":
                 r = _skip_space(rest)

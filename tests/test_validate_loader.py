@@ -1,0 +1,120 @@
+"""Loader findings (RG101-RG107): each with its exact code and line:col."""
+
+from __future__ import annotations
+
+import textwrap
+
+from rulegen.spec.loader import MAX_DEPTH, MAX_FILE_BYTES, load_file, load_text
+from rulegen.validate import validate_texts
+
+
+def where(lf):
+    return [(f.code, f.line, f.col) for f in lf.findings]
+
+
+def test_duplicate_key_points_at_the_second_key():
+    text = textwrap.dedent("""\
+        app: demo
+        groups:
+          - name: demo
+            rules:
+              - alert: DemoDown
+                expr: up == 0
+                expr: up == 1
+        """)
+    lf = load_text(text, "a.yaml")
+    assert where(lf) == [("RG102", 7, 9)]
+    assert 'key "expr" appears twice' in lf.findings[0].message
+    assert lf.data is None
+
+
+def test_tab_indentation_points_at_the_tab():
+    text = "app: demo\ngroups:\n\t- name: demo\n"
+    lf = load_text(text, "a.yaml")
+    assert where(lf) == [("RG103", 3, 1)]
+
+
+def test_tab_inside_a_value_is_not_indentation():
+    lf = load_text("app: demo\ntitle: \"a\\tb\"\n", "a.yaml")
+    assert where(lf) == []
+    assert lf.data["title"] == "a\tb"
+
+
+def test_syntax_error_position():
+    lf = load_text("app: demo\ngroups: [a, b\n", "a.yaml")
+    assert [f.code for f in lf.findings] == ["RG101"]
+    assert (lf.findings[0].line, lf.findings[0].col) == (3, 1)
+
+
+def test_self_referencing_anchor_is_rg104_at_the_anchor():
+    # ruamel turns the inner alias into None silently; the loader must not.
+    lf = load_text("app: demo\ngroups: &g [*g]\n", "a.yaml")
+    assert where(lf) == [("RG104", 2, 9)]
+    assert lf.data is None
+
+
+def test_self_referencing_mapping_anchor():
+    lf = load_text("app: demo\nlabels: &l {x: *l}\n", "a.yaml")
+    assert where(lf) == [("RG104", 2, 9)]
+
+
+def test_shared_aliases_are_fine():
+    text = "app: demo\nlabels: &l {team: ai}\ngroups: [{name: g, labels: *l, rules: [{record: a:b:c, expr: up}]}]\n"
+    lf = load_text(text, "a.yaml")
+    assert where(lf) == []
+    assert lf.data["groups"][0]["labels"] == {"team": "ai"}
+
+
+def test_billion_laughs_is_rg105_and_fast():
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, 9):
+        prev = f"*a{i - 1}"
+        lines.append(f"a{i}: &a{i} [{', '.join([prev] * 10)}]")
+    lf = load_text("\n".join(lines) + "\n", "a.yaml")
+    assert where(lf) == [("RG105", 1, 1)]
+
+
+def test_deep_flow_nesting_is_rg105_at_the_bracket_too_deep():
+    text = "app: " + "[" * (MAX_DEPTH + 5) + "]" * (MAX_DEPTH + 5) + "\n"
+    lf = load_text(text, "a.yaml")
+    assert where(lf) == [("RG105", 1, 6 + MAX_DEPTH)]
+
+
+def test_deep_block_nesting_is_rg105():
+    text = "".join("  " * i + "a:\n" for i in range(600))
+    lf = load_text(text, "a.yaml")
+    assert where(lf) == [("RG105", 1, 1)]
+
+
+def test_binary_and_non_utf8(tmp_path):
+    assert where(load_text("app: \x00", "a.yaml")) == [("RG106", 1, 1)]
+    p = tmp_path / "b.yaml"
+    p.write_bytes(b"app: demo\ntitle: \xff\n")
+    assert where(load_file(p, "b.yaml")) == [("RG106", 2, 1)]
+
+
+def test_too_big(tmp_path):
+    p = tmp_path / "big.yaml"
+    p.write_text("# " + "x" * MAX_FILE_BYTES + "\n")
+    assert where(load_file(p, "big.yaml")) == [("RG106", 0, 0)]
+    assert where(load_text("# " + "x" * MAX_FILE_BYTES, "big.yaml")) == [("RG106", 0, 0)]
+
+
+def test_empty_and_not_a_mapping():
+    assert where(load_text("", "a.yaml")) == [("RG107", 1, 1)]
+    assert where(load_text("# only a comment\n", "a.yaml")) == [("RG107", 1, 1)]
+    lf = load_text("- app: demo\n", "a.yaml")
+    assert where(lf) == [("RG107", 1, 1)]
+    assert "not a list" in lf.findings[0].message
+
+
+def test_plain_records_unquoted_strings_and_dates():
+    lf = load_text("a: x\nb: \"y\"\nc: 'z'\nd: 2024-01-31\ne: |\n  w\n", "a.yaml")
+    assert lf.plain == {("a",), ("d",)}
+    assert lf.data["d"] == "2024-01-31"
+
+
+def test_loader_findings_stop_the_file_but_not_the_others():
+    res = validate_texts({"a.yaml": "app: demo\napp: again\n", "b.yaml": "app: [\n"})
+    assert [(f.file, f.code) for f in res.findings] == [("a.yaml", "RG102"), ("b.yaml", "RG101")]
+    assert res.specs == []

@@ -1,0 +1,78 @@
+"""Conventions (RG501-RG504) at exact positions, each switchable through the config."""
+
+from __future__ import annotations
+
+import pytest
+
+from rulegen.config import Config
+from rulegen.validate import validate_texts
+
+
+def spec(severity="severity: critical", summary="summary: Down.", description="description: Down.",
+         runbook="runbook: {causes: [it broke]}", labels=""):
+    body = "\n".join("        " + x for x in (severity, summary, description, runbook) if x)
+    return f"""\
+app: demo
+{labels}groups:
+  - name: demo
+    rules:
+      - alert: DemoDown
+        expr: up == 0
+{body}
+"""
+
+
+def run(text, config=None):
+    res = validate_texts({"a.yaml": text}, config)
+    return [(f.code, f.line, f.col) for f in res.findings], res
+
+
+def test_conventions_met():
+    assert run(spec())[0] == []
+
+
+def test_severity_not_allowed_points_at_severity():
+    found, res = run(spec(severity="severity: page"))
+    assert found == [("RG501", 7, 19)]
+    assert "critical, warning, info" in res.findings[0].message
+
+
+def test_severity_missing_points_at_alert():
+    found, _ = run(spec(severity=""))
+    assert found == [("RG501", 5, 16)]
+
+
+def test_severity_from_app_labels_counts():
+    assert run(spec(severity="", labels="labels: {severity: critical}\n"))[0] == []
+
+
+def test_severity_set_is_configurable_and_can_be_switched_off():
+    assert run(spec(severity="severity: page", runbook=""), Config(severities=("page", "ticket")))[0] == []
+    assert run(spec(severity="severity: anything"), Config(severities=()))[0] == []
+
+
+def test_summary_and_description_required():
+    found, _ = run(spec(summary="", description='description: "  "'))
+    assert found == [("RG502", 5, 16), ("RG503", 5, 16)]
+    assert run(spec(summary="", description=""), Config(require_summary=False, require_description=False))[0] == []
+
+
+@pytest.mark.parametrize("runbook", ["", "runbook: {explanation: only words}", "runbook: {causes: []}"])
+def test_critical_without_runbook_content(runbook):
+    found, _ = run(spec(runbook=runbook))
+    assert found == [("RG504", 5, 16)]
+
+
+def test_runbook_requirement_follows_config():
+    assert run(spec(severity="severity: warning", runbook=""))[0] == []
+    found, _ = run(spec(severity="severity: warning", runbook=""), Config(require_runbook_for=("warning",)))
+    assert found == [("RG504", 5, 16)]
+    assert run(spec(runbook=""), Config(require_runbook_for=()))[0] == []
+
+
+def test_disable_and_regrade_codes():
+    assert run(spec(summary=""), Config(disabled=frozenset({"RG502"})))[0] == []
+    from rulegen.findings import Severity
+    _, res = run(spec(summary=""), Config(severity_overrides={"RG502": Severity.WARNING}))
+    assert [(f.code, f.severity) for f in res.findings] == [("RG502", Severity.WARNING)]
+    assert res.ok

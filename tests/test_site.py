@@ -1,0 +1,104 @@
+"""The runbook site: nav generated from the specs, guides kept, `mkdocs build --strict` passes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from rulegen.cli import main
+from rulegen.pipeline import load_project
+from rulegen.render import site
+
+from test_runbook import _add_templated_alert
+
+REPO = Path(__file__).resolve().parents[1]
+GUIDE = "# Argo CD sync guide\n\nHand-written. See [LlamaSwapDown](../llama-swap.md#llamaswapdown).\n"
+
+
+def mkdocs_build(project: Path, out: Path) -> subprocess.CompletedProcess:
+    """``.venv/bin/mkdocs build --strict -d <out>`` in ``project``."""
+    exe = REPO / ".venv/bin/mkdocs"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "mkdocs"]
+    return subprocess.run(cmd + ["build", "--strict", "-d", str(out)], cwd=project,
+                          capture_output=True, text=True, timeout=300,
+                          env={"PATH": "/usr/bin:/bin", "NO_MKDOCS_2_WARNING": "1", "HOME": str(project)})
+
+
+def nav(text: str) -> list:
+    return yaml.safe_load(text)["nav"]
+
+
+def test_nav_lists_every_app_sorted(project):
+    assert main(["-C", str(project), "build"]) == 0
+    assert nav((project / "mkdocs.yml").read_text()) == [
+        {"Home": "index.md"},
+        {"Alert index": "alerts.md"},
+        {"Apps": [{"inferencecache": "inferencecache.md"}, {"llama-swap": "llama-swap.md"},
+                  {"Noctaya": "noctaya.md"}]},
+    ]
+
+
+def test_nav_lists_guides_and_keeps_the_rest_of_mkdocs_yml(project):
+    (project / "runbooks/guides").mkdir(parents=True, exist_ok=True)
+    (project / "runbooks/guides/argocd.md").write_text(GUIDE)
+    (project / "runbooks/guides/a-first.md").write_text("no heading here\n")
+    specs = load_project(project).specs
+    existing = (project / "mkdocs.yml").read_text()
+    out = site.render_mkdocs(specs, existing, project)
+    assert nav(out)[3] == {"Guides": [{"a-first": "guides/a-first.md"},
+                                      {"Argo CD sync guide": "guides/argocd.md"}]}
+    assert out.startswith("# The on-call runbook site.")  # comments kept
+    assert "  anchors: warn\n" in out
+    # without a root (plan does not pass one yet) the Guides section already in mkdocs.yml stays
+    (project / "mkdocs.yml").write_text(out)
+    again = site.render_mkdocs(specs, out, None)
+    assert nav(again)[3] == nav(out)[3]
+
+
+def test_build_never_touches_guides(project):
+    (project / "runbooks/guides").mkdir(parents=True, exist_ok=True)
+    guide = project / "runbooks/guides/argocd.md"
+    guide.write_text(GUIDE)
+    # a deleted spec's page is stale and removed; the guide, without the notice, is not
+    (project / "rules/noctaya.yaml").unlink()
+    assert main(["-C", str(project), "build"]) == 0
+    assert not (project / "runbooks/noctaya.md").exists()
+    assert guide.read_text() == GUIDE
+
+
+def test_mkdocs_strict_build_passes(project, tmp_path):
+    (project / ".rulegen.yaml").write_text("checks:\n  disable: [RG401, RG402]\n")
+    _add_templated_alert(project)
+    (project / "runbooks/guides").mkdir(parents=True, exist_ok=True)
+    (project / "runbooks/guides/argocd.md").write_text(GUIDE)
+    assert main(["-C", str(project), "build"]) == 0
+    out = tmp_path / "built"
+    r = mkdocs_build(project, out)
+    assert r.returncode == 0, r.stderr
+    for page in ("index.html", "alerts/index.html", "llama-swap/index.html", "noctaya/index.html",
+                 "inferencecache/index.html", "guides/argocd/index.html", "search/search_index.json"):
+        assert (out / page).is_file(), page
+    html = (out / "llama-swap/index.html").read_text()
+    assert 'id="llamaswapdown"' in html
+    assert 'id="llamaswap-pod_restarts-x"' in html
+    # Prometheus templates reach the reader literally (HTML-escaped only)
+    assert "Pod {{ $labels.pod }} restarts &lt;often&gt; | {{ $value }}" in html
+
+
+def test_mkdocs_strict_build_fails_on_a_broken_anchor(project, tmp_path):
+    assert main(["-C", str(project), "build"]) == 0
+    (project / "runbooks/guides").mkdir(parents=True, exist_ok=True)
+    (project / "runbooks/guides/argocd.md").write_text("# Guide\n\n[x](../llama-swap.md#no-such-alert)\n")
+    r = mkdocs_build(project, tmp_path / "built")
+    assert r.returncode == 1
+    assert "no-such-alert" in r.stdout + r.stderr
+
+
+def test_mkdocs_strict_build_of_the_bundled_project(project, tmp_path):
+    """The project as committed (hand-written guides included) builds strictly."""
+    assert main(["-C", str(project), "build"]) == 0
+    r = mkdocs_build(project, tmp_path / "built")
+    assert r.returncode == 0, r.stderr

@@ -1,0 +1,309 @@
+"""``rulegen diff``: what changed between a Git ref and the working tree, in alert terms.
+
+The base side is read from Git, never checked out: ``git ls-tree -r --name-only REF -- rules``
+lists the spec files at ``REF`` and ``git show REF:./<path>`` reads each one (both run in the
+project root, so paths are relative to it even in a subfolder of the repository). The texts go
+through :func:`rulegen.spec.load_text` and :func:`rulegen.validate.validate`, like the working
+tree's specs through :func:`rulegen.pipeline.load_project`. A spec that does not load on one
+side contributes no rules there (a note says so).
+
+Rules are matched by app, kind (alert / record) and name. For a rule on both sides the
+summary names which of these changed: ``expr`` (whitespace-only edits ignored), ``for``,
+``keep_firing_for``, ``severity``, ``labels`` (effective labels: app, group and rule labels
+merged, severity excluded), ``annotations``, ``runbook``, ``tests``, and ``group`` when the
+rule moved to another group.
+
+Output: ``text`` for a terminal, or ``markdown`` for a pull-request comment (a summary line, a
+table, and the old and new expressions of changed rules in a collapsed block).
+Exit codes: 0, or 2 when the ref or the repository cannot be read.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..findings import RulegenError
+
+EXIT_OK, EXIT_USAGE = 0, 2
+SPEC_DIR = "rules"
+FIELDS = ("expr", "for", "keep_firing_for", "severity", "labels", "annotations", "runbook", "tests", "group")
+
+
+@dataclass(frozen=True)
+class RuleView:
+    """What ``diff`` compares of one rule (see the module docstring for each field)."""
+
+    app: str
+    kind: str
+    name: str
+    group: str
+    expr: str
+    for_: str | None
+    keep_firing_for: str | None
+    severity: str | None
+    labels: dict
+    annotations: dict
+    runbook: dict
+    tests: list
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.app, self.kind, self.name)
+
+
+@dataclass
+class Change:
+    """One rule present on both sides with at least one differing field.
+
+    ``fields`` lists the changed fields in :data:`FIELDS` order; ``old``/``new`` the two views.
+    """
+
+    old: RuleView
+    new: RuleView
+    fields: list[str]
+
+
+@dataclass
+class Summary:
+    """Result of :func:`compare_specs`: rules added, removed and changed, each sorted by key."""
+
+    added: list[RuleView] = field(default_factory=list)
+    removed: list[RuleView] = field(default_factory=list)
+    changed: list[Change] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def count(self, kind: str) -> tuple[int, int, int]:
+        """(added, removed, changed) rules of ``kind`` (``alert`` or ``record``)."""
+        return (sum(r.kind == kind for r in self.added), sum(r.kind == kind for r in self.removed),
+                sum(c.new.kind == kind for c in self.changed))
+
+
+def views(specs) -> dict[tuple, RuleView]:
+    """Every rule of ``specs`` as a :class:`RuleView`, keyed by (app, kind, name). When a name
+    repeats within an app (the validator reports that), later ones get ``#2``, ``#3``..."""
+    out: dict[tuple, RuleView] = {}
+    for spec in specs:
+        for g, r in spec.rules():
+            labels = r.all_labels(spec.labels, g.labels)
+            labels.pop("severity", None)
+            name, n = r.name, 1
+            while (spec.app, r.kind, name) in out:
+                n += 1
+                name = f"{r.name}#{n}"
+            out[(spec.app, r.kind, name)] = RuleView(
+                app=spec.app, kind=r.kind, name=name, group=g.name, expr=r.expr, for_=r.for_,
+                keep_firing_for=r.keep_firing_for, severity=r.severity, labels=labels,
+                annotations=dict(r.annotations), runbook=r.runbook, tests=[t.data for t in r.tests])
+    return out
+
+
+def _changed_fields(a: RuleView, b: RuleView) -> list[str]:
+    pairs = {
+        "expr": (" ".join(a.expr.split()), " ".join(b.expr.split())),
+        "for": (a.for_, b.for_),
+        "keep_firing_for": (a.keep_firing_for, b.keep_firing_for),
+        "severity": (a.severity, b.severity),
+        "labels": (a.labels, b.labels),
+        "annotations": (a.annotations, b.annotations),
+        "runbook": (a.runbook, b.runbook),
+        "tests": (a.tests, b.tests),
+        "group": (a.group, b.group),
+    }
+    return [f for f in FIELDS if pairs[f][0] != pairs[f][1]]
+
+
+def compare_specs(old_specs, new_specs) -> Summary:
+    """Rules added, removed and changed from ``old_specs`` to ``new_specs`` (lists of Spec)."""
+    old, new = views(old_specs), views(new_specs)
+    s = Summary()
+    s.added = [new[k] for k in sorted(new.keys() - old.keys())]
+    s.removed = [old[k] for k in sorted(old.keys() - new.keys())]
+    for k in sorted(old.keys() & new.keys()):
+        fields = _changed_fields(old[k], new[k])
+        if fields:
+            s.changed.append(Change(old[k], new[k], fields))
+    return s
+
+
+def _git(root: Path, *args: str) -> str:
+    try:
+        proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
+                              encoding="utf-8", timeout=60)
+    except FileNotFoundError:
+        raise RulegenError("git is not installed; rulegen diff reads the base specs with git") from None
+    if proc.returncode != 0:
+        raise RulegenError(f"git {' '.join(args)} failed: {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def load_base(root: Path, ref: str, config=None):
+    """Validated specs of ``rules/`` at Git ``ref`` and the findings about them.
+
+    Returns:
+        (specs, findings, n_files).
+    Raises:
+        RulegenError: ``root`` is not in a Git work tree or ``ref`` does not name a commit.
+    """
+    from ..spec import load_text
+    from ..validate import Context, validate
+    _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    names = [n for n in _git(root, "ls-tree", "-r", "--name-only", ref, "--", SPEC_DIR).splitlines()
+             if n.endswith((".yaml", ".yml"))]
+    files = [load_text(_git(root, "show", f"{ref}:./{n}"), n) for n in sorted(names)]
+    ctx = Context(config=config, root=root) if config is not None else Context(root=root)
+    result = validate(files, ctx)
+    return result.specs, result.findings, len(files)
+
+
+def run_diff(root: Path, base: str, output: str, stream=None) -> int:
+    """Print the review summary of ``rules/`` between Git ``base`` and the working tree.
+
+    Args:
+        root: project root (inside a Git work tree).
+        base: any Git revision (``HEAD``, ``origin/main``, a SHA).
+        output: ``text`` or ``markdown``.
+        stream: where to print (default stdout); errors go to stderr.
+
+    Returns:
+        0, or 2 when Git, the ref or the working tree's specs cannot be read.
+    """
+    from ..pipeline import load_project
+    stream = stream or sys.stdout
+    try:
+        loaded = load_project(root)
+        old_specs, old_findings, n_old = load_base(root, base, loaded.config)
+    except RulegenError as e:
+        print(f"rulegen: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    summary = compare_specs(old_specs, loaded.specs)
+    broken_old = sorted({f.file for f in old_findings if f.is_error})
+    broken_new = sorted({f.file for f in loaded.findings if f.is_error})
+    if broken_old:
+        summary.notes.append(f"at {base}, these specs have errors and were compared as far as they "
+                             f"loaded: {', '.join(broken_old)}")
+    if broken_new:
+        summary.notes.append("in the working tree, these specs have errors (run `rulegen validate`) "
+                             f"and were compared as far as they loaded: {', '.join(broken_new)}")
+    if n_old == 0:
+        summary.notes.append(f"{base} has no specs under {SPEC_DIR}/")
+    text = render_markdown(summary, base) if output == "markdown" else render_text(summary, base)
+    stream.write(text)
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# Formatting
+
+def _kind_word(kind: str, n: int = 1) -> str:
+    word = "alert" if kind == "alert" else "recording rule"
+    return word if n == 1 else word + "s"
+
+
+def _headline(s: Summary) -> str:
+    parts = []
+    for kind in ("alert", "record"):
+        a, r, c = s.count(kind)
+        parts.append(f"{_kind_word(kind, 2)}: {a} added, {r} removed, {c} changed")
+    return "; ".join(parts)
+
+
+def _dict_delta(old: dict, new: dict) -> str:
+    """``+k=v, -k, k: a -> b`` for two flat mappings; nested values are named only."""
+    out = []
+    for k in sorted(old.keys() | new.keys()):
+        if k not in old:
+            out.append(f"+{k}" + (f"={new[k]}" if isinstance(new[k], str) and len(new[k]) <= 40 else ""))
+        elif k not in new:
+            out.append(f"-{k}")
+        elif old[k] != new[k]:
+            short = all(isinstance(v, str) and len(v) <= 40 for v in (old[k], new[k]))
+            out.append(f"{k}: {old[k]} -> {new[k]}" if short else f"~{k}")
+    return ", ".join(out)
+
+
+def describe(c: Change) -> list[str]:
+    """One short phrase per changed field of ``c`` (``for 5m -> 7m``, ``labels (+team=ai)``)."""
+    a, b = c.old, c.new
+    out = []
+    for f in c.fields:
+        if f in ("for", "keep_firing_for", "severity", "group"):
+            old = {"for": a.for_, "keep_firing_for": a.keep_firing_for, "severity": a.severity, "group": a.group}[f]
+            new = {"for": b.for_, "keep_firing_for": b.keep_firing_for, "severity": b.severity, "group": b.group}[f]
+            out.append(f"{f} {old or '(none)'} -> {new or '(none)'}")
+        elif f == "labels":
+            out.append(f"labels ({_dict_delta(a.labels, b.labels)})")
+        elif f == "annotations":
+            out.append(f"annotations ({_dict_delta(a.annotations, b.annotations)})")
+        elif f == "runbook":
+            keys = sorted(k for k in a.runbook.keys() | b.runbook.keys() if a.runbook.get(k) != b.runbook.get(k))
+            out.append(f"runbook ({', '.join(keys)})")
+        elif f == "tests":
+            out.append(f"tests ({len(a.tests)} -> {len(b.tests)})" if len(a.tests) != len(b.tests) else "tests")
+        else:
+            out.append(f)
+    return out
+
+
+def _added_detail(r: RuleView) -> str:
+    bits = [f"group {r.group}"]
+    if r.severity:
+        bits.append(f"severity {r.severity}")
+    if r.for_:
+        bits.append(f"for {r.for_}")
+    return ", ".join(bits)
+
+
+def render_text(s: Summary, base: str) -> str:
+    """The summary for a terminal: one line per rule, ``+`` added, ``-`` removed, ``~`` changed."""
+    lines = [f"rulegen diff {base} -> working tree: {_headline(s)}"]
+    for r in s.added:
+        lines.append(f"+ {_kind_word(r.kind)} {r.name} ({r.app}): {_added_detail(r)}")
+    for r in s.removed:
+        lines.append(f"- {_kind_word(r.kind)} {r.name} ({r.app})")
+    for c in s.changed:
+        lines.append(f"~ {_kind_word(c.new.kind)} {c.new.name} ({c.new.app}): {'; '.join(describe(c))}")
+        if "expr" in c.fields:
+            lines.append(f"    expr was: {' '.join(c.old.expr.split())}")
+            lines.append(f"    expr now: {' '.join(c.new.expr.split())}")
+    for n in s.notes:
+        lines.append(f"note: {n}")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _code(text: str) -> str:
+    return "`" + text.replace("`", "'") + "`"
+
+
+def render_markdown(s: Summary, base: str) -> str:
+    """The summary as GitHub/GitLab-flavoured Markdown for a pull-request comment."""
+    out = [f"### Alert changes since `{base}`", ""]
+    if not (s.added or s.removed or s.changed):
+        out += ["No alert or recording rule changed.", ""]
+    else:
+        out += [f"**{_headline(s)}**", "", "| change | rule | app | what |", "|---|---|---|---|"]
+        for r in s.added:
+            out.append(f"| added | {_kind_word(r.kind)} {_code(r.name)} | {r.app} | {_cell(_added_detail(r))} |")
+        for r in s.removed:
+            out.append(f"| removed | {_kind_word(r.kind)} {_code(r.name)} | {r.app} | |")
+        for c in s.changed:
+            what = ", ".join(_cell(d) for d in describe(c))
+            out.append(f"| changed | {_kind_word(c.new.kind)} {_code(c.new.name)} | {c.new.app} | {what} |")
+        out.append("")
+        exprs = [c for c in s.changed if "expr" in c.fields]
+        if exprs:
+            out += ["<details><summary>Expressions changed</summary>", ""]
+            for c in exprs:
+                out += [f"**{c.new.name}** ({c.new.app})", "", "```diff",
+                        *("- " + line for line in c.old.expr.rstrip("\n").splitlines()),
+                        *("+ " + line for line in c.new.expr.rstrip("\n").splitlines()), "```", ""]
+            out += ["</details>", ""]
+    for n in s.notes:
+        out += [f"> **Note:** {n}", ""]
+    return "\n".join(out)

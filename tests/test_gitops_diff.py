@@ -1,0 +1,206 @@
+"""``rulegen diff``: review summary between a Git ref and the working tree, in a temp Git repo."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from rulegen.cli import main
+
+OLD_SPEC = """app: old
+groups:
+  - name: old
+    rules:
+      - record: job:old_requests:rate5m
+        expr: sum by (job) (rate(http_requests_total{job="old"}[5m]))
+      - alert: OldDown
+        expr: up{job="old"} == 0
+        for: 5m
+        severity: warning
+        summary: old is down.
+        description: old has been down for 5 minutes.
+"""
+
+NEW_SPEC = """app: extra
+labels: {team: web}
+groups:
+  - name: extra
+    rules:
+      - record: job:extra_requests:rate5m
+        expr: sum by (job) (rate(http_requests_total{job="extra"}[5m]))
+      - alert: ExtraErrors
+        expr: job:extra_requests:rate5m > 100
+        for: 10m
+        severity: warning
+        summary: extra serves too many requests.
+        description: "{{ $labels.job }} serves {{ $value }} requests per second."
+"""
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+                          cwd=root, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A Git repo with llama-swap and old specs committed (tag ``base``)."""
+    root = tmp_path / "repo"
+    (root / "rules").mkdir(parents=True)
+    shutil.copy(REPO / "rules/llama-swap.yaml", root / "rules/llama-swap.yaml")
+    (root / "rules/old.yaml").write_text(OLD_SPEC, encoding="utf-8")
+    git(root, "init", "-q")
+    git(root, "add", "rules")
+    git(root, "commit", "-q", "-m", "base")
+    git(root, "tag", "base")
+    return root
+
+
+def edit(root: Path, name: str, old: str, new: str) -> None:
+    p = root / "rules" / name
+    text = p.read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    p.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def change_everything(root: Path) -> None:
+    edit(root, "llama-swap.yaml", "for: 5m", "for: 7m")
+    edit(root, "llama-swap.yaml", "summary: llama-swap has no available replica.",
+         "summary: llama-swap has no ready replica.")
+    edit(root, "llama-swap.yaml", "        severity: warning\n", "        severity: critical\n")
+    edit(root, "llama-swap.yaml", "absent(up{job=\"llama-swap\", namespace=\"ai\"} == 1)",
+         "absent(up{job=\"llama-swap\", namespace=\"ai\"} == 1)\n          or up{job=\"llama-swap\"} == 0")
+    (root / "rules/old.yaml").unlink()
+    (root / "rules/extra.yaml").write_text(NEW_SPEC, encoding="utf-8")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_no_change(repo, capsys):
+    assert run(capsys, "-C", str(repo), "diff") == (
+        0, "rulegen diff HEAD -> working tree: alerts: 0 added, 0 removed, 0 changed; "
+           "recording rules: 0 added, 0 removed, 0 changed\n", "")
+    code, out, _ = run(capsys, "-C", str(repo), "diff", "-o", "markdown")
+    assert (code, out) == (0, "### Alert changes since `HEAD`\n\nNo alert or recording rule changed.\n")
+
+
+def test_text_summary_in_alert_terms(repo, capsys):
+    change_everything(repo)
+    code, out, err = run(capsys, "-C", str(repo), "diff", "--base", "base")
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        "rulegen diff base -> working tree: alerts: 1 added, 1 removed, 2 changed; "
+        "recording rules: 1 added, 1 removed, 0 changed",
+        "+ alert ExtraErrors (extra): group extra, severity warning, for 10m",
+        "+ recording rule job:extra_requests:rate5m (extra): group extra",
+        "- alert OldDown (old)",
+        "- recording rule job:old_requests:rate5m (old)",
+        "~ alert LlamaSwapDown (llama-swap): for 5m -> 7m; annotations (summary: llama-swap has no "
+        "available replica. -> llama-swap has no ready replica.)",
+        "~ alert LlamaSwapNoMetrics (llama-swap): expr; severity warning -> critical",
+        '    expr was: absent(up{job="llama-swap", namespace="ai"} == 1)',
+        '    expr now: absent(up{job="llama-swap", namespace="ai"} == 1) or up{job="llama-swap"} == 0',
+    ]
+
+
+def test_markdown_for_a_pr_comment(repo, capsys):
+    change_everything(repo)
+    code, out, _ = run(capsys, "-C", str(repo), "diff", "--base", "base", "-o", "markdown")
+    assert code == 0
+    assert out == "\n".join([
+        "### Alert changes since `base`",
+        "",
+        "**alerts: 1 added, 1 removed, 2 changed; recording rules: 1 added, 1 removed, 0 changed**",
+        "",
+        "| change | rule | app | what |",
+        "|---|---|---|---|",
+        "| added | alert `ExtraErrors` | extra | group extra, severity warning, for 10m |",
+        "| added | recording rule `job:extra_requests:rate5m` | extra | group extra |",
+        "| removed | alert `OldDown` | old | |",
+        "| removed | recording rule `job:old_requests:rate5m` | old | |",
+        "| changed | alert `LlamaSwapDown` | llama-swap | for 5m -> 7m, annotations (summary: llama-swap "
+        "has no available replica. -> llama-swap has no ready replica.) |",
+        "| changed | alert `LlamaSwapNoMetrics` | llama-swap | expr, severity warning -> critical |",
+        "",
+        "<details><summary>Expressions changed</summary>",
+        "",
+        "**LlamaSwapNoMetrics** (llama-swap)",
+        "",
+        "```diff",
+        '- absent(up{job="llama-swap", namespace="ai"} == 1)',
+        '+ absent(up{job="llama-swap", namespace="ai"} == 1) or up{job="llama-swap"} == 0',
+        "```",
+        "",
+        "</details>",
+        "",
+    ])
+
+
+def test_labels_keep_firing_for_runbook_tests_and_group(repo, capsys):
+    edit(repo, "llama-swap.yaml", "        for: 5m\n", "        for: 5m\n        keep_firing_for: 2m\n"
+         "        labels: {page: oncall}\n")
+    edit(repo, "llama-swap.yaml", "            - If LlamaSwapDown is also firing, resolve that first; this alert follows.",
+         "            - If LlamaSwapDown fires too, fix that first.")
+    spec = (repo / "rules/llama-swap.yaml").read_text(encoding="utf-8")
+    start = spec.index("          - name: does not fire while a replica is available")
+    end = spec.index("          - name: a replica coming back within 5m resets the for clock")
+    (repo / "rules/llama-swap.yaml").write_text(spec[:start] + spec[end:], encoding="utf-8")
+    code, out, _ = run(capsys, "-C", str(repo), "diff")
+    assert code == 0
+    assert out.splitlines()[1:] == [
+        "~ alert LlamaSwapDown (llama-swap): keep_firing_for (none) -> 2m; labels (+page=oncall); tests (3 -> 2)",
+        "~ alert LlamaSwapNoMetrics (llama-swap): runbook (resolution)",
+    ]
+
+
+def test_whitespace_only_expr_edit_is_not_a_change(repo, capsys):
+    edit(repo, "old.yaml", 'expr: up{job="old"} == 0', 'expr: up{job="old"}  ==  0')
+    code, out, _ = run(capsys, "-C", str(repo), "diff")
+    assert out.splitlines()[0].endswith("alerts: 0 added, 0 removed, 0 changed; "
+                                        "recording rules: 0 added, 0 removed, 0 changed")
+    assert len(out.splitlines()) == 1
+
+
+def test_broken_spec_is_noted_not_fatal(repo, capsys):
+    edit(repo, "old.yaml", "for: 5m", "for: 1.5m")
+    code, out, _ = run(capsys, "-C", str(repo), "diff")
+    assert code == 0
+    assert ("note: in the working tree, these specs have errors (run `rulegen validate`) and were "
+            "compared as far as they loaded: rules/old.yaml") in out.splitlines()
+
+
+def test_unknown_ref_is_usage_error(repo, capsys):
+    code, out, err = run(capsys, "-C", str(repo), "diff", "--base", "no-such-ref")
+    assert (code, out) == (2, "")
+    assert err.startswith("rulegen: git rev-parse --verify --quiet no-such-ref^{commit} failed")
+
+
+def test_not_a_git_repo_is_usage_error(tmp_path, capsys):
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules/old.yaml").write_text(OLD_SPEC, encoding="utf-8")
+    code, out, err = run(capsys, "-C", str(tmp_path), "diff")
+    assert (code, out) == (2, "")
+    assert "not a git repository" in err
+
+
+def test_project_in_a_subfolder_of_the_repo(tmp_path, capsys):
+    root = tmp_path / "repo" / "alerts"
+    (root / "rules").mkdir(parents=True)
+    (root / "rules/old.yaml").write_text(OLD_SPEC, encoding="utf-8")
+    git(tmp_path / "repo", "init", "-q")
+    git(tmp_path / "repo", "add", ".")
+    git(tmp_path / "repo", "commit", "-q", "-m", "base")
+    (root / "rules/old.yaml").unlink()
+    (root / "rules/extra.yaml").write_text(NEW_SPEC, encoding="utf-8")
+    code, out, _ = run(capsys, "-C", str(root), "diff")
+    assert code == 0
+    assert out.splitlines()[0] == ("rulegen diff HEAD -> working tree: alerts: 1 added, 1 removed, 0 changed; "
+                                   "recording rules: 1 added, 1 removed, 0 changed")

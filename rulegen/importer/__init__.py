@@ -81,7 +81,8 @@ def app_name(hint: str) -> str:
 
 
 def expand(paths: list[Path]) -> list[Path]:
-    """Files under ``paths`` (folders searched recursively for *.yaml/*.yml), in order.
+    """Files under ``paths`` (folders searched recursively for *.yaml/*.yml; in a chart
+    folder only ``templates/``), in order.
 
     Raises:
         RulegenError: a path does not exist, or a folder holds no YAML file.
@@ -89,7 +90,10 @@ def expand(paths: list[Path]) -> list[Path]:
     out: list[Path] = []
     for p in paths:
         if p.is_dir():
-            found = sorted(q for q in p.rglob("*") if q.suffix in SUFFIXES and q.is_file())
+            # a chart: only its templates hold resources (Chart.yaml, values.yaml do not)
+            base = p / "templates" if (p / "Chart.yaml").is_file() and (p / "templates").is_dir() else p
+            found = sorted(q for q in base.rglob("*") if q.suffix in SUFFIXES and q.is_file()
+                           and not (q.name in ("Chart.yaml", "values.yaml") and (q.parent / "Chart.yaml").is_file()))
             if not found:
                 raise RulegenError(f"{p}: no *.yaml or *.yml file in this folder")
             out.extend(found)

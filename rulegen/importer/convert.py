@@ -119,8 +119,8 @@ def _as_string(ctx: _Ctx, rs: RuleSet, node, key, what: str, rule: str):
         if text is None or text.startswith(("'", '"')):
             text = str(v).lower() if isinstance(v, bool) else str(v)
     ctx.note(rs, _line(node, key), "RG804",
-             f"{what} is {_describe(v)} in the source; imported as the string {text!r}, which is what "
-             "Prometheus reads (Kubernetes rejects a non-string here)", rule=rule)
+             f"{what} is {_describe(v)} in the source; imported as the string {text!r}, the text "
+             "Prometheus reads (a PrometheusRule must have a string here)", rule=rule)
     return text
 
 

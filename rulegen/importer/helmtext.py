@@ -334,9 +334,9 @@ def read_template(text: str) -> HelmText:
         if has_action[i] and not keeps[i]:
             for idx in values_on[i]:
                 ln, raw = res.placeholders.pop(idx)
-                res.notes.append(HelmNote(ln, "error", f"`{raw}` prints text taken from values at install "
-                                          "time (empty with default values, usually); it cannot be "
-                                          "read statically and is not imported"))
+                res.notes.append(HelmNote(ln, "error", f"`{raw}` prints text that Helm computes at install "
+                                          "time (from values or helpers); it cannot be read "
+                                          "statically and is not imported"))
             out[i] = ""
     res.text = "\n".join(out)
     return res

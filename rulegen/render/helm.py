@@ -43,6 +43,17 @@ RULE_KEY_COL = 10     # alert/record, expr, for
 MAP_KEY_COL = 12      # keys inside a rule's labels and annotations
 
 
+#: Named template (defined in every generated file, same body) that writes a string from values
+#: as an exact YAML scalar. Versioned: a changed body gets a new name, so two generated files
+#: of different rulegen versions in one chart cannot redefine each other's.
+SCALAR_TEMPLATE = "rulegen.yamlScalar.v1"
+
+#: Characters Go's encoding/json (sprig toJson) leaves unescaped that YAML does not accept in a
+#: double-quoted scalar or reads as a line break: DEL, the C1 controls (NEL among them),
+#: U+FFFE and U+FFFF. U+2028/U+2029 and C0 controls are already escaped by encoding/json.
+JSON_RAW_UNSAFE = "\x7f" + "".join(chr(c) for c in range(0x80, 0xA0)) + "\ufffe\uffff"
+
+
 def chart_helpers(chart_dir: Path) -> set[str]:
     """Names of the templates the chart defines (``{{ define "x.fullname" }}``) in its
     ``templates/*.tpl`` files; empty when the chart has none."""
@@ -154,5 +165,7 @@ def render_template(spec: Spec, root: Path, site_url: str, header: str, checksum
         metadata_namespace=metadata_namespace,
         labels_helper=go_string(labels_helper) if labels_helper in helpers else None,
         app_go=go_string(spec.app),
+        scalar_tpl=go_string(SCALAR_TEMPLATE),
+        json_raw_escapes=[(go_string(c), go_string(f"\\u{ord(c):04x}")) for c in JSON_RAW_UNSAFE],
     )
     return text

@@ -77,7 +77,9 @@ def helm_literal(text: str) -> str:
 
 def go_string(s: str) -> str:
     """``s`` as a Go interpreted string literal, for use inside a Helm action
-    (``{{ dict "k" "v" }}``). Exact for every string."""
+    (``{{ dict "k" "v" }}``). Exact for every string; the literal itself holds only printable
+    characters (controls, NEL, U+2028/U+2029, BOM and non-characters are escaped), so no
+    invisible character lands in a generated template."""
     out = []
     for c in s:
         o = ord(c)
@@ -91,6 +93,9 @@ def go_string(s: str) -> str:
             out.append("\\t")
         elif o < 0x20 or o == 0x7F:
             out.append(f"\\x{o:02x}")
+        elif _UNSAFE.match(c):
+            # \x is a byte in Go, so code points from U+0080 use \u / \U.
+            out.append(f"\\u{o:04x}" if o <= 0xFFFF else f"\\U{o:08x}")
         else:
             out.append(c)
     return '"' + "".join(out) + '"'

@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from ..findings import RulegenError
+from ..render.yamltext import double_quoted
 from . import tools
 
 DEFAULT_RELEASE = "rulegen-test"
@@ -46,6 +47,30 @@ class Rendered:
         return groups
 
 
+def values_yaml(value) -> str:
+    """``value`` (dicts, lists, str, bool, int, float, None) as one line of flow-style YAML
+    that Helm reads back exactly: every string and key double-quoted with
+    :func:`rulegen.render.yamltext.double_quoted`. (PyYAML's ``safe_dump`` writes ``n``, ``y``
+    or ``Y`` plain, which Helm's YAML 1.1 reader turns into booleans.)
+
+    Raises:
+        TypeError: a value of another type.
+    """
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{double_quoted(str(k))}: {values_yaml(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(values_yaml(v) for v in value) + "]"
+    if isinstance(value, str):
+        return double_quoted(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    raise TypeError(f"cannot write {type(value).__name__} as a Helm value")
+
+
 def gate_values(gates) -> dict:
     """Nested values with every gate path set true: ``["a", "b.c"]`` -> ``{a: true, b: {c: true}}``."""
     out: dict = {}
@@ -75,7 +100,7 @@ def template(chart: Path, values: list[dict] | None = None, set_values: list[str
         args = [str(helm), "template", release, str(chart), "--namespace", namespace]
         for i, v in enumerate(values or []):
             f = Path(tmp) / f"values-{i}.yaml"
-            f.write_text(yaml.safe_dump(v, sort_keys=True), encoding="utf-8")
+            f.write_text(values_yaml(v), encoding="utf-8")
             args += ["--values", str(f)]
         for s in set_values or []:
             args += ["--set", s]
@@ -101,7 +126,7 @@ def lint(chart: Path, values: list[dict] | None = None, root: Path | None = None
         args = [str(helm), "lint", str(chart)]
         for i, v in enumerate(values or []):
             f = Path(tmp) / f"values-{i}.yaml"
-            f.write_text(yaml.safe_dump(v, sort_keys=True), encoding="utf-8")
+            f.write_text(values_yaml(v), encoding="utf-8")
             args += ["--values", str(f)]
         proc = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT_S, env=_env(tmp))
     return proc.returncode == 0, proc.stdout + proc.stderr

@@ -208,7 +208,7 @@ def _pages(outputs, root: Path, settings) -> dict:
                 text = f.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 continue
-            if ownership.is_generated(text) and rel_root not in planned:
+            if planned and ownership.is_generated(text) and rel_root not in planned:
                 continue  # stale: the next build deletes it
             pages[f.relative_to(docs).as_posix()] = _Page(f.relative_to(docs).as_posix(), rel_root, text)
     prefix = site_mod.DOCS_DIR + "/"
@@ -289,8 +289,9 @@ def check_links(outputs, specs, root, site_dir=None) -> list[Finding]:
     Args:
         outputs: the planned outputs, ``rulegen.render.plan(specs, root)[0]`` (a sequence of
             :class:`rulegen.render.Output`); pages and ``values.yaml`` are taken from here first,
-            then from the disk (hand-written pages under the docs folder). Pass ``[]`` to check
-            what is on disk.
+            then from the disk (hand-written pages under the docs folder; generated pages the plan
+            no longer produces are ignored as stale). Pass ``[]`` to check the pages on disk as
+            they are.
         specs: the validated specs (:class:`rulegen.spec.Spec`), whose alerts must be reachable.
         root: project root (``Path`` or ``str``) holding ``mkdocs.yml``.
         site_dir: optional built site folder (``mkdocs build -d DIR``); when given, page

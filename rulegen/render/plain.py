@@ -7,12 +7,10 @@ parses back exactly; multi-line ``expr`` stays a literal block.
 
 from __future__ import annotations
 
-import re
-
 from ..spec import Spec
 from ..spec.durations import canonical
 from .promtool_tests import runbook_url
-from .yamltext import double_quoted, yaml_string
+from .yamltext import yaml_key, yaml_string
 
 
 def rule_groups(spec: Spec, site_url: str) -> list[dict]:
@@ -53,7 +51,7 @@ def dump(value, indent: int = 0) -> str:
     lines = []
     if isinstance(value, dict):
         for k, v in value.items():
-            key = _key(str(k))
+            key = yaml_key(str(k))
             if isinstance(v, (dict, list)) and v:
                 lines.append(f"{pad}{key}:")
                 lines.append(dump(v, indent + 2))
@@ -67,19 +65,6 @@ def dump(value, indent: int = 0) -> str:
             else:
                 lines.append(f"{pad}- {_scalar(item, indent + 2)}")
     return "\n".join(lines)
-
-
-# Plain scalars that YAML 1.1 (or 1.2) reads as booleans or null; as keys they must be quoted.
-_YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"}
-_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _key(k: str) -> str:
-    """A mapping key: plain when it is an identifier that no YAML version reads as anything but
-    a string (``expr``, ``team``), else double-quoted (``"on"``, ``"null"``, ``"a.b"``)."""
-    if _PLAIN_KEY.fullmatch(k) and k.lower() not in _YAML_WORDS:
-        return k
-    return double_quoted(k)
 
 
 def _scalar(v, indent: int) -> str:

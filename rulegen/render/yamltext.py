@@ -99,3 +99,17 @@ def go_string(s: str) -> str:
         else:
             out.append(c)
     return '"' + "".join(out) + '"'
+
+
+# Plain scalars that YAML 1.1 or 1.2 reads as booleans or null.
+_YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"}
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+def yaml_key(k: str) -> str:
+    """A mapping key that reads back as the string ``k``: plain when it is an identifier no
+    YAML version reads as anything else (``expr``, ``llama-swap``), else double-quoted
+    (``"on"``, ``"null"``, ``"a.b"``, ``"g: #1"``)."""
+    if _PLAIN_KEY.fullmatch(k) and k.lower() not in _YAML_WORDS:
+        return k
+    return double_quoted(k)

@@ -12,7 +12,7 @@ str, int, float, bool, None) and a position table keyed by the value's path, e.g
 Hostile input is bounded before and while it is parsed: files larger than
 :data:`MAX_FILE_BYTES` are not parsed, flow collections nested deeper than :data:`MAX_DEPTH`
 are refused before ruamel sees them (its scanner is quadratic in the nesting depth), and the
-composed node graph is walked once, without recursion, before any Python object is built, so
+composer counts nodes as it reads them, the composed node graph is walked once, without recursion, before any Python object is built, so
 an alias inside its own anchor (``&a [*a]``, which ruamel would silently turn into ``[None]``)
 is RG104 and aliases that expand past :data:`MAX_NODES` values ("billion laughs") are RG105.
 """
@@ -24,7 +24,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml as pyyaml
 from ruamel.yaml import YAML
+from ruamel.yaml.composer import Composer
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.constructor import DuplicateKeyError, RoundTripConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
@@ -33,11 +35,14 @@ from ruamel.yaml.scalarstring import ScalarString
 
 from ..findings import Finding, Severity
 
-#: Largest spec file read, in bytes (a spec is one app; the bundled one is 13 kB). ruamel reads
-#: about 200 kB/s, so this also bounds the parse time to a few seconds.
-MAX_FILE_BYTES = 1024 * 1024
-#: Largest number of nodes a spec may expand to (guards against "billion laughs" aliases).
-MAX_NODES = 200_000
+#: Largest spec file read, in bytes (a spec is one app; the bundled one is 13 kB, the largest
+#: app of the awesome-prometheus-alerts corpus about 60 kB). ruamel reads 100-200 kB/s, so
+#: this also bounds the parse time to a few seconds.
+MAX_FILE_BYTES = 512 * 1024
+#: Largest number of nodes a spec may hold or expand to (guards against "billion laughs"
+#: aliases and against huge flat lists, which ruamel reads at roughly 10-20k nodes a second).
+#: The bundled llama-swap spec, two alerts with rich runbooks and six tests, has about 300.
+MAX_NODES = 50_000
 #: Deepest nesting of flow collections (``[``/``{``) accepted; a spec needs about 10.
 MAX_DEPTH = 100
 
@@ -107,6 +112,17 @@ class _Recursive(Exception):
     def __init__(self, path, where=None):
         self.path = path
         self.where = where
+
+
+class _CountingComposer(Composer):
+    """Composer that stops with :class:`_TooLarge` after :data:`MAX_NODES` nodes, so a huge
+    document is abandoned while it is being read rather than after."""
+
+    def compose_node(self, parent, index):
+        self._rg_count = getattr(self, "_rg_count", 0) + 1
+        if self._rg_count > MAX_NODES:
+            raise _TooLarge()
+        return super().compose_node(parent, index)
 
 
 class _GuardedConstructor(RoundTripConstructor):
@@ -184,9 +200,29 @@ def _flow_depth_exceeded(text: str):
     return None
 
 
+def _prescan_too_many_nodes(text: str) -> bool:
+    """True when libyaml's event parser (fast, C) sees more than :data:`MAX_NODES` nodes
+    before ruamel (pure Python, slow) reads the text. Any libyaml error or absence means
+    "no verdict": ruamel then reads the text and reports its own findings."""
+    if not getattr(pyyaml, "__with_libyaml__", False):
+        return False
+    count = 0
+    try:
+        for ev in pyyaml.parse(text, Loader=pyyaml.CSafeLoader):
+            if isinstance(ev, (pyyaml.ScalarEvent, pyyaml.SequenceStartEvent,
+                               pyyaml.MappingStartEvent, pyyaml.AliasEvent)):
+                count += 1
+                if count > MAX_NODES:
+                    return True
+    except Exception:  # noqa: BLE001 - only a guard; ruamel gives the real diagnosis
+        return False
+    return False
+
+
 def _yaml() -> YAML:
     y = YAML(typ="rt")
     y.Constructor = _GuardedConstructor
+    y.Composer = _CountingComposer
     y.preserve_quotes = True
     y.allow_duplicate_keys = False
     return y
@@ -209,6 +245,9 @@ def load_text(text: str, path: str) -> LoadedFile:
         lf.findings.append(Finding(path, deep[0], deep[1], "RG105", Severity.ERROR,
                                    f"flow collections ([ or {{) nested more than {MAX_DEPTH} deep; "
                                    "a spec needs a handful of levels, so close the brackets"))
+        return lf
+    if _prescan_too_many_nodes(text):
+        lf.findings.append(_too_large(path))
         return lf
     try:
         root = _yaml().load(text)

@@ -1,0 +1,162 @@
+"""Fuzz the loader and the checks behind it through ``rulegen validate``: random text,
+truncated and mutated bundled specs, huge files, deep nesting, alias bombs, self-referencing
+anchors, binary junk. Every case must end in findings (exit 1) or a usage error (exit 2):
+never a traceback, never a hang. Examples are bounded so the file runs in well under a
+minute on 2 cores.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import tempfile
+import time
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rulegen.cli import main
+from rulegen.spec.loader import MAX_FILE_BYTES, MAX_NODES, load_text
+
+REPO = Path(__file__).resolve().parents[1]
+BUNDLED = sorted((REPO / "rules").glob("*.yaml"))
+BUNDLED_TEXT = [p.read_text(encoding="utf-8") for p in BUNDLED]
+
+FAST = settings(max_examples=60, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def validate_bytes(data: bytes) -> tuple[int, str]:
+    """Run ``rulegen validate`` on one spec file holding ``data``; (exit code, output)."""
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d)
+        (root / "rules").mkdir()
+        (root / "rules" / "fuzz.yaml").write_bytes(data)
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = main(["-C", str(root), "validate", "-o", "json"])
+        return rc, out.getvalue() + err.getvalue()
+
+
+def check(text: str | bytes, allow_clean: bool = False) -> str:
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    t0 = time.monotonic()
+    rc, output = validate_bytes(data)
+    assert time.monotonic() - t0 < 10, "validate took too long"
+    assert "Traceback" not in output
+    allowed = (0, 1, 2) if allow_clean else (1, 2)
+    assert rc in allowed, output
+    if rc == 1:
+        assert '"errors": 0' not in output
+    return output
+
+
+@FAST
+@given(st.text(max_size=400))
+def test_random_text(text):
+    check(text, allow_clean=False)
+
+
+@FAST
+@given(st.binary(max_size=400))
+def test_binary_junk(data):
+    check(data)
+
+
+@settings(FAST, max_examples=30)
+@given(st.sampled_from(range(len(BUNDLED_TEXT))), st.floats(0, 1))
+def test_truncated_bundled_specs(i, frac):
+    text = BUNDLED_TEXT[i]
+    check(text[: int(len(text) * frac)], allow_clean=True)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(range(len(BUNDLED_TEXT))), st.floats(0, 1),
+       st.sampled_from(["", ":", "- ", "{", "[", "]", "}", "&a ", "*a", "\t", "'", '"', "\n",
+                        "  ", "{{", "}}", "{{ $label.x }}", "yes", "0x1F", "~", "!!binary ",
+                        "? ", "<<: ", "%", "@", "\x85", "\u2028", "\ud800", "9" * 5000]),
+       st.integers(0, 40))
+def test_mutated_bundled_specs(i, frac, insert, cut):
+    text = BUNDLED_TEXT[i]
+    at = int(len(text) * frac)
+    check(text[:at] + insert + text[at + cut:], allow_clean=True)
+
+
+@settings(FAST, max_examples=40)
+@given(st.integers(1, 400), st.sampled_from(["[", "{a: ", "- ", "a:\n"]))
+def test_deep_nesting(depth, opener):
+    if opener == "[":
+        text = "app: " + "[" * depth + "]" * depth + "\n"
+    elif opener == "{a: ":
+        text = "app: " + "{a: " * depth + "1" + "}" * depth + "\n"
+    elif opener == "- ":
+        text = "app: x\ngroups:\n" + "".join("  " * k + "- \n" for k in range(depth))
+    else:
+        text = "".join("  " * k + "a:\n" for k in range(depth))
+    check(text)
+
+
+@settings(FAST, max_examples=30)
+@given(st.integers(2, 12), st.integers(2, 12))
+def test_billion_laughs(width, levels):
+    lines = ["app: demo", "labels: &l0 {a: x}"]
+    for k in range(1, levels):
+        lines.append(f"l{k}: &l{k} [{', '.join([f'*l{k - 1}'] * width)}]")
+    output = check("\n".join(lines) + "\n")
+    if width ** (levels - 1) > MAX_NODES:
+        assert "RG105" in output
+
+
+@FAST
+@given(st.sampled_from(["&a [*a]", "&a {x: *a}", "&a [1, [2, *a]]", "&a {x: [*a]}",
+                        "&a [&b [*a, *b]]", "&a [*a, *a]"]),
+       st.sampled_from(["groups", "labels", "runbook", "x"]))
+def test_self_referencing_anchors(node, key):
+    output = check(f"app: demo\n{key}: {node}\n")
+    assert "RG104" in output
+
+
+def test_huge_file_is_refused_quickly():
+    t0 = time.monotonic()
+    output = check("app: demo\n" + "# filler\n" * (MAX_FILE_BYTES // 9 + 1))
+    assert "RG106" in output
+    assert time.monotonic() - t0 < 5
+
+
+def test_large_but_allowed_spec_finishes():
+    # about 120 kB (10x the bundled spec): many groups of a small alert; slow to parse, bounded
+    group = """\
+  - name: g{n}
+    rules:
+      - alert: Demo{n}Down
+        expr: up{{job="j{n}"}} == 0
+        severity: warning
+        summary: Down.
+        description: "{{{{ $labels.instance }}}} is down."
+"""
+    text = "app: demo\ngroups:\n" + "".join(group.format(n=n) for n in range(600))
+    assert len(text) > 110_000
+    check(text, allow_clean=True)
+
+
+def test_huge_flat_list_hits_the_node_limit():
+    text = "app: demo\nlabels: [" + ", ".join(["a"] * (MAX_NODES + 10)) + "]\n"
+    lf = load_text(text, "a.yaml")
+    assert [(f.code, f.line, f.col) for f in lf.findings] == [("RG105", 1, 1)]
+
+
+# -- regressions found by fuzzing ---------------------------------------------------------
+
+def test_regression_self_reference_was_silently_none():
+    # ruamel builds [None] for `&a [*a]`; the loader used to accept it as valid data
+    lf = load_text("app: demo\ngroups: &a [*a]\n", "a.yaml")
+    assert [f.code for f in lf.findings] == ["RG104"]
+
+
+def test_regression_deep_flow_nesting_took_seconds():
+    t0 = time.monotonic()
+    lf = load_text("app: " + "[" * 5000 + "]" * 5000 + "\n", "a.yaml")
+    assert [f.code for f in lf.findings] == ["RG105"]
+    assert time.monotonic() - t0 < 1

@@ -1,0 +1,145 @@
+"""`rulegen validate` end to end: exit codes, output formats, config errors, and the check
+documentation (`rulegen checks`) covering every code the checks can emit."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from rulegen.cli import main
+from rulegen.spec import loader
+from rulegen.validate.checks import REGISTRY
+
+GOOD = """\
+app: demo
+groups:
+  - name: demo
+    rules:
+      - alert: DemoDown
+        expr: up == 0
+        severity: warning
+        summary: Demo is down.
+        description: "{{ $labels.instance }} is down."
+"""
+
+
+@pytest.fixture
+def proj(tmp_path: Path) -> Path:
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "demo.yaml").write_text(GOOD)
+    return tmp_path
+
+
+def run(root, *args, capsys):
+    rc = main(["-C", str(root), "validate", *args])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_clean_exit_0(proj, capsys):
+    rc, out, _ = run(proj, capsys=capsys)
+    assert rc == 0
+    assert out.strip() == "1 spec(s), 1 rule(s): no findings"
+
+
+def test_errors_exit_1_text(proj, capsys):
+    (proj / "rules" / "demo.yaml").write_text(GOOD.replace("$labels", "$label"))
+    rc, out, _ = run(proj, capsys=capsys)
+    assert rc == 1
+    first, count = out.strip().splitlines()
+    assert first.startswith("rules/demo.yaml:9:26: error RG306 [DemoDown] annotation template uses "
+                            "undefined variable $label; did you mean $labels?")
+    assert count == "1 error(s), 0 warning(s)"
+
+
+def test_warnings_only_exit_0(proj, capsys):
+    (proj / "rules" / "demo.yaml").write_text(GOOD.replace("alert: DemoDown", "alert: " + "D" * 41))
+    rc, out, _ = run(proj, capsys=capsys)
+    assert rc == 0
+    assert "warning RG402" in out
+
+
+def test_json_output(proj, capsys):
+    (proj / "rules" / "demo.yaml").write_text(GOOD.replace("severity: warning", "severity: page"))
+    rc, out, _ = run(proj, "-o", "json", capsys=capsys)
+    assert rc == 1
+    doc = json.loads(out)
+    assert doc["errors"] == 1 and doc["warnings"] == 0
+    assert doc["findings"] == [{
+        "file": "rules/demo.yaml", "line": 7, "col": 19, "code": "RG501", "severity": "error",
+        "rule": "DemoDown",
+        "message": "severity 'page' is not one of critical, warning, info (conventions.severities in .rulegen.yaml)",
+    }]
+
+
+def test_github_output(proj, capsys):
+    (proj / "rules" / "demo.yaml").write_text(GOOD + "        labels: {paging: off}\n")
+    rc, out, _ = run(proj, "-o", "github", capsys=capsys)
+    assert rc == 1
+    assert out.startswith("::error file=rules/demo.yaml,line=10,col=26,title=RG108::RG108 [DemoDown] ")
+
+
+def test_config_switches_codes(proj, capsys):
+    (proj / "rules" / "demo.yaml").write_text(GOOD.replace("severity: warning", "severity: page"))
+    (proj / ".rulegen.yaml").write_text("conventions:\n  severities: [page]\n")
+    assert run(proj, capsys=capsys)[0] == 0
+    (proj / ".rulegen.yaml").write_text("checks:\n  disable: [RG501]\n")
+    assert run(proj, capsys=capsys)[0] == 0
+    (proj / ".rulegen.yaml").write_text("checks:\n  severity: {RG501: warning}\n")
+    rc, out, _ = run(proj, capsys=capsys)
+    assert rc == 0 and "warning RG501" in out
+
+
+@pytest.mark.parametrize("config,message", [
+    ("checks: {disable: RG501}\n", "checks.disable must be a list of strings"),
+    ("checks: {disabled: [RG501]}\n", "unknown key(s) checks.disabled"),
+    ("conventions: {require_summary: maybe}\n", "conventions.require_summary must be true or false"),
+    ("checks: {severity: {RG501: fatal}}\n", "checks.severity.RG501: use error or warning"),
+    ("duplicate_alert_across_apps: info\n", "duplicate_alert_across_apps: use error or warning"),
+    ("checks: {disable: [501]}\n", "checks.disable must be a list of strings"),
+    ("checks: {disable: [X501]}\n", "'X501' is not a check code"),
+    ("[a\n", "not valid YAML"),
+])
+def test_bad_config_exit_2(proj, capsys, config, message):
+    (proj / ".rulegen.yaml").write_text(config)
+    rc, _, err = run(proj, capsys=capsys)
+    assert rc == 2
+    assert message in err
+
+
+def test_missing_path_exit_2(proj, capsys):
+    rc, _, err = run(proj, "rules/nope.yaml", capsys=capsys)
+    assert rc == 2
+    assert "no such file or folder" in err
+
+
+def test_bundled_specs_have_no_errors(capsys):
+    root = Path(__file__).resolve().parents[1]
+    rc, out, _ = run(root, "-o", "json", capsys=capsys)
+    doc = json.loads(out)
+    assert doc["errors"] == 0, doc
+    assert rc == 0
+
+
+def _emitted_codes() -> set[str]:
+    pkg = Path(loader.__file__).resolve().parents[1]
+    files = [pkg / "spec" / "loader.py", *(Path(m.__file__) for m in REGISTRY)]
+    codes = set()
+    for f in files:
+        src = f.read_text()
+        body = src.split('"""', 2)[2] if src.startswith('"""') else src
+        codes |= set(re.findall(r'"(RG\d{3})"', body))
+    return codes
+
+
+def test_every_emitted_code_is_documented(capsys):
+    assert main(["checks"]) == 0
+    doc = capsys.readouterr().out + (loader.__doc__ or "")
+    documented = set(re.findall(r"``(RG\d{3})``", doc))
+    missing = _emitted_codes() - documented
+    assert missing == set()
+    for mod in REGISTRY:
+        assert mod.ID and (mod.__doc__ or "").strip()

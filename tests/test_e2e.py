@@ -72,11 +72,15 @@ def test_any_gate_off_renders_no_prometheusrule(helm_bin, sets):
 
 
 def test_rulegen_test_runs_promtool_for_real(project, helm_bin, promtool_bin, capsys):
-    assert main(["-C", str(project), "test"]) == 0
+    specs = [build_spec(load_file(p, p.name)) for p in sorted((project / "rules").glob("*.yaml"))]
+    groups = sum(len(r.tests) for s in specs for _, r in s.rules())
+    rules = sum(1 for s in specs for _ in s.rules())
+    assert groups >= 29 and len(specs) >= 3
+    assert main(["-C", str(project), "test", "--min-coverage", "100"]) == 0
     out = capsys.readouterr().out
-    assert "promtool test rules: 6 test group(s) in 1 file(s), 6 passed, 0 failed" in out
-    assert out.rstrip().splitlines()[-1] == "6 passed, 0 failed"
-    assert "coverage: 2/2 rules (100%)" in out
+    assert f"promtool test rules: {groups} test group(s) in {len(specs)} file(s), {groups} passed, 0 failed" in out
+    assert out.rstrip().splitlines()[-1] == f"{groups} passed, 0 failed"
+    assert f"coverage: {rules}/{rules} rules (100%)" in out
 
 
 def test_broken_expression_fails_build_with_position_and_writes_nothing(project, capsys):
@@ -136,7 +140,7 @@ def test_subset_junit_and_min_coverage(project, helm_bin, promtool_bin, capsys, 
     assert "3 passed, 0 failed" in out
     xml = junit.read_text()
     assert xml.count("<testcase ") == 3 and 'file="rules/llama-swap.yaml"' in xml
-    assert main(["-C", str(project), "test", "--run", "does not fire", "--min-coverage", "100"]) == 1
+    assert main(["-C", str(project), "test", "--app", "llama-swap", "--run", "does not fire", "--min-coverage", "100"]) == 1
     out = capsys.readouterr().out
     assert "coverage: 0/2 rules (0%)" in out and "needs a firing case" in out
     assert main(["-C", str(project), "test", "--app", "nope"]) == 2

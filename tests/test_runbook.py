@@ -21,7 +21,7 @@ def build(project, *extra) -> int:
     ("KubePod CrashLooping!", "kubepod-crashlooping"),
     ("Foo_Bar:Baz", "foo_barbaz"),
     ("Ärger über Ölpreise", "arger-uber-olpreise"),
-    ("InferenceCacheBackendAwaitingFirstKVEvent", "inferencecachebackendawaitingfirstkvevent"),
+    ("InferenceCacheAwaitingFirstKVEvent", "inferencecacheawaitingfirstkvevent"),
 ])
 def test_anchor_is_the_toc_slug(name, expected):
     assert anchor(name) == expected == slugify(name, "-")
@@ -69,7 +69,7 @@ def test_new_packs_have_their_tables(project):
     ic = (project / "runbooks/inferencecache.md").read_text()
     assert "| Reason | Stage | Meaning | First response |" in ic
     assert "| 9 | CachePolicy coverage | `CP` |" in ic
-    assert "## InferenceCacheBackendAwaitingFirstKVEvent { #inferencecachebackendawaitingfirstkvevent }" in ic
+    assert "## InferenceCacheAwaitingFirstKVEvent { #inferencecacheawaitingfirstkvevent }" in ic
 
 
 def _add_templated_alert(project):

@@ -120,7 +120,7 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm") -> tuple[list[Output]
         idx = f"{RUNBOOK_DIR}/alerts.md"
         outs.append(Output(idx, _page(runbook.render_alert_index(specs, _headers("markdown", "rules/")),
                                       _read(root, idx)), True))
-        mk = site.render_mkdocs(specs, _read(root, "mkdocs.yml"))
+        mk = site.render_mkdocs(specs, _read(root, "mkdocs.yml"), root)
         if mk is not None:
             outs.append(Output("mkdocs.yml", mk, False))
     return sorted(outs, key=lambda o: o.path), findings

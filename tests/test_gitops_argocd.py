@@ -14,7 +14,6 @@ one field the webhook adds, and renders with its own values.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 import yaml

@@ -8,7 +8,6 @@ not a team's CI). The pre-commit hooks are also run for real on the bundled proj
 from __future__ import annotations
 
 import shlex
-from pathlib import Path
 
 import pytest
 import yaml

@@ -146,3 +146,14 @@ def test_spec_durations_are_rendered_canonically(helm_bin, project):
     fors = {r["alert"]: r["for"] for g in pr["spec"]["groups"] for r in g["rules"]}
     assert fors == {"LlamaSwapDown": "5m", "LlamaSwapNoMetrics": "1h"}
     assert problems(pr) == []
+
+
+def test_leftover_temp_file_in_templates_is_not_rendered_by_helm(helm_bin, project):
+    """A build killed before its rename leaves ``templates/.prometheusrule.yaml.<pid>.<x>.rulegen-tmp``
+    (a whole copy of the template); Argo CD must not deploy it as a second PrometheusRule."""
+    templates = project / "charts/llama-swap/templates"
+    (templates / ".prometheusrule.yaml.999999.abc.rulegen-tmp").write_text(
+        (templates / "prometheusrule.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    rendered = helm.template(project / "charts/llama-swap", [{"enabled": True, "monitoring": {"enabled": True}}],
+                             root=REPO)
+    assert [pr["metadata"]["name"] for pr in rendered.prometheus_rules()] == ["llama-swap"]

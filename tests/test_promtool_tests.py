@@ -52,7 +52,7 @@ SPEC = textwrap.dedent("""\
           - alert: DemoDown
             expr: up{job="demo"} == 0
             for: 5m
-            severity: critical
+            severity: warning
             labels: {team: core}
             summary: Demo {{ $labels.instance }} is down.
             description: up is {{ $value }} on {{ $labels.instance }}.
@@ -87,7 +87,7 @@ def test_expected_alerts_are_completed_exactly():
     art = t["alert_rule_test"][0]
     assert art["alertname"] == "DemoDown"
     assert art["exp_alerts"] == [{
-        "exp_labels": {"component": "demo", "instance": "a:1", "job": "demo", "severity": "critical", "team": "core"},
+        "exp_labels": {"component": "demo", "instance": "a:1", "job": "demo", "severity": "warning", "team": "core"},
         "exp_annotations": {"description": "up is 0 on a:1.",
                             "runbook_url": "https://rb.example/demo/#demodown",
                             "summary": "Demo a:1 is down."},

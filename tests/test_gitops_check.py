@@ -201,10 +201,8 @@ def test_validation_error_fails_without_drift_check(project, capsys):
     assert f"rules/llama-swap.yaml:{lineno}:" in out and "--- a/" not in out
 
 
-def test_no_rules_folder_is_usage_error(tmp_path, capsys, monkeypatch):
-    # run from inside the empty folder: load_project falls back to a cwd-relative "rules"
-    # (reported to the owner of pipeline.py), which would find the repo's own rules/ otherwise
-    monkeypatch.chdir(tmp_path)
+def test_no_rules_folder_is_usage_error(tmp_path, capsys):
+    """Run from the repo (which has rules/): -C DIR without rules/ must not fall back to ./rules."""
     code, out, err = run(capsys, "-C", str(tmp_path), "check")
     assert (code, out) == (2, "")
     assert err.startswith("rulegen: no rules/ folder here")

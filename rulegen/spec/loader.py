@@ -1,46 +1,46 @@
 """Load spec files: YAML text in, plain data plus source positions out.
 
-Specs are read with ruamel.yaml's round-trip loader (YAML 1.2, quotes preserved) so that every
-value keeps its line and column. The result is converted to plain Python data (dict, list,
-str, int, float, bool, None) and a position table keyed by the value's path, e.g.
-``("groups", 0, "rules", 1, "expr")``. Problems become findings, never tracebacks:
+Specs are parsed by libyaml (PyYAML's C parser and composer; PyYAML's pure-Python one when
+libyaml is missing) into a node graph that keeps every value's line and column and quoting
+style. rulegen then builds plain Python data (dict, list, str, int, float, bool, None) itself,
+resolving plain scalars with the YAML 1.2 core schema (``yes``, ``off`` and ``1:20`` stay
+strings; ``0x15`` is the number 21; ``true``/``false`` are booleans), and a position table keyed
+by the value's path, e.g. ``("groups", 0, "rules", 1, "expr")``. Problems become findings,
+never tracebacks:
 
 * ``RG101`` YAML syntax error, ``RG102`` duplicate key, ``RG103`` tab used for indentation,
-* ``RG104`` self-referencing anchor, ``RG105`` too large (alias expansion or node count),
+* ``RG104`` self-referencing anchor, ``RG105`` too large (alias expansion, node count, nesting),
 * ``RG106`` file too big, not UTF-8 or binary, ``RG107`` empty spec or not a mapping.
 
-Hostile input is bounded before and while it is parsed: files larger than
-:data:`MAX_FILE_BYTES` are not parsed, flow collections nested deeper than :data:`MAX_DEPTH`
-are refused before ruamel sees them (its scanner is quadratic in the nesting depth), and the
-composer counts nodes as it reads them, the composed node graph is walked once, without recursion, before any Python object is built, so
-an alias inside its own anchor (``&a [*a]``, which ruamel would silently turn into ``[None]``)
-is RG104 and aliases that expand past :data:`MAX_NODES` values ("billion laughs") are RG105.
+Hostile input is bounded: files larger than :data:`MAX_FILE_BYTES` are not parsed, flow
+collections nested deeper than :data:`MAX_DEPTH` are refused before parsing (libyaml itself
+stops at 1000 levels), and the composed node graph is walked once, without recursion, before
+any Python object is built, so an alias inside its own anchor (``&a [*a]``) is RG104 and
+aliases that expand past :data:`MAX_NODES` values ("billion laughs") are RG105. Merge keys
+(``<<: *base``) are applied; explicit tags (``!!str 5``) are honoured for scalars.
 """
 
 from __future__ import annotations
 
-import datetime
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml as pyyaml
-from ruamel.yaml import YAML
-from ruamel.yaml.composer import Composer
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.constructor import DuplicateKeyError, RoundTripConstructor
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.nodes import MappingNode, SequenceNode
-from ruamel.yaml.scalarstring import ScalarString
+import yaml
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+from yaml.resolver import BaseResolver
 
 from ..findings import Finding, Severity
 
+try:  # libyaml: about 20x faster than the pure-Python parser
+    from yaml.cyaml import CParser as _Parser
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    _Parser = None
+
 #: Largest spec file read, in bytes (a spec is one app; the bundled one is 13 kB, the largest
-#: app of the awesome-prometheus-alerts corpus about 60 kB). ruamel reads 100-200 kB/s, so
-#: this also bounds the parse time to a few seconds.
+#: app of the awesome-prometheus-alerts corpus about 60 kB).
 MAX_FILE_BYTES = 512 * 1024
-#: Largest number of nodes a spec may hold or expand to (guards against "billion laughs"
-#: aliases and against huge flat lists, which ruamel reads at roughly 10-20k nodes a second).
+#: Largest number of values a spec may hold or expand to (guards against "billion laughs").
 #: The bundled llama-swap spec, two alerts with rich runbooks and six tests, has about 300.
 MAX_NODES = 50_000
 #: Deepest nesting of flow collections (``[``/``{``) accepted; a spec needs about 10.
@@ -48,6 +48,9 @@ MAX_DEPTH = 100
 
 Path_ = tuple  # a value's path: keys (str) and list indexes (int)
 
+#: Tag given to plain scalars whose type is not fixed by an explicit tag (resolved by rulegen).
+_PLAIN = "!rulegen/plain"
+_STR = "tag:yaml.org,2002:str"
 
 @dataclass
 class LoadedFile:
@@ -109,32 +112,53 @@ class _TooLarge(Exception):
 
 
 class _Recursive(Exception):
-    def __init__(self, path, where=None):
-        self.path = path
+    def __init__(self, where):
         self.where = where
 
 
-class _CountingComposer(Composer):
-    """Composer that stops with :class:`_TooLarge` after :data:`MAX_NODES` nodes, so a huge
-    document is abandoned while it is being read rather than after."""
-
-    def compose_node(self, parent, index):
-        self._rg_count = getattr(self, "_rg_count", 0) + 1
-        if self._rg_count > MAX_NODES:
-            raise _TooLarge()
-        return super().compose_node(parent, index)
+class _Duplicate(Exception):
+    def __init__(self, key: str, node):
+        self.key = key
+        self.node = node
 
 
-class _GuardedConstructor(RoundTripConstructor):
-    """Round-trip constructor that checks the composed node graph (:func:`_check_graph`)
-    before building any Python object from it."""
+class _Resolver(BaseResolver):
+    """Leaves every implicitly typed plain scalar as :data:`_PLAIN` for :func:`_resolve_plain`
+    (YAML 1.2 core schema) instead of PyYAML's YAML 1.1 rules; explicit tags are kept."""
 
-    def get_single_data(self):
-        node = self.composer.get_single_node()
-        if node is None:
-            return None
-        _check_graph(node)
-        return self.construct_document(node)
+    def resolve(self, kind, value, implicit):
+        if kind is ScalarNode and implicit[0]:
+            return _PLAIN
+        return super().resolve(kind, value, implicit)
+
+
+if _Parser is not None:
+    class _Composer(_Parser, _Resolver):
+        def __init__(self, stream):
+            _Parser.__init__(self, stream)
+            _Resolver.__init__(self)
+else:  # pragma: no cover
+    from yaml.composer import Composer as _PyComposer
+    from yaml.parser import Parser as _PyParser
+    from yaml.reader import Reader as _PyReader
+    from yaml.scanner import Scanner as _PyScanner
+
+    class _Composer(_PyReader, _PyScanner, _PyParser, _PyComposer, _Resolver):
+        def __init__(self, stream):
+            _PyReader.__init__(self, stream)
+            _PyScanner.__init__(self)
+            _PyParser.__init__(self)
+            _PyComposer.__init__(self)
+            _Resolver.__init__(self)
+
+
+def _compose(text: str):
+    """The single document's root node, or None for an empty stream. Raises PyYAML errors."""
+    loader = _Composer(text)
+    try:
+        return loader.get_single_node()
+    finally:
+        loader.dispose()
 
 
 def _check_graph(root) -> None:
@@ -158,16 +182,12 @@ def _check_graph(root) -> None:
             continue
         if nid in size:
             continue
-        if nid in on_stack:
-            mark = getattr(node, "start_mark", None)
-            raise _Recursive(None, (mark.line + 1, mark.column + 1) if mark is not None else (1, 1))
         on_stack.add(nid)
         stack.append((node, True))
         for c in children:
             cid = id(c)
             if cid in on_stack:
-                mark = getattr(c, "start_mark", None)
-                raise _Recursive(None, (mark.line + 1, mark.column + 1) if mark is not None else (1, 1))
+                raise _Recursive(_mark(c))
             if cid not in size:
                 stack.append((c, False))
 
@@ -180,7 +200,13 @@ def _children(node) -> list:
     return []
 
 
+def _mark(node) -> tuple[int, int]:
+    m = getattr(node, "start_mark", None)
+    return (m.line + 1, m.column + 1) if m is not None else (1, 1)
+
+
 _BRACKETS = re.compile(r"[\[\]{}]")
+_ANCHOR = re.compile(r"&[^\s,\[\]{}]")
 
 
 def _flow_depth_exceeded(text: str):
@@ -198,34 +224,6 @@ def _flow_depth_exceeded(text: str):
         elif depth:
             depth -= 1
     return None
-
-
-def _prescan_too_many_nodes(text: str) -> bool:
-    """True when libyaml's event parser (fast, C) sees more than :data:`MAX_NODES` nodes
-    before ruamel (pure Python, slow) reads the text. Any libyaml error or absence means
-    "no verdict": ruamel then reads the text and reports its own findings."""
-    if not getattr(pyyaml, "__with_libyaml__", False):
-        return False
-    count = 0
-    try:
-        for ev in pyyaml.parse(text, Loader=pyyaml.CSafeLoader):
-            if isinstance(ev, (pyyaml.ScalarEvent, pyyaml.SequenceStartEvent,
-                               pyyaml.MappingStartEvent, pyyaml.AliasEvent)):
-                count += 1
-                if count > MAX_NODES:
-                    return True
-    except Exception:  # noqa: BLE001 - only a guard; ruamel gives the real diagnosis
-        return False
-    return False
-
-
-def _yaml() -> YAML:
-    y = YAML(typ="rt")
-    y.Constructor = _GuardedConstructor
-    y.Composer = _CountingComposer
-    y.preserve_quotes = True
-    y.allow_duplicate_keys = False
-    return y
 
 
 def load_text(text: str, path: str) -> LoadedFile:
@@ -246,40 +244,24 @@ def load_text(text: str, path: str) -> LoadedFile:
                                    f"flow collections ([ or {{) nested more than {MAX_DEPTH} deep; "
                                    "a spec needs a handful of levels, so close the brackets"))
         return lf
-    if _prescan_too_many_nodes(text):
-        lf.findings.append(_too_large(path))
-        return lf
     try:
-        root = _yaml().load(text)
+        root = _compose(text)
+        if root is not None and _ANCHOR.search(text):  # without anchors there are no aliases
+            _check_graph(root)
     except _TooLarge:
         lf.findings.append(_too_large(path))
         return lf
     except _Recursive as r:
         lf.findings.append(_recursive(path, *r.where))
         return lf
-    except DuplicateKeyError as e:
-        mark = e.problem_mark or e.context_mark
-        key = re.search(r'found duplicate key "([^"]*)"', str(e))
-        what = f'key "{key.group(1)}"' if key else "a key"
-        lf.findings.append(_at(path, mark, "RG102",
-                               f"{what} appears twice in the same mapping; YAML keeps only one, so "
-                               "remove or rename the duplicate"))
-        return lf
-    except MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        problem = (e.problem or e.context or "invalid YAML").strip()
-        line_text = _line(text, mark.line + 1) if mark is not None else ""
-        if "\t" in problem or "'\\t'" in problem or (mark is not None and "\t" in line_text[: mark.column + 1]):
-            lf.findings.append(_at(path, mark, "RG103",
-                                   "tab character used for indentation; YAML indents with spaces only"))
-        else:
-            lf.findings.append(_at(path, mark, "RG101", f"YAML syntax error: {problem}"))
+    except yaml.MarkedYAMLError as e:
+        lf.findings.append(_syntax(path, text, e))
         return lf
     except RecursionError:
         lf.findings.append(Finding(path, 1, 1, "RG105", Severity.ERROR,
                                    "the spec is nested too deeply to be a rule spec"))
         return lf
-    except (YAMLError, ValueError, TypeError, AttributeError) as e:
+    except (yaml.YAMLError, ValueError, TypeError, AttributeError, UnicodeError) as e:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         lf.findings.append(Finding(path, 1, 1, "RG101", Severity.ERROR, f"YAML could not be read: {msg}"))
         return lf
@@ -287,24 +269,41 @@ def load_text(text: str, path: str) -> LoadedFile:
         lf.findings.append(Finding(path, 1, 1, "RG107", Severity.ERROR,
                                    "the spec is empty; start it with `app: <name>` and a `groups:` list"))
         return lf
-    if not isinstance(root, CommentedMap):
+    if not isinstance(root, MappingNode):
         lf.findings.append(Finding(path, 1, 1, "RG107", Severity.ERROR,
                                    f"a spec must be a YAML mapping (app:, groups:, ...), not a {_kind(root)}"))
         return lf
-    counter = [0]
     try:
-        lf.data = _plain(root, (), lf, counter, set())
+        lf.data = _build(root, (), lf, [0])
+    except _Duplicate as d:
+        lf.data = None
+        lf.positions.clear()
+        lf.key_positions.clear()
+        lf.plain.clear()
+        line, col = _mark(d.node)
+        lf.findings.append(Finding(path, line, col, "RG102", Severity.ERROR,
+                                   f'key "{d.key}" appears twice in the same mapping; YAML keeps only '
+                                   "one, so remove or rename the duplicate"))
     except _TooLarge:
         lf.data = None
         lf.findings.append(_too_large(path))
-    except _Recursive as r:
-        lf.data = None
-        lf.findings.append(_recursive(path, *lf.pos(r.path)))
     except RecursionError:
         lf.data = None
         lf.findings.append(Finding(path, 1, 1, "RG105", Severity.ERROR,
                                    "the spec is nested too deeply to be a rule spec"))
     return lf
+
+
+def _syntax(path: str, text: str, e) -> Finding:
+    mark = e.problem_mark or e.context_mark
+    problem = (e.problem or e.context or "invalid YAML").strip()
+    line_text = _line(text, mark.line + 1) if mark is not None else ""
+    if "\t" in problem or "'\\t'" in problem or (mark is not None and "\t" in line_text[: mark.column + 1]
+                                                  and not line_text[: mark.column].strip(" \t-")):
+        return _at(path, mark, "RG103", "tab character used for indentation; YAML indents with spaces only")
+    if "nesting depth" in problem:
+        return _at(path, mark, "RG105", "the spec is nested too deeply to be a rule spec")
+    return _at(path, mark, "RG101", f"YAML syntax error: {problem}")
 
 
 def load_file(path: Path, display: str | None = None) -> LoadedFile:
@@ -353,74 +352,177 @@ def _line(text: str, n: int) -> str:
     return lines[n - 1] if 0 < n <= len(lines) else ""
 
 
-def _kind(v) -> str:
-    if isinstance(v, list):
+def _kind(node) -> str:
+    if isinstance(node, SequenceNode):
         return "list"
-    if isinstance(v, str):
-        return "string"
-    return type(v).__name__
+    if isinstance(node, ScalarNode):
+        v = _scalar(node)
+        return "string" if isinstance(v, str) else type(v).__name__
+    return "mapping"
 
 
-def _plain(node, path: tuple, lf: LoadedFile, counter: list, stack: set):
+# -- building plain data ---------------------------------------------------------------------
+
+_NULL = re.compile(r"~|null|Null|NULL|")
+_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_INT = re.compile(r"[-+]?(?:0b[01_]*[01][01_]*|0o[0-7_]*[0-7][0-7_]*|0x[0-9a-fA-F_]*[0-9a-fA-F][0-9a-fA-F_]*"
+                  r"|[0-9][0-9_]*)")
+_FLOAT = re.compile(r"[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?"
+                    r"|[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)"
+                    r"|[-+]?\.[0-9_]+(?:[eE][-+]?[0-9]+)?"
+                    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
+_TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}"
+                        r"(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)?")
+
+
+def _resolve_plain(text: str):
+    """A plain scalar's value under the YAML 1.2 core schema (null, bool, int, float, else
+    the string). Integers may use ``_`` separators and ``0b``/``0o``/``0x`` prefixes."""
+    if _NULL.fullmatch(text):
+        return None
+    if text in _BOOL:
+        return _BOOL[text]
+    if _INT.fullmatch(text):
+        t = text.replace("_", "")
+        sign = -1 if t.startswith("-") else 1
+        t = t.lstrip("+-")
+        base = {"0b": 2, "0o": 8, "0x": 16}.get(t[:2], 10)
+        try:
+            return sign * int(t[2:] if base != 10 else t, base)
+        except ValueError:  # more digits than Python converts
+            return text
+    if _FLOAT.fullmatch(text):
+        t = text.replace("_", "").lower()
+        if t.endswith(".inf"):
+            return float("-inf") if t.startswith("-") else float("inf")
+        if t.endswith(".nan"):
+            return float("nan")
+        try:
+            return float(t)
+        except ValueError:
+            return text
+    return text
+
+
+def _scalar(node: ScalarNode):
+    """The value of a scalar node: plain ones per :func:`_resolve_plain`, quoted and block
+    ones as strings, explicitly tagged ones converted when the tag is a core type."""
+    text = node.value
+    tag = node.tag
+    if tag == _PLAIN:
+        return _resolve_plain(text)
+    if tag == _STR or node.style is not None and tag in (_PLAIN, None):
+        return text
+    if tag == "tag:yaml.org,2002:null":
+        return None
+    if tag == "tag:yaml.org,2002:bool":
+        return _BOOL.get(text, text)
+    if tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float"):
+        v = _resolve_plain(text)
+        return v if isinstance(v, (int, float)) and not isinstance(v, bool) else text
+    return text  # timestamps, binary, custom tags: their text, so the schema says what is wrong
+
+
+def _is_plain(node) -> bool:
+    """True for a string written as a plain (unquoted, untagged) scalar, timestamps included."""
+    return isinstance(node, ScalarNode) and node.tag == _PLAIN and isinstance(_resolve_plain(node.value), str)
+
+
+def _key_text(node) -> str:
+    if isinstance(node, ScalarNode):
+        return node.value
+    return yaml.safe_dump(_plain_value(node), default_flow_style=True, width=10_000).strip()
+
+
+def _plain_value(node):
+    """Plain data of a (small) node without positions: used for complex keys only."""
+    if isinstance(node, ScalarNode):
+        return _scalar(node)
+    if isinstance(node, SequenceNode):
+        return [_plain_value(v) for v in node.value]
+    return {_key_text(k): _plain_value(v) for k, v in node.value}
+
+
+def _merged_pairs(node: MappingNode) -> list:
+    """(key node, value node) pairs of a mapping with YAML merge keys (``<<``) applied: the
+    mapping's own keys win over merged ones, earlier merged mappings over later ones."""
+    own, merged = [], []
+    for k, v in node.value:
+        is_merge = isinstance(k, ScalarNode) and k.value == "<<" and k.tag in (_PLAIN, "tag:yaml.org,2002:merge")
+        if not is_merge:
+            own.append((k, v))
+            continue
+        sources = [v] if isinstance(v, MappingNode) else (v.value if isinstance(v, SequenceNode) else None)
+        if sources is None or not all(isinstance(s, MappingNode) for s in sources):
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping", node.start_mark,
+                "expected a mapping or list of mappings for merging", k.start_mark)
+        for src in sources:
+            merged.extend(_merged_pairs(src))
+    if not merged:
+        return own
+    names = {_key_text(k) for k, _ in own}
+    out, seen = list(own), set(names)
+    for k, v in merged:
+        name = _key_text(k)
+        if name not in seen:
+            seen.add(name)
+            out.append((k, v))
+    return out
+
+
+def _value_mark(node, lf: LoadedFile) -> tuple[int, int]:
+    """(line, col) of a value. For a block sequence libyaml marks the end of the previous
+    token when the ``-`` items are not indented under their key (``rules:`` then ``- alert``
+    at the same column); the value's position is then its first ``-``."""
+    if isinstance(node, SequenceNode) and not node.flow_style and node.value:
+        line, col = _mark(node.value[0])
+        text = _line_cached(lf, line)
+        dash = text.rfind("-", 0, col - 1)
+        if dash >= 0 and not text[dash + 1:col - 1].strip():
+            return line, dash + 1
+        return line, col
+    return _mark(node)
+
+
+def _line_cached(lf: LoadedFile, n: int) -> str:
+    lines = lf.__dict__.get("_lines")
+    if lines is None:
+        lines = lf.text.splitlines()
+        lf.__dict__["_lines"] = lines
+    return lines[n - 1] if 0 < n <= len(lines) else ""
+
+
+def _build(node, path: tuple, lf: LoadedFile, counter: list):
     counter[0] += 1
     if counter[0] > MAX_NODES:
         raise _TooLarge()
-    if isinstance(node, (CommentedMap, CommentedSeq, dict, list)):
-        if id(node) in stack:
-            raise _Recursive(path)
-        stack = stack | {id(node)}
-    if isinstance(node, CommentedMap):
+    if isinstance(node, MappingNode):
         out = {}
-        for i, (k, v) in enumerate(node.items()):
-            key = k if isinstance(k, str) else _scalar(k)
-            if not isinstance(key, str):
-                key = str(key)
+        own_keys = set()
+        for k, v in node.value:
+            if isinstance(k, ScalarNode) and k.value == "<<" and k.tag in (_PLAIN, "tag:yaml.org,2002:merge"):
+                continue
+            name = _key_text(k)
+            if name in own_keys:
+                raise _Duplicate(name, k)
+            own_keys.add(name)
+        for k, v in _merged_pairs(node):
+            key = _key_text(k)
             sub = path + (key,)
-            try:
-                kl, kc = node.lc.key(k)
-                lf.key_positions[sub] = (kl + 1, kc + 1)
-                vl, vc = node.lc.value(k)
-                lf.positions[sub] = (vl + 1, vc + 1)
-            except (KeyError, TypeError, AttributeError):
-                pass
-            out[key] = _plain(v, sub, lf, counter, stack)
+            lf.key_positions[sub] = _mark(k)
+            lf.positions[sub] = _value_mark(v, lf)
+            out[key] = _build(v, sub, lf, counter)
             if _is_plain(v):
                 lf.plain.add(sub)
         return out
-    if isinstance(node, CommentedSeq):
+    if isinstance(node, SequenceNode):
         out = []
-        for i, v in enumerate(node):
+        for i, v in enumerate(node.value):
             sub = path + (i,)
-            try:
-                il, ic = node.lc.item(i)
-                lf.positions[sub] = (il + 1, ic + 1)
-            except (KeyError, TypeError, AttributeError, IndexError):
-                pass
-            out.append(_plain(v, sub, lf, counter, stack))
+            lf.positions[sub] = _value_mark(v, lf)
+            out.append(_build(v, sub, lf, counter))
             if _is_plain(v):
                 lf.plain.add(sub)
         return out
     return _scalar(node)
-
-
-def _is_plain(v) -> bool:
-    """True for a string written as a plain scalar, and for a plain timestamp (``2024-01-31``),
-    which ruamel reads as a date but the data holds as text."""
-    if isinstance(v, str):
-        return not isinstance(v, ScalarString)
-    return isinstance(v, datetime.date)
-
-
-def _scalar(v):
-    if isinstance(v, bool):
-        return bool(v)
-    if isinstance(v, int):
-        return int(v)
-    if isinstance(v, float):
-        return float(v)
-    if isinstance(v, str):
-        return str(v)
-    if v is None:
-        return None
-    # timestamps, sets, tagged values: keep their text so the schema says what is wrong
-    return str(v)

@@ -38,6 +38,7 @@ def test_nav_lists_every_app_sorted(project):
         {"Alert index": "alerts.md"},
         {"Apps": [{"inferencecache": "inferencecache.md"}, {"llama-swap": "llama-swap.md"},
                   {"Noctaya": "noctaya.md"}]},
+        {"Guides": [{"Deploying with Argo CD": "guides/argocd.md"}]},  # the bundled guide
     ]
 
 

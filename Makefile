@@ -32,7 +32,8 @@ site: install
 	$(BIN)/mkdocs build --strict
 
 bench: install tools
-	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/validate_corpus.py
+	$(BIN)/python benchmarks/check_bench.py
 
 clean:
 	rm -rf site .rulegen .pytest_cache

@@ -13,7 +13,8 @@ off and are documented on the site. Their prefixes follow the pipeline:
 * ``RG4xx`` names, duplicates and cross-references,
 * ``RG5xx`` conventions,
 * ``RG6xx`` tests declared in specs,
-* ``RG7xx`` generated files (ownership, drift, links).
+* ``RG7xx`` generated files (ownership, drift, runbook links),
+* ``RG8xx`` ``rulegen import`` notes (what could not be carried into a spec).
 """
 
 from __future__ import annotations

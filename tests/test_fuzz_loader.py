@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 BUNDLED = sorted((REPO / "rules").glob("*.yaml"))
 BUNDLED_TEXT = [p.read_text(encoding="utf-8") for p in BUNDLED]
 
-FAST = settings(max_examples=60, deadline=None, derandomize=True,
+FAST = settings(max_examples=150, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -64,14 +64,14 @@ def test_binary_junk(data):
     check(data)
 
 
-@settings(FAST, max_examples=30)
+@settings(FAST, max_examples=100)
 @given(st.sampled_from(range(len(BUNDLED_TEXT))), st.floats(0, 1))
 def test_truncated_bundled_specs(i, frac):
     text = BUNDLED_TEXT[i]
     check(text[: int(len(text) * frac)], allow_clean=True)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True,
+@settings(max_examples=250, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(range(len(BUNDLED_TEXT))), st.floats(0, 1),
        st.sampled_from(["", ":", "- ", "{", "[", "]", "}", "&a ", "*a", "\t", "'", '"', "\n",
@@ -84,7 +84,7 @@ def test_mutated_bundled_specs(i, frac, insert, cut):
     check(text[:at] + insert + text[at + cut:], allow_clean=True)
 
 
-@settings(FAST, max_examples=40)
+@settings(FAST, max_examples=60)
 @given(st.integers(1, 400), st.sampled_from(["[", "{a: ", "- ", "a:\n"]))
 def test_deep_nesting(depth, opener):
     if opener == "[":
@@ -160,3 +160,38 @@ def test_regression_deep_flow_nesting_took_seconds():
     lf = load_text("app: " + "[" * 5000 + "]" * 5000 + "\n", "a.yaml")
     assert [f.code for f in lf.findings] == ["RG105"]
     assert time.monotonic() - t0 < 1
+
+
+# -- structure-aware: valid YAML in the spec's shape with random values ------------------------
+
+_TEMPLATE_BITS = st.sampled_from(["{{", "}}", "{{-", "-}}", " ", "$labels", "$value", ".Value", "$",
+                                  "$x", ":=", "=", "|", "(", ")", '"', "`", "'", "/*", "*/", "if",
+                                  "else", "end", "range", "with", "define", "block", "template",
+                                  "break", "humanize", "printf", "nil", "true", "1", "-3", ".x",
+                                  ",", "\\", "\n", "a", "{{ $labels.instance }}"])
+_TEMPLATE = st.lists(_TEMPLATE_BITS, max_size=12).map("".join)
+_SCALAR = st.one_of(st.text(max_size=30), _TEMPLATE, st.integers(), st.booleans(), st.none(),
+                    st.floats(allow_nan=True))
+
+
+@st.composite
+def _spec_like(draw):
+    labels = draw(st.dictionaries(st.sampled_from(["team", "severity", "__x", "a-b", "x", "1"]),
+                                  _SCALAR, max_size=3))
+    rule = draw(st.fixed_dictionaries({
+        draw(st.sampled_from(["alert", "record"])): st.one_of(st.sampled_from(["DemoDown", "demo", "a:b:c", ""]), _SCALAR),
+        "expr": st.one_of(st.sampled_from(["up == 0", "sum(rate(x[5m])", "x > 0[5m]", "vector(1)"]), _SCALAR),
+    }, optional={"labels": st.just(labels), "summary": _TEMPLATE, "description": _SCALAR,
+                 "severity": _SCALAR, "for": _SCALAR,
+                 "runbook": st.just({"related": [{"alert": "Nope"}]}),
+                 "tests": st.just([{"name": "t", "input_series": [{"series": "up", "values": "0x5"}],
+                                    "alert_rule_test": [{"eval_time": "5m", "alertname": "X"}]}])}))
+    groups = [{"name": draw(st.sampled_from(["g", "g", " ", ""])), "rules": [rule, rule]}]
+    return {"app": draw(st.sampled_from(["demo", "Demo", ""])), "labels": labels, "groups": groups}
+
+
+@settings(FAST, max_examples=200)
+@given(_spec_like())
+def test_spec_shaped_documents(doc):
+    import yaml
+    check(yaml.safe_dump(doc, allow_unicode=True), allow_clean=True)

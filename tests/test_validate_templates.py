@@ -191,3 +191,22 @@ def test_parser_rejects(text, expected):
 def test_value_uses():
     assert parse("{{ $value }} {{ .Value }} {{ $.Value }}").value_uses == [3, 16, 29]
     assert parse("{{ with $labels }}{{ .Value }}{{ end }}").value_uses == []
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_BITS = st.sampled_from(["{{", "}}", "{{- ", " -}}", " ", "$labels", "$value", ".Value", "$", ":=",
+                         "=", "|", "(", ")", '"', "`", "'", "/*", "*/", "if", "else", "end",
+                         "range", "with", "define", "break", "humanize", "nil", "1", "-", ".x", ",",
+                         "\\", "\n", "x"])
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(st.one_of(st.text(max_size=60), st.lists(_BITS, max_size=20).map("".join)))
+def test_parser_never_raises_and_offsets_are_inside(text):
+    t = parse(text)
+    for i in t.issues:
+        assert 0 <= i.offset <= len(text)
+        assert i.kind in ("syntax", "variable", "function")
+    assert sum(i.kind == "syntax" for i in t.issues) <= 1

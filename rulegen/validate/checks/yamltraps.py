@@ -17,8 +17,18 @@ Codes:
   Bad: ``labels: {paging: off}``; good: ``labels: {paging: "off"}``.
   (Values that rulegen itself reads as a non-string, e.g. ``replicas: 5``, are ``RG202``.)
 
-Tabs used for indentation (``RG103``) and duplicate keys (``RG102``) are reported by the
-loader, before this check runs.
+Reported by the loader (:mod:`rulegen.spec.loader`) before any check runs; a file with one
+of these is not checked further:
+
+* ``RG101`` YAML syntax error, at the parser's position. Bad: ``groups: [a, b`` (unclosed).
+* ``RG102`` duplicate key in a mapping, at the second key (YAML would silently keep one).
+  Bad: two ``expr:`` in one rule.
+* ``RG103`` tab used for indentation. Bad: a line starting with a tab; good: spaces.
+* ``RG104`` an alias inside its own anchor. Bad: ``groups: &g [*g]``.
+* ``RG105`` too large or too deep: aliases expanding past 50,000 values ("billion laughs"),
+  flow collections nested more than 100 deep, block nesting past libyaml's 1000 levels.
+* ``RG106`` not a spec file: larger than 512 KiB, not UTF-8, or binary (NUL bytes).
+* ``RG107`` empty, or not a mapping. Bad: a file that is a list (``- app: x``).
 """
 
 from __future__ import annotations

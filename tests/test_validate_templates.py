@@ -57,10 +57,29 @@ def test_undefined_variable_single_quoted():
     assert found == [("RG306", 9, 28)]
 
 
-def test_block_scalar_reports_the_value_start():
+def test_literal_block_scalar_exact_line_and_column():
     text = spec(summary="|\n          line one\n          {{ $label.x }}")
     found, _ = run(text)
-    assert found == [("RG306", 9, 18)]
+    assert found == [("RG306", 11, 14)]
+
+
+def test_folded_block_scalar_exact_line_and_column():
+    text = spec(description=">-\n          Deployment {{ $labels.namespace }}/{{ $labels.deployment }} has\n"
+                            "          had 0 replicas on {{ $lables.node }}.")
+    found, _ = run(text)
+    assert found == [("RG306", 12, 32)]
+
+
+def test_multi_line_plain_scalar_exact_line_and_column():
+    text = spec(description="Deployment has\n          no replica on {{ $lables.node }}.")
+    found, _ = run(text)
+    assert found == [("RG306", 11, 28)]
+
+
+def test_multi_line_double_quoted_reports_the_value_start():
+    text = spec(description='"Deployment has\n          no replica on {{ $lables.node }}."')
+    found, _ = run(text)
+    assert found == [("RG306", 10, 22)]
 
 
 def test_syntax_error_unclosed_if():

@@ -2,10 +2,11 @@
 
 Codes:
 
-* ``RG301`` ``expr`` does not parse. Reported at the expression's first line, with the parser's
-  message. Bad: ``sum(rate(x[5m])``.
-* ``RG303`` a range selector on something that is not a series selector. Bad:
-  ``max_over_time(x > 0[5m])``; good: ``max_over_time((x > 0)[5m:1m])`` (a subquery).
+* ``RG301`` ``expr`` does not parse, with the parser's message. Reported at the character at
+  fault when it can be found (the unclosed ``(`` or ``{``, an unexpected character inside
+  braces), else at the expression's start. Bad: ``sum(rate(x[5m])``.
+* ``RG303`` a range selector on something that is not a series selector, reported at its
+  ``[``. Bad: ``max_over_time(x > 0[5m])``; good: ``max_over_time((x > 0)[5m:1m])`` (a subquery).
 * ``RG304`` (warning) an alert that can never resolve: its ``expr`` has no filtering
   comparison (``x > 0``), or only ``bool`` comparisons, so every evaluation returns series and
   the alert always fires. ``absent()`` and set operators (``and``, ``unless``) count as filters.
@@ -16,6 +17,7 @@ Codes:
 from __future__ import annotations
 
 import functools
+import re
 
 import promql_parser
 
@@ -60,6 +62,9 @@ def check_spec(spec, ctx):
         ast, err = parse(rule.expr)
         line, col = expr_position(lf, path)
         if err is not None:
+            at = locate_error(rule.expr, err)
+            if at is not None:
+                line, col = _offset_position(lf, path, at, (line, col))
             if "ranges only allowed for vector selectors" in err:
                 yield _f(lf, line, col, "RG303", rule,
                          f"{err}: a range [5m] applies only to a series selector; to take a range of "
@@ -72,6 +77,59 @@ def check_spec(spec, ctx):
                      "alert expr has no filtering comparison (or only `bool` ones), so it returns "
                      "series on every evaluation and can never resolve; compare with a threshold "
                      "(e.g. `> 0`)", Severity.WARNING)
+
+
+def _offset_position(lf, path, offset, fallback):
+    from .positions import offset_position
+    got = offset_position(lf, path, offset)
+    return got if got != lf.pos(path) or offset == 0 else fallback
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"?|\'(?:[^\'\\]|\\.)*\'?|`[^`]*`?')
+
+
+def _mask_strings(expr: str) -> str:
+    """``expr`` with the content of string literals replaced by spaces (same length)."""
+    return _STRING.sub(lambda m: " " * len(m.group()), expr)
+
+
+def locate_error(expr: str, message: str) -> int | None:
+    """Offset in ``expr`` of the character a promql-parser error is about, or None.
+
+    The parser's messages carry no position; these are found from the text: the unclosed
+    ``(`` for "unclosed left parenthesis", the unclosed ``{`` for "unexpected end of input
+    inside braces", the character named by "unexpected character inside braces: 'X'", the ``[``
+    after a non-selector for "ranges only allowed for vector selectors". String literals and
+    comments are skipped."""
+    text = _mask_strings(re.sub(r"#[^\n]*", lambda m: " " * len(m.group()), expr))
+    if "unclosed left parenthesis" in message:
+        return _unclosed(text, "(", ")")
+    if "end of input inside braces" in message:
+        return _unclosed(text, "{", "}")
+    m = re.search(r"unexpected character inside braces: '(.)'", message)
+    if m:
+        for b in re.finditer(r"\{[^}]*", text):
+            i = b.group().find(m.group(1))
+            if i >= 0:
+                return b.start() + i
+        return None
+    if "ranges only allowed for vector selectors" in message:
+        for b in re.finditer(r"\[", text):
+            before = text[:b.start()].rstrip()
+            if before.endswith(")") or re.search(r"(?:^|[^\w.:])[0-9][0-9.eE+-]*$", before):
+                return b.start()
+        return None
+    return None
+
+
+def _unclosed(text: str, opener: str, closer: str) -> int | None:
+    stack = []
+    for i, c in enumerate(text):
+        if c == opener:
+            stack.append(i)
+        elif c == closer and stack:
+            stack.pop()
+    return stack[-1] if stack else None
 
 
 def _f(lf, line, col, code, rule, msg, sev=Severity.ERROR):

@@ -4,8 +4,8 @@
 Checked: an alert's ``labels``, ``severity``, ``component``, ``summary``, ``description``
 and ``annotations``, and the app's and group's ``labels`` (they become labels of every
 alert). Recording rules' labels are not templated by Prometheus and are not checked.
-Positions point inside the value when it is written on one line (plain or quoted), else at
-the value's start.
+Positions point at the character inside the value: exactly for plain scalars (one line or
+folded), quoted scalars on one line and block scalars (``|``, ``>``); else at the value's start.
 
 Codes:
 
@@ -38,6 +38,7 @@ import difflib
 
 from ...findings import Finding, Severity
 from . import gotemplate
+from .positions import offset_position
 
 ID = "templates"
 
@@ -109,56 +110,9 @@ def _templated(spec):
 
 
 def position(lf, path, offset: int) -> tuple[int, int]:
-    """File (line, col) of character ``offset`` of the string value at ``path``.
-
-    Exact when the value is written on one line: plain, ``"double"`` (escapes decoded) or
-    ``'single'`` (``''`` decoded) quoted. Otherwise (block scalars, folded multi-line
-    values) the value's own (line, col)."""
-    line, col = lf.pos(path)
-    value = _get(lf.data, path)
-    lines = lf.text.splitlines()
-    if not isinstance(value, str) or not 0 < line <= len(lines):
-        return line, col
-    src = lines[line - 1][col - 1:]
-    if not src:
-        return line, col
-    q = src[0]
-    if q not in "\"'":
-        if src.startswith(value) and "\n" not in value:
-            return line, col + offset
-        return line, col
-    cols = _decode_columns(src, q)
-    if cols is None or len(cols) != len(value) + 1:
-        return line, col
-    return line, col + cols[min(offset, len(value))]
-
-
-def _decode_columns(src: str, q: str) -> list[int] | None:
-    """For a quoted scalar starting at ``src[0]``: the source index of each decoded character
-    (plus one past the end), or None when the closing quote is not on this line."""
-    out = []
-    i = 1
-    n = len(src)
-    while i < n:
-        c = src[i]
-        if c == q:
-            if q == "'" and src.startswith("''", i):
-                out.append(i)
-                i += 2
-                continue
-            out.append(i)
-            return out
-        if q == '"' and c == "\\":
-            if i + 1 >= n:
-                return None
-            e = src[i + 1]
-            width = {"x": 4, "u": 6, "U": 10}.get(e, 2)
-            out.append(i)
-            i += width
-            continue
-        out.append(i)
-        i += 1
-    return None
+    """File (line, col) of character ``offset`` of the string value at ``path``; see
+    :func:`.positions.offset_position`."""
+    return offset_position(lf, path, offset)
 
 
 def _get(data, path):

@@ -39,6 +39,39 @@ def _validator(ref: str | None = None) -> Draft202012Validator:
     return Draft202012Validator(s)
 
 
+@functools.cache
+def _fast_validator() -> Draft202012Validator:
+    """The published schema with one change for speed: a rule is checked against ``alert``
+    when it has an ``alert`` key and against ``record`` when it has a ``record`` key, instead
+    of against both (``oneOf``). Rules with both or neither key are left to :func:`_kinds`
+    (RG205). Same findings, about half the work on rules."""
+    s = json.loads(json.dumps(schema()))
+    rule = s["$defs"]["rule"]
+    if rule.get("oneOf") == [{"$ref": "#/$defs/alert"}, {"$ref": "#/$defs/record"}]:
+        del rule["oneOf"]
+        rule["if"] = {"required": ["alert", "record"]}
+        rule["then"] = True
+        rule["else"] = {
+            "if": {"required": ["alert"]}, "then": {"$ref": "#/$defs/alert"},
+            "else": {"if": {"required": ["record"]}, "then": {"$ref": "#/$defs/record"}},
+        }
+    return Draft202012Validator(s)
+
+
+def _kinds(lf):
+    """RG205 for every rule that has both ``alert`` and ``record``, or neither."""
+    groups = lf.data.get("groups") if isinstance(lf.data, dict) else None
+    if not isinstance(groups, list):
+        return
+    for gi, g in enumerate(groups):
+        rules = g.get("rules") if isinstance(g, dict) else None
+        if not isinstance(rules, list):
+            continue
+        for ri, r in enumerate(rules):
+            if isinstance(r, dict) and ("alert" in r) == ("record" in r):
+                yield from _rule_errors(lf, r, ("groups", gi, "rules", ri))
+
+
 def _rule_name(data, path) -> str:
     try:
         if len(path) >= 4 and path[0] == "groups" and path[2] == "rules":
@@ -52,7 +85,11 @@ def _rule_name(data, path) -> str:
 def check_file(lf, ctx):
     """Validate ``lf.data`` against the schema, reporting each error at its own position."""
     data = lf.data
-    yield from _errors(lf, data, _validator(), ())
+    if _fast_validator().schema["$defs"]["rule"].get("if") is None:  # schema.json changed shape
+        yield from _errors(lf, data, _validator(), ())
+        return
+    findings = list(_errors(lf, data, _fast_validator(), ())) + list(_kinds(lf))
+    yield from sorted(findings, key=lambda f: (f.line, f.col, f.code))
 
 
 def _errors(lf, instance, validator, base):

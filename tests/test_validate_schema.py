@@ -1,0 +1,66 @@
+"""Schema findings (RG201-RG205, RG302) at exact positions."""
+
+from __future__ import annotations
+
+from rulegen.validate import validate_texts
+
+
+def run(rules: str):
+    text = "app: demo\ngroups:\n  - name: demo\n    rules:\n" + rules
+    res = validate_texts({"a.yaml": text})
+    return [(f.code, f.line, f.col) for f in res.findings], res
+
+
+GOOD = """\
+      - alert: DemoDown
+        expr: up == 0
+        severity: warning
+        summary: Down.
+        description: Down.
+"""
+
+
+def test_good_rule():
+    assert run(GOOD)[0] == []
+
+
+def test_unknown_key_with_did_you_mean():
+    found, res = run(GOOD.replace("severity:", "severty:"))
+    assert found == [("RG201", 7, 9)]  # a schema error stops the later checks of the file
+    assert res.findings[0].message == "unknown key `severty`; did you mean `severity`?"
+
+
+def test_wrong_type_and_missing_field():
+    found, res = run("      - alert: DemoDown\n        for: 5\n")
+    assert found == [("RG203", 5, 9), ("RG202", 6, 14)]
+    assert res.findings[0].message == "`expr` is required here"
+    assert res.findings[1].message == '`for` must be a string, not a number; quote it: "5"'
+
+
+def test_duration_syntax():
+    found, res = run(GOOD + "        for: 1.5m\n")
+    assert found == [("RG302", 10, 14)]
+    assert "use whole units: 1m30s" in res.findings[0].message
+
+
+def test_rule_with_both_alert_and_record():
+    found, res = run("      - alert: DemoDown\n        record: a:b:c\n        expr: up\n")
+    assert found == [("RG205", 5, 9)]
+    assert "both `alert` and `record`" in res.findings[0].message
+
+
+def test_rule_with_neither():
+    found, res = run("      - expr: up\n")
+    assert found == [("RG205", 5, 9)]
+    assert "neither `alert` nor `record`" in res.findings[0].message
+
+
+def test_recording_rule_checked_against_its_own_keys():
+    found, res = run("      - record: job:up:sum\n        expr: sum(up)\n        for: 5m\n")
+    assert found == [("RG201", 7, 9)]
+    assert res.findings[0].message.startswith("unknown key `for`")
+
+
+def test_rule_that_is_not_a_mapping_is_one_type_error():
+    found, res = run("      - 5\n")
+    assert found == [("RG202", 5, 9)]

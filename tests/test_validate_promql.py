@@ -65,6 +65,19 @@ def test_never_resolving_alert_is_a_warning():
     assert not res.findings[0].is_error
 
 
+@pytest.mark.parametrize("expr,warned", [
+    ('rate(http_errors_total[5m])', True),
+    ('sum(rate(x[5m])) > bool 1', True),
+    # regression: a presence alert on a bare selector resolves when the series goes away
+    ('pg_general_index_info_pg_relation_size{indexrelname=~".*ccnew.*"}', False),
+    ('ALERTS{alertname="Watchdog"}', False),
+    ('sum(rate(x[5m])) > 1', False),
+])
+def test_presence_alerts_are_not_never_resolving(expr, warned):
+    found, _ = run(expr)
+    assert [c for c, *_ in found if c == "RG304"] == (["RG304"] if warned else [])
+
+
 @pytest.mark.parametrize("expr,message,offset", [
     ("sum(rate(x[5m])", "unclosed left parenthesis", 3),
     ('sum(x{a="("})', "unclosed left parenthesis", None),

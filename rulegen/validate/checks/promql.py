@@ -9,7 +9,9 @@ Codes:
   ``[``. Bad: ``max_over_time(x > 0[5m])``; good: ``max_over_time((x > 0)[5m:1m])`` (a subquery).
 * ``RG304`` (warning) an alert that can never resolve: its ``expr`` has no filtering
   comparison (``x > 0``), or only ``bool`` comparisons, so every evaluation returns series and
-  the alert always fires. ``absent()`` and set operators (``and``, ``unless``) count as filters.
+  the alert always fires. ``absent()``, set operators (``and``, ``unless``) and a bare series
+  selector (an alert on a series' presence, which resolves when the series goes) count as
+  filters; ``rate(x[5m])`` or ``x > bool 0`` do not.
   A deliberate always-firing alert (a dead man's switch such as ``vector(1)``) can switch the
   code off in ``.rulegen.yaml``.
 """
@@ -161,6 +163,7 @@ def _filters(node) -> bool:
             return True
         return any(_filters(a) for a in node.args if a is not None)
     if cls == "VectorSelector":
-        # a bare selector on ALERTS or a filtered recording rule is common and can resolve
-        return True if node.name in ("ALERTS", "ALERTS_FOR_STATE") else False
+        # an alert on a series' presence (`ALERTS{...}`, `x{name=~".*ccnew.*"}`) resolves when
+        # the series goes away; what cannot resolve is a computation over it (rate, bool, ...)
+        return True
     return False

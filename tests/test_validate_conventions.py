@@ -76,3 +76,10 @@ def test_disable_and_regrade_codes():
     _, res = run(spec(summary=""), Config(severity_overrides={"RG502": Severity.WARNING}))
     assert [(f.code, f.severity) for f in res.findings] == [("RG502", Severity.WARNING)]
     assert res.ok
+
+
+def test_critical_alert_with_its_own_runbook_url_has_a_runbook():
+    """Regression: imported alerts that link to an existing runbook are not flagged."""
+    text = spec(runbook="annotations: {runbook_url: 'https://wiki.example/demo-down'}")
+    assert run(text)[0] == []
+    assert run(spec(runbook="annotations: {runbook_url: ''}"))[0] == [("RG504", 5, 16)]

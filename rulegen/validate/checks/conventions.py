@@ -17,7 +17,8 @@ Codes:
 * ``RG503`` an alert has no ``description`` (or a blank one).
 * ``RG504`` an alert whose severity is in ``require_runbook_for`` (default ``critical``) has
   no runbook content: none of ``runbook.causes``, ``runbook.diagnosis``,
-  ``runbook.resolution``. Whoever is paged needs to know what to do. Good:
+  ``runbook.resolution``, and no ``runbook_url`` annotation of its own pointing at an
+  existing runbook. Whoever is paged needs to know what to do. Good:
   ``runbook: {causes: [...], resolution: [...]}``.
 """
 
@@ -51,7 +52,7 @@ def check_spec(spec, ctx):
                 yield lf.finding(name_path, code, f"alert has no {key}; add `{key}:` saying "
                                  + ("what is wrong in one line" if key == "summary"
                                     else "what fires, where and what it means"), rule=r.name)
-        if severity in cfg.require_runbook_for and not any(
+        if severity in cfg.require_runbook_for and not r.annotations.get("runbook_url") and not any(
                 r.runbook.get(k) for k in ("causes", "diagnosis", "resolution")):
             yield lf.finding(name_path, "RG504", f"{severity} alert has no runbook content; add "
                              "runbook.causes, runbook.diagnosis or runbook.resolution so whoever "

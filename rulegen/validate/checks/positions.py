@@ -26,7 +26,7 @@ def offset_position(lf, path, offset: int) -> tuple[int, int]:
     """File (line, col), 1-based, of character ``offset`` of the string value at ``path`` of
     the loaded file ``lf``; the value's own position when the offset cannot be mapped."""
     line, col = lf.pos(path)
-    value = _get(lf.data, path)
+    value = value_at(lf.data, path)
     lines = lf.text.splitlines()
     if not isinstance(value, str) or not 0 < line <= len(lines) or not 0 <= offset <= len(value):
         return line, col
@@ -123,7 +123,8 @@ def _block_position(lines, line, value, offset):
     return _walk(body, value, offset)
 
 
-def _get(data, path):
+def value_at(data, path):
+    """The value at ``path`` (keys and list indexes) in plain spec ``data``, or None."""
     cur = data
     for p in path:
         try:

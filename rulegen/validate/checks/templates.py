@@ -38,7 +38,7 @@ import difflib
 
 from ...findings import Finding, Severity
 from . import gotemplate
-from .positions import offset_position
+from .positions import offset_position, value_at
 
 ID = "templates"
 
@@ -47,7 +47,7 @@ def check_spec(spec, ctx):
     """Yield RG305-RG308 findings for every templated value of ``spec``."""
     lf = spec.source
     for path, kind, rule in _templated(spec):
-        value = _get(lf.data, path)
+        value = value_at(lf.data, path)
         if not isinstance(value, str) or "{{" not in value:
             continue
         t = gotemplate.parse(value)
@@ -96,7 +96,7 @@ def _templated(spec):
         for r in g.rules:
             if not r.is_alert:
                 continue
-            raw = _get(d, r.path) or {}
+            raw = value_at(d, r.path) or {}
             for k in (raw.get("labels") or {}):
                 yield r.path + ("labels", k), "label", r.name
             for k in ("severity", "component"):
@@ -114,12 +114,3 @@ def position(lf, path, offset: int) -> tuple[int, int]:
     :func:`.positions.offset_position`."""
     return offset_position(lf, path, offset)
 
-
-def _get(data, path):
-    cur = data
-    for p in path:
-        try:
-            cur = cur[p]
-        except (KeyError, IndexError, TypeError):
-            return None
-    return cur

@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 
 from ...findings import Severity
+from .positions import value_at
 
 ID = "yaml"
 
@@ -121,7 +122,7 @@ def check_file(lf, ctx):
     for path, what, rule in _mapping_paths(data):
         if path not in lf.plain:
             continue
-        value = _get(data, path)
+        value = value_at(data, path)
         if not isinstance(value, str):
             continue
         kind = yaml11_type(value)
@@ -132,12 +133,3 @@ def check_file(lf, ctx):
                          f"Kubernetes read it as a {kind}, not the string {value!r}; quote it: "
                          f"\"{value}\"", rule=rule, severity=Severity.ERROR)
 
-
-def _get(data, path):
-    cur = data
-    for p in path:
-        try:
-            cur = cur[p]
-        except (KeyError, IndexError, TypeError):
-            return None
-    return cur

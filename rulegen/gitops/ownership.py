@@ -100,8 +100,28 @@ def notes(text: str) -> dict[str, str]:
     return {m.group(2).strip(): m.group(3) for m in _NOTES_RE.finditer(text)}
 
 
-def fill_notes(text: str, kept: dict[str, str]) -> str:
-    """Put ``kept`` note texts back into the matching empty slots of generated ``text``."""
+def fill_notes(text: str, kept: dict[str, str], catch_all: str = "page") -> tuple[str, list[str]]:
+    """Put ``kept`` note texts back into the matching slots of generated ``text``.
+
+    Notes whose slot is gone (the alert was renamed or removed) are never dropped: they are
+    appended to the ``catch_all`` slot under a line naming their old slot. Returns the new
+    text and the names of the slots whose notes were moved (empty notes are not moved).
+    When ``text`` has no ``catch_all`` slot, moved notes are appended at its end in a new
+    slot of that name.
+    """
+    present = {m.group(2).strip() for m in _NOTES_RE.finditer(text)}
+    orphans = {k: v for k, v in kept.items() if k not in present and v.strip()}
+    extra = "".join(f"**Notes kept from `{k}`, which this page no longer has:**\n\n{v.rstrip()}\n\n"
+                    for k, v in sorted(orphans.items()))
+
     def sub(m):
-        return m.group(1) + kept.get(m.group(2).strip(), m.group(3)) + m.group(4)
-    return _NOTES_RE.sub(sub, text)
+        name = m.group(2).strip()
+        body = kept.get(name, m.group(3))
+        if name == catch_all and extra:
+            body = body + ("\n" if body and not body.endswith("\n") else "") + extra
+        return m.group(1) + body + m.group(4)
+
+    out = _NOTES_RE.sub(sub, text)
+    if extra and catch_all not in present:
+        out = out.rstrip("\n") + f"\n\n<!-- notes:{catch_all} -->\n{extra}<!-- /notes -->\n"
+    return out, sorted(orphans)

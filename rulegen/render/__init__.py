@@ -56,12 +56,20 @@ def _headers(style: str, source: str) -> list[str]:
     return [ownership.comment(style, ownership.notice(source)), ownership.checksum_line(style)]
 
 
-def _page(text: str, existing: str | None) -> str:
+def _page(text: str, existing: str | None, path: str, findings: list[Finding],
+          catch_all: str = "page") -> str:
+    """Seal a generated page and carry the team notes of ``existing`` over; notes whose
+    alert is gone move to the ``catch_all`` slot and are reported (``RG720``, warning)."""
     sealed = ownership.seal(text)
     if existing:
         kept = ownership.notes(existing)
         if kept:
-            sealed = ownership.fill_notes(sealed, kept)
+            sealed, moved = ownership.fill_notes(sealed, kept, catch_all)
+            for name in moved:
+                findings.append(Finding(path, 1, 1, "RG720", Severity.WARNING,
+                                        f"team notes of `{name}`, which the page no longer has (renamed or "
+                                        f"removed alert?), were moved to the `{catch_all}` notes slot; "
+                                        "move them where they belong"))
     return sealed
 
 
@@ -112,14 +120,15 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm") -> tuple[list[Output]
             outs.append(Output(test_file_path(spec), ownership.seal(tfile), True, src))
         pp = f"{RUNBOOK_DIR}/{spec.app}.md"
         page = runbook.render_page(spec, specs, _headers("markdown", src))
-        outs.append(Output(pp, _page(page, _read(root, pp)), True, src))
+        outs.append(Output(pp, _page(page, _read(root, pp), pp, findings), True, src))
     if specs:
         home = f"{RUNBOOK_DIR}/index.md"
-        outs.append(Output(home, _page(runbook.render_home(specs, _headers("markdown", "rules/")), _read(root, home)),
+        outs.append(Output(home, _page(runbook.render_home(specs, _headers("markdown", "rules/")), _read(root, home),
+                                       home, findings, "home"),
                            True))
         idx = f"{RUNBOOK_DIR}/alerts.md"
         outs.append(Output(idx, _page(runbook.render_alert_index(specs, _headers("markdown", "rules/")),
-                                      _read(root, idx)), True))
+                                      _read(root, idx), idx, findings), True))
         mk = site.render_mkdocs(specs, _read(root, "mkdocs.yml"), root)
         if mk is not None:
             outs.append(Output("mkdocs.yml", mk, False))

@@ -13,7 +13,7 @@ from rulegen.render.plain import rule_groups
 from rulegen.render.site import site_url
 from rulegen.spec import build_spec, load_file
 
-from conftest import REPO, SHARED
+from conftest import REPO
 
 
 def tree(root):
@@ -152,9 +152,9 @@ def _norm(s: str) -> str:
     return re.sub(r"\s+", " ", s).strip()
 
 
-def test_runbook_page_holds_every_fact_of_the_seed():
+def test_runbook_page_holds_every_fact_of_the_seed(shared_dir):
     """Every sentence and command of the seed's llama-swap page is on the generated page."""
-    seed = (SHARED / "seeds/004_7980ad406b71fa36.txt").read_text()
+    seed = (shared_dir / "seeds/004_7980ad406b71fa36.txt").read_text()
     page = _norm((REPO / "runbooks/llama-swap.md").read_text())
     body = seed.split("Context", 1)[1]
     skip = {"Likely causes", "Resolution", "Diagnose (all read-only)", "PromQL:", "LlamaSwapDown", "LlamaSwapNoMetrics"}

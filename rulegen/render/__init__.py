@@ -119,7 +119,9 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm") -> tuple[list[Output]
         if tfile is not None:
             outs.append(Output(test_file_path(spec), ownership.seal(tfile), True, src))
         pp = f"{RUNBOOK_DIR}/{spec.app}.md"
-        page = runbook.render_page(spec, specs, _headers("markdown", src))
+        chart_dir = root / spec.chart.path
+        has_fullname = f"{helm.chart_name(chart_dir, spec.app)}.fullname" in helm.chart_helpers(chart_dir)
+        page = runbook.render_page(spec, specs, _headers("markdown", src), has_fullname)
         outs.append(Output(pp, _page(page, _read(root, pp), pp, findings), True, src))
     if specs:
         home = f"{RUNBOOK_DIR}/index.md"

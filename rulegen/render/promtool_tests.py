@@ -138,7 +138,9 @@ def test_groups(spec: Spec, site_url: str) -> list[dict]:
                 art = []
                 for a in d.get("alert_rule_test") or []:
                     name = a.get("alertname", rule.name)
-                    target = next((r for g, r in spec.rules() if r.name == name and r.is_alert), rule)
+                    # the rule the test sits under, else the first alert of that name
+                    target = rule if rule.name == name else next(
+                        (r for g, r in spec.rules() if r.name == name and r.is_alert), rule)
                     tgroup = next((g for g, r in spec.rules() if r is target), group)
                     art.append({
                         "eval_time": a["eval_time"],

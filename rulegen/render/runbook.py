@@ -148,7 +148,7 @@ def _unique(id_: str, used: set[str]) -> str:
     return out
 
 
-def page_context(spec: Spec, specs: list[Spec]) -> dict:
+def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False) -> dict:
     """Everything the page template shows, prepared as Markdown strings.
 
     Heading ids: alert headings get exactly :func:`anchor` of the alert name (what
@@ -167,12 +167,24 @@ def page_context(spec: Spec, specs: list[Spec]) -> dict:
     context_id = _unique("context", used)
     sections = [{"title": md_text(s["title"]), "anchor": _unique(anchor(s["title"]), used),
                  "body": blocks_md(s["blocks"])} for s in rb.get("sections") or []]
+    by_name: dict = {}
     for group, r in spec.rules():
         if not r.is_alert:
+            continue
+        if r.name in by_name:
+            # same-name rules (e.g. a warning and a critical threshold) share one section, the
+            # one their runbook_url opens; the first rule's runbook content is the section's
+            by_name[r.name]["variants"].append({
+                "severity": md_text(r.severity or "none"),
+                "for": canonical(r.for_) if r.for_ else "",
+                "fires_when": fires_when(r, key),
+                "expr": fence(r.expr, "promql"),
+            })
             continue
         rr = r.runbook
         a = anchor(r.name)
         alerts.append({
+            "variants": [],
             "name": r.name,
             "heading": md_text(r.name),
             "anchor": a,
@@ -193,6 +205,7 @@ def page_context(spec: Spec, specs: list[Spec]) -> dict:
             "related": [{"link": related_link(x["alert"], spec, index), "note": (x.get("note") or "").strip()}
                         for x in rr.get("related") or []],
         })
+        by_name[r.name] = alerts[-1]
     records = [{"name": inline_code(r.name), "expr": fence(r.expr, "promql"), "group": md_text(g.name)}
                for g, r in spec.rules() if not r.is_alert]
     gates = list(spec.chart.gates)
@@ -203,7 +216,8 @@ def page_context(spec: Spec, specs: list[Spec]) -> dict:
         "chart_template": spec.chart.template_path,
         "values_file": f"{spec.chart.path}/values.yaml",
         "rule_name": inline_code(spec.chart.name) if spec.chart.name else
-        "named after the Helm release (the chart's fullname)",
+        "named after the Helm release (the chart's fullname)" if fullname_helper else
+        inline_code(spec.app),
         "has_namespace": bool(spec.chart.namespace),
         "namespace": inline_code(spec.chart.namespace) if spec.chart.namespace else "the release namespace",
         "groups": [inline_code(g.name) for g in spec.groups],
@@ -219,9 +233,12 @@ def page_context(spec: Spec, specs: list[Spec]) -> dict:
     }
 
 
-def render_page(spec: Spec, specs: list[Spec], header_lines: list[str]) -> str:
-    """The page text for ``spec`` (notes slots empty; see :mod:`rulegen.gitops.ownership`)."""
-    return jinja.render("runbook_page.md.j2", header="\n".join(header_lines), **page_context(spec, specs))
+def render_page(spec: Spec, specs: list[Spec], header_lines: list[str], fullname_helper: bool = False) -> str:
+    """The page text for ``spec`` (notes slots empty; see :mod:`rulegen.gitops.ownership`).
+    ``fullname_helper``: the chart defines ``<chart>.fullname``, which then names the
+    PrometheusRule (as :mod:`rulegen.render.helm` decides)."""
+    return jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
+                        **page_context(spec, specs, fullname_helper))
 
 
 def render_alert_index(specs: list[Spec], header_lines: list[str]) -> str:

@@ -1,0 +1,75 @@
+"""Two rules with one alert name (a warning and a critical threshold): one runbook section,
+the right expectations in tests, a clean check (regression: check failed with RG716)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from rulegen.cli import main
+
+SPEC = textwrap.dedent("""\
+    app: disk
+    groups:
+      - name: disk
+        rules:
+          - alert: DiskFull
+            expr: disk_used_ratio > 0.8
+            for: 5m
+            severity: warning
+            summary: Disk almost full.
+            description: Over 80%.
+            tests:
+              - name: warning only
+                input_series:
+                  - series: disk_used_ratio{dev="sda"}
+                    values: "0.85x10"
+                alert_rule_test:
+                  - eval_time: 4m
+                    exp_alerts: []
+                  - eval_time: 6m
+                    exp_alerts:
+                      - exp_labels: {dev: sda}
+          - alert: DiskFull
+            expr: disk_used_ratio > 0.95
+            for: 5m
+            severity: critical
+            summary: Disk full.
+            description: Over 95%.
+            runbook: {causes: [logs]}
+            tests:
+              - name: both fire
+                input_series:
+                  - series: disk_used_ratio{dev="sda"}
+                    values: "0.99x10"
+                alert_rule_test:
+                  - eval_time: 4m
+                    exp_alerts: []
+                  - eval_time: 6m
+                    exp_alerts:
+                      - exp_labels: {dev: sda}
+                      - exp_labels: {dev: sda, severity: warning}
+                        exp_annotations: {summary: Disk almost full., description: Over 80%.}
+    """)
+
+
+def test_same_name_alerts_share_one_section_and_check_is_clean(tmp_path, capsys, helm_bin, promtool_bin):
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules/disk.yaml").write_text(SPEC)
+    assert main(["-C", str(tmp_path), "build"]) == 0
+    page = (tmp_path / "runbooks/disk.md").read_text()
+    assert page.count("## DiskFull { #diskfull }") == 1
+    assert "A second rule with this name, severity **critical**, `for` 5m:" in page
+    assert page.count("<!-- notes:DiskFull -->") == 1
+    assert main(["-C", str(tmp_path), "check"]) == 0
+    capsys.readouterr()
+    # the critical rule's test completes its own labels (severity critical) for the first alert
+    assert main(["-C", str(tmp_path), "test"]) == 0
+    assert "2 passed, 0 failed" in capsys.readouterr().out
+
+
+def test_chart_without_fullname_helper_names_the_rule_after_the_app(tmp_path):
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules/disk.yaml").write_text(SPEC)
+    assert main(["-C", str(tmp_path), "build"]) == 0
+    page = (tmp_path / "runbooks/disk.md").read_text()
+    assert "renders the PrometheusRule `disk` in the release namespace" in page

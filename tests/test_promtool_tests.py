@@ -119,3 +119,10 @@ def test_test_without_assertion_rg606():
     text = SPEC.split("            alert_rule_test:")[0]
     res = _spec(text)
     assert [(f.code, f.line, f.col) for f in res.findings] == [("RG606", 13, 13)]
+
+
+def test_undefined_variable_is_reported_once_by_the_template_check():
+    """Regression: `{{ $label.instance }}` also produced an RG601 with the wrong fix."""
+    res = _spec(SPEC.replace("summary: Demo {{ $labels.instance }} is down.",
+                             "summary: Demo {{ $label.instance }} is down."))
+    assert [f.code for f in res.findings] == ["RG306"]

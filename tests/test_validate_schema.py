@@ -32,9 +32,17 @@ def test_unknown_key_with_did_you_mean():
 
 def test_wrong_type_and_missing_field():
     found, res = run("      - alert: DemoDown\n        for: 5\n")
-    assert found == [("RG203", 5, 9), ("RG202", 6, 14)]
+    assert found == [("RG203", 5, 9), ("RG302", 6, 14)]
     assert res.findings[0].message == "`expr` is required here"
-    assert res.findings[1].message == '`for` must be a string, not a number; quote it: "5"'
+    assert res.findings[1].message == "`for`: 5 is a number, not a Prometheus duration; add a unit: 5s if seconds were meant"
+
+
+def test_number_for_a_duration_says_which_duration_to_write():
+    """Regression: `for: 90` said `quote it: "90"`, which then failed as RG302."""
+    found, res = run(GOOD + "        for: 90\n")
+    assert found == [("RG302", 10, 14)]
+    assert res.findings[0].message == "`for`: 90 is a number, not a Prometheus duration; add a unit: 1m30s if seconds were meant"
+
 
 
 def test_duration_syntax():

@@ -138,6 +138,12 @@ def _one(lf, e, path, rule):
         want = " or ".join(want) if isinstance(want, list) else want
         got = _json_type(e.instance)
         extra = ""
+        if (want == "string" and got == "number"
+                and e.schema.get("description", "").startswith("Prometheus duration")):
+            # `for: 90` -> say which duration to write, not just "quote it" (which fails next)
+            written = lf.source_token(path) or _yaml_text(e.instance)
+            return lf.finding(path, "RG302", f"`{_last(path)}`: {written} is a number, not a Prometheus "
+                              f"duration; {hint(written)}", rule=rule)
         if want == "string" and got in ("number", "boolean", "null"):
             written = lf.source_token(path) or _yaml_text(e.instance)
             if written != _yaml_text(e.instance) and got == "number":

@@ -103,57 +103,71 @@ def cmd_checks(args) -> int:
     return EXIT_OK
 
 
+def _percent(text: str) -> float:
+    """A percentage from 0 to 100 (argparse type)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= v <= 100:
+        raise argparse.ArgumentTypeError(f"{text} is not a percentage from 0 to 100")
+    return v
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rulegen", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"rulegen {__version__}")
     p.add_argument("-C", "--root", default=".", help="project root (default: current folder)")
+    # -C also works after the command (`rulegen validate -C DIR`)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-C", "--root", default=argparse.SUPPRESS, help="project root (default: current folder)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    s = sub.add_parser("validate", help="check specs; exit 1 on any error")
+    s = sub.add_parser("validate", parents=[common], help="check specs; exit 1 on any error")
     s.add_argument("paths", nargs="*", help="spec files or folders (default: rules/)")
     s.add_argument("-o", "--output", choices=("text", "json", "github"), default="text")
     s.set_defaults(func=cmd_validate)
 
-    s = sub.add_parser("build", help="validate, then write charts, runbook pages and promtool tests")
+    s = sub.add_parser("build", parents=[common], help="validate, then write charts, runbook pages and promtool tests")
     s.add_argument("paths", nargs="*", help="spec files or folders (default: rules/)")
     s.add_argument("--format", choices=("helm", "rules"), default="helm",
                    help="helm: PrometheusRule templates in charts (default); rules: plain rule files in rules-out/")
     s.add_argument("--force", action="store_true", help="overwrite generated files edited by hand")
     s.set_defaults(func=cmd_build)
 
-    s = sub.add_parser("check", help="drift check for CI: regenerate in memory and diff against the disk")
+    s = sub.add_parser("check", parents=[common], help="drift check for CI: regenerate in memory and diff against the disk")
     s.add_argument("paths", nargs="*")
     s.add_argument("--format", choices=("helm", "rules"), default="helm",
                    help="the output format build was run with (default helm)")
     s.set_defaults(func=cmd_check)
 
-    s = sub.add_parser("test", help="render charts with helm and run promtool test rules on them")
+    s = sub.add_parser("test", parents=[common], help="render charts with helm and run promtool test rules on them")
     s.add_argument("paths", nargs="*")
     s.add_argument("--app", action="append", default=[], help="only this app (repeatable)")
     s.add_argument("--alert", action="append", default=[], help="only tests of this rule (repeatable)")
     s.add_argument("--run", dest="name", default=None, help="only tests whose name contains this text")
     s.add_argument("--junit", default=None, help="write a JUnit XML report to this file")
-    s.add_argument("--min-coverage", type=float, default=None,
+    s.add_argument("--min-coverage", type=_percent, default=None,
                    help="fail when fewer than this percentage of alerts have both a firing and a non-firing test")
     s.add_argument("--jobs", type=int, default=None, help="promtool processes at once (default: CPU count)")
     s.set_defaults(func=cmd_test)
 
-    s = sub.add_parser("diff", help="what changed since a Git ref, in alert terms")
+    s = sub.add_parser("diff", parents=[common], help="what changed since a Git ref, in alert terms")
     s.add_argument("--base", default="HEAD", help="Git ref to compare with (default HEAD)")
     s.add_argument("-o", "--output", choices=("text", "markdown"), default="text")
     s.set_defaults(func=cmd_diff)
 
-    s = sub.add_parser("import", help="turn rule files, PrometheusRule manifests or Helm templates into specs")
+    s = sub.add_parser("import", parents=[common], help="turn rule files, PrometheusRule manifests or Helm templates into specs")
     s.add_argument("sources", nargs="+")
     s.add_argument("--app", default=None, help="app name for all imported rules")
     s.add_argument("--out", default="rules", help="folder to write specs to (default rules/)")
     s.add_argument("--force", action="store_true", help="overwrite existing spec files")
     s.set_defaults(func=cmd_import)
 
-    s = sub.add_parser("schema", help="print the spec JSON Schema")
+    s = sub.add_parser("schema", parents=[common], help="print the spec JSON Schema")
     s.set_defaults(func=cmd_schema)
 
-    s = sub.add_parser("checks", help="print the documentation of every check")
+    s = sub.add_parser("checks", parents=[common], help="print the documentation of every check")
     s.set_defaults(func=cmd_checks)
     return p
 

@@ -169,3 +169,16 @@ def test_runbook_page_holds_every_fact_of_the_seed(shared_dir):
             if _norm(part) not in page:
                 missing.append(part)
     assert missing == []
+
+
+def test_test_filters_and_options_are_usage_errors(project, capsys):
+    """Regression: --alert Nope said 'no test matches' (exit 1), --min-coverage 150 was taken."""
+    assert main(["-C", str(project), "test", "--alert", "Nope"]) == 2
+    assert "no alert or recording rule named Nope" in capsys.readouterr().err
+    assert main(["-C", str(project), "test", "--min-coverage", "150"]) == 2
+    assert "150 is not a percentage from 0 to 100" in capsys.readouterr().err
+
+
+def test_root_option_after_the_command(project, capsys):
+    assert main(["validate", "-C", str(project)]) == 0
+    assert "no findings" in capsys.readouterr().out

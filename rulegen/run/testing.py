@@ -316,6 +316,10 @@ def run_tests(root: Path, args) -> int:
     unknown = set(args.app) - {s.app for s in loaded.specs}
     if unknown:
         raise RulegenError(f"no spec for app(s) {', '.join(sorted(unknown))}")
+    names = {r.name for s in loaded.specs for _, r in s.rules()}
+    unknown = set(args.alert) - names
+    if unknown:
+        raise RulegenError(f"no alert or recording rule named {', '.join(sorted(unknown))}")
     if not cases:
         print("no test matches" if all_cases else "the specs declare no test", file=out)
         print("0 passed, 0 failed", file=out)

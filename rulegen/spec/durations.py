@@ -24,6 +24,10 @@ _UNITS_MS = (
 )
 
 
+#: Longest duration Prometheus accepts: Go's time.Duration holds at most 2^63-1 nanoseconds.
+MAX_MS = (2**63 - 1) // 1_000_000
+
+
 class DurationError(ValueError):
     """Raised by :func:`parse_ms` for text that is not a Prometheus duration."""
 
@@ -41,7 +45,11 @@ def parse_ms(text: str) -> int:
     m = _RE.match(text)
     if not m or not any(m.groups()):
         raise DurationError(f"{text!r} is not a Prometheus duration; {hint(text)}")
-    return sum(int(g) * mult for g, (_, mult) in zip(m.groups(), _UNITS_MS) if g)
+    ms = sum(int(g) * mult for g, (_, mult) in zip(m.groups(), _UNITS_MS) if g)
+    if ms > MAX_MS:
+        raise DurationError(f"{text!r} is out of range: Prometheus durations are at most "
+                            f"{format_ms(MAX_MS)} (about 292 years)")
+    return ms
 
 
 def hint(text: str) -> str:

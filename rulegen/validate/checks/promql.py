@@ -7,6 +7,11 @@ Codes:
   braces), else at the expression's start. Bad: ``sum(rate(x[5m])``.
 * ``RG303`` a range selector on something that is not a series selector, reported at its
   ``[``. Bad: ``max_over_time(x > 0[5m])``; good: ``max_over_time((x > 0)[5m:1m])`` (a subquery).
+* ``RG310`` an experimental function or aggregation (``limitk``, ``sort_by_label``,
+  ``double_exponential_smoothing``, ``ts_of_max_over_time``, ...): Prometheus 3 rejects it
+  unless started with ``--enable-feature=promql-experimental-functions``. Where the feature
+  is on, downgrade the code to a warning in ``.rulegen.yaml``. The ``{n}`` repeat count of a
+  regex matcher over 1000, which Go's regexp rejects, is an ``RG301``.
 * ``RG304`` (warning) an alert that can never resolve: its ``expr`` has no filtering
   comparison (``x > 0``), or only ``bool`` comparisons, so every evaluation returns series and
   the alert always fires. ``absent()``, set operators (``and``, ``unless``) and a bare series
@@ -74,11 +79,57 @@ def check_spec(spec, ctx):
             else:
                 yield _f(lf, line, col, "RG301", rule, f"expr does not parse as PromQL: {err}")
             continue
+        for name in experimental(ast):
+            yield _f(lf, line, col, "RG310", rule,
+                     f"`{name}` is an experimental PromQL function: Prometheus and promtool reject it "
+                     "unless started with --enable-feature=promql-experimental-functions; if yours "
+                     "is, downgrade RG310 to a warning in .rulegen.yaml")
+        for value in _bad_regexes(ast):
+            yield _f(lf, line, col, "RG301", rule,
+                     f"regular expression {value!r} repeats more than 1000 times ({{n}} > 1000), "
+                     "which Go's regexp engine, and so Prometheus, rejects")
         if rule.is_alert and not _filters(ast):
             yield _f(lf, line, col, "RG304", rule,
                      "alert expr has no filtering comparison (or only `bool` ones), so it returns "
                      "series on every evaluation and can never resolve; compare with a threshold "
                      "(e.g. `> 0`)", Severity.WARNING)
+
+
+#: Aggregations Prometheus 3 gates behind promql-experimental-functions (not marked by the parser).
+_EXPERIMENTAL_AGGREGATIONS = {"limitk", "limit_ratio"}
+_REPEAT = re.compile(r"(?<!\\)\{(\d+)(?:,(\d*))?\}")
+
+
+def experimental(ast) -> list[str]:
+    """Names of experimental functions and aggregations used in ``ast``, sorted, unique."""
+    found: set[str] = set()
+
+    def visit(node):
+        cls = type(node).__name__
+        if cls == "Call" and getattr(node.func, "experimental", False):
+            found.add(node.func.name)
+        elif cls == "AggregateExpr" and str(node.op) in _EXPERIMENTAL_AGGREGATIONS:
+            found.add(str(node.op))
+        return True
+
+    promql_parser.walk(ast, pre_visit=visit)
+    return sorted(found)
+
+
+def _bad_regexes(ast) -> list[str]:
+    """Regex matcher values with a repeat count over 1000 (RE2's limit, so Go's too)."""
+    bad: list[str] = []
+
+    def visit(node):
+        if type(node).__name__ == "VectorSelector":
+            for m in node.matchers.matchers:
+                if str(m.op).endswith(("Re", "NotRe")) and any(
+                        int(x) > 1000 for g in _REPEAT.findall(m.value) for x in g if x):
+                    bad.append(m.value)
+        return True
+
+    promql_parser.walk(ast, pre_visit=visit)
+    return bad
 
 
 def _offset_position(lf, path, offset, fallback):

@@ -44,10 +44,21 @@ class Output:
     source: str = ""
 
 
-def _read(root: Path, rel: str) -> str | None:
+def _read(root: Path, rel: str, exact: bool = False) -> str | None:
+    r"""Text of ``rel``, or None when missing or not UTF-8.
+
+    ``exact`` (shared files: ``values.yaml``, ``values.schema.json``, ``mkdocs.yml``): no
+    newline translation, so a CRLF file reaches the merge as CRLF and keeps its line endings
+    (the merged text is written back as is). Otherwise universal newlines: a generated page
+    is regenerated with ``\n`` endings whatever the checkout did to it, and only its team
+    notes are carried over.
+    """
     p = root / rel
     try:
-        return p.read_text(encoding="utf-8") if p.is_file() else None
+        if not p.is_file():
+            return None
+        with open(p, encoding="utf-8", newline="" if exact else None) as f:
+            return f.read()
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -99,13 +110,13 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm") -> tuple[list[Output]
             outs.append(Output(spec.chart.template_path, ownership.seal(text), True, src))
             vpath = f"{spec.chart.path}/values.yaml"
             try:
-                outs.append(Output(vpath, values.render_values(spec, _read(root, vpath), site_url), False, src))
+                outs.append(Output(vpath, values.render_values(spec, _read(root, vpath, exact=True), site_url), False, src))
             except Exception as e:  # ruamel errors: report, do not crash
                 findings.append(Finding(vpath, 1, 1, "RG701", Severity.ERROR,
                                         f"cannot update values.yaml: {str(e).splitlines()[0]}; fix the YAML by hand"))
             spath = f"{spec.chart.path}/values.schema.json"
             try:
-                outs.append(Output(spath, values.render_values_schema(spec, _read(root, spath)), False, src))
+                outs.append(Output(spath, values.render_values_schema(spec, _read(root, spath, exact=True)), False, src))
             except ValueError as e:
                 findings.append(Finding(spath, 1, 1, "RG701", Severity.ERROR,
                                         f"cannot update values.schema.json: {e}; fix the JSON by hand"))
@@ -131,7 +142,12 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm") -> tuple[list[Output]
         idx = f"{RUNBOOK_DIR}/alerts.md"
         outs.append(Output(idx, _page(runbook.render_alert_index(specs, _headers("markdown", "rules/")),
                                       _read(root, idx), idx, findings), True))
-        mk = site.render_mkdocs(specs, _read(root, "mkdocs.yml"), root)
+        mk_text = _read(root, "mkdocs.yml", exact=True)
+        # The nav is rewritten through ruamel.yaml, which writes "\n": give it LF text and put
+        # the file's own line ending back.
+        mk = site.render_mkdocs(specs, None if mk_text is None else mk_text.replace("\r\n", "\n"), root)
+        if mk is not None and values.line_ending(mk_text) == "\r\n":
+            mk = mk.replace("\r\n", "\n").replace("\n", "\r\n")
         if mk is not None:
             outs.append(Output("mkdocs.yml", mk, False))
     return sorted(outs, key=lambda o: o.path), findings

@@ -16,12 +16,15 @@ other property as it was. Helm validates values against it on ``template``/``ins
 from __future__ import annotations
 
 import json
+import re
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 
 from ..spec import Spec
 from .yamltext import double_quoted, yaml_key
+
+_BREAK = re.compile(r"\r(?!\n)|\n")
 
 DURATION_PATTERN = r"^(0|([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?([0-9]+ms)?)$"
 
@@ -105,8 +108,54 @@ def _emit(key: str, want: _Want, indent: int, step: int) -> list[str]:
     return lines
 
 
+def line_ending(text: str | None) -> str:
+    r"""The line ending a shared file uses: ``"\r\n"`` when its first line ends with CRLF,
+    else ``"\n"`` (also for an empty or one-line file)."""
+    i = (text or "").find("\n")
+    return "\r\n" if i > 0 and text[i - 1] == "\r" else "\n"
+
+
+def _split_lines(text: str) -> list[str]:
+    r"""``text`` cut at ``\n`` only, each line keeping its terminator (``\n`` or ``\r\n``).
+
+    Not :meth:`str.splitlines`, which also cuts at U+2028, U+2029, U+0085, ``\v``, ``\f``
+    and the C0 separators: YAML 1.2 (and Helm's reader) does not break lines there, and a
+    value holding one must come back unchanged.
+    """
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def _line_map(text: str) -> list[int | None]:
+    r"""For each line number ruamel.yaml reports, the index of that line in
+    :func:`_split_lines`, or None when ruamel's line starts inside one of ours.
+
+    ruamel.yaml counts ``\n`` and a ``\r`` not followed by ``\n`` as line breaks (not
+    U+2028, U+2029, U+0085): a lone CR (old Mac line ending, or raw in a quoted value) shifts
+    its numbering against ours, and a key after a lone CR is not at the start of a line of ours.
+    """
+    out: list[int | None] = [0]
+    ours = 0
+    for m in _BREAK.finditer(text):
+        if m.group() == "\n":
+            ours += 1
+            out.append(ours)
+        else:
+            out.append(None)
+    return out
+
+
 def _indent_of(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
+
+
+def _is_blank(line: str) -> bool:
+    """Only YAML white space (space, tab) and the line break: str.strip() would also take
+    U+2028, U+0085 and other Unicode spaces, which YAML reads as content."""
+    return not line.strip(" \t\r\n")
 
 
 def _block_end(lines: list[str], first: int, indent: int) -> int:
@@ -115,13 +164,12 @@ def _block_end(lines: list[str], first: int, indent: int) -> int:
     less indented. Comments less indented than the block belong to what follows it."""
     last = first
     for i in range(first + 1, len(lines)):
-        stripped = lines[i].strip()
-        if not stripped:
+        if _is_blank(lines[i]):
             continue
         ind = _indent_of(lines[i])
         if ind >= indent:
             last = i
-        elif not stripped.startswith("#"):
+        elif not lines[i].lstrip(" \t").startswith("#"):
             break
     return last
 
@@ -141,7 +189,7 @@ def _step(node: CommentedMap) -> int | None:
 
 
 def render_values(spec: Spec, existing: str | None, site_url: str) -> str:
-    """New ``values.yaml`` text: ``existing`` with the keys the template reads added where missing.
+    r"""New ``values.yaml`` text: ``existing`` with the keys the template reads added where missing.
 
     The existing text is kept byte for byte: new lines are only *inserted* (at the end of the
     block mapping they belong to, at its indentation, or at the end of the file), so a
@@ -151,8 +199,13 @@ def render_values(spec: Spec, existing: str | None, site_url: str) -> str:
     ``prometheusRule: {}`` written in flow style, a string) is left as written: the template
     treats it as unset and values.schema.json reports a wrong type.
 
+    Lines are cut at ``\n`` only (a ``\r`` before it stays with its line), never at U+2028,
+    U+2029 or U+0085, which YAML 1.2 reads as content; new lines take the file's line ending
+    (:func:`line_ending`). A file with bare CR line endings before a key rulegen must add
+    under is refused (ValueError) rather than guessed at.
+
     Raises:
-        ValueError: ``existing`` is YAML but not a mapping.
+        ValueError: ``existing`` is YAML but not a mapping, or has bare CR line endings.
         ruamel.yaml errors: ``existing`` is not YAML; the caller reports them.
     """
     text = existing or ""
@@ -161,8 +214,9 @@ def render_values(spec: Spec, existing: str | None, site_url: str) -> str:
         doc = CommentedMap()
     if not isinstance(doc, CommentedMap):
         raise ValueError("values.yaml is not a mapping")
-    nl = "\r\n" if "\r\n" in text else "\n"
-    lines = text.splitlines()
+    nl = line_ending(text)
+    lines = _split_lines(text)
+    line_of = _line_map(text)
     step = _step(doc) or 2
     inserts: list[tuple[int, int, list[str]]] = []  # (after line index or -1 for EOF, indent, lines)
 
@@ -175,7 +229,12 @@ def render_values(spec: Spec, existing: str | None, site_url: str) -> str:
                 child = node[key]
                 if isinstance(child, CommentedMap) and len(child) and not child.fa.flow_style():
                     first_line, col = child.lc.key(next(iter(child)))
-                    walk(child, w.default, col, _block_end(lines, first_line, col))
+                    ours = line_of[first_line]
+                    if ours is None:
+                        raise ValueError(f"line {first_line + 1} ends with a bare carriage return "
+                                         "(\\r); rulegen only adds lines to files with \\n or "
+                                         "\\r\\n line endings")
+                    walk(child, w.default, col, _block_end(lines, ours, col))
         if missing:
             inserts.append((end, indent, missing))
 
@@ -184,7 +243,9 @@ def render_values(spec: Spec, existing: str | None, site_url: str) -> str:
         return text
     by_line: dict[int, list[tuple[int, list[str]]]] = {}
     for at, indent, new in inserts:
-        by_line.setdefault(at, []).append((indent, new))
+        by_line.setdefault(at, []).append((indent, [line + nl for line in new]))
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += nl  # the last line gets a line break, so lines can follow it
     out: list[str] = []
     for i, line in enumerate(lines):
         out.append(line)
@@ -192,7 +253,7 @@ def render_values(spec: Spec, existing: str | None, site_url: str) -> str:
             out += new
     for _, new in sorted(by_line.get(-1, []), key=lambda t: -t[0]):
         out += new
-    return nl.join(out) + nl
+    return "".join(out)
 
 
 def _set_schema(node: dict, path: list[str], leaf: dict) -> None:
@@ -239,7 +300,8 @@ def _knobs_schema(spec: Spec) -> dict:
 
 def render_values_schema(spec: Spec, existing: str | None) -> str:
     """New ``values.schema.json`` text: ``existing`` (or an empty schema) with the schema of
-    rulegen's keys set. Raises ValueError when ``existing`` is not a JSON object."""
+    rulegen's keys set, with ``existing``'s line ending (CRLF stays CRLF). Raises ValueError
+    when ``existing`` is not a JSON object."""
     doc = json.loads(existing) if existing and existing.strip() else {
         "$schema": "https://json-schema.org/draft-07/schema#", "type": "object"}
     if not isinstance(doc, dict):
@@ -247,4 +309,5 @@ def render_values_schema(spec: Spec, existing: str | None) -> str:
     for gate in spec.chart.gates:
         _set_schema(doc, gate.split("."), GATE_SCHEMA)
     _set_schema(doc, [spec.chart.values_key], _knobs_schema(spec))
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    # json.dumps escapes line breaks inside strings, so every "\n" here is a line ending.
+    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").replace("\n", line_ending(existing))

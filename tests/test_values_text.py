@@ -1,0 +1,153 @@
+"""values.yaml, values.schema.json and mkdocs.yml keep their bytes: no character of a person's
+text is a line break to rulegen except ``\\n`` (U+2028, U+2029, U+0085 stay as written), and
+a CRLF file stays CRLF through ``rulegen build`` (the merge reads it without newline
+translation and adds its lines with the file's own ending)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from ruamel.yaml import YAML
+
+from rulegen.cli import main
+from rulegen.render.values import line_ending, render_values, render_values_schema
+from test_helm_support import SITE, make_spec
+
+SPEC = {"app": "vals", "groups": [{"name": "main", "rules": [{"alert": "A", "expr": "up == 0"}]}]}
+
+GATE = ("enabled: false  # rulegen gate: the PrometheusRule renders only when all of enabled, "
+        "monitoring.enabled are true")
+
+# Every character str.splitlines() cuts at besides \n and \r that YAML 1.2 accepts in a
+# quoted scalar as content.
+SEPARATORS = ["\u2028", "\u2029", "\x85"]
+
+
+def _knob_lines(nl: str) -> str:
+    """The lines rulegen appends for SPEC's knobs (made from a file that has only the gates)."""
+    base = f"enabled: true{nl}monitoring:{nl}  enabled: true{nl}"
+    return render_values(make_spec(SPEC), base, SITE)[len(base):]
+
+
+@pytest.mark.parametrize("sep", SEPARATORS)
+@pytest.mark.parametrize("nl", ["\n", "\r\n"])
+def test_unicode_line_separators_in_values_are_kept(sep, nl):
+    old = (f'note: "a{sep}b"{nl}'
+           f"monitoring:{nl}"
+           f'  text: "x{sep}y"   # a comment{nl}'
+           f"  other: 'p{sep}q'{nl}"
+           f"enabled: true{nl}")
+    new = render_values(make_spec(SPEC), old, SITE)
+    # the gate goes inside monitoring, after its last line (not after a "line" that ends at sep)
+    want = (f'note: "a{sep}b"{nl}'
+            f"monitoring:{nl}"
+            f'  text: "x{sep}y"   # a comment{nl}'
+            f"  other: 'p{sep}q'{nl}"
+            f"  {GATE}{nl}"
+            f"enabled: true{nl}") + _knob_lines(nl)
+    assert new == want
+    assert render_values(make_spec(SPEC), new, SITE) == new
+    doc = YAML(typ="rt").load(new)
+    assert doc["monitoring"]["enabled"] is False and list(doc) == ["note", "monitoring", "enabled", "prometheusRule"]
+
+
+def test_tester_repro_text_is_a_prefix():
+    old = 'note: "a\u2028b"\nother: "x\x85y"\nenabled: true\n'
+    new = render_values(make_spec(SPEC), old, SITE)
+    assert new.startswith(old)
+    assert new[len(old):].startswith("monitoring:\n  " + GATE + "\n")
+    assert "\\n" not in new[:len(old)]
+
+
+def test_crlf_values_get_crlf_lines_and_keep_every_byte():
+    old = "a: 1\r\nmonitoring:\r\n  x: 2\r\n\r\n# end\r\n"
+    new = render_values(make_spec(SPEC), old, SITE)
+    assert new == ("a: 1\r\nmonitoring:\r\n  x: 2\r\n  " + GATE + "\r\n\r\n# end\r\n"
+                   + "enabled: false  # rulegen gate: the PrometheusRule renders only when all of "
+                     "enabled, monitoring.enabled are true\r\n"
+                   + _knob_lines("\r\n"))
+    assert "\n" not in new.replace("\r\n", "")
+
+
+def test_bare_cr_before_a_block_rulegen_extends_is_refused_not_mangled():
+    with pytest.raises(ValueError, match="bare carriage return"):
+        render_values(make_spec(SPEC), "a: 1\rmonitoring:\r  x: 2\r", SITE)
+
+
+def test_line_ending():
+    assert [line_ending(t) for t in (None, "", "a", "a\n", "a\r\nb\n", "a\nb\r\n")] == [
+        "\n", "\n", "\n", "\n", "\r\n", "\n"]
+
+
+def test_crlf_schema_stays_crlf():
+    lf = json.dumps({"type": "object", "properties": {"x": {"type": "string"}}}, indent=2) + "\n"
+    new = render_values_schema(make_spec(SPEC), lf.replace("\n", "\r\n"))
+    assert new == render_values_schema(make_spec(SPEC), lf).replace("\n", "\r\n")
+    assert "\n" not in new.replace("\r\n", "") and new.endswith("}\r\n")
+    assert json.loads(new)["properties"]["x"] == {"type": "string"}
+    assert render_values_schema(make_spec(SPEC), new) == new
+
+
+# --- through rulegen build / check --------------------------------------------------------
+
+NASTY_SPEC = """\
+app: nasty
+chart: {path: charts/nasty}
+groups:
+  - name: nasty
+    rules:
+      - alert: NastyDown
+        expr: up{job="nasty"} == 0
+        for: 5m
+        severity: warning
+        summary: Nasty is down.
+        description: Nasty is down.
+"""
+
+
+@pytest.fixture
+def nasty(project, capsys):
+    """The bundled project plus a spec whose chart starts with only a values.yaml."""
+    (project / "rules/nasty.yaml").write_text(NASTY_SPEC, encoding="utf-8")
+    (project / "charts/nasty").mkdir()
+    return project
+
+
+def test_build_keeps_unicode_separators_in_values_byte_for_byte(nasty, capsys):
+    old = 'note: "a\u2028b"\nother: "x\x85y"\nsep: "p\u2029q"\nenabled: true\n'.encode()
+    (nasty / "charts/nasty/values.yaml").write_bytes(old)
+    assert main(["-C", str(nasty), "build"]) == 0
+    new = (nasty / "charts/nasty/values.yaml").read_bytes()
+    assert new.startswith(old)
+    assert new[len(old):].startswith(b"monitoring:\n  enabled: false  # rulegen gate")
+    capsys.readouterr()
+    assert main(["-C", str(nasty), "check"]) == 0
+
+
+def test_build_keeps_crlf_shared_files_crlf_and_check_agrees(nasty, capsys):
+    values = "# team values\r\nenabled: true\r\nmonitoring:\r\n  enabled: true\r\n"
+    (nasty / "charts/nasty/values.yaml").write_bytes(values.encode())
+    schema = '{\r\n  "type": "object"\r\n}\r\n'
+    (nasty / "charts/nasty/values.schema.json").write_bytes(schema.encode())
+    mk = (nasty / "mkdocs.yml").read_bytes()
+    assert b"\r\n" not in mk
+    (nasty / "mkdocs.yml").write_bytes(mk.replace(b"\n", b"\r\n"))
+    assert main(["-C", str(nasty), "build"]) == 0
+    for rel in ("charts/nasty/values.yaml", "charts/nasty/values.schema.json", "mkdocs.yml"):
+        data = (nasty / rel).read_bytes()
+        assert b"\n" not in data.replace(b"\r\n", b""), rel
+    new_values = (nasty / "charts/nasty/values.yaml").read_bytes()
+    assert new_values.startswith(values.encode())
+    assert new_values[len(values):].startswith(
+        b"# Knobs of the PrometheusRule generated by rulegen (templates/prometheusrule.yaml).\r\n"
+        b"prometheusRule:\r\n")
+    assert (nasty / "charts/nasty/values.schema.json").read_bytes().startswith(b'{\r\n  "type": "object",\r\n')
+    capsys.readouterr()
+    assert main(["-C", str(nasty), "check"]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith("generated file(s) up to date\n")
+    # a second build changes nothing
+    before = {p: (nasty / p).read_bytes() for p in ("charts/nasty/values.yaml", "mkdocs.yml")}
+    assert main(["-C", str(nasty), "build"]) == 0
+    assert {p: (nasty / p).read_bytes() for p in before} == before

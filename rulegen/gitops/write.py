@@ -57,11 +57,30 @@ class Status:
 
 
 def read(path: Path) -> str | None:
-    """File text, or None when it does not exist or is not UTF-8."""
+    r"""File text exactly as on disk (no newline translation), or None when it does not exist
+    or is not UTF-8.
+
+    Line endings are compared as bytes: ``build`` writes generated files with ``\n``, and a
+    copy whose endings were changed to ``\r\n`` (``core.autocrlf``, an editor) is *drift*,
+    not "up to date": Helm, Argo CD and promtool get other bytes than rulegen made, and
+    ``check`` must say what ``build`` would change. ``build`` rewrites such a file without
+    ``--force``, because :func:`compare` checks ownership on the text with ``\r\n`` read as
+    ``\n`` (a line-ending conversion is not a hand edit). To keep CRLF checkouts from showing
+    as drift on Windows, set ``charts/** text eol=lf`` and ``runbooks/** text eol=lf`` in
+    ``.gitattributes``. Shared files (``values.yaml`` ...) are merged with their own line
+    endings (see :func:`rulegen.render._read`), so a CRLF ``values.yaml`` stays CRLF and is
+    up to date.
+    """
     try:
-        return path.read_text(encoding="utf-8")
-    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError):
+        with open(path, encoding="utf-8", newline="") as f:
+            return f.read()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, UnicodeDecodeError):
         return None
+
+
+def _lf(text: str) -> str:
+    r"""``text`` with ``\r\n`` read as ``\n``, for ownership checks (see :func:`read`)."""
+    return text.replace("\r\n", "\n")
 
 
 def generated_on_disk(root: Path, globs) -> set[str]:
@@ -101,6 +120,7 @@ def compare(outputs, root: Path, fmt: str = "helm", sources=None) -> Status:
             continue
         st.changed.append(o.path)
         if o.owned and current is not None:
+            current = _lf(current)
             if not ownership.is_generated(current) or ownership.hand_edited(current):
                 st.hand_edited.append(o.path)
     for path in sorted(generated_on_disk(root, GENERATED_GLOBS[fmt]) - planned):
@@ -108,7 +128,7 @@ def compare(outputs, root: Path, fmt: str = "helm", sources=None) -> Status:
         if sources is not None and (text is None or ownership.source_of(text) not in sources):
             continue
         st.stale.append(path)
-        if text is not None and ownership.hand_edited(text):
+        if text is not None and ownership.hand_edited(_lf(text)):
             st.hand_edited.append(path)
     return st
 

@@ -180,7 +180,7 @@ def test_broken_spec_is_noted_not_fatal(repo, capsys):
 def test_unknown_ref_is_usage_error(repo, capsys):
     code, out, err = run(capsys, "-C", str(repo), "diff", "--base", "no-such-ref")
     assert (code, out) == (2, "")
-    assert err.startswith("rulegen: git rev-parse --verify --quiet no-such-ref^{commit} failed")
+    assert err == "rulegen: no commit named 'no-such-ref' in this repository (try HEAD, main or a SHA)\n"
 
 
 def test_not_a_git_repo_is_usage_error(tmp_path, capsys):
@@ -204,3 +204,44 @@ def test_project_in_a_subfolder_of_the_repo(tmp_path, capsys):
     assert code == 0
     assert out.splitlines()[0] == ("rulegen diff HEAD -> working tree: alerts: 1 added, 1 removed, 0 changed; "
                                    "recording rules: 1 added, 1 removed, 0 changed")
+
+
+TWO_VARIANTS = """app: disk
+groups:
+  - name: disk
+    rules:
+      - alert: DiskFull
+        expr: disk_used_ratio > 0.8
+        for: 2m
+        severity: warning
+        summary: s
+        description: d
+      - alert: DiskFull
+        expr: disk_used_ratio > 0.95
+        for: 5m
+        severity: critical
+        summary: s
+        description: d
+        runbook: {causes: [logs]}
+"""
+
+
+def test_reordering_same_name_variants_and_equal_durations_change_nothing(repo, capsys):
+    """Regression: same-name alerts were matched by position, and `for: 2m` -> `120s` counted."""
+    (repo / "rules/disk.yaml").write_text(TWO_VARIANTS, encoding="utf-8")
+    git(repo, "add", "rules")
+    git(repo, "commit", "-q", "-m", "disk")
+    first, second = TWO_VARIANTS.split("      - alert: DiskFull\n")[1:]
+    head = TWO_VARIANTS.split("      - alert: DiskFull\n")[0]
+    swapped = head + "      - alert: DiskFull\n" + second + "      - alert: DiskFull\n" + first
+    (repo / "rules/disk.yaml").write_text(swapped.replace("for: 2m", "for: 120s"), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["-C", str(repo), "diff", "--base", "HEAD"]) == 0
+    out = capsys.readouterr().out
+    assert "DiskFull" not in out
+    (repo / "rules/disk.yaml").write_text(swapped.replace("disk_used_ratio > 0.95", "disk_used_ratio > 0.97"),
+                                          encoding="utf-8")
+    assert main(["-C", str(repo), "diff", "--base", "HEAD"]) == 0
+    out = capsys.readouterr().out
+    assert "alerts: 0 added, 0 removed, 1 changed" in out
+    assert 'DiskFull{component="disk", severity="critical"} (disk): expr' in out

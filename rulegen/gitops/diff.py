@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..findings import RulegenError
+from ..spec.durations import DurationError, parse_ms
 
 EXIT_OK, EXIT_USAGE = 0, 2
 SPEC_DIR = "rules"
@@ -82,17 +83,27 @@ class Summary:
 
 
 def views(specs) -> dict[tuple, RuleView]:
-    """Every rule of ``specs`` as a :class:`RuleView`, keyed by (app, kind, name). When a name
-    repeats within an app (the validator reports that), later ones get ``#2``, ``#3``..."""
+    """Every rule of ``specs`` as a :class:`RuleView`, keyed by (app, kind, name). A name that
+    repeats within an app (a warning and a critical variant, say) is told apart by its label
+    set, severity included: ``DiskFull{severity="critical"}``, so reordering the variants
+    changes nothing."""
     out: dict[tuple, RuleView] = {}
+    counts: dict[tuple, int] = {}
+    for spec in specs:
+        for _, r in spec.rules():
+            counts[(spec.app, r.kind, r.name)] = counts.get((spec.app, r.kind, r.name), 0) + 1
     for spec in specs:
         for g, r in spec.rules():
-            labels = r.all_labels(spec.labels, g.labels)
+            all_labels = r.all_labels(spec.labels, g.labels)
+            labels = dict(all_labels)
             labels.pop("severity", None)
-            name, n = r.name, 1
-            while (spec.app, r.kind, name) in out:
+            name = r.name
+            if counts[(spec.app, r.kind, r.name)] > 1:
+                name = r.name + "{" + ", ".join(f'{k}="{v}"' for k, v in sorted(all_labels.items())) + "}"
+            base, n = name, 1
+            while (spec.app, r.kind, name) in out:  # same name and labels: RG411 reports it
                 n += 1
-                name = f"{r.name}#{n}"
+                name = f"{base}#{n}"
             out[(spec.app, r.kind, name)] = RuleView(
                 app=spec.app, kind=r.kind, name=name, group=g.name, expr=r.expr, for_=r.for_,
                 keep_firing_for=r.keep_firing_for, severity=r.severity, labels=labels,
@@ -100,11 +111,18 @@ def views(specs) -> dict[tuple, RuleView]:
     return out
 
 
+def _duration(text: str | None) -> int | None:
+    try:
+        return parse_ms(text) if text else None
+    except DurationError:
+        return None
+
+
 def _changed_fields(a: RuleView, b: RuleView) -> list[str]:
     pairs = {
         "expr": (" ".join(a.expr.split()), " ".join(b.expr.split())),
-        "for": (a.for_, b.for_),
-        "keep_firing_for": (a.keep_firing_for, b.keep_firing_for),
+        "for": (_duration(a.for_), _duration(b.for_)),  # 2m and 120s are the same
+        "keep_firing_for": (_duration(a.keep_firing_for), _duration(b.keep_firing_for)),
         "severity": (a.severity, b.severity),
         "labels": (a.labels, b.labels),
         "annotations": (a.annotations, b.annotations),
@@ -149,7 +167,11 @@ def load_base(root: Path, ref: str, config=None):
     """
     from ..spec import load_text
     from ..validate import Context, validate
-    _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    try:
+        _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except RulegenError:
+        _git(root, "rev-parse", "--show-toplevel")  # not a Git work tree: git says so
+        raise RulegenError(f"no commit named {ref!r} in this repository (try HEAD, main or a SHA)") from None
     names = [n for n in _git(root, "ls-tree", "-r", "--name-only", ref, "--", SPEC_DIR).splitlines()
              if n.endswith((".yaml", ".yml"))]
     files = [load_text(_git(root, "show", f"{ref}:./{n}"), n) for n in sorted(names)]

@@ -42,6 +42,13 @@ def load_project(root: Path, paths: list[str] | None = None) -> Loaded:
         raise RulegenError("no rules/ folder here: run rulegen from the project root, "
                            "or name the spec files or folders to use")
     targets = [Path(p) if Path(p).is_absolute() else root / p for p in (paths or [DEFAULT_SPEC_DIR])]
+    top = root.resolve()
+    for t in targets:
+        if not t.resolve().is_relative_to(top):
+            # outputs are written under root and name their spec: a spec from elsewhere would
+            # put an absolute, machine-specific path into generated files
+            raise RulegenError(f"{t} is outside the project folder {top}; run rulegen in (or -C) the "
+                               "project that holds the spec")
     files = load_paths(targets, root)
     result = validate(files, Context(config=config, root=root))
     return Loaded(root=root, config=config, specs=result.specs, findings=result.findings)

@@ -182,3 +182,10 @@ def test_test_filters_and_options_are_usage_errors(project, capsys):
 def test_root_option_after_the_command(project, capsys):
     assert main(["validate", "-C", str(project)]) == 0
     assert "no findings" in capsys.readouterr().out
+
+
+def test_spec_outside_the_project_is_refused(tmp_path, capsys):
+    """Regression: it was built into the current folder, with an absolute path in the headers."""
+    assert main(["-C", str(tmp_path), "build", str(REPO / "rules/llama-swap.yaml")]) == 2
+    assert "is outside the project folder" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

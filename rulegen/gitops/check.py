@@ -139,7 +139,8 @@ def _run(root: Path, paths, stream, fmt: str) -> int:
     if drift:
         out(f"check: {len(status.changed)} file(s) differ, {len(status.stale)} stale, "
             f"{len(status.hand_edited)} edited by hand, {len(temps)} leftover temp file(s); "
-            "run `rulegen build` and commit the result")
+            + ("settle the hand edits as said above, then " if status.hand_edited else "")
+            + "run `rulegen build` and commit the result")
     else:
         out(f"check: {len(status.unchanged)} generated file(s) up to date")
     return EXIT_FAIL if drift or errors else EXIT_OK

@@ -10,7 +10,8 @@ empty value and attach trailing comments to the wrong key).
 ``values.schema.json`` is shared too: rulegen sets the JSON Schema of the keys it reads (gates
 are booleans, durations match Prometheus' syntax, label values are strings) and keeps every
 other property as it was. Helm validates values against it on ``template``/``install``, so
-``monitoring.enabled: "yes"`` is rejected before anything renders.
+``monitoring.enabled: "yes"`` is rejected before anything renders, and so is a label name
+starting with ``__`` in any label map (``additionalRuleLabels.__name__``), as for specs.
 """
 
 from __future__ import annotations
@@ -27,6 +28,17 @@ from .yamltext import double_quoted, yaml_key
 _BREAK = re.compile(r"\r(?!\n)|\n")
 
 DURATION_PATTERN = r"^(0|([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?([0-9]+ms)?)$"
+
+#: Syntax of a Prometheus label (and annotation) name.
+NAME_PATTERN = "^[a-zA-Z_][a-zA-Z0-9_]*$"
+
+#: Schema of a label rules get from values (``additionalRuleLabels``, group and ``customRules``
+#: labels) whose name starts with ``__``: always invalid. Prometheus reserves those names (as
+#: RG405 says for specs; promtool rejects ``__name__``). A ``patternProperties`` entry rather
+#: than a ``propertyNames`` pattern because Helm then reports the key's own path
+#: (``at '/prometheusRule/additionalRuleLabels/__x': 'not' failed``); for ``propertyNames``
+#: errors Helm 3.22 prints an unrelated location.
+RESERVED_LABEL = {"not": {}, "description": "label names starting with __ are reserved by Prometheus"}
 
 #: Schema of a gate: a boolean, or null (left empty: off). "yes", "true" or 1 are rejected.
 GATE_SCHEMA = {"type": ["boolean", "null"]}
@@ -269,18 +281,21 @@ def _set_schema(node: dict, path: list[str], leaf: dict) -> None:
 
 def _knobs_schema(spec: Spec) -> dict:
     str_map = {"type": "object", "additionalProperties": {"type": "string"}}
-    label_map = {"type": "object", "propertyNames": {"pattern": "^[a-zA-Z_][a-zA-Z0-9_]*$"},
+    annotation_map = {"type": "object", "propertyNames": {"pattern": NAME_PATTERN},
+                      "additionalProperties": {"type": "string"}}
+    label_map = {"type": "object", "propertyNames": {"pattern": NAME_PATTERN},
+                 "patternProperties": {"^__": RESERVED_LABEL},
                  "additionalProperties": {"type": "string"}}
     duration = {"type": "string", "minLength": 1, "pattern": DURATION_PATTERN}
     group = {
         "type": "object", "additionalProperties": False,
         "properties": {"enabled": {"type": "boolean"}, "additionalRuleLabels": label_map,
-                       "additionalRuleAnnotations": label_map},
+                       "additionalRuleAnnotations": annotation_map},
     }
     custom = {
         "type": "object", "additionalProperties": False,
         "properties": {"for": duration, "keepFiringFor": duration, "severity": {"type": "string"},
-                       "labels": label_map, "annotations": label_map},
+                       "labels": label_map, "annotations": annotation_map},
     }
     return {
         "type": "object",
@@ -290,7 +305,7 @@ def _knobs_schema(spec: Spec) -> dict:
             "labels": str_map,
             "annotations": str_map,
             "additionalRuleLabels": label_map,
-            "additionalRuleAnnotations": label_map,
+            "additionalRuleAnnotations": annotation_map,
             "groups": {"type": "object", "additionalProperties": group},
             "disabled": {"type": "object", "additionalProperties": {"type": "boolean"}},
             "customRules": {"type": "object", "additionalProperties": custom},

@@ -37,7 +37,9 @@ then stripped and the rest mapped to a page the way mkdocs serves it (``use_dire
 
 Anchors of a Markdown page are the element ids that Python-Markdown produces for it with
 ``attr_list`` and ``toc`` (the site's own extensions), so explicit ``{ #id }`` and automatic
-heading slugs are both counted; of a built page, every ``id`` in its HTML.
+heading slugs are both counted; of a built page, every ``id`` in its HTML. Pages written in the
+plain subset of Markdown that rulegen generates are read from their text without rendering
+(:func:`page_ids`); any other page is rendered.
 """
 
 from __future__ import annotations
@@ -86,15 +88,26 @@ class _Ids(HTMLParser):
             self.hrefs.append(a["href"])
 
 
+_MD = None
+
+
 def _markdown():
-    import markdown
-    exts = ["attr_list", "tables", "toc"]
-    try:
-        import pymdownx.superfences  # noqa: F401  (the site's fence extension, when installed)
-        exts.append("pymdownx.superfences")
-    except ImportError:
-        exts.append("fenced_code")
-    return markdown.Markdown(extensions=exts)
+    """One Python-Markdown instance with the site's extensions, made once and reset per page.
+    Fenced code is not highlighted (``use_pygments: false``): highlighting adds no id and no
+    link, and it was most of the time the check spent on a page."""
+    global _MD
+    if _MD is None:
+        import markdown
+        exts = ["attr_list", "tables", "toc"]
+        cfg = {}
+        try:
+            import pymdownx.superfences  # noqa: F401  (the site's fence extension, when installed)
+            exts += ["pymdownx.highlight", "pymdownx.superfences"]
+            cfg["pymdownx.highlight"] = {"use_pygments": False}
+        except ImportError:
+            exts.append("fenced_code")
+        _MD = markdown.Markdown(extensions=exts, extension_configs=cfg)
+    return _MD.reset()
 
 
 def _parse_html(html: str) -> _Ids:
@@ -104,12 +117,126 @@ def _parse_html(html: str) -> _Ids:
     return p
 
 
+def _render_ids(markdown_text: str) -> tuple[set[str], list[str], list[str]]:
+    """:func:`page_ids` the slow, general way: render with Python-Markdown and read the HTML."""
+    p = _parse_html(_markdown().convert(markdown_text))
+    return p.ids, p.heading_ids, p.hrefs
+
+
+# The fast path of page_ids: the pages rulegen generates use a small part of Markdown (headings
+# with an explicit ``{ #id }``, paragraphs, lists, tables, fenced code, ``[text](target)`` links,
+# one-line HTML comments). For a page that uses nothing else, ids, heading ids and hrefs are read
+# from the text line by line; anything outside that subset (raw HTML, attribute lists other than
+# a heading's id, reference links, images, setext headings, indented code, headings in lists or
+# quotes, emphasis or markup in a heading without an id, ...) sends the whole page to
+# _render_ids. benchmarks/links_differential.py checks both ways agree on real and mutated pages.
+_FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})[ ]*[\w+.-]*[ ]*$")
+_COMMENT = re.compile(r"^<!--(?:(?!--).)*-->[ ]*$")
+_ATX_ID = re.compile(r"^(#{1,6})[ ]+([^#\n]*?)[ ]+\{[ ]?#([A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*)[ ]?\}[ ]*$")
+_ATX_PLAIN = re.compile(r"^(#{1,6})[ ]+([A-Za-z0-9][A-Za-z0-9 .,:;()/'-]*?)[ ]*$")
+_SETEXT = re.compile(r"^[=-]+[ ]*$")
+_ESCAPED = re.compile(r"\\[\\`*_{}\[\]()>#+\-.!]")
+_LINK = re.compile(r"(?<!!)\[([^\[\]|]*)\]\(([^()\s<>\"'\\&|\0]+)\)")
+_LEAD = re.compile(r"^[ >*+-]*(?:\d+\.)?[ >]*")
+
+
+def _inline_hrefs(text: str, hrefs: list[str]) -> bool:
+    """Append the link targets of one line of inline Markdown; False when the line holds
+    anything the fast path does not read exactly."""
+    # code spans, then escapes, as Python-Markdown does first; a stand-in keeps their place
+    if "`" in text:
+        if "``" in text or "\\`" in text:
+            return False
+        parts = text.split("`")
+        if len(parts) % 2 == 0:
+            return False  # an odd backtick: Markdown pairs it across lines, or leaves it
+        text = "\0".join(parts[::2])
+    if "\\" in text:
+        text = _ESCAPED.sub("\0", text)
+    if "<" in text or "{" in text or "}" in text:
+        return False
+    if "[" in text or "]" in text:
+        for m in _LINK.finditer(text):
+            hrefs.append(m.group(2))
+        rest = _LINK.sub("", text)
+        if "[" in rest or "]" in rest:
+            return False
+    return True
+
+
+def _fast_ids(text: str) -> tuple[set[str], list[str], list[str]] | None:
+    """:func:`page_ids` read from the text, or None when the page needs a real render."""
+    if "\t" in text or "\r" in text:
+        return None
+    headings: list[tuple[str, str | None]] = []  # (explicit id or None, plain text)
+    hrefs: list[str] = []
+    fence = None
+    prev = "blank"  # what the previous line was: blank, text (paragraph or list), other
+    for line in text.split("\n"):
+        if fence is not None:
+            if line.startswith(fence[0] * 3):
+                if line.rstrip(" ") != fence:
+                    return None
+                fence = None
+            prev = "other"
+            continue
+        if not line.strip(" "):
+            prev = "blank"
+            continue
+        if line[0] in "`~":
+            m = _FENCE_OPEN.match(line)
+            if m:
+                if prev != "blank":
+                    return None
+                fence = m.group(1)
+                prev = "other"
+                continue
+        if line[0] == "<":
+            if not _COMMENT.match(line):
+                return None
+            prev = "other"
+            continue
+        if line[0] == "#":
+            if prev != "blank":
+                return None  # a heading right under a table row or a paragraph
+            m = _ATX_ID.match(line)
+            if m:
+                if "*" in line or "_" in m.group(2) or not _inline_hrefs(m.group(2), hrefs):
+                    return None
+                headings.append((m.group(3), None))
+            else:
+                m = _ATX_PLAIN.match(line)
+                if not m:
+                    return None
+                headings.append((None, m.group(2)))
+            prev = "other"
+            continue
+        if line.startswith("    ") and prev != "text":
+            return None  # indented code, or a table row
+        lead = _LEAD.match(line).end()
+        if line[lead:lead + 1] == "#" or "~~~" in line or "```" in line:
+            return None
+        if _SETEXT.match(line):
+            return None
+        if not _inline_hrefs(line, hrefs):
+            return None
+        prev = "other" if "|" in line else "text"
+    if fence is not None:
+        return None
+    from markdown.extensions.toc import slugify, unique
+    ids = {h for h, _ in headings if h is not None}
+    used = set(ids)
+    counters: dict[str, int] = {}
+    heading_ids = [h if h is not None else unique(slugify(t, "-"), used, counters) for h, t in headings]
+    return ids | set(heading_ids), heading_ids, hrefs
+
+
 def page_ids(markdown_text: str) -> tuple[set[str], list[str], list[str]]:
     """``(ids, heading_ids, hrefs)`` of a Markdown page as the site renders it: every element
     id (headings' explicit ``{ #id }`` or toc slug), heading ids in page order (duplicates
     kept), and every link target (``href``) in page order."""
-    p = _parse_html(_markdown().convert(markdown_text))
-    return p.ids, p.heading_ids, p.hrefs
+    fast = _fast_ids(markdown_text)
+    return fast if fast is not None else _render_ids(markdown_text)
 
 
 @dataclass

@@ -1,0 +1,120 @@
+"""Differential check of the link check's fast path: :func:`rulegen.gitops.links.page_ids`
+reads the ids and links of a plain generated page from its text instead of rendering it with
+Python-Markdown. This script renders every page it can find both ways and fails on any
+difference: the bundled runbook pages, the pages of a generated project (as in
+``check_bench.py``), the corpus pages when ``../shared/corpus`` exists, and thousands of
+random line-level mutations of them with Markdown constructs the fast path must either read
+exactly or hand over to the renderer (raw HTML, attribute lists, reference links, setext and
+unplaced headings, indented code, fences, code spans, escapes, ...). It also checks that the
+renderer configured once (no Pygments) gives the same result as a fresh default one.
+
+Run: ``python benchmarks/links_differential.py [--seed N] [--mutations N]`` (about a minute).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO.parent / "shared" / "corpus" / "awesome-prometheus-alerts" / "rules"
+
+SNIPPETS = [
+    "[a](b.md#c)", "`x [a](b)`", "\\[a](b)", "![i](x.png)", "[TOC]", "<a id='z'></a>", "{ #q }",
+    "## Plain heading", "## Dup { #context }", "# x", "- # y", "> ## quote", "    [ind](x)", "```", "~~~",
+    "---", "===", "*em* [l](#m)", "<!-- c -->", "<!-- c -->text [a](#b)", "\t[t](x)", "[a]: http://x",
+    "[a][b]", "a `b` c `d [e](f)` g", "`odd [x](y)", "[a\\](b)", "[a](b\\(c)", "#hash",
+    "## Heading with id { #hid }", "## Title (v2): notes", "1. [x](#y)", "| [a](#b) | c |",
+    "## x_y { #x_y }", "## a { #b } ##", "text\n---", "```promql\nfoo\n```", "```\n[a](b)\n```",
+    "&amp; [a](#b&c)", "## Context", "<div markdown>", "  ## two", "   - [x](#y)", "[x](#y){ .c }",
+    "## **B** { #bb }", "<http://x>", "    more text [i](#j)", "- item [k](#l)", "  continuation [m](#n)",
+    "| a | b |\n|---|---|\n| [c](#d) | e |", "## x { #y }\n    [z](#w)", "## Same { #same }", "## Same",
+    "## same-1", "## Same { #same_1 }", "1. `a` [b](#c) `d`", "x `[e](f)`", "``a`b``", "[a](#b) [c](d.md)",
+]
+
+
+def _pages(tmp: Path) -> dict[str, str]:
+    from rulegen.pipeline import load_project
+    from rulegen.render import plan
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import check_bench
+
+    pages = {str(f.relative_to(REPO)): f.read_text(encoding="utf-8")
+             for d in ("runbooks", "examples") for f in (REPO / d).rglob("*.md")}
+    gen = tmp / "gen"
+    check_bench.generate_repo(gen, 10, 200)
+    outs, _ = plan(load_project(gen).specs, gen, "helm")
+    pages.update({"generated:" + o.path: o.content for o in outs if o.path.endswith(".md")})
+    if CORPUS.is_dir():
+        from rulegen.importer import import_paths, write_specs
+        root = tmp / "corpus"
+        res = import_paths([CORPUS], out_dir=root / "rules", display_base=CORPUS)
+        write_specs(res, root / "rules")
+        outs, _ = plan(load_project(root).specs, root, "helm")
+        pages.update({"corpus:" + o.path: o.content for o in outs if o.path.endswith(".md")})
+    return pages
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--mutations", type=int, default=3000)
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(REPO))
+    import markdown
+
+    from rulegen.gitops import links
+
+    def fresh_render(text):
+        exts = ["attr_list", "tables", "toc", "pymdownx.superfences"]
+        p = links._parse_html(markdown.Markdown(extensions=exts).convert(text))
+        return p.ids, p.heading_ids, p.hrefs
+
+    bad = 0
+    with tempfile.TemporaryDirectory(prefix="rulegen-links-") as tmp:
+        pages = _pages(Path(tmp))
+    fast = 0
+    for name, text in sorted(pages.items()):
+        r = links._render_ids(text)
+        if r != fresh_render(text):
+            bad += 1
+            print(f"render differs from a fresh Pygments render: {name}")
+        f = links._fast_ids(text)
+        if f is None:
+            continue
+        fast += 1
+        if f != r:
+            bad += 1
+            print(f"fast path differs: {name}")
+    print(f"{len(pages)} pages, {fast} read by the fast path, {len(pages) - fast} rendered")
+    rng = random.Random(args.seed)
+    base = list(pages.values())
+    checked = 0
+    for i in range(args.mutations):
+        lines = rng.choice(base).split("\n")
+        for _ in range(rng.randint(1, 4)):
+            k = rng.randrange(len(lines) + 1)
+            op = rng.random()
+            if op < 0.6:
+                lines.insert(k, rng.choice(SNIPPETS))
+            elif op < 0.8 and lines:
+                lines.pop(min(k, len(lines) - 1))
+            else:
+                lines.insert(k, "")
+        text = "\n".join(lines)
+        f = links._fast_ids(text)
+        if f is None:
+            continue
+        checked += 1
+        if f != links._render_ids(text):
+            bad += 1
+            print(f"fast path differs on mutation {i} (seed {args.seed}):\n{text}\n---")
+    print(f"{args.mutations} mutations, {checked} read by the fast path; {bad} difference(s)")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -219,15 +219,17 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
         result.notes.extend(notes)
     ref = schema_ref(out_dir)
     for name, group in _assign_apps(sets, app).items():
+        if not group:
+            continue  # --app and no source held rule groups: each file's notes say why
         hints = {app_name(rs.app_hint) for rs in group}
         if not app and name not in hints:
-            result.notes.append(Finding(group[0].source, 0, 0, "RG808", Severity.WARNING,
+            result.notes.append(Finding(group[0].source, group[0].line, 1, "RG808", Severity.WARNING,
                                         f"app named `{name}`: another source also maps to "
                                         f"`{app_name(group[0].app_hint)}`"))
         data, notes, where = convert(group, name)
         result.notes.extend(notes)
         if not data["groups"]:
-            result.notes.append(Finding(group[0].source, 0, 0, "RG801", Severity.WARNING,
+            result.notes.append(Finding(group[0].source, group[0].line, 1, "RG801", Severity.WARNING,
                                         f"app `{name}`: no rule to import; no spec written"))
             continue
         result.notes.extend(place_comments(group, where, data))
@@ -260,7 +262,7 @@ def write_specs(result: ImportResult, out_dir: Path, force: bool = False) -> lis
     for s in result.specs:
         target = out_dir / f"{s.app}.yaml"
         if target.exists() and not force:
-            result.notes.append(Finding(target.as_posix(), 0, 0, "RG809", Severity.ERROR,
+            result.notes.append(Finding(target.as_posix(), 1, 1, "RG809", Severity.ERROR,
                                         "spec exists; not overwritten (rerun with --force to replace it)"))
             continue
         tmp = target.with_name(f".{target.name}.tmp")

@@ -35,15 +35,62 @@ PLACEHOLDER_RE = re.compile(r"__helm_(\d+)__")
 
 _KEYWORDS = {"if", "else", "end", "with", "range", "define", "template", "block", "break", "continue"}
 _PROM_VARS = re.compile(r"\$(labels|value|externalLabels|externalURL)\b|\.Labels\b|\bhumanize")
-_HELM_MARKERS = re.compile(
-    r"\{\{-?\s*(?:`\{\{|(?:print|printf)?\s*\"\{\{|/\*|include\s|template\s|define\s|toYaml)"
-    r"|\.Values\b|\.Release\.|\.Chart\.|\.Capabilities\.|\.Files\.|\.Template\.")
+#: Objects only Helm defines (Helm docs, "Built-in Objects"); Prometheus' template data has none.
+_HELM_OBJECTS = re.compile(r"(?<![\w$.])\.(?:Values|Release|Chart|Capabilities|Files|Template|Subcharts)\b")
+#: Functions only Helm (and its Sprig library) defines, among those charts use around rules.
+#: Go's builtins (``print``, ``printf``...) and Prometheus' functions are not here.
+_HELM_FUNCS = frozenset({
+    "include", "tpl", "required", "lookup", "toYaml", "toYamlPretty", "fromYaml", "fromYamlArray", "toJson",
+    "fromJson", "toToml", "nindent", "indent", "quote", "squote", "default", "trunc", "trimSuffix",
+    "trimPrefix", "trim", "replace", "lower", "upper", "dict", "list", "get", "hasKey", "merge", "ternary",
+    "empty", "coalesce", "semverCompare", "b64enc", "b64dec", "sha256sum", "contains", "hasPrefix", "toString",
+})
+_STRING_LIT = re.compile(r'"(?:[^"\\\n]|\\.)*"|`[^`]*`|\'(?:[^\'\\]|\\.)*\'')
+_WORD = re.compile(r"(?<![\w$.])[A-Za-z_]\w*")
+
+
+def _helm_only(body: str) -> bool:
+    """True when the action ``body`` uses a Helm object or function (string literals aside)."""
+    code = _STRING_LIT.sub('""', body)
+    if code.lstrip().startswith("/*"):
+        return False
+    return bool(_HELM_OBJECTS.search(code)) or any(w in _HELM_FUNCS for w in _WORD.findall(code))
 
 
 def looks_like_helm(text: str) -> bool:
-    """True when ``text`` holds Helm-only actions (``.Values``, ``include``, ``{{`{{`}}`` escapes,
-    template comments, ...). Prometheus templates alone (``{{ $labels.x }}``) do not count."""
-    return bool(_HELM_MARKERS.search(text))
+    """True when ``text`` is a Helm template by its content:
+
+    * an action stands where YAML expects structure, not inside a string (``name: {{ include
+      "x" . }}`` scans as a flow mapping ``{{``), or the text is YAML only after its actions
+      are read (a line ``{{- if .Values.on }}``);
+    * an action inside a string value uses a Helm-only object or function (``.Values``,
+      ``.Release``, ``include``, ``toYaml``...). String values are read as YAML unescapes them,
+      the text Prometheus would get; YAML comments do not count.
+
+    Go-template text that Prometheus reads the same way does not count: Prometheus templates
+    (``{{ $labels.x }}``), escapes (``{{`{{`}}``, ``{{ "{{" }}``, ``print``/``printf`` of
+    strings) and template comments inside a string value are Prometheus' own syntax in a plain
+    rule file or a PrometheusRule, which Prometheus evaluates itself; they must be imported
+    byte for byte, not read as Helm would print them."""
+    if "{{" not in text:
+        return False
+    import yaml
+    try:
+        tokens = list(yaml.scan(text, Loader=yaml.SafeLoader))
+    except yaml.YAMLError:
+        # not YAML as it stands: a Helm template when reading its actions makes it YAML
+        try:
+            list(yaml.scan(read_template(text).text, Loader=yaml.SafeLoader))
+        except yaml.YAMLError:
+            return False
+        return True
+    for tok in tokens:
+        if isinstance(tok, yaml.FlowMappingStartToken) and text.startswith("{{", tok.start_mark.index):
+            return True
+        if isinstance(tok, yaml.ScalarToken) and "{{" in tok.value and any(
+                kind == "action" and _helm_only(a.body) for kind, a in _split(tok.value)):
+            return True
+    return False
 
 
 @dataclass

@@ -18,7 +18,7 @@ from rulegen.validate.checks.tests import ValuesError, expand_values
     ("{{$labels.pod}}", {"pod": "x"}, "x"),
     ("{{ .Labels.pod }}", {"pod": "x"}, "x"),
     ('{{ index $labels "pod" }}', {"pod": "x"}, "x"),
-    ("{{ $labels.missing }}", {}, "<no value>"),
+    ("{{ $labels.missing }}", {}, ""),  # Prometheus: missingkey=zero (checked with promtool)
     ("a  {{- $labels.x -}}  b", {"x": "X"}, "aXb"),
     ("{{/* note */}}plain", {}, "plain"),
     ("no template", {}, "no template"),
@@ -126,3 +126,91 @@ def test_undefined_variable_is_reported_once_by_the_template_check():
     res = _spec(SPEC.replace("summary: Demo {{ $labels.instance }} is down.",
                              "summary: Demo {{ $label.instance }} is down."))
     assert [f.code for f in res.findings] == ["RG306"]
+
+
+# --- label templates (M1): expanded like Prometheus, with the series' labels ------------------
+
+TIERS = textwrap.dedent("""\
+    app: tiers
+    groups:
+      - name: tiers
+        rules:
+          - alert: TiersDown
+            expr: up{job="api"} == 0
+            for: 1m
+            severity: warning
+            labels:
+              tier: "{{ $labels.job }}-x"
+              shard: "{{ $labels.nope }}"
+              origin: "{{ $externalLabels.cluster }}"
+            summary: "{{ $labels.job }} down [{{ $labels.severity }}]"
+            description: "Tier [{{ $labels.tier }}]."
+            tests:
+              - name: fires
+                interval: 1m
+                external_labels: {cluster: eu1}
+                input_series:
+                  - series: up{job="api", instance="a:1"}
+                    values: "0x5"
+                alert_rule_test:
+                  - eval_time: 2m
+                    exp_alerts:
+                      - exp_labels: {job: api, instance: "a:1"}
+          - alert: TiersLoud
+            expr: up{job="api"} == 0
+            severity: warning
+            labels:
+              loud: "{{ $labels.job | toUpper }}"
+            summary: Loud.
+            description: Loud.
+            tests:
+              - name: fires
+                input_series:
+                  - series: up{job="api"}
+                    values: "0x5"
+                alert_rule_test:
+                  - eval_time: 2m
+                    exp_alerts:
+                      - exp_labels: {job: api, loud: API}
+    """)
+
+TIERS_EXPECTED = {
+    # tier expanded with the series' job; shard expands to "" and is dropped, as Prometheus
+    # drops empty labels; origin from the test's external_labels
+    "exp_labels": {"component": "tiers", "instance": "a:1", "job": "api", "origin": "eu1",
+                   "severity": "warning", "tier": "api-x"},
+    # $labels in annotations are the series' labels too: the rule's own severity and tier are
+    # not among them, so Prometheus prints "" for them
+    "exp_annotations": {"description": "Tier [].",
+                        "runbook_url": "https://rb.example/tiers/#tiersdown",
+                        "summary": "api down []"},
+}
+
+
+def test_label_templates_are_expanded_with_the_series_labels():
+    res = _spec(TIERS)
+    assert [f.code for f in res.findings] == []
+    doc = yaml.safe_load(render_test_file(res.specs[0], "https://rb.example/", ["# header"]))
+    assert doc["tests"][0]["alert_rule_test"][0]["exp_alerts"] == [TIERS_EXPECTED]
+    loud = doc["tests"][1]["alert_rule_test"][0]["exp_alerts"][0]["exp_labels"]
+    assert loud == {"component": "tiers", "job": "api", "loud": "API", "severity": "warning"}
+
+
+def test_label_template_that_cannot_be_expanded_must_be_written_out_rg601():
+    res = _spec(TIERS.replace("                  - exp_labels: {job: api, loud: API}",
+                              "                  - exp_labels: {job: api}"))
+    got = [(f.code, f.line, f.col, f.rule, f.message) for f in res.findings]
+    assert got == [("RG601", 41, 21, "TiersLoud",  # the exp_alerts entry
+                    "label `loud` uses `{{$labels.job | toUpper}}`, which rulegen cannot expand; "
+                    "write `exp_labels: {loud: ...}` in the test")]
+
+
+@pytest.mark.tools
+def test_label_templates_pass_the_real_promtool(project, helm_bin, promtool_bin, capsys):
+    from rulegen.cli import main
+
+    for p in (project / "rules").iterdir():
+        p.unlink()
+    (project / "rules/tiers.yaml").write_text(TIERS, encoding="utf-8")
+    assert main(["-C", str(project), "test"]) == 0
+    assert "2 passed, 0 failed" in capsys.readouterr().out

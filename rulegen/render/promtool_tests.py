@@ -10,13 +10,20 @@ What rulegen adds, so that a test says only what matters and is still an exact p
 * ``alertname`` defaults to the alert the test sits under; a ``promql_expr_test`` without
   ``expr`` reads the recording rule it sits under;
 * ``exp_labels`` is completed with the alert's own labels (app, group, rule labels,
-  ``severity``, ``component``) as rendered with the chart's default values;
+  ``severity``, ``component``) as rendered with the chart's default values, their Prometheus
+  templates expanded (``tier: "{{ $labels.job }}-x"`` becomes ``api-x``; one that expands to
+  ``""`` is left out, as Prometheus drops it);
 * ``exp_annotations`` is completed with the alert's annotations (and the generated
-  ``runbook_url``), their Prometheus templates expanded for the expected labels. Only the
-  simple forms ``{{ $labels.x }}``, ``{{ .Labels.x }}``, ``{{ index $labels "x" }}``,
-  ``{{ $externalLabels.x }}`` and ``{{ $externalURL }}`` are expanded; an annotation using
-  anything else (``$value``, functions) must be written out in the test, and
-  :func:`expand` raises :class:`NotExpandable` naming it.
+  ``runbook_url``), their templates expanded likewise.
+
+Templates are expanded as Prometheus does for alerts: ``$labels`` are the labels of the series
+the expression returned (the test's ``exp_labels`` without ``alertname`` and without the rule's
+own label names), not the alert's final labels, so ``{{ $labels.severity }}`` is ``""`` unless
+the series has ``severity``. Only the simple forms ``{{ $labels.x }}``, ``{{ .Labels.x }}``,
+``{{ index $labels "x" }}``, ``{{ $externalLabels.x }}`` and ``{{ $externalURL }}`` are
+expanded; a label or annotation using anything else (``$value``, functions) must be written
+out in the test (``exp_labels``/``exp_annotations``), and :func:`expand` raises
+:class:`NotExpandable`, reported as RG601 naming it.
 """
 
 from __future__ import annotations
@@ -41,14 +48,16 @@ _COMMENT = re.compile(r"^\s*/\*.*\*/\s*$", re.S)
 
 
 class NotExpandable(ValueError):
-    """An annotation template uses more than rulegen can expand statically."""
+    """A label or annotation template uses more than rulegen can expand statically."""
 
 
 def expand(template: str, labels: dict, external_labels: dict | None = None,
            external_url: str = "") -> str:
     """Expand the simple Prometheus alert-template forms (see the module docstring).
 
-    A label missing from ``labels`` expands to ``<no value>``, as Go's text/template does.
+    A label missing from ``labels`` (or ``external_labels``) expands to ``""``: Prometheus
+    passes them as ``map[string]string`` with ``missingkey=zero`` (checked with promtool), not
+    Go's ``<no value>``.
 
     Raises:
         NotExpandable: the template has any other action.
@@ -65,9 +74,9 @@ def expand(template: str, labels: dict, external_labels: dict | None = None,
         lm = _LABEL_REF.match(body) or _INDEX_REF.match(body)
         em = _EXT_LABEL_REF.match(body)
         if lm:
-            out.append(labels.get(lm.group(1), "<no value>"))
+            out.append(labels.get(lm.group(1), ""))
         elif em:
-            out.append(external_labels.get(em.group(1), "<no value>"))
+            out.append(external_labels.get(em.group(1), ""))
         elif _EXT_URL.match(body):
             out.append(external_url)
         elif _COMMENT.match(body):
@@ -87,30 +96,54 @@ def runbook_url(site_url: str, app: str, rule_name: str) -> str:
     return f"{site_url.rstrip('/')}/{page_url(app)}#{anchor(rule_name)}"
 
 
+def _expand_or_explain(kind: str, key: str, template: str, series: dict, ext_labels: dict,
+                       ext_url: str) -> str:
+    try:
+        return expand(template, series, ext_labels, ext_url)
+    except NotExpandable as e:
+        field = "exp_labels" if kind == "label" else "exp_annotations"
+        raise NotExpandable(
+            f"{kind} `{key}` uses `{{{{{e}}}}}`, which rulegen cannot expand; write "
+            f"`{field}: {{{key}: ...}}` in the test") from None
+
+
 def expected_alert(spec: Spec, group, rule, exp: dict, test: dict, site_url: str) -> dict:
-    """One completed ``exp_alerts`` entry for ``rule`` (see the module docstring)."""
-    labels = dict(rule.all_labels(spec.labels, group.labels))
-    labels.update(exp.get("exp_labels") or {})
+    """One completed ``exp_alerts`` entry for ``rule`` (see the module docstring).
+
+    As Prometheus does (``rules/alerting.go``), the rule's labels and annotations are
+    expanded with the labels of the *series* the expression returned, not with the alert's
+    final labels: those series labels are the test's ``exp_labels`` minus ``alertname`` and
+    minus the rule's own label names (a rule label replaces a series label of the same name).
+    A label that expands to ``""`` is dropped, as Prometheus drops empty labels. A label or
+    annotation the test gives itself is taken as given, never expanded.
+
+    Raises:
+        NotExpandable: a label or annotation needs writing out in the test (names it).
+    """
+    given_labels = dict(exp.get("exp_labels") or {})
+    rule_labels = dict(rule.all_labels(spec.labels, group.labels))
+    ext_labels = test.get("external_labels") or {}
+    ext_url = test.get("external_url", DEFAULT_EXTERNAL_URL)
+    series = {k: v for k, v in given_labels.items() if k != "alertname" and k not in rule_labels}
+    labels = dict(series)
+    for k, v in rule_labels.items():
+        if k in given_labels:
+            continue
+        value = _expand_or_explain("label", k, v, series, ext_labels, ext_url)
+        if value != "":
+            labels[k] = value
+    labels.update(given_labels)
     labels = dict(sorted(labels.items()))
     annotations = dict(rule.annotations)
     if "runbook_url" not in annotations:
         annotations["runbook_url"] = runbook_url(site_url, spec.app, rule.name)
     given = exp.get("exp_annotations") or {}
-    ext_labels = test.get("external_labels") or {}
-    ext_url = test.get("external_url", DEFAULT_EXTERNAL_URL)
-    tmpl_labels = dict(labels)
-    tmpl_labels.pop("alertname", None)
     done = {}
     for k, v in annotations.items():
         if k in given:
             done[k] = given[k]
         else:
-            try:
-                done[k] = expand(v, tmpl_labels, ext_labels, ext_url)
-            except NotExpandable as e:
-                raise NotExpandable(
-                    f"annotation `{k}` uses `{{{{{e}}}}}`, which rulegen cannot expand; write "
-                    f"`exp_annotations: {{{k}: ...}}` in the test") from None
+            done[k] = _expand_or_explain("annotation", k, v, series, ext_labels, ext_url)
     for k, v in given.items():
         done.setdefault(k, v)
     return {"exp_labels": labels, "exp_annotations": dict(sorted(done.items()))}

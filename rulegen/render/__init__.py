@@ -97,6 +97,14 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm") -> tuple[list[Output]
     site_url = site.site_url(root)
     outs: list[Output] = []
     findings: list[Finding] = []
+    # Shared chart files by path. Several specs may render into one chart (each its own
+    # template): each merges into the text the previous one planned, not into the disk's,
+    # or the last spec's merge would drop the others' keys and build/check would never settle.
+    shared: dict[str, Output] = {}
+
+    def shared_text(path: str) -> str | None:
+        return shared[path].content if path in shared else _read(root, path, exact=True)
+
     for spec in sorted(specs, key=lambda s: s.app):
         src = spec.file
         if fmt == "rules":
@@ -110,18 +118,19 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm") -> tuple[list[Output]
             outs.append(Output(spec.chart.template_path, ownership.seal(text), True, src))
             vpath = f"{spec.chart.path}/values.yaml"
             try:
-                outs.append(Output(vpath, values.render_values(spec, _read(root, vpath, exact=True), site_url), False, src))
+                shared[vpath] = Output(vpath, values.render_values(spec, shared_text(vpath), site_url), False, src)
             except Exception as e:  # ruamel errors: report, do not crash
                 findings.append(Finding(vpath, 1, 1, "RG701", Severity.ERROR,
                                         f"cannot update values.yaml: {str(e).splitlines()[0]}; fix the YAML by hand"))
             spath = f"{spec.chart.path}/values.schema.json"
             try:
-                outs.append(Output(spath, values.render_values_schema(spec, _read(root, spath, exact=True)), False, src))
+                shared[spath] = Output(spath, values.render_values_schema(spec, shared_text(spath)), False, src)
             except ValueError as e:
                 findings.append(Finding(spath, 1, 1, "RG701", Severity.ERROR,
                                         f"cannot update values.schema.json: {e}; fix the JSON by hand"))
-            if not (root / spec.chart.path / "Chart.yaml").is_file():
-                outs.append(Output(f"{spec.chart.path}/Chart.yaml", site.chart_yaml(spec), False, src))
+            cpath = f"{spec.chart.path}/Chart.yaml"
+            if cpath not in shared and not (root / cpath).is_file():
+                shared[cpath] = Output(cpath, site.chart_yaml(spec), False, src)
         try:
             tfile = promtool_tests.render_test_file(spec, site_url, _headers("yaml", src))
         except promtool_tests.NotExpandable as e:
@@ -134,6 +143,7 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm") -> tuple[list[Output]
         has_fullname = f"{helm.chart_name(chart_dir, spec.app)}.fullname" in helm.chart_helpers(chart_dir)
         page = runbook.render_page(spec, specs, _headers("markdown", src), has_fullname)
         outs.append(Output(pp, _page(page, _read(root, pp), pp, findings), True, src))
+    outs.extend(shared.values())
     if specs:
         home = f"{RUNBOOK_DIR}/index.md"
         outs.append(Output(home, _page(runbook.render_home(specs, _headers("markdown", "rules/")), _read(root, home),

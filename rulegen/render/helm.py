@@ -19,6 +19,17 @@ is not disabled, so ``rules: null`` cannot happen. Knobs, under ``.Values.<value
   kube-prometheus-stack`` for a ``ruleSelector``).
 
 Every user string reaches Prometheus byte for byte (see :mod:`rulegen.render.yamltext`).
+
+Name and namespace (:func:`rule_identity`): ``chart.name``/``chart.namespace`` when the spec
+sets them. Otherwise the namespace is the release namespace and the name is the chart's
+``<chart>.fullname`` helper when the chart defines one, else the app. Several specs may render
+into one chart (each its own ``chart.template``, RG414), and with the fullname helper they
+would all be named ``<release>-<chart>``, one PrometheusRule overwriting the other on apply.
+So a spec whose template is not the default ``prometheusrule.yaml`` gets the template's base
+name appended: ``chart.template: pr2.yaml`` renders ``<fullname>-pr2`` (lowercased, runs of
+characters other than ``a-z0-9`` made ``-``, as Kubernetes names require; the app when nothing
+is left). The default template keeps the plain fullname, so existing charts keep their
+names. Names that would still be equal (two specs setting one ``chart.name``) are RG415.
 """
 
 from __future__ import annotations
@@ -28,6 +39,7 @@ from pathlib import Path
 
 from ..spec import Spec
 from ..spec.durations import canonical
+from ..spec.model import DEFAULT_TEMPLATE
 from . import jinja
 from .slug import anchor, page_url
 from .yamltext import double_quoted, go_string, helm_literal, yaml_string
@@ -78,6 +90,39 @@ def chart_name(chart_dir: Path, default: str) -> str:
     return default
 
 
+def name_suffix(spec: Spec) -> str | None:
+    """What is appended (after ``-``) to the chart's fullname in the default PrometheusRule
+    name: the template's base name as a DNS label part, or None for the default template
+    (see the module docstring)."""
+    if spec.chart.template == DEFAULT_TEMPLATE:
+        return None
+    base = spec.chart.template.removesuffix(".yaml")
+    return re.sub(r"[^a-z0-9]+", "-", base.lower()).strip("-") or spec.app
+
+
+def uses_fullname(spec: Spec, root: Path) -> bool:
+    """True when the PrometheusRule's name comes from the chart's ``<chart>.fullname`` helper
+    (no ``chart.name``, and the chart defines the helper)."""
+    chart_dir = root / spec.chart.path
+    return not spec.chart.name and f"{chart_name(chart_dir, spec.app)}.fullname" in chart_helpers(chart_dir)
+
+
+def rule_identity(spec: Spec, root: Path) -> tuple[str, str]:
+    """The PrometheusRule's (name, namespace) as :func:`render_template` renders them, for
+    comparing specs: literal values, or for what depends on the Helm release a description
+    naming the chart (``<fullname of charts/tt>-pr2``, ``<release namespace of charts/tt>``),
+    equal only for specs of one chart, hence one release."""
+    if spec.chart.name:
+        name = spec.chart.name
+    elif uses_fullname(spec, root):
+        suffix = name_suffix(spec)
+        name = f"<fullname of {spec.chart.path}>" + (f"-{suffix}" if suffix else "")
+    else:
+        name = spec.app
+    namespace = spec.chart.namespace or f"<release namespace of {spec.chart.path}>"
+    return name, namespace
+
+
 def _scalar(s: str, key_col: int) -> str:
     """``s`` as a Helm-escaped YAML scalar for a key at column ``key_col``."""
     return helm_literal(yaml_string(s, key_col + 2))
@@ -107,7 +152,8 @@ def render_template(spec: Spec, root: Path, site_url: str, header: str, checksum
     if spec.chart.name:
         metadata_name = _scalar(spec.chart.name, META_KEY_COL)
     elif fullname in helpers:
-        metadata_name = "{{ include %s . }}" % go_string(fullname)
+        suffix = name_suffix(spec)  # [a-z0-9-]: plain in YAML, nothing to escape
+        metadata_name = "{{ include %s . }}" % go_string(fullname) + (f"-{suffix}" if suffix else "")
     else:
         metadata_name = _scalar(spec.app, META_KEY_COL)
     if spec.chart.namespace:

@@ -1,10 +1,14 @@
-"""Duplicates (RG410-RG414) at exact positions; across-app severity from the config."""
+"""Duplicates (RG410-RG415) at exact positions; across-app severity from the config."""
 
 from __future__ import annotations
 
+import pytest
+
 from rulegen.config import Config
 from rulegen.findings import Severity
-from rulegen.validate import validate_texts
+from rulegen.spec import load_text
+from rulegen.validate import Context, validate, validate_texts
+from test_helm_support import HELPERS_TPL
 
 ALERT = """\
       - alert: {name}
@@ -82,3 +86,77 @@ def test_same_chart_template_path():
     found, res = run(texts)
     assert found == [("b.yaml", "RG414", 2, 15)]
     assert "charts/demo/templates/prometheusrule.yaml" in res.findings[0].message
+
+
+# --- RG415: two specs, one PrometheusRule name and namespace --------------------------------
+
+def test_same_prometheusrule_name_in_one_chart_rg415():
+    texts = {"a.yaml": spec(app="tt", chart="chart: {path: charts/tt, name: tt-rules}\n"),
+             "b.yaml": spec(app="tt2", chart="chart: {path: charts/tt, template: pr2.yaml, name: tt-rules}\n",
+                            groups=(("o", (("OtherDown", "warning"),)),))}
+    found, res = run(texts)
+    assert found == [("b.yaml", "RG415", 2, 52)]
+    assert res.findings[0].message == (
+        "renders the PrometheusRule tt-rules in namespace <release namespace of charts/tt>, like "
+        "a.yaml; applied together one would overwrite the other, so give one of them another "
+        "chart.name (or chart.namespace)")
+
+
+def test_same_static_name_and_namespace_in_two_charts_rg415():
+    texts = {"a.yaml": spec(app="aa", chart="chart:\n  name: shared\n  namespace: mon\n"),
+             "b.yaml": spec(app="bb", chart="chart:\n  name: shared\n  namespace: mon\n",
+                            groups=(("o", (("OtherDown", "warning"),)),))}
+    found, res = run(texts)
+    assert found == [("b.yaml", "RG415", 3, 9)]
+    assert "PrometheusRule shared in namespace mon, like a.yaml" in res.findings[0].message
+
+
+@pytest.mark.parametrize("chart_a,chart_b", [
+    # one chart, different names
+    ("chart: {path: charts/tt, name: a}\n", "chart: {path: charts/tt, template: pr2.yaml, name: b}\n"),
+    # same name, other namespace
+    ("chart: {name: x, namespace: one}\n", "chart: {name: x, namespace: two}\n"),
+    # same name in two charts, each in its release namespace: unknown until install
+    ("chart: {name: x}\n", "chart: {name: x}\n"),
+    # no helper on disk: each is named after its app
+    ("chart: {path: charts/tt}\n", "chart: {path: charts/tt, template: pr2.yaml}\n"),
+])
+def test_distinct_prometheusrule_names_are_fine(chart_a, chart_b):
+    texts = {"a.yaml": spec(app="aa", chart=chart_a),
+             "b.yaml": spec(app="bb", chart=chart_b, groups=(("o", (("OtherDown", "warning"),)),))}
+    assert run(texts)[0] == []
+
+
+def _chart_with_fullname(root, name="tt"):
+    t = root / "charts" / name / "templates"
+    t.mkdir(parents=True)
+    (root / "charts" / name / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: 0.1.0\n")
+    (t / "_helpers.tpl").write_text(HELPERS_TPL.replace("NAME", name))
+
+
+def _validate_in(root, texts):
+    files = [load_text(text, path) for path, text in texts.items()]
+    res = validate(files, Context(root=root))
+    return [(f.file, f.code, f.line, f.col) for f in res.findings], res
+
+
+def test_fullname_helper_names_each_template_apart(tmp_path):
+    """The tester's layout: rules/tt.yaml and rules/sub/tt2.yaml in charts/tt, whose
+    _helpers.tpl defines tt.fullname: the second is <release>-tt-pr2, so no RG415."""
+    _chart_with_fullname(tmp_path)
+    texts = {"rules/tt.yaml": spec(app="tt"),
+             "rules/sub/tt2.yaml": spec(app="tt2", chart="chart: {path: charts/tt, template: pr2.yaml}\n",
+                                        groups=(("o", (("OtherDown", "warning"),)),))}
+    assert _validate_in(tmp_path, texts)[0] == []
+
+
+def test_template_names_that_make_one_suffix_rg415(tmp_path):
+    _chart_with_fullname(tmp_path)
+    texts = {"rules/a.yaml": spec(app="aa", chart="chart: {path: charts/tt, template: a_b.yaml}\n"),
+             "rules/b.yaml": spec(app="bb", chart="chart: {path: charts/tt, template: A-B.yaml}\n",
+                                  groups=(("o", (("OtherDown", "warning"),)),))}
+    found, res = _validate_in(tmp_path, texts)
+    assert found == [("rules/b.yaml", "RG415", 2, 36)]
+    assert res.findings[0].message.startswith(
+        "renders the PrometheusRule <fullname of charts/tt>-a-b in namespace <release namespace of "
+        "charts/tt>, like rules/a.yaml;")

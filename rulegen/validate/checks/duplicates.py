@@ -16,6 +16,16 @@ Codes:
 * ``RG413`` two specs with the same ``app``: they would write the same chart and runbook page.
 * ``RG414`` two specs render into the same chart template file (``chart.path`` and
   ``chart.template``): the second would overwrite the first.
+* ``RG415`` two specs render PrometheusRules with the same name and namespace: applied
+  together, one overwrites the other. Names and namespaces are compared as
+  :func:`rulegen.render.helm.rule_identity` renders them: ``chart.name``/``chart.namespace``,
+  else the chart's fullname helper (with ``-<template base name>`` for a template other than
+  ``prometheusrule.yaml``) or the app, and the release namespace. A value that depends on
+  the Helm release is only equal for specs of one chart; specs of two charts that both use
+  the release namespace are not compared (their namespaces are known only at install).
+  Bad: two specs with ``chart: {path: charts/tt, name: tt-rules}`` (templates
+  ``prometheusrule.yaml`` and ``pr2.yaml``); good: drop ``chart.name`` from one of them (it
+  is then named ``<release>-tt-pr2``) or give it another name.
 """
 
 from __future__ import annotations
@@ -52,9 +62,12 @@ def check_spec(spec, ctx):
 
 
 def check_project(specs, ctx):
-    """Yield RG412-RG414 findings across ``specs`` (reported on the later spec, in file order)."""
+    """Yield RG412-RG415 findings across ``specs`` (reported on the later spec, in file order)."""
+    from ...render.helm import rule_identity
+
     apps: dict[str, object] = {}
     templates: dict[str, object] = {}
+    rule_names: dict[tuple, object] = {}
     alerts: dict[str, tuple] = {}
     sev = Severity(ctx.config.duplicate_alert_across_apps)
     for spec in sorted(specs, key=lambda s: s.file):
@@ -71,6 +84,15 @@ def check_project(specs, ctx):
                              "one of them another chart.path or chart.template")
         else:
             templates.setdefault(tp, spec)
+            ident = rule_identity(spec, ctx.root)
+            other = rule_names.setdefault(ident, spec)
+            if other is not spec and other.app != spec.app:
+                chart = lf.data.get("chart") or {}
+                path = next((("chart", k) for k in ("name", "template", "path") if k in chart), ("app",))
+                yield lf.finding(path, "RG415", f"renders the PrometheusRule {ident[0]} in namespace "
+                                 f"{ident[1]}, like {other.file}; applied together one would "
+                                 "overwrite the other, so give one of them another chart.name (or "
+                                 "chart.namespace)")
         local: set[str] = set()
         for r in spec.alerts():
             if r.name in local:

@@ -267,29 +267,37 @@ def test_what_has_no_place_is_reported(tmp_path):
             rules:
               - record: a:b:c
                 expr: up
-                for: 5m
+                for: 0s
               - alert: NoExpr
               - alert: BadFor
                 expr: up == 0
                 for: 1.5m
+              - alert: BadLabel
+                expr: up == 0
                 labels:
                   bad-name: x
+              - alert: Good
+                expr: up == 0
+                labels:
                   enabled: true
           - name: empty
             rules: []
         """), encoding="utf-8")
     res = import_paths([src], out_dir=tmp_path / "rules", display_base=tmp_path)
-    assert [(n.line, n.code, n.severity.value) for n in res.notes] == [
-        (3, "RG805", "warning"),   # partial_response_strategy (Thanos)
-        (7, "RG805", "warning"),   # for on a recording rule
-        (8, "RG806", "error"),     # no expr
-        (11, "RG806", "error"),    # 1.5m
-        (13, "RG806", "error"),    # bad-name
-        (14, "RG804", "warning"),  # true -> "true"
-        (16, "RG805", "warning"),  # empty group
+    assert [(n.line, n.code, n.severity.value, n.rule) for n in res.notes] == [
+        (3, "RG805", "warning", "g"),         # partial_response_strategy (Thanos)
+        (7, "RG805", "warning", "a:b:c"),     # for: 0s on a recording rule: no effect, not imported
+        (8, "RG806", "error", "NoExpr"),      # no expr: skipped
+        (11, "RG806", "error", "BadFor"),     # 1.5m: the whole rule skipped
+        (15, "RG806", "error", "BadLabel"),   # bad-name: the whole rule skipped
+        (19, "RG804", "warning", "Good"),     # true -> "true"
+        (21, "RG805", "warning", "empty"),    # empty group
     ]
+    assert res.notes[3].message == ("alert `BadFor` skipped: `for` '1.5m' is not a Prometheus duration "
+                                    "(Prometheus rejects it too)")
     data = yaml.safe_load(res.specs[0].text)
-    assert data["groups"][0]["rules"][1] == {"alert": "BadFor", "expr": "up == 0", "labels": {"enabled": "true"}}
+    assert data["groups"][0]["rules"] == [{"record": "a:b:c", "expr": "up"},
+                                          {"alert": "Good", "expr": "up == 0", "labels": {"enabled": "true"}}]
     assert not res.ok
 
 

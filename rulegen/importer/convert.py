@@ -8,6 +8,15 @@ when the spec has none). Recording rules keep ``record``, ``expr``, ``labels``. 
 ``name``, ``interval``, ``query_offset``, ``limit``, ``labels``. Since rulegen gives every alert a
 ``component`` label by default, a spec with an alert that had none says ``component: false``.
 
+What Prometheus would reject (it refuses to load the whole file) is not imported, and always the
+same way: the rule, or for a group-level problem the group, is skipped with an ``RG806`` error
+at the line of what is wrong. Checked as Prometheus' ``rulefmt`` checks a rule file: a
+recording rule name that is not a metric name, an ``expr`` that does not parse as PromQL, a bad
+``for``/``keep_firing_for``/``interval``/``query_offset``/``limit``, ``for``, ``keep_firing_for``
+or annotations on a recording rule, label or annotation names that are not valid (or
+``__name__``), values that are lists or mappings, and alert label or annotation templates that
+do not parse (Go ``text/template`` with Prometheus' functions and variables).
+
 Strings keep their source style (quoted, literal block); a plain string that YAML 1.1 reads as a
 boolean, number, null or date (``off``, ``5``, ``1e3``) is written double-quoted, so Kubernetes
 (YAML 1.1) and Prometheus (YAML 1.2) read the same string. Whatever cannot be carried over is a
@@ -25,10 +34,12 @@ from ruamel.yaml.scalarstring import (DoubleQuotedScalarString, FoldedScalarStri
 
 from ..findings import Finding, Severity
 from ..spec import durations
+from ..validate.checks import gotemplate, promql
 from .helmtext import PLACEHOLDER_RE
-from .sources import RuleSet
+from .sources import RuleSet, describe
 
 NAME_RE = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+METRIC_NAME_RE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 _RESOLVER = yaml.resolver.Resolver()
 
 #: Indentation of the written spec (ruamel: mapping 2, sequence 4, offset 2).
@@ -66,7 +77,8 @@ class _Ctx:
         self.where: dict = {}   # (ruleset index, source path) -> (container, key, indent)
 
     def note(self, rs: RuleSet, line: int, code: str, msg: str, error: bool = False, rule: str = ""):
-        self.notes.append(Finding(rs.source, line, 1 if line else 0, code,
+        # an unknown line (0) is shown at the rule set's `groups:` line, never as 0:0
+        self.notes.append(Finding(rs.source, line if line > 0 else max(rs.line, 1), 1, code,
                                   Severity.ERROR if error else Severity.WARNING, msg, rule))
 
 
@@ -94,14 +106,7 @@ def _source_text(rs: RuleSet, node, key) -> str | None:
     return tok or None
 
 
-def _describe(v) -> str:
-    if v is None:
-        return "empty (null)"
-    if isinstance(v, bool):
-        return "a boolean"
-    if isinstance(v, (int, float)):
-        return "a number"
-    return f"a {type(v).__name__}"
+_describe = describe
 
 
 def _as_string(ctx: _Ctx, rs: RuleSet, node, key, what: str, rule: str):
@@ -126,8 +131,8 @@ def _as_string(ctx: _Ctx, rs: RuleSet, node, key, what: str, rule: str):
 
 def _placeholder(ctx: _Ctx, rs: RuleSet, value, what: str, rule: str, line: int) -> bool:
     """True (with an error note) when ``value`` holds a Helm value action."""
-    m = PLACEHOLDER_RE.search(str(value)) if isinstance(value, str) else None
-    if not m:
+    m = PLACEHOLDER_RE.search(str(value)) if isinstance(value, str) and rs.kind == "helm" else None
+    if not m or int(m.group(1)) not in rs.placeholders:
         return False
     ln, raw = rs.placeholders.get(int(m.group(1)), (line, "a Helm action"))
     ctx.note(rs, ln, "RG802", f"{what} uses `{raw}`, whose value is known only at install time; "
@@ -136,13 +141,17 @@ def _placeholder(ctx: _Ctx, rs: RuleSet, value, what: str, rule: str, line: int)
     return True
 
 
-def _has_placeholder(v) -> bool:
+def _has_placeholder(v, rs: RuleSet) -> bool:
+    """True when ``v`` holds a placeholder of a Helm value action (Helm templates only: in a
+    plain file ``__helm_0__`` is just text)."""
+    if rs.kind != "helm":
+        return False
     if isinstance(v, str):
-        return bool(PLACEHOLDER_RE.search(v))
+        return any(int(m.group(1)) in rs.placeholders for m in PLACEHOLDER_RE.finditer(v))
     if isinstance(v, dict):
-        return any(_has_placeholder(k) or _has_placeholder(x) for k, x in v.items())
+        return any(_has_placeholder(k, rs) or _has_placeholder(x, rs) for k, x in v.items())
     if isinstance(v, list):
-        return any(_has_placeholder(x) for x in v)
+        return any(_has_placeholder(x, rs) for x in v)
     return False
 
 
@@ -160,6 +169,93 @@ def _first_placeholder(ctx, rs, node, rule: str) -> bool:
         elif isinstance(n, list):
             stack.extend((x, ln) for x in n)
     return False
+
+
+def _scalar_text(rs: RuleSet, node, key) -> str | None:
+    """``node[key]`` as the string Prometheus reads (numbers and booleans by their source text,
+    null as ""), or None for a list or mapping, which Prometheus cannot read as a string."""
+    v = node[key]
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (dict, list)):
+        return None
+    if v is None:
+        return ""
+    text = _source_text(rs, node, key)
+    if text is None or text.startswith(("'", '"')):
+        text = str(v).lower() if isinstance(v, bool) else str(v)
+    return text
+
+
+def _map_rejected(rs: RuleSet, node, key: str, templated: bool) -> tuple[int, str] | None:
+    """Why Prometheus rejects the labels/annotations mapping ``node[key]``, or None."""
+    if key not in node or node[key] is None:
+        return None
+    src = node[key]
+    what = key[:-1]
+    if not isinstance(src, dict):
+        return _line(node, key), f"`{key}` is {describe(src)}, not a mapping of names to strings"
+    for k in src:
+        ks = str(k)
+        if not NAME_RE.match(ks) or (key == "labels" and ks == "__name__"):
+            why = "is reserved for the metric name" if NAME_RE.match(ks) else \
+                "is not a valid Prometheus name ([a-zA-Z_][a-zA-Z0-9_]*)"
+            return _line(src, k), f"{what} name `{ks}` {why}"
+        text = _scalar_text(rs, src, k)
+        if text is None:
+            return _line(src, k), f"{what} `{ks}` is {describe(src[k])}, not a string"
+        if templated and "{{" in text:
+            bad = [i for i in gotemplate.parse(text).issues if i.kind in ("syntax", "variable", "function")]
+            if bad:
+                i = bad[0]
+                why = i.message if i.kind == "syntax" else f"undefined variable {i.name}" \
+                    if i.kind == "variable" else f"function {i.name} not defined"
+                return _line(src, k), f"{what} `{ks}` is a template that does not parse: {why}"
+    return None
+
+
+def _duration_rejected(rs: RuleSet, node, key: str, prefix: str = "") -> tuple[int, str] | None:
+    if key not in node or node[key] is None:
+        return None
+    text = _scalar_text(rs, node, key)
+    if text is None:
+        return _line(node, key), f"{prefix}`{key}` is {describe(node[key])}, not a Prometheus duration"
+    if not durations.is_valid(text):
+        return _line(node, key), f"{prefix}`{key}` {text!r} is not a Prometheus duration"
+    return None
+
+
+def group_rejected(rs: RuleSet, g) -> tuple[int, str] | None:
+    """(line, reason) when Prometheus rejects group ``g`` for a group-level field, else None."""
+    for k in ("interval", "query_offset"):
+        bad = _duration_rejected(rs, g, k, "group ")
+        if bad:
+            return bad
+    if "limit" in g and g["limit"] is not None:
+        v = g["limit"]
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            return _line(g, "limit"), f"group `limit` {v!r} is not a whole number >= 0"
+    return _map_rejected(rs, g, "labels", templated=False)
+
+
+def rule_rejected(rs: RuleSet, r, kind: str, name: str, expr: str) -> tuple[int, str] | None:
+    """(line, reason) when Prometheus rejects rule ``r`` (as ``rulefmt`` validates a rule file),
+    else None. ``expr`` is the expression text."""
+    if kind == "record" and not METRIC_NAME_RE.match(name):
+        return _line(r, "record"), f"recording rule name {name!r} is not a valid metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)"
+    _, err = promql.parse(expr)
+    if err is not None:
+        return _line(r, "expr"), f"`expr` does not parse as PromQL: {err}"
+    for k in ("for", "keep_firing_for"):
+        bad = _duration_rejected(rs, r, k)
+        if bad:
+            return bad
+        if kind == "record" and k in r and r[k] is not None and durations.parse_ms(_scalar_text(rs, r, k)) != 0:
+            return _line(r, k), f"`{k}` is not allowed on a recording rule"
+    if kind == "record" and isinstance(r.get("annotations"), dict) and r["annotations"]:
+        return _line(r, "annotations"), "`annotations` are not allowed on a recording rule"
+    return _map_rejected(rs, r, "labels", templated=kind == "alert") or (
+        _map_rejected(rs, r, "annotations", templated=True) if kind == "alert" else None)
 
 
 def convert(rulesets: list[RuleSet], app: str) -> tuple[CommentedMap, list[Finding], dict]:
@@ -210,6 +306,14 @@ def _group(ctx: _Ctx, rs: RuleSet, si: int, g, gpath: tuple, groups: CommentedSe
         return None
     if _placeholder(ctx, rs, name, "the group name", name, _line(g, "name")):
         return None
+    if _has_placeholder({k: v for k, v in g.items() if k != "rules"}, rs):
+        _first_placeholder(ctx, rs, {k: v for k, v in g.items() if k != "rules"}, name)
+        return None
+    bad = group_rejected(rs, g)
+    if bad:
+        ctx.note(rs, bad[0], "RG806", f"group `{name}` skipped: {bad[1]} (Prometheus rejects it too)",
+                 error=True, rule=name)
+        return None
     out = CommentedMap()
     final = name
     n = 2
@@ -225,22 +329,12 @@ def _group(ctx: _Ctx, rs: RuleSet, si: int, g, gpath: tuple, groups: CommentedSe
     ctx.where[(si, gpath)] = (groups, idx, _IND_GROUP_ITEM)
     ctx.where[(si, gpath + ("name",))] = (out, "name", _IND_GROUP_KEY)
     for k in ("interval", "query_offset"):
-        if k in g:
-            v = _as_string(ctx, rs, g, k, f"group `{k}`", name)
-            if v is None or not durations.is_valid(v):
-                ctx.note(rs, _line(g, k), "RG806", f"group `{k}` {g[k]!r} is not a Prometheus duration; "
-                         "not imported (Prometheus rejects it too)", error=True, rule=name)
-                continue
-            out[k] = styled(v)
+        if k in g and g[k] is not None:
+            out[k] = styled(_as_string(ctx, rs, g, k, f"group `{k}`", name))
             ctx.where[(si, gpath + (k,))] = (out, k, _IND_GROUP_KEY)
-    if "limit" in g:
-        v = g["limit"]
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            ctx.note(rs, _line(g, "limit"), "RG806", f"group `limit` {v!r} is not a whole number >= 0; not imported",
-                     error=True, rule=name)
-        else:
-            out["limit"] = int(v)
-            ctx.where[(si, gpath + ("limit",))] = (out, "limit", _IND_GROUP_KEY)
+    if "limit" in g and g["limit"] is not None:
+        out["limit"] = int(g["limit"])
+        ctx.where[(si, gpath + ("limit",))] = (out, "limit", _IND_GROUP_KEY)
     glabels = _str_map(ctx, rs, si, g, "labels", gpath, name, out, _IND_GROUP_KEY, _IND_GROUP_KEY + 2)
     if glabels:
         out["labels"] = glabels
@@ -292,7 +386,7 @@ def _str_map(ctx: _Ctx, rs: RuleSet, si: int, node, key: str, path: tuple, rule:
             continue
         s = _as_string(ctx, rs, src, k, f"{key[:-1]} `{ks}`", rule)
         if s is None:
-            ctx.note(rs, _line(src, k), "RG806", f"{key[:-1]} `{ks}` is a {_describe(v)}, not a string; "
+            ctx.note(rs, _line(src, k), "RG806", f"{key[:-1]} `{ks}` is {_describe(v)}, not a string; "
                      "not imported", error=True, rule=rule)
             continue
         out[ks] = styled(src[k] if isinstance(src[k], str) else s)
@@ -318,17 +412,24 @@ def _rule(ctx: _Ctx, rs: RuleSet, si: int, r, rpath: tuple, rules: CommentedSeq,
     if not name:
         ctx.note(rs, rl, "RG806", f"`{kind}` has no name; skipped", error=True)
         return None
-    if _has_placeholder(r):
+    if _has_placeholder(r, rs):
         _first_placeholder(ctx, rs, r, name)
         return None
     if "expr" not in r or r["expr"] in (None, ""):
         ctx.note(rs, rl, "RG806", f"{kind} `{name}` has no `expr`; skipped (Prometheus rejects it too)",
                  error=True, rule=name)
         return None
-    expr = _as_string(ctx, rs, r, "expr", "`expr`", name)
+    expr = _scalar_text(rs, r, "expr")
     if expr is None:
-        ctx.note(rs, _line(r, "expr"), "RG806", f"`expr` of `{name}` is not text; skipped", error=True, rule=name)
+        ctx.note(rs, _line(r, "expr"), "RG806", f"{kind} `{name}` skipped: `expr` is {describe(r['expr'])}, not "
+                 "text (Prometheus rejects it too)", error=True, rule=name)
         return None
+    bad = rule_rejected(rs, r, kind, name, expr)
+    if bad:
+        ctx.note(rs, bad[0], "RG806", f"{kind} `{name}` skipped: {bad[1]} (Prometheus rejects it too)",
+                 error=True, rule=name)
+        return None
+    expr = _as_string(ctx, rs, r, "expr", "`expr`", name)
     out = CommentedMap()
     out[kind] = styled(r[kind] if isinstance(r[kind], str) else name)
     out["expr"] = styled(r["expr"] if isinstance(r["expr"], str) else expr)
@@ -339,17 +440,14 @@ def _rule(ctx: _Ctx, rs: RuleSet, si: int, r, rpath: tuple, rules: CommentedSeq,
     allowed = _ALERT_KEYS if kind == "alert" else _RECORD_KEYS
     for k in r:
         if k not in allowed:
-            extra = " (Prometheus allows it on alerting rules only)" if k in _ALERT_KEYS else ""
+            extra = " (Prometheus allows it on alerting rules only; here it is empty or zero, so it has " \
+                "no effect)" if k in _ALERT_KEYS else ""
             ctx.note(rs, _line(r, k), "RG805", f"`{k}` on {kind} `{name}` has no place in the spec{extra}; "
                      "not imported", rule=name)
     if kind == "alert":
         for k in ("for", "keep_firing_for"):
             if k in r and r[k] is not None:
                 v = _as_string(ctx, rs, r, k, f"`{k}`", name)
-                if v is None or not durations.is_valid(v):
-                    ctx.note(rs, _line(r, k), "RG806", f"`{k}` {r[k]!r} is not a Prometheus duration; not "
-                             "imported (Prometheus rejects the rule file too)", error=True, rule=name)
-                    continue
                 out[k] = styled(r[k] if isinstance(r[k], str) else v)
                 ctx.where[(si, rpath + (k,))] = (out, k, _IND_RULE_KEY)
     labels = _str_map(ctx, rs, si, r, "labels", rpath, name, out, _IND_RULE_KEY, _IND_SUB,

@@ -11,16 +11,20 @@ named after it, and each rule file an app named after the file (a Helm template:
 chart). Names are made DNS labels (``Foo_Bar.rules`` -> ``foo-bar-rules``); when two sources
 would get the same name, the folder name is put in front (``caddy-embedded-exporter``).
 
-Notes (``rulegen.findings.Finding``; errors mean something was not imported):
+Notes (``rulegen.findings.Finding``, always at line 1 or later; errors mean something was not
+imported):
 
-* ``RG801`` error: a file cannot be read, is not YAML, or holds no rule groups;
+* ``RG801`` error: a file cannot be read, is not YAML (or YAML Prometheus rejects: duplicate
+  keys, a self-referencing alias), or holds no rule groups; warning: a file rulegen generated
+  (nothing to import, its spec is named), or an app left with no rule;
 * ``RG802`` a Helm action cannot be read statically (error when rule content is lost);
 * ``RG803`` warning: Helm ``if``/``with`` conditions assumed true;
 * ``RG804`` warning: a value changed type (a label ``5`` becomes the string ``"5"``);
 * ``RG805`` warning: something with no place in a spec, not imported (PrometheusRule
-  metadata labels, unknown keys, ``for`` on a recording rule);
-* ``RG806`` error: a rule, group or field skipped because Prometheus would reject it too
-  (no ``expr``, a bad duration, an invalid label name);
+  metadata labels, unknown keys, a zero ``for`` on a recording rule, other Kubernetes objects);
+* ``RG806`` error: a rule, or a group for a group-level field, skipped whole because Prometheus
+  would reject it too (no ``expr``, PromQL that does not parse, a bad duration, an invalid
+  name, a template that does not parse; see :mod:`.convert`), at the line of what is wrong;
 * ``RG807`` warning: a comment with nowhere to go;
 * ``RG808`` warning: a name changed (an app or a duplicate group);
 * ``RG809`` error: the spec exists (use ``--force``) or the written spec would not validate.

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .config import Config, load_config
 from .findings import Finding, RulegenError, has_errors
-from .render import Output, plan
 from .spec import Spec, load_paths
 from .validate import Context, validate
+
+if TYPE_CHECKING:
+    from .render import Output
 
 DEFAULT_SPEC_DIR = "rules"
 
@@ -57,5 +60,6 @@ def load_project(root: Path, paths: list[str] | None = None) -> Loaded:
 def plan_project(loaded: Loaded, fmt: str = "helm") -> tuple[list[Output], list[Finding]]:
     """Outputs of a validated project; findings about outputs that could not be made are
     passed through the project config like validation findings."""
+    from .render import plan  # jinja2, markdown, ruamel: only the commands that render pay for them
     outputs, findings = plan(loaded.specs, loaded.root, fmt)
     return outputs, loaded.config.apply(findings)

@@ -20,7 +20,6 @@ from pathlib import Path
 from ..findings import Finding, RulegenError, Severity
 from ..gitops import ownership
 from ..spec import Spec
-from . import helm, promtool_tests, runbook, site, values
 
 RUNBOOK_DIR = "runbooks"
 
@@ -94,6 +93,9 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm") -> tuple[list[Output]
     Raises:
         RulegenError: ``mkdocs.yml`` cannot be read.
     """
+    # imported here, not at module level: validation imports rulegen.render.helm and
+    # rulegen.render.promtool_tests for a helper each, and should not pay for ruamel and Jinja
+    from . import helm, promtool_tests, runbook, site, values
     site_url = site.site_url(root)
     outs: list[Output] = []
     findings: list[Finding] = []

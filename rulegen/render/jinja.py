@@ -8,21 +8,22 @@ text; escaping and quoting are decided in Python (:mod:`rulegen.render.yamltext`
 from __future__ import annotations
 
 import functools
-import importlib.resources
 from pathlib import Path
-
-import jinja2
 
 
 def templates_dir() -> Path:
     """Folder of rulegen's Jinja2 templates: the ``rulegen.templates`` package, which is the
     repository's ``templates/`` folder (mapped in pyproject.toml)."""
+    import importlib.resources
     return Path(str(importlib.resources.files("rulegen.templates")))
 
 
 @functools.cache
-def environment() -> jinja2.Environment:
-    """The shared environment; templates are loaded from the ``rulegen.templates`` package."""
+def environment():
+    """The shared :class:`jinja2.Environment` (made once, so each template is compiled once);
+    templates are loaded from the ``rulegen.templates`` package. Jinja2 is imported here, on
+    first use, so commands that render nothing do not pay for it."""
+    import jinja2
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
         variable_start_string="[[",

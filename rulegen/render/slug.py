@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import hashlib
 
-from markdown.extensions.toc import slugify
-
 
 def anchor(name: str) -> str:
     """Heading id for an alert or section name: lower case ASCII word characters and ``-``
     (Python-Markdown's ``slugify(name, "-")``). A name with no ASCII letter or digit at all
     (``"!!!"``, ``"日本"``) slugs to nothing; it gets ``alert-<8 hex of its SHA-1>`` so two
     such names still get different, stable ids."""
+    from markdown.extensions.toc import slugify  # imported on first use: markdown is slow to import
     s = slugify(name, "-")
     if s:
         return s

@@ -98,7 +98,6 @@ def _ranges_ms(ast) -> list[int]:
 
 def check_spec(spec, ctx):
     from ...render.promtool_tests import NotExpandable, expected_alert
-    from ...render.site import DEFAULT_SITE_URL
     lf = spec.source
     for group, rule in spec.rules():
         ast, _ = parse(rule.expr)
@@ -161,6 +160,7 @@ def check_spec(spec, ctx):
                 if target is None:
                     continue
                 for ei, e in enumerate(a.get("exp_alerts") or []):
+                    from ...render.site import DEFAULT_SITE_URL  # ruamel: only for specs with tests
                     try:
                         expected_alert(spec, target[0], target[1], e, d, DEFAULT_SITE_URL)
                     except NotExpandable as err:

@@ -7,8 +7,9 @@ Series values use promtool's expanding notation (Prometheus docs, "Unit testing 
 
 Codes:
 
-* ``RG601`` (error) an expected alert's annotation uses a template rulegen cannot expand
-  (``$value``, functions), so the test must spell it out in ``exp_annotations``.
+* ``RG601`` (error) an expected alert's annotation or label uses a template rulegen cannot
+  expand (``$value``, functions), so the test must spell it out in ``exp_annotations`` or
+  ``exp_labels``.
 * ``RG602`` (warning) an input ``interval`` longer than the 5-minute lookback: between two
   samples the series is absent, so ``up == 0`` looks like "no series". Bad: ``interval: 10m``.
 * ``RG603`` (warning) an ``eval_time`` after the last sample of every input series: the result

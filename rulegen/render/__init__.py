@@ -141,9 +141,8 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm") -> tuple[list[Output]
         if tfile is not None:
             outs.append(Output(test_file_path(spec), ownership.seal(tfile), True, src))
         pp = f"{RUNBOOK_DIR}/{spec.app}.md"
-        chart_dir = root / spec.chart.path
-        has_fullname = f"{helm.chart_name(chart_dir, spec.app)}.fullname" in helm.chart_helpers(chart_dir)
-        page = runbook.render_page(spec, specs, _headers("markdown", src), has_fullname)
+        page = runbook.render_page(spec, specs, _headers("markdown", src),
+                                   helm.uses_fullname(spec, root), helm.name_suffix(spec))
         outs.append(Output(pp, _page(page, _read(root, pp), pp, findings), True, src))
     outs.extend(shared.values())
     if specs:

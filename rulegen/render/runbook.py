@@ -118,13 +118,25 @@ def _plain_key(name: str) -> bool:
     return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) is not None
 
 
+_INDEX: tuple = ((), {}, [])  # (the specs, by identity, and their alert_index) of the last call
+
+
 def alert_index(specs: list[Spec]) -> dict[str, tuple[Spec, object]]:
-    """Alert name -> (spec, rule) over every spec (first one wins; duplicates are a finding)."""
+    """Alert name -> (spec, rule) over every spec (first one wins; duplicates are a finding).
+
+    Every page of a build asks for the index of the same specs: the last index is reused when
+    called again with the very same spec objects in the same order (a quadratic walk over all
+    rules per page otherwise). Callers must not change the returned dict."""
+    global _INDEX
+    key = tuple(map(id, specs))
+    if _INDEX[0] == key and all(a is b for a, b in zip(_INDEX[2], specs)):
+        return _INDEX[1]
     out = {}
     for spec in specs:
         for _, r in spec.rules():
             if r.is_alert:
                 out.setdefault(r.name, (spec, r))
+    _INDEX = (key, out, list(specs))
     return out
 
 
@@ -148,7 +160,8 @@ def _unique(id_: str, used: set[str]) -> str:
     return out
 
 
-def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False) -> dict:
+def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
+                 name_suffix: str | None = None) -> dict:
     """Everything the page template shows, prepared as Markdown strings.
 
     Heading ids: alert headings get exactly :func:`anchor` of the alert name (what
@@ -216,7 +229,8 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False) -
         "chart_template": spec.chart.template_path,
         "values_file": f"{spec.chart.path}/values.yaml",
         "rule_name": inline_code(spec.chart.name) if spec.chart.name else
-        "named after the Helm release (the chart's fullname)" if fullname_helper else
+        ("named after the Helm release (the chart's fullname"
+         + (f" plus `-{name_suffix}`" if name_suffix else "") + ")") if fullname_helper else
         inline_code(spec.app),
         "has_namespace": bool(spec.chart.namespace),
         "namespace": inline_code(spec.chart.namespace) if spec.chart.namespace else "the release namespace",
@@ -233,12 +247,14 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False) -
     }
 
 
-def render_page(spec: Spec, specs: list[Spec], header_lines: list[str], fullname_helper: bool = False) -> str:
+def render_page(spec: Spec, specs: list[Spec], header_lines: list[str], fullname_helper: bool = False,
+                name_suffix: str | None = None) -> str:
     """The page text for ``spec`` (notes slots empty; see :mod:`rulegen.gitops.ownership`).
     ``fullname_helper``: the chart defines ``<chart>.fullname``, which then names the
-    PrometheusRule (as :mod:`rulegen.render.helm` decides)."""
+    PrometheusRule (as :mod:`rulegen.render.helm` decides), with ``-<name_suffix>`` for a
+    template other than the default."""
     return jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                        **page_context(spec, specs, fullname_helper))
+                        **page_context(spec, specs, fullname_helper, name_suffix))
 
 
 def render_alert_index(specs: list[Spec], header_lines: list[str]) -> str:

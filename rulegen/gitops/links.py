@@ -61,6 +61,8 @@ from . import ownership
 __all__ = ["check_links", "default_runbook_url", "url_to_page", "page_ids", "LinkContext"]
 
 _HEADING = re.compile(r"^h[1-6]$")
+#: yaml.safe_load's loader, with libyaml's parser when PyYAML has it (same constructor and resolver)
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -357,7 +359,7 @@ def _values(outputs, root: Path, spec) -> dict:
         f = root / vpath
         text = f.read_text(encoding="utf-8") if f.is_file() else ""
     try:
-        data = yaml.safe_load(text) or {}
+        data = yaml.load(text, Loader=_SAFE_LOADER) or {}
     except yaml.YAMLError:
         return {}
     return data if isinstance(data, dict) else {}
@@ -451,6 +453,7 @@ def check_links(outputs, specs, root, site_dir=None) -> list[Finding]:
         for _, r in spec.rules():
             if r.is_alert:
                 where.setdefault(r.name, (spec, r))
+    values_of: dict[str, dict] = {}
 
     def target_check(page, frag, fail):
         """Run ``fail(code_kind, detail)`` when page/fragment do not resolve."""
@@ -465,7 +468,10 @@ def check_links(outputs, specs, root, site_dir=None) -> list[Finding]:
         return None
 
     for spec in specs:
-        values = _values(outputs, root, spec)
+        vkey = spec.chart.path  # specs sharing a chart share its values.yaml: parse it once
+        if vkey not in values_of:
+            values_of[vkey] = _values(outputs, root, spec)
+        values = values_of[vkey]
         for group, rule in spec.rules():
             if not rule.is_alert:
                 continue
@@ -540,9 +546,9 @@ def check_links(outputs, specs, root, site_dir=None) -> list[Finding]:
             target, frag, internal = _resolve(href, rel, pages)
             if not internal:
                 continue
-            line = pg.line_of(f"]({href}")
 
-            def lfail(kind, detail, href=href, pg=pg, line=line, target=target):
+            def lfail(kind, detail, href=href, pg=pg, target=target):
+                line = pg.line_of(f"]({href}")  # only for a finding: it scans the page
                 msg = (f"link {href} points to a page that does not exist" if kind == "page" else
                        f"link {href}: the built site lacks the page's HTML" if kind == "html" else
                        f"link {href}: {site_mod.DOCS_DIR}/{target} has no anchor #{detail} (missing anchor)")

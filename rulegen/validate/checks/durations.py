@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import datetime
 
-import promql_parser
-
 from ...findings import Finding, Severity
 from ...spec.durations import MAX_MS, DurationError, parse_ms
-from .promql import expr_position, parse
+from .promql import expr_position, nodes, parse
 
 ID = "durations"
 
@@ -55,15 +53,11 @@ def check_spec(spec, ctx):
         if ast is None:
             continue
         bad = []
-
-        def visit(node):
+        for node in nodes(ast):
             for attr in ("range", "step", "offset"):
                 v = getattr(node, attr, None)
                 if isinstance(v, datetime.timedelta) and abs(v) > _MAX:
                     bad.append(attr)
-            return True
-
-        promql_parser.walk(ast, pre_visit=visit)
         if bad:
             line, col = expr_position(lf, r.path + ("expr",))
             what = {"range": "a range", "step": "a subquery step", "offset": "an offset"}[bad[0]]

@@ -47,6 +47,17 @@ def parse(expr: str):
         return None, (str(e) or type(e).__name__).strip()
 
 
+@functools.lru_cache(maxsize=4096)
+def nodes(ast) -> tuple:
+    """Every node of ``ast`` in ``promql_parser.walk``'s order (pre-order). Several checks
+    look at the nodes of each expression: walking once and sharing the nodes saves the
+    walks (which build new Python objects each time) of the others. Cached per AST, which
+    :func:`parse` caches per text."""
+    found: list = []
+    promql_parser.walk(ast, pre_visit=lambda node: found.append(node) or True)
+    return tuple(found)
+
+
 def expr_position(lf, path) -> tuple[int, int]:
     """(line, col) of the first character of the expression text at ``path`` (skips a ``|``
     or ``>`` block-scalar header onto the next line)."""
@@ -103,32 +114,24 @@ _REPEAT = re.compile(r"(?<!\\)\{(\d+)(?:,(\d*))?\}")
 def experimental(ast) -> list[str]:
     """Names of experimental functions and aggregations used in ``ast``, sorted, unique."""
     found: set[str] = set()
-
-    def visit(node):
+    for node in nodes(ast):
         cls = type(node).__name__
         if cls == "Call" and getattr(node.func, "experimental", False):
             found.add(node.func.name)
         elif cls == "AggregateExpr" and str(node.op) in _EXPERIMENTAL_AGGREGATIONS:
             found.add(str(node.op))
-        return True
-
-    promql_parser.walk(ast, pre_visit=visit)
     return sorted(found)
 
 
 def _bad_regexes(ast) -> list[str]:
     """Regex matcher values with a repeat count over 1000 (RE2's limit, so Go's too)."""
     bad: list[str] = []
-
-    def visit(node):
+    for node in nodes(ast):
         if type(node).__name__ == "VectorSelector":
             for m in node.matchers.matchers:
                 if str(m.op).endswith(("Re", "NotRe")) and any(
                         int(x) > 1000 for g in _REPEAT.findall(m.value) for x in g if x):
                     bad.append(m.value)
-        return True
-
-    promql_parser.walk(ast, pre_visit=visit)
     return bad
 
 

@@ -30,11 +30,9 @@ from __future__ import annotations
 
 import re
 
-import promql_parser
-
 from ...findings import Severity
 from ...spec.durations import DurationError, parse_ms
-from .promql import parse
+from .promql import nodes, parse
 
 ID = "tests"
 
@@ -86,15 +84,8 @@ def expand_values(text: str) -> list[str]:
 def _ranges_ms(ast) -> list[int]:
     """Range durations (ms) of every range selector in ``ast`` (subquery ranges excluded:
     a subquery samples at its own step)."""
-    found: list[int] = []
-
-    def visit(node):
-        if type(node).__name__ == "MatrixSelector":
-            found.append(int(node.range.total_seconds() * 1000))
-        return True
-
-    promql_parser.walk(ast, pre_visit=visit)
-    return found
+    return [int(node.range.total_seconds() * 1000) for node in nodes(ast)
+            if type(node).__name__ == "MatrixSelector"]
 
 
 def check_spec(spec, ctx):

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 
 from .config import Config, load_config
 from .findings import Finding, RulegenError, has_errors
-from .spec import Spec, load_paths
-from .validate import Context, validate
+from .parallel import split_map
+from .spec import Spec, find_spec_files, load_file, shown_path
+from .validate import Context, check_file, finish
 
 if TYPE_CHECKING:
     from .render import Output
@@ -52,8 +53,14 @@ def load_project(root: Path, paths: list[str] | None = None) -> Loaded:
             # put an absolute, machine-specific path into generated files
             raise RulegenError(f"{t} is outside the project folder {top}; run rulegen in (or -C) the "
                                "project that holds the spec")
-    files = load_paths(targets, root)
-    result = validate(files, Context(config=config, root=root))
+    ctx = Context(config=config, root=root)
+
+    def one(f: Path):
+        return check_file(load_file(f, shown_path(f, root)), ctx)
+
+    # validate(load_paths(targets, root), ctx), each file loaded and checked on two cores
+    # when there are many (rulegen.parallel); same findings, same order
+    result = finish(split_map(one, find_spec_files(targets)), ctx)
     return Loaded(root=root, config=config, specs=result.specs, findings=result.findings)
 
 

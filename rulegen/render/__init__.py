@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..findings import Finding, RulegenError, Severity
 from ..gitops import ownership
+from ..parallel import split_map
 from ..spec import Spec
 
 RUNBOOK_DIR = "runbooks"
@@ -107,17 +108,32 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm") -> tuple[list[Output]
     def shared_text(path: str) -> str | None:
         return shared[path].content if path in shared else _read(root, path, exact=True)
 
-    for spec in sorted(specs, key=lambda s: s.app):
+    def per_spec(spec: Spec):
+        """What each spec renders on its own, independent of the shared files planned before
+        it: its rule file, promtool tests and runbook page (the bulk of the work, so it runs on
+        two cores for a large project; see rulegen.parallel)."""
         src = spec.file
         if fmt == "rules":
             from . import plain
-            outs.append(Output(f"rules-out/{spec.app}.rules.yaml",
-                               ownership.seal(plain.render_rules_file(spec, site_url, _headers("yaml", src))),
-                               True, src))
+            rules = ownership.seal(plain.render_rules_file(spec, site_url, _headers("yaml", src)))
         else:
-            header = ownership.notice(src)
-            text = helm.render_template(spec, root, site_url, header, ownership.checksum_value())
-            outs.append(Output(spec.chart.template_path, ownership.seal(text), True, src))
+            rules = ownership.seal(helm.render_template(spec, root, site_url, ownership.notice(src),
+                                                       ownership.checksum_value()))
+        try:
+            tests = (promtool_tests.render_test_file(spec, site_url, _headers("yaml", src)), None)
+        except promtool_tests.NotExpandable as e:
+            tests = (None, str(e))
+        page = runbook.render_page(spec, specs, _headers("markdown", src),
+                                   helm.uses_fullname(spec, root), helm.name_suffix(spec))
+        return rules, tests, page
+
+    ordered = sorted(specs, key=lambda s: s.app)
+    for spec, (rules, (tfile, terr), page) in zip(ordered, split_map(per_spec, ordered)):
+        src = spec.file
+        if fmt == "rules":
+            outs.append(Output(f"rules-out/{spec.app}.rules.yaml", rules, True, src))
+        else:
+            outs.append(Output(spec.chart.template_path, rules, True, src))
             vpath = f"{spec.chart.path}/values.yaml"
             try:
                 shared[vpath] = Output(vpath, values.render_values(spec, shared_text(vpath), site_url), False, src)
@@ -133,16 +149,11 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm") -> tuple[list[Output]
             cpath = f"{spec.chart.path}/Chart.yaml"
             if cpath not in shared and not (root / cpath).is_file():
                 shared[cpath] = Output(cpath, site.chart_yaml(spec), False, src)
-        try:
-            tfile = promtool_tests.render_test_file(spec, site_url, _headers("yaml", src))
-        except promtool_tests.NotExpandable as e:
-            findings.append(Finding(src, 1, 1, "RG601", Severity.ERROR, str(e)))
-            tfile = None
+        if terr is not None:
+            findings.append(Finding(src, 1, 1, "RG601", Severity.ERROR, terr))
         if tfile is not None:
             outs.append(Output(test_file_path(spec), ownership.seal(tfile), True, src))
         pp = f"{RUNBOOK_DIR}/{spec.app}.md"
-        page = runbook.render_page(spec, specs, _headers("markdown", src),
-                                   helm.uses_fullname(spec, root), helm.name_suffix(spec))
         outs.append(Output(pp, _page(page, _read(root, pp), pp, findings), True, src))
     outs.extend(shared.values())
     if specs:

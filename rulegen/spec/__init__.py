@@ -11,7 +11,7 @@ from ..findings import RulegenError
 from .loader import LoadedFile, load_file, load_text
 from .model import Chart, Group, Rule, Spec, Test, build_spec
 
-__all__ = ["LoadedFile", "load_file", "load_text", "find_spec_files", "load_paths",
+__all__ = ["LoadedFile", "load_file", "load_text", "find_spec_files", "load_paths", "shown_path",
            "Chart", "Group", "Rule", "Spec", "Test", "build_spec", "SCHEMA_PATH"]
 
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
@@ -38,15 +38,16 @@ def find_spec_files(paths: list[Path]) -> list[Path]:
     return sorted(set(found), key=lambda q: q.as_posix())
 
 
+def shown_path(f: Path, root: Path | None = None) -> str:
+    """How findings name spec file ``f``: relative to ``root`` when it is under it, POSIX."""
+    if root is not None:
+        try:
+            return f.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            pass
+    return f.as_posix()
+
+
 def load_paths(paths: list[Path], root: Path | None = None) -> list[LoadedFile]:
     """Load every spec file under ``paths``; positions shown relative to ``root`` when possible."""
-    out = []
-    for f in find_spec_files(paths):
-        shown = f.as_posix()
-        if root is not None:
-            try:
-                shown = f.resolve().relative_to(root.resolve()).as_posix()
-            except ValueError:
-                pass
-        out.append(load_file(f, shown))
-    return out
+    return [load_file(f, shown_path(f, root)) for f in find_spec_files(paths)]

@@ -75,6 +75,10 @@ class LoadedFile:
     plain: set = field(default_factory=set)
     findings: list = field(default_factory=list)
 
+    def __getstate__(self):
+        # the lines cache (made on demand from text) does not travel (rulegen.parallel)
+        return {k: v for k, v in self.__dict__.items() if k != "_lines"}
+
     def pos(self, path: Path_, key: bool = False) -> tuple[int, int]:
         """Best known (line, col) for ``path``: the value, else its key, else the nearest parent."""
         p = tuple(path)

@@ -46,26 +46,40 @@ def validate(files: list[LoadedFile], ctx: Context | None = None) -> Result:
     still checked. Findings are filtered and re-graded by ``ctx.config`` and sorted.
     """
     ctx = ctx or Context()
+    return finish([check_file(lf, ctx) for lf in files], ctx)
+
+
+def check_file(lf: LoadedFile, ctx: Context) -> tuple[list[Finding], Spec | None]:
+    """The per-file part of :func:`validate`: the findings of one loaded file (loader, file
+    and spec checks) and its spec, or None when it could not be built."""
+    findings: list[Finding] = list(lf.findings)
+    if lf.data is None:
+        return findings, None
+    file_findings = []
+    for mod in REGISTRY:
+        fn = getattr(mod, "check_file", None)
+        if fn is not None:
+            file_findings.extend(fn(lf, ctx))
+    findings.extend(file_findings)
+    if any(f.is_error and f.code.startswith("RG2") for f in file_findings):
+        return findings, None  # the model needs schema-valid data (YAML traps, RG108, do not block it)
+    spec = build_spec(lf)
+    for mod in REGISTRY:
+        fn = getattr(mod, "check_spec", None)
+        if fn is not None:
+            findings.extend(fn(spec, ctx))
+    return findings, spec
+
+
+def finish(per_file: list[tuple[list[Finding], Spec | None]], ctx: Context) -> Result:
+    """The rest of :func:`validate` once :func:`check_file` ran on every file, in file order:
+    the project checks, then the config."""
     findings: list[Finding] = []
     specs: list[Spec] = []
-    for lf in files:
-        findings.extend(lf.findings)
-        if lf.data is None:
-            continue
-        file_findings = []
-        for mod in REGISTRY:
-            fn = getattr(mod, "check_file", None)
-            if fn is not None:
-                file_findings.extend(fn(lf, ctx))
+    for file_findings, spec in per_file:
         findings.extend(file_findings)
-        if any(f.is_error and f.code.startswith("RG2") for f in file_findings):
-            continue  # the model needs schema-valid data (YAML traps, RG108, do not block it)
-        spec = build_spec(lf)
-        specs.append(spec)
-        for mod in REGISTRY:
-            fn = getattr(mod, "check_spec", None)
-            if fn is not None:
-                findings.extend(fn(spec, ctx))
+        if spec is not None:
+            specs.append(spec)
     for mod in REGISTRY:
         fn = getattr(mod, "check_project", None)
         if fn is not None:

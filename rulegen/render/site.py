@@ -15,6 +15,7 @@ stays as written. ``nav`` is:
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 from dataclasses import dataclass
@@ -65,23 +66,18 @@ class SiteSettings:
     use_directory_urls: bool = True
 
 
-def _load(root: Path):
-    p = Path(root) / "mkdocs.yml"
-    if not p.is_file():
-        return None
+def _parse(text: str):
     try:
-        return _yaml().load(p.read_text(encoding="utf-8"))
+        return _yaml().load(text)
     except Exception as e:
         raise RulegenError(f"mkdocs.yml: not valid YAML: {str(e).splitlines()[0]}") from None
 
 
-def settings(root) -> SiteSettings:
-    """The :class:`SiteSettings` of ``root/mkdocs.yml`` (defaults when it does not exist).
-
-    Raises:
-        RulegenError: mkdocs.yml exists but is not valid YAML.
-    """
-    doc = _load(root)
+@functools.lru_cache(maxsize=8)
+def _settings_of(text: str) -> SiteSettings:
+    """Settings of an mkdocs.yml text: parsed once per text, though a build and a check ask
+    for them more than once (plan, link check); an invalid text raises each time."""
+    doc = _parse(text)
     if not isinstance(doc, dict):
         return SiteSettings()
     url = doc.get("site_url")
@@ -91,6 +87,18 @@ def settings(root) -> SiteSettings:
         site_dir=str(doc.get("site_dir") or "site").strip("/"),
         use_directory_urls=bool(doc.get("use_directory_urls", True)),
     )
+
+
+def settings(root) -> SiteSettings:
+    """The :class:`SiteSettings` of ``root/mkdocs.yml`` (defaults when it does not exist).
+
+    Raises:
+        RulegenError: mkdocs.yml exists but is not valid YAML.
+    """
+    p = Path(root) / "mkdocs.yml"
+    if not p.is_file():
+        return SiteSettings()
+    return _settings_of(p.read_text(encoding="utf-8"))
 
 
 def site_url(root) -> str:

@@ -10,9 +10,11 @@ the fragment and the heading id cannot disagree, whatever ``toc`` options a team
 
 from __future__ import annotations
 
+import functools
 import hashlib
 
 
+@functools.lru_cache(maxsize=65536)
 def anchor(name: str) -> str:
     """Heading id for an alert or section name: lower case ASCII word characters and ``-``
     (Python-Markdown's ``slugify(name, "-")``). A name with no ASCII letter or digit at all

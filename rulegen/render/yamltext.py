@@ -22,6 +22,8 @@ import re
 # LS, PS) and the BOM; everything else is escaped inside double quotes.
 _UNSAFE = re.compile("[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
 _HELM_LEFT = "{{`{{`}}"
+#: Strings go_string writes as they are: printable ASCII without ``"`` and ``\``.
+_GO_PLAIN = re.compile(r"[\x20\x21\x23-\x5b\x5d-\x7e]*")
 
 
 def _escape_char(m: re.Match) -> str:
@@ -80,6 +82,8 @@ def go_string(s: str) -> str:
     (``{{ dict "k" "v" }}``). Exact for every string; the literal itself holds only printable
     characters (controls, NEL, U+2028/U+2029, BOM and non-characters are escaped), so no
     invisible character lands in a generated template."""
+    if _GO_PLAIN.fullmatch(s):
+        return '"' + s + '"'  # printable ASCII but " and \: every character stands for itself
     out = []
     for c in s:
         o = ord(c)

@@ -399,6 +399,19 @@ _ALERT_KEYS = ("alert", "expr", "for", "keep_firing_for", "labels", "annotations
 _RECORD_KEYS = ("record", "expr", "labels")
 
 
+def _lift(ctx: _Ctx, rs: RuleSet, si: int, rpath: tuple, name: str, out, src: dict, key: str,
+          specials: tuple, what: str) -> None:
+    """Move the ``specials`` of the rule's ``src`` map (its ``labels`` or ``annotations``) to
+    spec keys of their own (``severity:``, ``summary:``, ...), remembering where they came from."""
+    for special in specials:
+        if special in src:
+            v = _as_string(ctx, rs, src, special, f"{what} `{special}`", name)
+            if v is None:
+                continue
+            out[special] = styled(src[special] if isinstance(src[special], str) else v)
+            ctx.where[(si, rpath + (key, special))] = (out, special, _IND_RULE_KEY)
+
+
 def _rule(ctx: _Ctx, rs: RuleSet, si: int, r, rpath: tuple, rules: CommentedSeq, src_rules) -> bool | None:
     rl = _line(src_rules, rpath[-1])
     if not isinstance(r, CommentedMap):
@@ -455,13 +468,7 @@ def _rule(ctx: _Ctx, rs: RuleSet, si: int, r, rpath: tuple, rules: CommentedSeq,
     no_component = False
     if kind == "alert":
         src_labels = r.get("labels") if isinstance(r.get("labels"), dict) else {}
-        for special in ("severity", "component"):
-            if special in src_labels:
-                v = _as_string(ctx, rs, src_labels, special, f"label `{special}`", name)
-                if v is None:
-                    continue
-                out[special] = styled(src_labels[special] if isinstance(src_labels[special], str) else v)
-                ctx.where[(si, rpath + ("labels", special))] = (out, special, _IND_RULE_KEY)
+        _lift(ctx, rs, si, rpath, name, out, src_labels, "labels", ("severity", "component"), "label")
         if "component" not in src_labels:
             no_component = True
     if labels:
@@ -472,13 +479,7 @@ def _rule(ctx: _Ctx, rs: RuleSet, si: int, r, rpath: tuple, rules: CommentedSeq,
         ann = _str_map(ctx, rs, si, r, "annotations", rpath, name, out, _IND_RULE_KEY, _IND_SUB,
                        skip=("summary", "description"))
         src_ann = r.get("annotations") if isinstance(r.get("annotations"), dict) else {}
-        for special in ("summary", "description"):
-            if special in src_ann:
-                v = _as_string(ctx, rs, src_ann, special, f"annotation `{special}`", name)
-                if v is None:
-                    continue
-                out[special] = styled(src_ann[special] if isinstance(src_ann[special], str) else v)
-                ctx.where[(si, rpath + ("annotations", special))] = (out, special, _IND_RULE_KEY)
+        _lift(ctx, rs, si, rpath, name, out, src_ann, "annotations", ("summary", "description"), "annotation")
         if ann:
             out["annotations"] = ann
         elif (si, rpath + ("annotations",)) in ctx.where:

@@ -9,6 +9,8 @@ unplaced headings, indented code, fences, code spans, escapes, ...). It also che
 renderer configured once (no Pygments) gives the same result as a fresh default one.
 
 Run: ``python benchmarks/links_differential.py [--seed N] [--mutations N]`` (about a minute).
+``tests/test_links_differential.py`` runs a bounded version (fixed seed, fewer mutations, no
+corpus) with the test suite.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ SNIPPETS = [
 ]
 
 
-def _pages(tmp: Path) -> dict[str, str]:
+def _pages(tmp: Path, corpus: bool = True) -> dict[str, str]:
     from rulegen.pipeline import load_project
     from rulegen.render import plan
     sys.path.insert(0, str(REPO / "benchmarks"))
@@ -48,7 +50,7 @@ def _pages(tmp: Path) -> dict[str, str]:
     check_bench.generate_repo(gen, 10, 200)
     outs, _ = plan(load_project(gen).specs, gen, "helm")
     pages.update({"generated:" + o.path: o.content for o in outs if o.path.endswith(".md")})
-    if CORPUS.is_dir():
+    if corpus and CORPUS.is_dir():
         from rulegen.importer import import_paths, write_specs
         root = tmp / "corpus"
         res = import_paths([CORPUS], out_dir=root / "rules", display_base=CORPUS)
@@ -58,11 +60,11 @@ def _pages(tmp: Path) -> dict[str, str]:
     return pages
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--mutations", type=int, default=3000)
-    args = ap.parse_args(argv)
+def run(seed: int = 1, mutations: int = 3000, corpus: bool = True, out=print) -> tuple[int, int, int]:
+    """Compare the fast path with rendering on every page and on ``mutations`` random mutations
+    of them (``random.Random(seed)``); ``out`` gets one message per difference and the totals.
+    ``corpus``: also the corpus pages, when the corpus is there. Returns (differences, pages,
+    mutations read by the fast path)."""
     sys.path.insert(0, str(REPO))
     import markdown
 
@@ -75,25 +77,25 @@ def main(argv: list[str] | None = None) -> int:
 
     bad = 0
     with tempfile.TemporaryDirectory(prefix="rulegen-links-") as tmp:
-        pages = _pages(Path(tmp))
+        pages = _pages(Path(tmp), corpus)
     fast = 0
     for name, text in sorted(pages.items()):
         r = links._render_ids(text)
         if r != fresh_render(text):
             bad += 1
-            print(f"render differs from a fresh Pygments render: {name}")
+            out(f"render differs from a fresh Pygments render: {name}")
         f = links._fast_ids(text)
         if f is None:
             continue
         fast += 1
         if f != r:
             bad += 1
-            print(f"fast path differs: {name}")
-    print(f"{len(pages)} pages, {fast} read by the fast path, {len(pages) - fast} rendered")
-    rng = random.Random(args.seed)
-    base = list(pages.values())
+            out(f"fast path differs: {name}")
+    out(f"{len(pages)} pages, {fast} read by the fast path, {len(pages) - fast} rendered")
+    rng = random.Random(seed)
+    base = [pages[k] for k in sorted(pages)]
     checked = 0
-    for i in range(args.mutations):
+    for i in range(mutations):
         lines = rng.choice(base).split("\n")
         for _ in range(rng.randint(1, 4)):
             k = rng.randrange(len(lines) + 1)
@@ -111,8 +113,17 @@ def main(argv: list[str] | None = None) -> int:
         checked += 1
         if f != links._render_ids(text):
             bad += 1
-            print(f"fast path differs on mutation {i} (seed {args.seed}):\n{text}\n---")
-    print(f"{args.mutations} mutations, {checked} read by the fast path; {bad} difference(s)")
+            out(f"fast path differs on mutation {i} (seed {seed}):\n{text}\n---")
+    out(f"{mutations} mutations, {checked} read by the fast path; {bad} difference(s)")
+    return bad, len(pages), checked
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--mutations", type=int, default=3000)
+    args = ap.parse_args(argv)
+    bad, _, _ = run(args.seed, args.mutations)
     return 1 if bad else 0
 
 

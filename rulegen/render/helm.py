@@ -34,6 +34,7 @@ names. Names that would still be equal (two specs setting one ``chart.name``) ar
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -135,6 +136,7 @@ def _key(name: str) -> str:
     return helm_literal(double_quoted(name))
 
 
+@functools.lru_cache(maxsize=16384)
 def _entry(name: str, value: str) -> tuple[str, str, str]:
     """(Go string of the name for ``hasKey``, YAML key, YAML value) of one label or annotation."""
     return go_string(name), _key(name), _scalar(value, MAP_KEY_COL)

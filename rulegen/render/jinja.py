@@ -11,6 +11,9 @@ import functools
 from pathlib import Path
 
 
+_DICT_ATTRS = frozenset(dir(dict))
+
+
 def templates_dir() -> Path:
     """Folder of rulegen's Jinja2 templates: the ``rulegen.templates`` package, which is the
     repository's ``templates/`` folder (mapped in pyproject.toml)."""
@@ -24,7 +27,21 @@ def environment():
     templates are loaded from the ``rulegen.templates`` package. Jinja2 is imported here, on
     first use, so commands that render nothing do not pay for it."""
     import jinja2
-    return jinja2.Environment(
+
+    class Environment(jinja2.Environment):
+        """``x.name`` on a plain dict reads the key first. Jinja tries ``getattr`` first, and the
+        AttributeError each rule field lookup raised was a fifth of the PrometheusRule render.
+        A key that is also a dict attribute (``items``, ``values``...) keeps Jinja's order."""
+
+        def getattr(self, obj, attribute):
+            if type(obj) is dict and attribute not in _DICT_ATTRS:
+                try:
+                    return obj[attribute]
+                except (KeyError, TypeError):
+                    pass
+            return super().getattr(obj, attribute)
+
+    return Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
         variable_start_string="[[",
         variable_end_string="]]",

@@ -44,6 +44,8 @@ def _escape_char(m: re.Match) -> str:
 
 def double_quoted(s: str) -> str:
     """``s`` as a YAML double-quoted scalar on one line. Exact for every string."""
+    if _GO_PLAIN.fullmatch(s):
+        return '"' + s + '"'  # printable ASCII but " and \: neither JSON nor YAML escapes any of it
     body = json.dumps(s, ensure_ascii=False)[1:-1]
     # json.dumps escapes " \ and C0 controls; escape what YAML would read differently.
     return '"' + _UNSAFE.sub(_escape_char, body) + '"'

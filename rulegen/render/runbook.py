@@ -19,6 +19,7 @@ Team notes: every alert section and the page end with a slot
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ..spec import Spec
@@ -30,6 +31,7 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|])")
 SEVERITY_ORDER = {"critical": 0, "error": 1, "warning": 2, "info": 3}
 
 
+@functools.lru_cache(maxsize=16384)  # group, severity, component... repeat on every alert
 def md_text(s: str) -> str:
     """Plain text shown literally in Markdown (one line; specials and HTML escaped)."""
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -8,6 +8,7 @@ A year is 365 days, a week 7 days, as in Prometheus' model.ParseDuration.
 
 from __future__ import annotations
 
+import functools
 import re
 
 _RE = re.compile(
@@ -87,6 +88,7 @@ def format_ms(ms: int) -> str:
     return "".join(out)
 
 
+@functools.lru_cache(maxsize=4096)  # a project repeats a few durations thousands of times
 def canonical(text: str) -> str:
     """Canonical form of a valid duration (``"90s"`` -> ``"1m30s"``, ``"60m"`` -> ``"1h"``)."""
     return format_ms(parse_ms(text))

@@ -110,8 +110,9 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm") -> tuple[list[Output]
 
     def per_spec(spec: Spec):
         """What each spec renders on its own, independent of the shared files planned before
-        it: its rule file, promtool tests and runbook page (the bulk of the work, so it runs on
-        two cores for a large project; see rulegen.parallel)."""
+        it: its rule file, promtool tests, sealed runbook page (with its findings) and, when
+        no other spec renders into its chart, its values files (the bulk of the work, so it
+        runs on two cores for a large project; see rulegen.parallel)."""
         src = spec.file
         if fmt == "rules":
             from . import plain
@@ -125,27 +126,51 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm") -> tuple[list[Output]
             tests = (None, str(e))
         page = runbook.render_page(spec, specs, _headers("markdown", src),
                                    helm.uses_fullname(spec, root), helm.name_suffix(spec))
-        return rules, tests, page
+        pp = f"{RUNBOOK_DIR}/{spec.app}.md"
+        page_findings: list[Finding] = []
+        page = _page(page, _read(root, pp), pp, page_findings)
+        # the chart's values files, when no other spec renders into the chart: merged into the
+        # disk's text as the loop below would, but here, on two cores
+        chart_files = _values_files(spec, _read) if fmt != "rules" and alone[spec.chart.path] else None
+        return rules, tests, (page, page_findings), chart_files
+
+    def _values_files(spec: Spec, text_of) -> list[tuple[str, str | None, Finding | None]]:
+        """(path, new text or None, finding or None) of the spec's values.yaml and
+        values.schema.json, each merged into ``text_of(root, path, exact=True)``."""
+        vpath = f"{spec.chart.path}/values.yaml"
+        out = []
+        try:
+            out.append((vpath, values.render_values(spec, text_of(root, vpath, exact=True), site_url), None))
+        except Exception as e:  # ruamel errors: report, do not crash
+            out.append((vpath, None, Finding(vpath, 1, 1, "RG701", Severity.ERROR,
+                                             f"cannot update values.yaml: {str(e).splitlines()[0]}; "
+                                             "fix the YAML by hand")))
+        spath = f"{spec.chart.path}/values.schema.json"
+        try:
+            out.append((spath, values.render_values_schema(spec, text_of(root, spath, exact=True)), None))
+        except ValueError as e:
+            out.append((spath, None, Finding(spath, 1, 1, "RG701", Severity.ERROR,
+                                             f"cannot update values.schema.json: {e}; fix the JSON by hand")))
+        return out
 
     ordered = sorted(specs, key=lambda s: s.app)
-    for spec, (rules, (tfile, terr), page) in zip(ordered, split_map(per_spec, ordered)):
+    charts: dict[str, int] = {}
+    for spec in ordered:
+        charts[spec.chart.path] = charts.get(spec.chart.path, 0) + 1
+    alone = {path: n == 1 for path, n in charts.items()}
+    for spec, (rules, (tfile, terr), (page, page_findings), chart_files) in zip(ordered, split_map(per_spec, ordered)):
         src = spec.file
         if fmt == "rules":
             outs.append(Output(f"rules-out/{spec.app}.rules.yaml", rules, True, src))
         else:
             outs.append(Output(spec.chart.template_path, rules, True, src))
-            vpath = f"{spec.chart.path}/values.yaml"
-            try:
-                shared[vpath] = Output(vpath, values.render_values(spec, shared_text(vpath), site_url), False, src)
-            except Exception as e:  # ruamel errors: report, do not crash
-                findings.append(Finding(vpath, 1, 1, "RG701", Severity.ERROR,
-                                        f"cannot update values.yaml: {str(e).splitlines()[0]}; fix the YAML by hand"))
-            spath = f"{spec.chart.path}/values.schema.json"
-            try:
-                shared[spath] = Output(spath, values.render_values_schema(spec, shared_text(spath)), False, src)
-            except ValueError as e:
-                findings.append(Finding(spath, 1, 1, "RG701", Severity.ERROR,
-                                        f"cannot update values.schema.json: {e}; fix the JSON by hand"))
+            if chart_files is None:  # several specs in this chart: each merges into the text planned before it
+                chart_files = _values_files(spec, lambda _root, path, exact: shared_text(path))
+            for path, text, finding in chart_files:
+                if finding is not None:
+                    findings.append(finding)
+                else:
+                    shared[path] = Output(path, text, False, src)
             cpath = f"{spec.chart.path}/Chart.yaml"
             if cpath not in shared and not (root / cpath).is_file():
                 shared[cpath] = Output(cpath, site.chart_yaml(spec), False, src)
@@ -153,8 +178,8 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm") -> tuple[list[Output]
             findings.append(Finding(src, 1, 1, "RG601", Severity.ERROR, terr))
         if tfile is not None:
             outs.append(Output(test_file_path(spec), ownership.seal(tfile), True, src))
-        pp = f"{RUNBOOK_DIR}/{spec.app}.md"
-        outs.append(Output(pp, _page(page, _read(root, pp), pp, findings), True, src))
+        findings.extend(page_findings)
+        outs.append(Output(f"{RUNBOOK_DIR}/{spec.app}.md", page, True, src))
     outs.extend(shared.values())
     if specs:
         home = f"{RUNBOOK_DIR}/index.md"

@@ -30,12 +30,16 @@ def _enabled(n: int) -> bool:
     return cpus > 1
 
 
-def split_map(fn, items) -> list:
-    """``[fn(x) for x in items]``, the second half in a forked child when it pays (see above)."""
+def split_map(fn, items, meanwhile=None) -> list:
+    """``[fn(x) for x in items]``, the second half in a forked child when it pays (see above).
+
+    ``meanwhile``: a callable this process runs first when it did fork (its result and any
+    exception are dropped), for work a later step needs anyway, such as imports; the child then
+    takes a tenth more of the items so both finish about together."""
     items = list(items)
     if not _enabled(len(items)):
         return [fn(x) for x in items]
-    half = (len(items) + 1) // 2
+    half = (len(items) + 1) // 2 - (len(items) // 10 if meanwhile is not None else 0)
     r, w = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -54,6 +58,11 @@ def split_map(fn, items) -> list:
             os._exit(code)
     os.close(w)
     try:
+        if meanwhile is not None:
+            try:
+                meanwhile()
+            except Exception:
+                pass  # the step that needs it does it again and fails there, as without it
         first = [fn(x) for x in items[:half]]
     finally:
         with os.fdopen(r, "rb") as f:

@@ -35,8 +35,11 @@ class Loaded:
         return not has_errors(self.findings)
 
 
-def load_project(root: Path, paths: list[str] | None = None) -> Loaded:
+def load_project(root: Path, paths: list[str] | None = None, meanwhile=None) -> Loaded:
     """Load and validate the specs under ``paths`` (default ``rules/``) of the project at ``root``.
+
+    ``meanwhile``: run by this process while a forked child loads its share of a large project
+    (see :func:`rulegen.parallel.split_map`); :func:`warm_render` for commands that render next.
 
     Raises:
         RulegenError: no spec found, or the project config is invalid.
@@ -60,8 +63,20 @@ def load_project(root: Path, paths: list[str] | None = None) -> Loaded:
 
     # validate(load_paths(targets, root), ctx), each file loaded and checked on two cores
     # when there are many (rulegen.parallel); same findings, same order
-    result = finish(split_map(one, find_spec_files(targets)), ctx)
+    result = finish(split_map(one, find_spec_files(targets), meanwhile), ctx)
     return Loaded(root=root, config=config, specs=result.specs, findings=result.findings)
+
+
+def warm_render() -> None:
+    """Import what rendering and the link check use and compile the templates (about a quarter
+    of a second), so that it overlaps loading, and a child forked to render inherits it."""
+    from .gitops import links  # noqa: F401  (markdown's toc slugify, through anchor)
+    from .render import helm, jinja, promtool_tests, runbook, site, values  # noqa: F401
+    from .render.slug import anchor
+    anchor("rulegen")
+    env = jinja.environment()
+    for name in ("prometheusrule.yaml.j2", "runbook_page.md.j2", "home.md.j2", "alerts_index.md.j2"):
+        env.get_template(name)
 
 
 def plan_project(loaded: Loaded, fmt: str = "helm") -> tuple[list[Output], list[Finding]]:

@@ -93,12 +93,12 @@ def run_check(root: Path, paths: list[str] | None, stream=None, fmt: str = "helm
 
 def _run(root: Path, paths, stream, fmt: str) -> int:
     from ..formatters import render
-    from ..pipeline import load_project, plan_project
+    from ..pipeline import load_project, plan_project, warm_render
 
     def out(text: str = "") -> None:
         print(text, file=stream)
 
-    loaded = load_project(root, paths)
+    loaded = load_project(root, paths, warm_render)
     findings = list(loaded.findings)
     if not loaded.ok:
         out(render(findings, "text"))

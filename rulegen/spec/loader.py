@@ -504,29 +504,43 @@ def _build(node, path: tuple, lf: LoadedFile, counter: list):
     if isinstance(node, MappingNode):
         out = {}
         own_keys = set()
+        names = []
+        merges = False
         for k, v in node.value:
             if isinstance(k, ScalarNode) and k.value == "<<" and k.tag in (_PLAIN, "tag:yaml.org,2002:merge"):
+                merges = True
                 continue
             name = _key_text(k)
             if name in own_keys:
                 raise _Duplicate(name, k)
             own_keys.add(name)
-        for k, v in _merged_pairs(node):
-            key = _key_text(k)
+            names.append(name)
+        # without merge keys the pairs are the node's own, in order, and their names are known
+        pairs = zip(node.value, names) if not merges else ((kv, _key_text(kv[0])) for kv in _merged_pairs(node))
+        for (k, v), key in pairs:
             sub = path + (key,)
             lf.key_positions[sub] = _mark(k)
-            lf.positions[sub] = _value_mark(v, lf)
-            out[key] = _build(v, sub, lf, counter)
-            if _is_plain(v):
-                lf.plain.add(sub)
+            out[key] = _child(v, sub, lf, counter)
         return out
     if isinstance(node, SequenceNode):
         out = []
         for i, v in enumerate(node.value):
-            sub = path + (i,)
-            lf.positions[sub] = _value_mark(v, lf)
-            out.append(_build(v, sub, lf, counter))
-            if _is_plain(v):
-                lf.plain.add(sub)
+            out.append(_child(v, path + (i,), lf, counter))
         return out
     return _scalar(node)
+
+
+def _child(v, sub: tuple, lf: LoadedFile, counter: list):
+    """Value of a mapping or sequence member ``v`` at ``sub``, with its position recorded and
+    ``sub`` added to ``lf.plain`` for a plain string (a scalar is resolved once, not twice)."""
+    if isinstance(v, ScalarNode):
+        lf.positions[sub] = _mark(v)
+        counter[0] += 1
+        if counter[0] > MAX_NODES:
+            raise _TooLarge()
+        value = _scalar(v)
+        if v.tag == _PLAIN and isinstance(value, str):  # _is_plain(v), from the value just made
+            lf.plain.add(sub)
+        return value
+    lf.positions[sub] = _value_mark(v, lf)
+    return _build(v, sub, lf, counter)

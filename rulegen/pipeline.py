@@ -79,9 +79,10 @@ def warm_render() -> None:
         env.get_template(name)
 
 
-def plan_project(loaded: Loaded, fmt: str = "helm") -> tuple[list[Output], list[Finding]]:
+def plan_project(loaded: Loaded, fmt: str = "helm", link_ids: bool = False) -> tuple[list[Output], list[Finding]]:
     """Outputs of a validated project; findings about outputs that could not be made are
-    passed through the project config like validation findings."""
+    passed through the project config like validation findings. ``link_ids``: see
+    :func:`rulegen.render.plan` (for a link check next)."""
     from .render import plan  # jinja2, markdown, ruamel: only the commands that render pay for them
-    outputs, findings = plan(loaded.specs, loaded.root, fmt)
+    outputs, findings = plan(loaded.specs, loaded.root, fmt, link_ids)
     return outputs, loaded.config.apply(findings)

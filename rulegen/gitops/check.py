@@ -105,7 +105,7 @@ def _run(root: Path, paths, stream, fmt: str) -> int:
         out("check: validation failed; fix the errors above, then run `rulegen build` "
             "(drift was not checked)")
         return EXIT_FAIL
-    outputs, plan_findings = plan_project(loaded, fmt)
+    outputs, plan_findings = plan_project(loaded, fmt, link_ids=importlib.util.find_spec(LINKS_MODULE) is not None)
     findings += plan_findings
     if any(f.is_error for f in plan_findings):
         out(render(findings, "text"))

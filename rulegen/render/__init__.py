@@ -84,12 +84,15 @@ def _page(text: str, existing: str | None, path: str, findings: list[Finding],
     return sealed
 
 
-def plan(specs: list[Spec], root: Path, fmt: str = "helm") -> tuple[list[Output], list[Finding]]:
+def plan(specs: list[Spec], root: Path, fmt: str = "helm",
+         link_ids: bool = False) -> tuple[list[Output], list[Finding]]:
     """Every output file for ``specs``, sorted by path, plus findings about outputs that could
     not be made (``RG601``: a test annotation needs writing out; ``RG701``: a shared file is
     not valid YAML/JSON).
 
     ``fmt`` is ``helm`` (charts) or ``rules`` (plain Prometheus rule files under ``rules-out/``).
+    ``link_ids``: also read each generated runbook page's ids and links for the link check
+    that follows (``check``), with the rest of the per-spec work.
 
     Raises:
         RulegenError: ``mkdocs.yml`` cannot be read.
@@ -132,7 +135,8 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm") -> tuple[list[Output]
         # the chart's values files, when no other spec renders into the chart: merged into the
         # disk's text as the loop below would, but here, on two cores
         chart_files = _values_files(spec, _read) if fmt != "rules" and alone[spec.chart.path] else None
-        return rules, tests, (page, page_findings), chart_files
+        ids = _ahead()(page) if link_ids else None
+        return rules, tests, (page, page_findings, ids), chart_files
 
     def _values_files(spec: Spec, text_of) -> list[tuple[str, str | None, Finding | None]]:
         """(path, new text or None, finding or None) of the spec's values.yaml and
@@ -158,7 +162,7 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm") -> tuple[list[Output]
     for spec in ordered:
         charts[spec.chart.path] = charts.get(spec.chart.path, 0) + 1
     alone = {path: n == 1 for path, n in charts.items()}
-    for spec, (rules, (tfile, terr), (page, page_findings), chart_files) in zip(ordered, split_map(per_spec, ordered)):
+    for spec, (rules, (tfile, terr), (page, page_findings, ids), chart_files) in zip(ordered, split_map(per_spec, ordered)):
         src = spec.file
         if fmt == "rules":
             outs.append(Output(f"rules-out/{spec.app}.rules.yaml", rules, True, src))
@@ -179,6 +183,8 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm") -> tuple[list[Output]
         if tfile is not None:
             outs.append(Output(test_file_path(spec), ownership.seal(tfile), True, src))
         findings.extend(page_findings)
+        if ids is not None:
+            _links().known(page, ids)
         outs.append(Output(f"{RUNBOOK_DIR}/{spec.app}.md", page, True, src))
     outs.extend(shared.values())
     if specs:
@@ -198,6 +204,22 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm") -> tuple[list[Output]
         if mk is not None:
             outs.append(Output("mkdocs.yml", mk, False))
     return sorted(outs, key=lambda o: o.path), findings
+
+
+def _links():
+    """rulegen.gitops.links when it is there and can read pages ahead, else None (the check
+    then reads them itself; an error importing it is the check's to raise)."""
+    try:
+        from ..gitops import links
+    except Exception:
+        return None
+    return links if hasattr(links, "page_ids_ahead") and hasattr(links, "known") else None
+
+
+def _ahead():
+    """The page reader for :func:`plan`'s ``link_ids``: links.page_ids_ahead, or no reading."""
+    links = _links()
+    return links.page_ids_ahead if links is not None else (lambda _text: None)
 
 
 def test_file_path(spec: Spec) -> str:

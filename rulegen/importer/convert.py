@@ -113,16 +113,9 @@ def _as_string(ctx: _Ctx, rs: RuleSet, node, key, what: str, rule: str):
     """``node[key]`` as a string; a non-string is converted to its source text, with a note.
     Returns None for mappings and lists (not convertible)."""
     v = node[key]
-    if isinstance(v, str):
-        return v
-    if isinstance(v, (dict, list)):
-        return None
-    if v is None:
-        text = ""
-    else:
-        text = _source_text(rs, node, key)
-        if text is None or text.startswith(("'", '"')):
-            text = str(v).lower() if isinstance(v, bool) else str(v)
+    text = _scalar_text(rs, node, key)
+    if text is None or isinstance(v, str):
+        return text
     ctx.note(rs, _line(node, key), "RG804",
              f"{what} is {_describe(v)} in the source; imported as the string {text!r}, the text "
              "Prometheus reads (a PrometheusRule must have a string here)", rule=rule)

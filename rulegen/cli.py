@@ -73,6 +73,11 @@ def cmd_build(args) -> int:
     for p in touched:
         print(("removed " if p in status.stale else "wrote ") + p)
     print(f"{len(loaded.specs)} spec(s): {len(touched)} file(s) written, {len(status.unchanged)} unchanged")
+    kinds = (("PrometheusRule template(s)", "/templates/"), ("promtool test file(s)", ".test.yaml"),
+             ("runbook page(s)", "runbooks/"), ("plain rule file(s)", "rules-out/"))
+    have = [f"{sum(1 for o in outputs if part in o.path)} {what}" for what, part in kinds
+            if any(part in o.path for o in outputs)]
+    print("outputs: " + ", ".join(have) + "; run `rulegen test` to run the promtool tests")
     return EXIT_OK
 
 

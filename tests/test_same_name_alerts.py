@@ -35,7 +35,7 @@ SPEC = textwrap.dedent("""\
             severity: critical
             summary: Disk full.
             description: Over 95%.
-            runbook: {causes: [logs]}
+            runbook: {causes: [logs], resolution: [rotate logs]}
             tests:
               - name: both fire
                 input_series:
@@ -60,6 +60,9 @@ def test_same_name_alerts_share_one_section_and_check_is_clean(tmp_path, capsys,
     assert page.count("## DiskFull { #diskfull }") == 1
     assert "A second rule with this name, severity **critical**, `for` 5m:" in page
     assert page.count("<!-- notes:DiskFull -->") == 1
+    # regression: the second rule's summary and runbook content were dropped
+    assert "**Summary (critical):** Disk full." in page
+    assert "1. logs" in page and "- rotate logs" in page
     assert main(["-C", str(tmp_path), "check"]) == 0
     capsys.readouterr()
     # the critical rule's test completes its own labels (severity critical) for the first alert

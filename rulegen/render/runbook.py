@@ -189,12 +189,28 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
         if r.name in by_name:
             # same-name rules (e.g. a warning and a critical threshold) share one section, the
             # one their runbook_url opens; the first rule's runbook content is the section's
-            by_name[r.name]["variants"].append({
+            first = by_name[r.name]
+            first["variants"].append({
                 "severity": md_text(r.severity or "none"),
                 "for": canonical(r.for_) if r.for_ else "",
                 "fires_when": fires_when(r, key),
                 "expr": fence(r.expr, "promql"),
+                "summary": md_text(r.annotations.get("summary", "")),
+                "explanation": (r.runbook.get("explanation") or "").strip(),
             })
+            # its runbook content joins the section's (nothing a variant says is dropped)
+            rr = r.runbook
+            for field, items in (("causes", rr.get("causes")), ("resolution", rr.get("resolution"))):
+                for x in items or []:
+                    if x.strip() not in first[field]:
+                        first[field].append(x.strip())
+            more = blocks_md(rr.get("diagnosis") or [])
+            if more and more not in first["diagnosis"]:
+                first["diagnosis"] = (first["diagnosis"] + "\n\n" + more).strip()
+            for x in rr.get("related") or []:
+                link = {"link": related_link(x["alert"], spec, index), "note": (x.get("note") or "").strip()}
+                if link not in first["related"]:
+                    first["related"].append(link)
             continue
         rr = r.runbook
         a = anchor(r.name)

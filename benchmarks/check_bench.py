@@ -36,13 +36,15 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/timing.py, when loaded by path
+from timing import python_env, run_once, time_pair  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -137,38 +139,9 @@ def generate_repo(root: Path, apps: int = 100, alerts: int = 2000) -> list[str]:
     return names
 
 
-def _once(cmd: list[str], cwd: Path, expect: int = 0, env=None) -> float:
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
-    took = time.perf_counter() - t0
-    if proc.returncode != expect:
-        sys.exit(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
-    return took
-
-
-def _time(cmd: list[str], cwd: Path, repeat: int, expect: int = 0, env=None) -> float:
+def _time(cmd: list[str], cwd: Path, repeat: int, env=None) -> float:
     """Best wall time of ``repeat`` runs of ``cmd`` (seconds); checks the exit code."""
-    return min(_once(cmd, cwd, expect, env) for _ in range(repeat))
-
-
-def _time_pair(a: list[str], b: list[str], cwd: Path, repeat: int, a_env=None) -> tuple[float, float]:
-    """Best wall times of ``a`` and ``b``, run alternately ``repeat`` times after one untimed run each."""
-    _once(a, cwd, env=a_env)
-    _once(b, cwd)
-    ta, tb = [], []
-    for _ in range(repeat):
-        ta.append(_once(a, cwd, env=a_env))
-        tb.append(_once(b, cwd))
-    return min(ta), min(tb)
-
-
-def python_env(pycache: str | None) -> dict:
-    """The environment rulegen runs in: bytecode cached under ``pycache`` (None: as inherited)."""
-    env = dict(os.environ)
-    if pycache is not None:
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env["PYTHONPYCACHEPREFIX"] = pycache
-    return env
+    return min(run_once(cmd, cwd=cwd, env=env) for _ in range(repeat))
 
 
 def _rulegen(*args: str) -> list[str]:
@@ -211,7 +184,8 @@ def bench(root: Path, label: str, repeat: int, promtool: str, env=None) -> dict:
     files = sorted(str(p.relative_to(root)) for p in (root / "rules-out").glob("*.rules.yaml"))
     n_rules = sum(len(g["rules"]) for p in (root / "rules-out").glob("*.rules.yaml")
                   for g in yaml.safe_load(p.read_text(encoding="utf-8"))["groups"])
-    check, prom = _time_pair(_rulegen("check"), [promtool, "check", "rules", *files], root, repeat, env)
+    ta, tb = time_pair(_rulegen("check"), [promtool, "check", "rules", *files], repeat, cwd=root, a_env=env)
+    check, prom = min(ta), min(tb)
     return {"label": label, "files": len(files), "rules": n_rules, "check_s": check, "promtool_s": prom,
             "ratio": check / prom}
 
@@ -253,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         env = python_env(None if args.no_bytecode_cache else str(tmp / "pycache"))
         base = _time([sys.executable, "-c", "pass"], REPO, args.repeat, env=env)
         imp_cmd = [sys.executable, "-c", "import rulegen.cli, rulegen.pipeline, rulegen.render"]
-        _once(imp_cmd, REPO, env=env)
+        run_once(imp_cmd, cwd=REPO, env=env)
         imp = _time(imp_cmd, REPO, args.repeat, env=env)
         rows = [bench(big, f"generated ({args.apps} apps, {args.alerts} alerts)", args.repeat, str(promtool), env),
                 bench(bundled, "bundled (rules/)", args.repeat, str(promtool), env)]

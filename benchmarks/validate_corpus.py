@@ -24,44 +24,16 @@ import io
 import os
 import pstats
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/timing.py, when loaded by path
+from timing import python_env, time_pair  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus" / "awesome-prometheus-alerts" / "rules"
 ATTRIBUTION = '"Awesome Prometheus alerts" by Samuel Berthe and contributors, CC BY 4.0'
-
-
-def _run(cmd: list[str], ok_codes, env=None) -> float:
-    t = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    took = time.perf_counter() - t
-    if proc.returncode not in ok_codes:
-        raise SystemExit(f"{cmd[0]} exited {proc.returncode}: {proc.stderr[-2000:]}")
-    return took
-
-
-def _time_pair(a: list[str], b: list[str], repeat: int, a_ok=(0, 1), b_ok=(0,), a_env=None):
-    """Wall times of ``repeat`` runs of ``a`` and of ``b``, alternating, after one untimed run of each."""
-    _run(a, a_ok, a_env)
-    _run(b, b_ok)
-    ta, tb = [], []
-    for _ in range(repeat):
-        ta.append(_run(a, a_ok, a_env))
-        tb.append(_run(b, b_ok))
-    return ta, tb
-
-
-def python_env(pycache: str | None) -> dict:
-    """The environment rulegen runs in: bytecode cached under ``pycache`` (None: as inherited)."""
-    env = dict(os.environ)
-    if pycache is not None:
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env["PYTHONPYCACHEPREFIX"] = pycache
-    return env
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         rulegen_cmd = [sys.executable, "-m", "rulegen", "-C", str(root), "validate", "-o", "json"]
         promtool_cmd = [str(promtool), "check", "rules", *map(str, files)]
         env = python_env(None if args.no_bytecode_cache else str(root / "pycache"))
-        rg, pt = _time_pair(rulegen_cmd, promtool_cmd, args.repeat, a_env=env)
+        rg, pt = time_pair(rulegen_cmd, promtool_cmd, args.repeat, a_ok=(0, 1), a_env=env)
         print(f"corpus: {ATTRIBUTION}")
         print(f"  {len(files)} rule files, {len(res.specs)} specs, {alerts} alerts; {args.repeat} run(s) each, "
               f"alternating; bytecode cache {'off' if args.no_bytecode_cache else 'on'}; "

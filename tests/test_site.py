@@ -59,6 +59,37 @@ def test_nav_lists_guides_and_keeps_the_rest_of_mkdocs_yml(project):
     assert nav(again)[3] == nav(out)[3]
 
 
+def test_mkdocs_yml_whose_nav_is_up_to_date_is_kept_byte_for_byte(project):
+    # nav already what rulegen writes, but laid out by hand (flow style, quotes, a comment):
+    # the file is left as it is, not re-dumped by ruamel.yaml
+    specs = load_project(project).specs
+    apps = ", ".join(f'{{"{s.title}": {s.app}.md}}' for s in sorted(specs, key=lambda s: s.app))
+    text = ("site_name:   Runbooks   # spaced by hand\n"
+            "markdown_extensions:\n  - pymdownx.emoji:\n"
+            "      emoji_index: !!python/name:material.extensions.emoji.twemoji\n"
+            f"nav: [{{Home: 'index.md'}}, {{Alert index: alerts.md}}, {{Apps: [{apps}]}},\n"
+            "      {Guides: [{Deploying with Argo CD: guides/argocd.md}]}]\n")
+    assert site.render_mkdocs(specs, text, project) == text
+    # one app missing from the nav: the nav is rewritten, the rest kept
+    out = site.render_mkdocs(specs[:1], text, project)
+    assert out != text and nav(out.replace("!!python/name:material.extensions.emoji.twemoji", "x"))[2] == {
+        "Apps": [{specs[0].title: f"{specs[0].app}.md"}]}
+    assert "# spaced by hand" in out
+
+
+def test_mkdocs_settings_are_read_as_mkdocs_reads_them(tmp_path):
+    # YAML 1.1, as PyYAML (mkdocs) reads it: `no` is false, so pages are at x.html
+    (tmp_path / "mkdocs.yml").write_text("site_url: https://rb.example.org/team\n"
+                                         "use_directory_urls: no\ndocs_dir: runbooks/\n")
+    got = site.settings(tmp_path)
+    assert got == site.SiteSettings(site_url="https://rb.example.org/team/", docs_dir="runbooks",
+                                    site_dir="site", use_directory_urls=False)
+    # a tagged value (mkdocs' !ENV) is not guessed at by the fast reader; ruamel.yaml reads it
+    (tmp_path / "mkdocs.yml").write_text("site_url: !ENV [SITE_URL, 'https://x.example/']\n"
+                                         "docs_dir: runbooks\n")
+    assert site.settings(tmp_path).docs_dir == "runbooks"
+
+
 def test_build_never_touches_guides(project):
     (project / "runbooks/guides").mkdir(parents=True, exist_ok=True)
     guide = project / "runbooks/guides/argocd.md"

@@ -3,7 +3,9 @@
 ``mkdocs.yml`` belongs to people: rulegen reads ``site_url`` (the default base of every
 ``runbook_url``), ``docs_dir``, ``site_dir`` and ``use_directory_urls``, and rewrites only the
 ``nav`` key, through ruamel.yaml's round-trip mode so everything else, comments included,
-stays as written. ``nav`` is:
+stays as written; when the nav already is what rulegen would write, the file is left as it is
+(byte for byte). It is read as mkdocs reads it: with PyYAML (libyaml), YAML 1.1 scalars
+(``use_directory_urls: no`` is false). ``nav`` is:
 
 1. ``Home`` (``index.md``) and ``Alert index`` (``alerts.md``), both generated;
 2. ``Apps``: one entry per app page, titled by the spec's ``title``, sorted by app;
@@ -21,6 +23,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
@@ -73,10 +76,74 @@ def _parse(text: str):
         raise RulegenError(f"mkdocs.yml: not valid YAML: {str(e).splitlines()[0]}") from None
 
 
+_CORE_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("str", "bool", "int", "float", "null"))
+_STR_TAG = "tag:yaml.org,2002:str"
+_SETTING_KEYS = ("site_url", "docs_dir", "site_dir", "use_directory_urls")
+
+
+@functools.lru_cache(maxsize=8)
+def _compose(text: str):
+    """The root node of an mkdocs.yml text composed by libyaml (tags such as ``!ENV`` and
+    ``!!python/name`` are kept on the nodes, not constructed), or None when libyaml cannot read
+    it or it is not a mapping (the ruamel.yaml path then reads it and reports)."""
+    loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        node = yaml.compose(text, Loader=loader_cls)
+    except Exception:
+        return None
+    return node if isinstance(node, yaml.MappingNode) else None
+
+
+def _top(node, key: str):
+    """The value node of ``key`` in the mapping ``node``; None when absent; raises KeyError when
+    the key appears more than once or any key is not a plain string (left to ruamel.yaml)."""
+    found = None
+    seen = set()
+    for k, v in node.value:
+        if not isinstance(k, yaml.ScalarNode) or k.tag != _STR_TAG or k.value in seen:
+            raise KeyError(key)
+        seen.add(k.value)
+        if k.value == key:
+            found = v
+    return found
+
+
+def _fast_settings(text: str) -> SiteSettings | None:
+    """:class:`SiteSettings` from libyaml's reading of ``text``, or None when a setting is not
+    a plain core-schema scalar (a tag such as ``!ENV``, a list) and ruamel.yaml should read it."""
+    root = _compose(text)
+    if root is None:
+        return None
+    values = {}
+    constructor = yaml.SafeLoader("")
+    try:
+        for key in _SETTING_KEYS:
+            node = _top(root, key)
+            if node is None:
+                continue
+            if not isinstance(node, yaml.ScalarNode) or node.tag not in _CORE_TAGS:
+                return None
+            values[key] = constructor.construct_object(node)
+    except (KeyError, yaml.YAMLError):
+        return None
+    finally:
+        constructor.dispose()
+    url = values.get("site_url")
+    return SiteSettings(
+        site_url=(str(url).rstrip("/") + "/") if url else DEFAULT_SITE_URL,
+        docs_dir=str(values.get("docs_dir") or "docs").strip("/"),
+        site_dir=str(values.get("site_dir") or "site").strip("/"),
+        use_directory_urls=bool(values.get("use_directory_urls", True)),
+    )
+
+
 @functools.lru_cache(maxsize=8)
 def _settings_of(text: str) -> SiteSettings:
     """Settings of an mkdocs.yml text: parsed once per text, though a build and a check ask
     for them more than once (plan, link check); an invalid text raises each time."""
+    fast = _fast_settings(text)
+    if fast is not None:
+        return fast
     doc = _parse(text)
     if not isinstance(doc, dict):
         return SiteSettings()
@@ -137,16 +204,63 @@ def _existing_guides(doc) -> CommentedSeq | None:
     return None
 
 
+def _nav_pairs(node):
+    """A nav node as nested ``[(title, path or [...]), ...]`` lists, or None when it holds
+    anything but single-key mappings of strings (those are rewritten, never compared)."""
+    if not isinstance(node, yaml.SequenceNode):
+        return None
+    out = []
+    for item in node.value:
+        if not isinstance(item, yaml.MappingNode) or len(item.value) != 1:
+            return None
+        (k, v), = item.value
+        if not isinstance(k, yaml.ScalarNode) or k.tag != _STR_TAG:
+            return None
+        if isinstance(v, yaml.ScalarNode):
+            if v.tag != _STR_TAG:
+                return None
+            out.append((k.value, v.value))
+        else:
+            sub = _nav_pairs(v)
+            if sub is None:
+                return None
+            out.append((k.value, sub))
+    return out
+
+
+def _nav_wanted(specs: list[Spec], guides: list[tuple[str, str]] | None) -> list:
+    """The nav rulegen writes, in :func:`_nav_pairs`'s shape."""
+    nav = [("Home", "index.md"), ("Alert index", "alerts.md"),
+           ("Apps", [(s.title, page_path(s.app)) for s in sorted(specs, key=lambda s: s.app)])]
+    if guides:
+        nav.append(("Guides", list(guides)))
+    return nav
+
+
 def render_mkdocs(specs: list[Spec], existing: str | None, root=None) -> str | None:
     """``mkdocs.yml`` with ``nav`` set from the specs (see the module docstring), or None when
-    there is no mkdocs.yml. ``root`` (the project root) is where guide pages are looked for;
-    without it the ``Guides`` section of the existing nav is kept as it is.
+    there is no mkdocs.yml; ``existing`` itself when its nav already is that nav. ``root`` (the
+    project root) is where guide pages are looked for; without it the ``Guides`` section of
+    the existing nav is kept as it is.
 
     Raises:
         RulegenError: mkdocs.yml is not a mapping.
     """
     if existing is None:
         return None
+    node = _compose(existing)
+    if node is not None:
+        try:
+            have = _nav_pairs(_top(node, "nav"))
+        except KeyError:
+            have = None
+        if have is not None:
+            if root is not None:
+                guides = guide_pages(root)
+            else:
+                guides = next((sub for title, sub in have if title == "Guides" and isinstance(sub, list)), None)
+            if have == _nav_wanted(specs, guides):
+                return existing
     y = _yaml()
     doc = y.load(existing)
     if not isinstance(doc, CommentedMap):

@@ -501,9 +501,10 @@ def _check_links(outputs, specs, root, site_dir) -> list[Finding]:
         for group, rule in spec.rules():
             if not rule.is_alert:
                 continue
-            line, col = spec.source.pos(rule.path)
+            # positions only for a finding: a spec loaded by a forked child remakes them on use
             url = default_runbook_url(spec, group, rule, base, values)
             if not url.startswith(base) and url.rstrip("/") != base.rstrip("/"):
+                line, col = spec.source.pos(rule.path)
                 findings.append(_err(spec.file, line, col, "RG712",
                                      f"{rule.name}: runbook_url {url} is not under the runbook site {base} "
                                      "(mkdocs.yml site_url); set runbookUrl in values.yaml or site_url to the same base",
@@ -515,7 +516,8 @@ def _check_links(outputs, specs, root, site_dir) -> list[Finding]:
             page = url_to_page(path, pages, settings.use_directory_urls)
             frag = unquote(frag)
 
-            def fail(kind, detail, rule=rule, url=url, page=page, path=path, line=line, col=col, spec=spec):
+            def fail(kind, detail, rule=rule, url=url, page=page, path=path, spec=spec):
+                line, col = spec.source.pos(rule.path)
                 if kind == "page":
                     findings.append(_err(spec.file, line, col, "RG710",
                                          f"{rule.name}: runbook_url {url} opens page '{path or '/'}' but the site has "
@@ -535,9 +537,10 @@ def _check_links(outputs, specs, root, site_dir) -> list[Finding]:
             target_check(page, frag, fail)
 
             for i, rel in enumerate(rule.runbook.get("related") or []):
-                rline, rcol = spec.source.pos(rule.path + ("runbook", "related", i, "alert"))
+                rpath = rule.path + ("runbook", "related", i, "alert")
                 name = rel.get("alert", "")
                 if name not in where:
+                    rline, rcol = spec.source.pos(rpath)
                     findings.append(_err(spec.file, rline, rcol, "RG713",
                                          f"{rule.name}: related alert {name!r} is not defined by any spec; "
                                          "fix the name or remove the entry", rule.name))
@@ -545,7 +548,8 @@ def _check_links(outputs, specs, root, site_dir) -> list[Finding]:
                 tspec = where[name][0]
                 tpage = f"{tspec.app}.md"
 
-                def rfail(kind, detail, rule=rule, name=name, tpage=tpage, rline=rline, rcol=rcol, spec=spec):
+                def rfail(kind, detail, rule=rule, name=name, tpage=tpage, rpath=rpath, spec=spec):
+                    rline, rcol = spec.source.pos(rpath)
                     what = (f"page {site_mod.DOCS_DIR}/{tpage} does not exist" if kind == "page" else
                             f"the built site lacks {tpage}'s HTML" if kind == "html" else
                             f"{site_mod.DOCS_DIR}/{tpage} has no anchor #{detail} (missing anchor)")

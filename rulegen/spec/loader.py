@@ -76,8 +76,24 @@ class LoadedFile:
     findings: list = field(default_factory=list)
 
     def __getstate__(self):
-        # the lines cache (made on demand from text) does not travel (rulegen.parallel)
-        return {k: v for k, v in self.__dict__.items() if k != "_lines"}
+        # What travels between processes (rulegen.parallel). The lines cache never does; for
+        # a file made by load_text, neither do data, positions, key_positions and plain: they
+        # are remade from the text on first use (most of a project's files never need them
+        # again once validated), which keeps the pickle a third of the size.
+        skip = _REMADE if self.__dict__.get("_from_text") else ()
+        state = {k: v for k, v in self.__dict__.items() if k != "_lines" and k not in skip}
+        if skip:
+            state["_remake"] = True
+        return state
+
+    def __getattr__(self, name):
+        # called only for an attribute that is not there: one dropped by __getstate__
+        if name in _REMADE and self.__dict__.pop("_remake", False):
+            fresh = load_text(self.text, self.path)
+            for k in _REMADE:
+                self.__dict__[k] = fresh.__dict__[k]
+            return self.__dict__[name]
+        raise AttributeError(name)
 
     def pos(self, path: Path_, key: bool = False) -> tuple[int, int]:
         """Best known (line, col) for ``path``: the value, else its key, else the nearest parent."""
@@ -109,6 +125,10 @@ class LoadedFile:
         """A finding located at ``path`` in this file."""
         line, col = self.pos(path, key=key)
         return Finding(self.path, line, col, code, severity, message, rule)
+
+
+#: LoadedFile attributes that load_text makes from the text alone (see __getstate__).
+_REMADE = ("data", "positions", "key_positions", "plain")
 
 
 class _TooLarge(Exception):
@@ -233,6 +253,7 @@ def _flow_depth_exceeded(text: str):
 def load_text(text: str, path: str) -> LoadedFile:
     """Parse ``text`` (the content of ``path``) into a :class:`LoadedFile`. Never raises."""
     lf = LoadedFile(path=path, text=text)
+    lf.__dict__["_from_text"] = True  # what load_text makes of the text, it can make again
     if "\x00" in text:
         lf.findings.append(Finding(path, 1, 1, "RG106", Severity.ERROR,
                                    "file holds binary data (NUL bytes); a spec is a YAML text file"))

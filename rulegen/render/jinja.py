@@ -24,8 +24,9 @@ def templates_dir() -> Path:
 @functools.cache
 def environment():
     """The shared :class:`jinja2.Environment` (made once, so each template is compiled once);
-    templates are loaded from the ``rulegen.templates`` package. Jinja2 is imported here, on
-    first use, so commands that render nothing do not pay for it."""
+    templates are loaded from the ``rulegen.templates`` package, their compiled code kept
+    between runs by :func:`rulegen.codecache.jinja_bytecode_cache`. Jinja2 is imported here,
+    on first use, so commands that render nothing do not pay for it."""
     import jinja2
 
     class Environment(jinja2.Environment):
@@ -41,8 +42,7 @@ def environment():
                     pass
             return super().getattr(obj, attribute)
 
-    return Environment(
-        loader=jinja2.FileSystemLoader(str(templates_dir())),
+    settings = dict(
         variable_start_string="[[",
         variable_end_string="]]",
         block_start_string="[%",
@@ -53,8 +53,12 @@ def environment():
         lstrip_blocks=True,
         keep_trailing_newline=True,
         autoescape=False,
-        undefined=jinja2.StrictUndefined,
     )
+    from ..codecache import jinja_bytecode_cache
+    # compiled templates are kept like Python's bytecode (rulegen.codecache), keyed by these settings
+    cache = jinja_bytecode_cache(repr(sorted(settings.items())) + "|StrictUndefined")
+    return Environment(loader=jinja2.FileSystemLoader(str(templates_dir())), undefined=jinja2.StrictUndefined,
+                       bytecode_cache=cache, **settings)
 
 
 def render(name: str, **context) -> str:

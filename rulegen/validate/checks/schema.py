@@ -15,6 +15,8 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import re
+import types
 from typing import TYPE_CHECKING
 
 from ...findings import Severity
@@ -74,6 +76,35 @@ def _fast_validator() -> Draft202012Validator:
 # fast schema only uses keywords that mean the same in draft-07 (fastjsonschema's newest
 # draft) and 2020-12; tests/test_validate_schema_precheck.py holds the two to agreement.
 
+_ROOT_DEF = re.compile(r"^def (\w+)\(", re.M)
+
+
+def _compiled(definition: dict):
+    """fastjsonschema's validator for ``definition``: the code of
+    :func:`fastjsonschema.compile_to_code` (its first function is the root validator), kept
+    between runs by :mod:`rulegen.codecache` (generating and compiling it costs about 0.1 s).
+
+    Raises:
+        fastjsonschema.JsonSchemaDefinitionException: the schema cannot be compiled.
+    """
+    import fastjsonschema
+    from ... import codecache
+    name = "schema-" + codecache.key("fastjsonschema", fastjsonschema.VERSION,
+                                     json.dumps(definition, sort_keys=True))
+    entry = codecache.load(name)
+    if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str)
+            and isinstance(entry[1], types.CodeType)):
+        source = fastjsonschema.compile_to_code(definition)
+        root = _ROOT_DEF.search(source)
+        if root is None:
+            return fastjsonschema.compile(definition)
+        entry = (root.group(1), compile(source, "<rulegen spec schema (fastjsonschema)>", "exec"))
+        codecache.store(name, entry)
+    namespace: dict = {}
+    exec(entry[1], namespace)  # noqa: S102 - code fastjsonschema generated from rulegen's own schema
+    return namespace[entry[0]]
+
+
 @functools.cache
 def _precheck():
     """A function ``data -> bool`` (True: the fast schema accepts ``data``), or None when the
@@ -84,7 +115,7 @@ def _precheck():
     import fastjsonschema
     draft7 = dict(s, **{"$schema": "http://json-schema.org/draft-07/schema#"})
     try:
-        validate = fastjsonschema.compile(draft7)
+        validate = _compiled(draft7)
     except fastjsonschema.JsonSchemaDefinitionException:
         return None
 

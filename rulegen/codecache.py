@@ -1,0 +1,131 @@
+"""Compiled code kept between runs, where and when Python keeps rulegen's own bytecode.
+
+Two things rulegen would otherwise compile on every run cost more than the rest of its
+start-up: the Jinja2 templates (about 0.2 s) and the spec schema's fastjsonschema validator
+(about 0.1 s, paid again by a forked child, see :mod:`rulegen.parallel`). Their compiled code
+is kept under the same switches as Python's ``__pycache__`` (PEP 3147, PEP 552's
+``sys.pycache_prefix``):
+
+* ``sys.pycache_prefix`` set (``PYTHONPYCACHEPREFIX``, ``-X pycache_prefix``): in
+  ``<prefix>/rulegen-codecache/``;
+* else in ``__pycache__/codecache/`` inside the rulegen package;
+* ``sys.dont_write_bytecode`` (``PYTHONDONTWRITEBYTECODE``, ``-B``): nothing is written;
+  what is there is still read, as Python reads ``.pyc`` files.
+
+An entry is named by a hash of everything its code is made from (the schema or template
+text, the compiling library's version, rulegen's version, Python's bytecode magic number), so
+a changed input never meets an old entry; the Jinja2 entries also carry the template's
+checksum, which Jinja2 checks. An entry that cannot be read or is damaged is made again; a
+folder that cannot be written is not an error. Writes go to a temp file that is renamed, so
+a reader never sees half an entry. Nothing here affects what rulegen outputs: the same code
+is compiled either way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import marshal
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+#: Sub-folder name under the cache root.
+FOLDER = "codecache"
+
+
+def cache_dir() -> Path | None:
+    """The folder compiled code is kept in (see the module docstring); None when there is no
+    sensible place (the package folder is not a real folder, e.g. inside a zip)."""
+    prefix = getattr(sys, "pycache_prefix", None)
+    if prefix:
+        return Path(prefix) / f"rulegen-{FOLDER}"
+    pkg = Path(__file__).resolve().parent
+    if not pkg.is_dir():
+        return None
+    return pkg / "__pycache__" / FOLDER
+
+
+def writable() -> bool:
+    """False when Python is told not to write bytecode (then neither does rulegen)."""
+    return not sys.dont_write_bytecode
+
+
+def key(*parts: str | bytes) -> str:
+    """A hex digest naming an entry made from ``parts`` (with rulegen's version and Python's
+    bytecode magic number added, since marshalled code is only valid for one Python)."""
+    from . import __version__
+    h = hashlib.sha256()
+    for p in (importlib.util.MAGIC_NUMBER, __version__, *parts):
+        b = p if isinstance(p, bytes) else p.encode("utf-8", "surrogatepass")
+        h.update(len(b).to_bytes(8, "big"))
+        h.update(b)
+    return h.hexdigest()
+
+
+def load(name: str):
+    """The value stored as ``name`` (marshal data: code objects, tuples, strings), or None
+    when there is none or it cannot be read."""
+    d = cache_dir()
+    if d is None:
+        return None
+    try:
+        data = (d / name).read_bytes()
+        return marshal.loads(data)
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+
+
+def store(name: str, value) -> None:
+    """Keep ``value`` (marshal-able) as ``name``, atomically; does nothing when bytecode is
+    not to be written or the folder cannot be written."""
+    d = cache_dir()
+    if d is None or not writable():
+        return
+    tmp = None
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{name}.", suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            f.write(marshal.dumps(value))
+        os.replace(tmp, d / name)
+        tmp = None
+    except OSError:
+        pass
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def jinja_bytecode_cache(env_settings: str):
+    """A :class:`jinja2.FileSystemBytecodeCache` in :func:`cache_dir`, in a sub-folder named
+    by ``env_settings`` (everything about the Environment that changes the compiled code:
+    delimiters, whitespace options...), or None when there is no cache folder. Jinja2 checks
+    each template's source checksum itself. Read-only when bytecode is not to be written."""
+    import jinja2
+    d = cache_dir()
+    if d is None:
+        return None
+    folder = d / f"jinja-{key('jinja2', jinja2.__version__, env_settings)[:32]}"
+
+    class Cache(jinja2.FileSystemBytecodeCache):
+        def load_bytecode(self, bucket):
+            try:
+                super().load_bytecode(bucket)
+            except Exception:
+                bucket.reset()  # damaged: compile the template again
+
+        def dump_bytecode(self, bucket):
+            if not writable():
+                return
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                super().dump_bytecode(bucket)
+            except OSError:
+                pass
+
+    return Cache(str(folder))

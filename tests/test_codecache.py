@@ -1,0 +1,114 @@
+"""rulegen.codecache: compiled schema validator and templates kept like Python's bytecode."""
+
+from __future__ import annotations
+
+import sys
+
+import fastjsonschema
+import jinja2
+import pytest
+
+from rulegen import codecache
+from rulegen.validate.checks import schema
+
+DEFINITION = {
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "type": "object", "required": ["app"],
+    "properties": {"app": {"type": "string", "pattern": "^[a-z][a-z0-9-]*$"}},
+}
+
+
+@pytest.fixture
+def prefix(tmp_path, monkeypatch):
+    """A pycache prefix of this test's own, with bytecode writing on."""
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "pyc"))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    return tmp_path / "pyc" / "rulegen-codecache"
+
+
+def entries(folder):
+    return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+
+def judge(validate, data) -> bool:
+    try:
+        validate(data)
+    except fastjsonschema.JsonSchemaException:
+        return False
+    return True
+
+
+def test_schema_validator_is_compiled_once_then_read_back(prefix, monkeypatch):
+    first = schema._compiled(DEFINITION)
+    [name] = entries(prefix)
+    assert name.startswith("schema-") and len(name) == len("schema-") + 64
+
+    def no_generation(*_a, **_k):
+        raise AssertionError("the kept code should have been used")
+
+    monkeypatch.setattr(fastjsonschema, "compile_to_code", no_generation)
+    again = schema._compiled(DEFINITION)
+    for data, ok in (({"app": "web"}, True), ({"app": "Web"}, False), ({}, False), ({"app": 3}, False)):
+        assert judge(first, data) is judge(again, data) is ok
+
+
+def test_another_schema_gets_another_entry(prefix):
+    schema._compiled(DEFINITION)
+    changed = dict(DEFINITION, required=[])
+    assert judge(schema._compiled(changed), {}) is True
+    assert len(entries(prefix)) == 2
+
+
+def test_a_damaged_entry_is_made_again(prefix):
+    schema._compiled(DEFINITION)
+    [name] = entries(prefix)
+    (prefix / name).write_bytes(b"\x00not marshal data")
+    assert judge(schema._compiled(DEFINITION), {"app": "Web"}) is False
+    assert codecache.load(name)[0].startswith("validate")  # rewritten whole
+
+
+def test_nothing_is_written_when_python_writes_no_bytecode(prefix, monkeypatch):
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    assert judge(schema._compiled(DEFINITION), {"app": "web"}) is True
+    assert not prefix.exists()
+    env = jinja2.Environment(loader=jinja2.DictLoader({"t": "[[ x ]]"}), variable_start_string="[[",
+                             variable_end_string="]]", bytecode_cache=codecache.jinja_bytecode_cache("s"))
+    assert env.get_template("t").render(x=1) == "1"
+    assert not prefix.exists()
+
+
+def test_templates_are_kept_and_a_changed_template_is_compiled_again(prefix, tmp_path):
+    tdir = tmp_path / "t"
+    tdir.mkdir()
+    (tdir / "a.j2").write_text("one [[ x ]]")
+
+    def render(settings="s"):
+        env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(tdir)), variable_start_string="[[",
+                                 variable_end_string="]]", bytecode_cache=codecache.jinja_bytecode_cache(settings))
+        return env.get_template("a.j2").render(x=1)
+
+    assert render() == "one 1"
+    [folder] = entries(prefix)
+    assert len(entries(prefix / folder)) == 1
+    assert render() == "one 1"
+    (tdir / "a.j2").write_text("two [[ x ]]")
+    assert render() == "two 1"  # Jinja2 checks the source checksum of a kept template
+    render("other settings")  # other delimiters or options: another folder
+    assert len(entries(prefix)) == 2
+
+
+def test_rulegen_templates_render_the_same_with_and_without_kept_code(prefix, project):
+    from rulegen.pipeline import load_project
+    from rulegen.render import helm, jinja, runbook
+
+    specs = load_project(project).specs
+
+    def outputs():
+        jinja.environment.cache_clear()
+        return [helm.render_template(s, project, "https://rb.example/", "notice", "sum") for s in specs] + \
+               [runbook.render_page(s, specs, ["h"], False, "") for s in specs]
+
+    cold = outputs()
+    assert any(e.startswith("jinja-") for e in entries(prefix))  # templates were kept
+    assert outputs() == cold
+    jinja.environment.cache_clear()

@@ -7,6 +7,7 @@ Exit codes (all commands): 0 success, 1 findings/drift/test failures, 2 usage or
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from pathlib import Path
 
@@ -178,7 +179,23 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``rulegen`` console script; returns the exit code."""
+    """Entry point of the ``rulegen`` console script; returns the exit code.
+
+    Python's cyclic garbage collector is off while a command runs (and back as it was after):
+    a run is short, its data (specs, findings, rendered text) holds few reference cycles, and
+    reference counting frees the rest, while the collector re-scanning the growing heap of
+    loaded specs cost about a sixth of a ``check`` on a 100-app project (peak memory there is
+    the same either way, about 100 MB)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _main(argv)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _main(argv: list[str] | None) -> int:
     p = parser()
     try:
         args = p.parse_args(argv)

@@ -143,3 +143,28 @@ def test_every_emitted_code_is_documented(capsys):
     assert missing == set()
     for mod in REGISTRY:
         assert mod.ID and (mod.__doc__ or "").strip()
+
+
+def test_garbage_collector_is_off_during_a_command_and_back_after(proj, capsys, monkeypatch):
+    import gc
+
+    import rulegen.cli as cli
+    seen = []
+
+    def spy(args):
+        seen.append(gc.isenabled())
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "cmd_validate", spy)
+    assert gc.isenabled()
+    code = main(["-C", str(proj), "validate"])
+    assert gc.isenabled()  # restored for a library caller (and this test process)
+    assert seen == [False] and code == 2  # the command ran with the collector off
+    monkeypatch.undo()
+    assert main(["-C", str(proj), "validate"]) in (0, 1) and gc.isenabled()
+    gc.disable()
+    try:
+        main(["-C", str(proj), "validate"])
+        assert not gc.isenabled()  # a caller that had it off keeps it off
+    finally:
+        gc.enable()

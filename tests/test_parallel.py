@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import time
 
 import pytest
 
@@ -101,9 +102,41 @@ def test_split_map_is_the_list_comprehension(forks):
     # a result that does not pickle: this process computes the child's half itself
     got = parallel.split_map(lambda x: (lambda: x) if x >= 30 else x, items)
     assert [g() if callable(g) else g for g in got] == items
-    # an exception in the child's half is raised here, as the loop would raise it
+    # an exception in the child's share is raised here, as the loop would raise it
     with pytest.raises(ZeroDivisionError):
         parallel.split_map(lambda x: 1 / (x - 35), items)
+    # two failing items: the first in list order wins, whichever process met it
+    def two(x):
+        if x == 0:
+            raise ValueError("first")
+        if x == 39:
+            raise KeyError("last")
+        return x
+    with pytest.raises(ValueError, match="first"):
+        parallel.split_map(two, items)
+
+
+def test_split_map_shares_uneven_work_and_survives_a_dying_child(forks, monkeypatch):
+    parent = os.getpid()
+    items = list(range(60))
+
+    def slow_start(x):
+        if x < 5:
+            time.sleep(0.05)  # the front is slow: the child takes more than half
+        return (x, os.getpid() == parent)
+
+    got = parallel.split_map(slow_start, items)
+    assert [x for x, _ in got] == items
+    assert sum(not mine for _, mine in got) > 30  # the child did the larger share
+    # a child that dies part-way: its share is computed here, in order
+    def dies(x):
+        if os.getpid() != parent and x == 50:
+            os._exit(3)
+        return x * 2
+    assert parallel.split_map(dies, items) == [x * 2 for x in items]
+    # more items than tokens: a token stands for a run of items
+    monkeypatch.setattr(parallel, "_MAX_TOKENS", 7)
+    assert parallel.split_map(lambda x: -x, items) == [-x for x in items]
 
 
 def test_findings_located_on_the_childs_specs_are_the_same(project, capsys, monkeypatch, forks):

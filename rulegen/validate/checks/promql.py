@@ -78,6 +78,8 @@ def check_spec(spec, ctx):
     for _, rule in spec.rules():
         path = rule.path + ("expr",)
         ast, err = parse(rule.expr)
+        if err is None and not _flagged(ast, rule.is_alert):
+            continue  # the common case: no finding, so no position to work out
         line, col = expr_position(lf, path)
         if err is not None:
             at = locate_error(rule.expr, err)
@@ -104,6 +106,11 @@ def check_spec(spec, ctx):
                      "alert expr has no filtering comparison (or only `bool` ones), so it returns "
                      "series on every evaluation and can never resolve; compare with a threshold "
                      "(e.g. `> 0`)", Severity.WARNING)
+
+
+def _flagged(ast, is_alert: bool) -> bool:
+    """True when :func:`check_spec` has a finding for this parsed expression."""
+    return bool(experimental(ast) or _bad_regexes(ast) or (is_alert and not _filters(ast)))
 
 
 #: Aggregations Prometheus 3 gates behind promql-experimental-functions (not marked by the parser).

@@ -4,10 +4,12 @@ character inside the value."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from rulegen.validate import validate_texts
+from rulegen.validate.checks import gotemplate
 from rulegen.validate.checks.gotemplate import parse
 
 
@@ -229,3 +231,53 @@ def test_parser_never_raises_and_offsets_are_inside(text):
         assert 0 <= i.offset <= len(text)
         assert i.kind in ("syntax", "variable", "function")
     assert sum(i.kind == "syntax" for i in t.issues) <= 1
+
+
+# -- the lexer's memo of action texts gives what lexing again gives -----------------------------
+
+_MEMO_CASES = [
+    "{{ $labels.instance }} is down ({{ $value | humanize }})",
+    '{{ "}}" }} then {{ $labels.job }}',               # a }} inside a string: not the key's end
+    "{{- $labels.job -}} and {{ $labels.job -}}",
+    "{{ $labels.job }}{{ $labels.job }} {{ $labels.job",  # repeated, then unclosed
+    "{{ $undefined }} {{ $undefined }}",
+    "{{ if gt $value 1.0 }}high{{ else }}low{{ end }} {{ if gt $value 1.0 }}",
+    "{{ (index $labels \"a\" }} {{ $value }}",
+    "{{ `raw }} text` }} {{ printf \"%.2f\" $value }}",
+    "{{/* a comment */}}{{ $labels.job }}",
+]
+
+
+def _corpus_annotations(shared: Path) -> list[str]:
+    import yaml
+    out = []
+    for f in sorted((shared / "corpus").rglob("*.y*ml")):
+        try:
+            doc = yaml.safe_load(f.read_text(encoding="utf-8"))
+        except Exception:
+            continue
+        for g in (doc or {}).get("groups") or [] if isinstance(doc, dict) else []:
+            for r in g.get("rules") or []:
+                for v in list((r.get("annotations") or {}).values()) + list((r.get("labels") or {}).values()):
+                    if isinstance(v, str) and "{{" in v:
+                        out.append(v)
+    return out
+
+
+def test_lexed_action_memo_changes_no_result(shared_dir):
+    texts = _MEMO_CASES + _corpus_annotations(shared_dir)
+    assert len(texts) > 500
+    gotemplate._LEXED.clear()
+    saved = gotemplate._LEXED_MAX
+    try:
+        gotemplate._LEXED_MAX = 0  # nothing kept: every action lexed
+        cold = [gotemplate.parse(t) for t in texts]
+        gotemplate._LEXED_MAX = saved
+        first = [gotemplate.parse(t) for t in texts]   # filling the memo
+        again = [gotemplate.parse(t) for t in texts]   # from the memo
+    finally:
+        gotemplate._LEXED_MAX = saved
+    assert gotemplate._LEXED  # it was used
+    assert first == cold and again == cold
+    # every kept action ends at its first }} (so `{{ "}}" }}` was lexed, never kept)
+    assert all(k.find("}}") == len(k) - 2 for k in gotemplate._LEXED)

@@ -94,6 +94,29 @@ def _is_space(c: str) -> bool:
     return c != "" and c in _SPACE
 
 
+#: Tokens of action texts already lexed, as ``(typ, val, offset in the action)``, keyed by the
+#: action's text from after ``{{`` up to and including its ``}}``. Alerts repeat a handful of
+#: actions (``{{ $labels.instance }}``, ``{{ $value | humanize }}``) thousands of times.
+_LEXED: dict[str, tuple] = {}
+_LEXED_MAX = 20_000
+
+
+def _lex(text: str, k: int) -> tuple[list[_Tok], int]:
+    """:func:`_lex_action`, from :data:`_LEXED` when the same action text was lexed before.
+    Only an action that ends at the first ``}}`` after ``k`` is kept (a ``}}`` inside a
+    string literal makes the action longer than that key), and the lexer reads nothing
+    outside the action, so a kept entry is exactly what lexing again would give."""
+    end = text.find("}}", k)
+    key = text[k:end + 2] if end >= 0 else None
+    hit = _LEXED.get(key) if key is not None else None
+    if hit is not None:
+        return [_Tok(t, v, k + p) for t, v, p in hit], end + 2
+    toks, i = _lex_action(text, k)
+    if key is not None and i == end + 2 and len(_LEXED) < _LEXED_MAX:
+        _LEXED[key] = tuple((t.typ, t.val, t.pos - k) for t in toks)
+    return toks, i
+
+
 def _lex_action(text: str, i: int) -> tuple[list[_Tok], int]:
     """Tokens of the action whose body starts at ``i`` (after ``{{`` and any trim marker),
     up to and including its right delimiter; returns (tokens, index after the delimiter)."""
@@ -286,7 +309,7 @@ class _Parser:
                 if text.startswith("/*", k):
                     i = self._comment(j, k)
                     continue
-                toks, i = _lex_action(text, k)
+                toks, i = _lex(text, k)
                 self.out.actions += 1
                 self._action(toks, j)
             if self.blocks:

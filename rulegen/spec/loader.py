@@ -233,10 +233,24 @@ _BRACKETS = re.compile(r"[\[\]{}]")
 _ANCHOR = re.compile(r"&[^\s,\[\]{}]")
 
 
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+
+
 def _flow_depth_exceeded(text: str):
     """(line, col) where flow brackets first nest deeper than :data:`MAX_DEPTH`, or None.
     Brackets are counted naively (also inside strings), which only matters for text with
     more than :data:`MAX_DEPTH` unclosed brackets."""
+    brackets = _NOT_BRACKETS.sub("", text)  # the same walk over the brackets alone, first
+    depth = 0
+    for c in brackets:
+        if c in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                break
+        elif depth:
+            depth -= 1
+    else:
+        return None
     depth = 0
     for m in _BRACKETS.finditer(text):
         if m.group() in "[{":

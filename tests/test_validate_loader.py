@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
+import pytest
+
+from rulegen.spec import loader
 from rulegen.spec.loader import MAX_DEPTH, MAX_FILE_BYTES, load_file, load_text
 from rulegen.validate import validate_texts
+
+
+BUNDLED_TEXTS = [p.read_text(encoding="utf-8")
+                 for p in sorted((Path(__file__).resolve().parents[1] / "rules").glob("*.yaml"))]
 
 
 def where(lf):
@@ -124,3 +132,75 @@ def test_loader_findings_stop_the_file_but_not_the_others():
     res = validate_texts({"a.yaml": "app: demo\napp: again\n", "b.yaml": "app: [\n"})
     assert [(f.file, f.code) for f in res.findings] == [("a.yaml", "RG102"), ("b.yaml", "RG101")]
     assert res.specs == []
+
+
+# -- the loader's data and positions against a plain reference walk ----------------------------
+
+def _reference(text: str):
+    """(data, positions, key_positions, plain) by the simplest walk of the composed nodes,
+    using the loader's own scalar and merge rules (what the loader's fast paths must equal)."""
+    from rulegen.spec import loader as L
+    positions, key_positions, plain = {}, {}, set()
+
+    def mark(n):
+        return n.start_mark.line + 1, n.start_mark.column + 1
+
+    def walk(node, path):
+        if isinstance(node, L.MappingNode):
+            out = {}
+            for k, v in L._merged_pairs(node):
+                key = L._key_text(k)
+                sub = path + (key,)
+                key_positions[sub] = mark(k)
+                positions[sub] = mark(v) if isinstance(v, L.ScalarNode) else L._value_mark(v, lf)
+                if L._is_plain(v):
+                    plain.add(sub)
+                out[key] = walk(v, sub)
+            return out
+        if isinstance(node, L.SequenceNode):
+            out = []
+            for i, v in enumerate(node.value):
+                sub = path + (i,)
+                positions[sub] = mark(v) if isinstance(v, L.ScalarNode) else L._value_mark(v, lf)
+                if L._is_plain(v):
+                    plain.add(sub)
+                out.append(walk(v, sub))
+            return out
+        return L._scalar(node)
+
+    lf = loader.LoadedFile(path="x", text=text)
+    return walk(loader._compose(text), ()), positions, key_positions, plain
+
+
+_DOCS = [
+    "a: 1\nb: [x, 'y', \"z\", 0x1F, 1_000, .5, .inf, ~, null, true, yes, 2024-01-02]\n",
+    "base: &b {x: 1, y: two}\nother:\n  <<: *b\n  y: three\n  z: [*b]\n",
+    "m:\n  <<: [{p: 1}, {p: 2, q: 3}]\n  '<<': quoted is a key\n",
+    "rules:\n- alert: A\n  expr: |\n    up == 0\n- record: b\n  expr: x\n",
+    "? [complex, key]\n: v\nk: !!str 5\nn: !!int '7'\ne: ''\n",
+    "nested:\n  - - 1\n    - {deep: [a, {b: c}]}\n  - plain text here\n",
+]
+
+
+@pytest.mark.parametrize("text", _DOCS + BUNDLED_TEXTS, ids=range(len(_DOCS) + len(BUNDLED_TEXTS)))
+def test_loader_matches_the_reference_walk(text):
+    lf = loader.load_text(text, "x.yaml")
+    assert not lf.findings
+    assert (lf.data, lf.positions, lf.key_positions, lf.plain) == _reference(text)
+
+
+def test_loader_matches_the_reference_walk_on_the_corpus(shared_dir):
+    files = sorted((shared_dir / "corpus").rglob("*.y*ml"))
+    assert len(files) > 100
+    for f in files:
+        text = f.read_text(encoding="utf-8")
+        lf = loader.load_text(text, str(f))
+        if lf.findings:
+            continue
+        assert (lf.data, lf.positions, lf.key_positions, lf.plain) == _reference(text), f
+
+
+def test_duplicate_key_of_the_outer_mapping_is_found_before_one_inside():
+    # the mapping's own keys are checked before its values are built, as before the one-pass path
+    lf = loader.load_text("a:\n  x: 1\n  x: 2\na: 3\n", "x.yaml")
+    assert [(f.code, f.line, f.col) for f in lf.findings] == [("RG102", 4, 1)]

@@ -146,14 +146,20 @@ class _Duplicate(Exception):
         self.node = node
 
 
+_DEFAULT_TAGS = {ScalarNode: BaseResolver.DEFAULT_SCALAR_TAG, SequenceNode: BaseResolver.DEFAULT_SEQUENCE_TAG,
+                 MappingNode: BaseResolver.DEFAULT_MAPPING_TAG}
+
+
 class _Resolver(BaseResolver):
     """Leaves every implicitly typed plain scalar as :data:`_PLAIN` for :func:`_resolve_plain`
     (YAML 1.2 core schema) instead of PyYAML's YAML 1.1 rules; explicit tags are kept."""
 
     def resolve(self, kind, value, implicit):
+        # libyaml asks only for nodes without an explicit tag; rulegen adds no path resolvers,
+        # so the answer is BaseResolver's default tag for the kind (a table, not its method)
         if kind is ScalarNode and implicit[0]:
             return _PLAIN
-        return super().resolve(kind, value, implicit)
+        return _DEFAULT_TAGS[kind]
 
 
 if _Parser is not None:
@@ -412,9 +418,15 @@ _FLOAT = re.compile(r"[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?"
                     r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
 
 
+#: First characters of every core-schema null, bool, int and float (see the patterns above).
+_SPECIAL_FIRST = frozenset("~nNtTfF0123456789+-.")
+
+
 def _resolve_plain(text: str):
     """A plain scalar's value under the YAML 1.2 core schema (null, bool, int, float, else
     the string). Integers may use ``_`` separators and ``0b``/``0o``/``0x`` prefixes."""
+    if text and text[0] not in _SPECIAL_FIRST:
+        return text  # no null, bool, int or float starts with this character
     if _NULL.fullmatch(text):
         return None
     if text in _BOOL:
@@ -536,6 +548,15 @@ def _build(node, path: tuple, lf: LoadedFile, counter: list):
         raise _TooLarge()
     if isinstance(node, MappingNode):
         out = {}
+        key_positions = lf.key_positions
+        keys = [k.value if type(k) is ScalarNode else _key_text(k) for k, _ in node.value]
+        if "<<" not in keys and len(set(keys)) == len(keys):  # the common case, in one pass
+            for (k, v), key in zip(node.value, keys):
+                sub = path + (key,)
+                m = k.start_mark
+                key_positions[sub] = (m.line + 1, m.column + 1)
+                out[key] = _child(v, sub, lf, counter)
+            return out
         own_keys = set()
         names = []
         merges = False
@@ -552,7 +573,7 @@ def _build(node, path: tuple, lf: LoadedFile, counter: list):
         pairs = zip(node.value, names) if not merges else ((kv, _key_text(kv[0])) for kv in _merged_pairs(node))
         for (k, v), key in pairs:
             sub = path + (key,)
-            lf.key_positions[sub] = _mark(k)
+            key_positions[sub] = _mark(k)
             out[key] = _child(v, sub, lf, counter)
         return out
     if isinstance(node, SequenceNode):
@@ -566,8 +587,9 @@ def _build(node, path: tuple, lf: LoadedFile, counter: list):
 def _child(v, sub: tuple, lf: LoadedFile, counter: list):
     """Value of a mapping or sequence member ``v`` at ``sub``, with its position recorded and
     ``sub`` added to ``lf.plain`` for a plain string (a scalar is resolved once, not twice)."""
-    if isinstance(v, ScalarNode):
-        lf.positions[sub] = _mark(v)
+    if type(v) is ScalarNode:
+        m = v.start_mark
+        lf.positions[sub] = (m.line + 1, m.column + 1)
         counter[0] += 1
         if counter[0] > MAX_NODES:
             raise _TooLarge()

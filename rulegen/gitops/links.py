@@ -215,10 +215,13 @@ def _fast_ids(text: str) -> tuple[set[str], list[str], list[str]] | None:
             continue
         if line.startswith("    ") and prev != "text":
             return None  # indented code, or a table row
-        lead = _LEAD.match(line).end()
+        first = line[0]
+        # a line that starts with a letter has no list or quote marker (lead 0) and is no
+        # setext underline: the two regexes only run for the other lines
+        lead = 0 if first.isalpha() else _LEAD.match(line).end()
         if line[lead:lead + 1] == "#" or "~~~" in line or "```" in line:
             return None
-        if _SETEXT.match(line):
+        if first in "=-" and _SETEXT.match(line):
             return None
         if not _inline_hrefs(line, hrefs):
             return None

@@ -271,13 +271,16 @@ def test_lexed_action_memo_changes_no_result(shared_dir):
     saved = gotemplate._LEXED_MAX
     try:
         gotemplate._LEXED_MAX = 0  # nothing kept: every action lexed
-        cold = [gotemplate.parse(t) for t in texts]
+        gotemplate.parse.cache_clear()
+        cold = [gotemplate.parse.__wrapped__(t) for t in texts]
         gotemplate._LEXED_MAX = saved
-        first = [gotemplate.parse(t) for t in texts]   # filling the memo
-        again = [gotemplate.parse(t) for t in texts]   # from the memo
+        first = [gotemplate.parse.__wrapped__(t) for t in texts]   # filling the memo
+        again = [gotemplate.parse.__wrapped__(t) for t in texts]   # from the memo
+        cached = [gotemplate.parse(t) for t in texts] + [gotemplate.parse(t) for t in texts]
     finally:
         gotemplate._LEXED_MAX = saved
     assert gotemplate._LEXED  # it was used
     assert first == cold and again == cold
+    assert cached == cold + cold  # and the per-text cache of parse() too
     # every kept action ends at its first }} (so `{{ "}}" }}` was lexed, never kept)
     assert all(k.find("}}") == len(k) - 2 for k in gotemplate._LEXED)

@@ -21,6 +21,8 @@ This module has no check codes of its own; :mod:`.templates` turns its issues in
 
 from __future__ import annotations
 
+import functools
+
 import re
 from dataclasses import dataclass, field
 
@@ -522,8 +524,11 @@ def _skip_space(toks: list[_Tok]) -> list[_Tok]:
     return toks[_skip(toks, 0):] if toks else toks
 
 
+@functools.lru_cache(maxsize=8192)
 def parse(text: str, funcs: frozenset = FUNCS, variables: tuple = ALERT_VARS) -> Template:
-    """Parse Go template ``text``. Never raises.
+    """Parse Go template ``text``. Never raises. Cached per arguments (alerts repeat their
+    annotation texts, e.g. ``VALUE = {{ $value }}``): the returned Template is shared, so
+    treat it as read-only.
 
     Args:
         text: the template (a label or annotation value).

@@ -128,12 +128,17 @@ def _fast_settings(text: str) -> SiteSettings | None:
         return None
     finally:
         constructor.dispose()
-    url = values.get("site_url")
+    return _settings_from(values)
+
+
+def _settings_from(doc) -> SiteSettings:
+    """:class:`SiteSettings` from mkdocs.yml's top-level mapping (or the part of it read)."""
+    url = doc.get("site_url")
     return SiteSettings(
         site_url=(str(url).rstrip("/") + "/") if url else DEFAULT_SITE_URL,
-        docs_dir=str(values.get("docs_dir") or "docs").strip("/"),
-        site_dir=str(values.get("site_dir") or "site").strip("/"),
-        use_directory_urls=bool(values.get("use_directory_urls", True)),
+        docs_dir=str(doc.get("docs_dir") or "docs").strip("/"),
+        site_dir=str(doc.get("site_dir") or "site").strip("/"),
+        use_directory_urls=bool(doc.get("use_directory_urls", True)),
     )
 
 
@@ -147,13 +152,7 @@ def _settings_of(text: str) -> SiteSettings:
     doc = _parse(text)
     if not isinstance(doc, dict):
         return SiteSettings()
-    url = doc.get("site_url")
-    return SiteSettings(
-        site_url=(str(url).rstrip("/") + "/") if url else DEFAULT_SITE_URL,
-        docs_dir=str(doc.get("docs_dir") or "docs").strip("/"),
-        site_dir=str(doc.get("site_dir") or "site").strip("/"),
-        use_directory_urls=bool(doc.get("use_directory_urls", True)),
-    )
+    return _settings_from(doc)
 
 
 def settings(root) -> SiteSettings:

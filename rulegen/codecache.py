@@ -13,7 +13,8 @@ is kept under the same switches as Python's ``__pycache__`` (PEP 3147, PEP 552's
   what is there is still read, as Python reads ``.pyc`` files.
 
 An entry is named by a hash of everything its code is made from (the schema or template
-text, the compiling library's version, rulegen's version, Python's bytecode magic number), so
+text, the source of the rulegen module that makes it, the compiling library's version,
+rulegen's version, Python's bytecode magic number), so
 a changed input never meets an old entry; the Jinja2 entries also carry the template's
 checksum, which Jinja2 checks. An entry that cannot be read or is damaged is made again; a
 folder that cannot be written is not an error. Writes go to a temp file that is renamed, so

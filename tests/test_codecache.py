@@ -59,6 +59,13 @@ def test_another_schema_gets_another_entry(prefix):
     assert len(entries(prefix)) == 2
 
 
+def test_a_change_to_the_code_that_makes_the_validator_is_a_new_entry(prefix, monkeypatch):
+    schema._compiled(DEFINITION)
+    monkeypatch.setattr(schema, "_own_source", lambda: b"schema.py, edited")
+    schema._compiled(DEFINITION)
+    assert len(entries(prefix)) == 2
+
+
 def test_a_damaged_entry_is_made_again(prefix):
     schema._compiled(DEFINITION)
     [name] = entries(prefix)

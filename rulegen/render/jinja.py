@@ -56,7 +56,9 @@ def environment():
     )
     from ..codecache import jinja_bytecode_cache
     # compiled templates are kept like Python's bytecode (rulegen.codecache), keyed by these settings
-    cache = jinja_bytecode_cache(repr(sorted(settings.items())) + "|StrictUndefined")
+    # (this module's text too: a change to the environment made here is a new cache folder)
+    cache = jinja_bytecode_cache(repr(sorted(settings.items())) + "|StrictUndefined|"
+                                 + Path(__file__).read_text(encoding="utf-8"))
     return Environment(loader=jinja2.FileSystemLoader(str(templates_dir())), undefined=jinja2.StrictUndefined,
                        bytecode_cache=cache, **settings)
 

@@ -17,6 +17,7 @@ import functools
 import json
 import re
 import types
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...findings import Severity
@@ -79,6 +80,14 @@ def _fast_validator() -> Draft202012Validator:
 _ROOT_DEF = re.compile(r"^def (\w+)\(", re.M)
 
 
+@functools.cache
+def _own_source() -> bytes:
+    try:
+        return Path(__file__).read_bytes()
+    except OSError:
+        return b"?"
+
+
 def _compiled(definition: dict):
     """fastjsonschema's validator for ``definition``: the code of
     :func:`fastjsonschema.compile_to_code` (its first function is the root validator), kept
@@ -89,7 +98,8 @@ def _compiled(definition: dict):
     """
     import fastjsonschema
     from ... import codecache
-    name = "schema-" + codecache.key("fastjsonschema", fastjsonschema.VERSION,
+    # this module's own text is part of the key: a change to how the code is made is a new entry
+    name = "schema-" + codecache.key("fastjsonschema", fastjsonschema.VERSION, _own_source(),
                                      json.dumps(definition, sort_keys=True))
     entry = codecache.load(name)
     if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str)

@@ -22,10 +22,14 @@ from rulegen.spec.loader import LoadedFile
 N_APPS = 20
 
 
-def spec_text(i: int, related: str | None = None, alert_of: int | None = None) -> str:
+def spec_text(i: int, related: str | None = None, alert_of: int | None = None,
+              chart: str | None = None) -> str:
     """A small valid spec for app ``svc-NN``: two alerts, one of them named after app
-    ``alert_of`` when given (an alert name two apps share), optionally a related alert."""
+    ``alert_of`` when given (an alert name two apps share), optionally a related alert, and
+    ``chart.path`` when given (on line 2)."""
     app = f"svc-{i:02d}"
+    if chart:
+        return spec_text(i, related, alert_of).replace("\n", f"\nchart: {{path: {chart}}}\n", 1)
     first = f"Svc{alert_of if alert_of is not None else i:02d}Down"
     rel = f"\n          related:\n            - alert: {related}" if related else ""
     return f"""app: {app}
@@ -142,7 +146,8 @@ def test_split_map_shares_uneven_work_and_survives_a_dying_child(forks, monkeypa
 def test_findings_located_on_the_childs_specs_are_the_same(project, capsys, monkeypatch, forks):
     # project-level findings (RG412 shared alert name, RG420 unknown related alert) on specs
     # of the second half, which the child loads: their lines come from remade positions
-    many(project, {17: {"alert_of": 3}, 19: {"related": "Svc99Down"}})
+    # RG414 reads the spec's data (chart.path) in the parent: data remade on first use too
+    many(project, {17: {"alert_of": 3}, 18: {"chart": "charts/svc-16"}, 19: {"related": "Svc99Down"}})
     code1, one = run(capsys, monkeypatch, "1", "-C", str(project), "validate", "--output", "json")
     assert forks[0] == 0
     code2, two = run(capsys, monkeypatch, "2", "-C", str(project), "validate", "--output", "json")
@@ -151,6 +156,7 @@ def test_findings_located_on_the_childs_specs_are_the_same(project, capsys, monk
     got = {(f["code"], f["file"], f["line"]) for f in json.loads(one)["findings"]}
     assert ("RG412", "rules/svc-17.yaml", 6) in got
     assert ("RG420", "rules/svc-19.yaml", 18) in got
+    assert ("RG414", "rules/svc-18.yaml", 2) in got
 
 
 def test_build_and_check_give_the_same_bytes_either_way(project, capsys, monkeypatch, forks):
@@ -174,6 +180,8 @@ def test_a_loaded_file_travels_without_data_and_remakes_it_on_use():
     lf = load_text(text, "rules/svc-04.yaml")
     moved = pickle.loads(pickle.dumps(lf))
     assert "positions" not in moved.__dict__ and "data" not in moved.__dict__
+    assert moved.data == lf.data  # data first: it has no class-level default to fall back on
+    moved = pickle.loads(pickle.dumps(lf))
     assert moved.pos(("groups", 0, "rules", 1, "expr")) == lf.pos(("groups", 0, "rules", 1, "expr")) == (18, 15)
     assert (moved.data, moved.positions, moved.key_positions, moved.plain) == (
         lf.data, lf.positions, lf.key_positions, lf.plain)

@@ -69,7 +69,9 @@ class LoadedFile:
 
     path: str
     text: str
-    data: object = None
+    # a factory, not a class-level default: an instance that travelled without its data (see
+    # __getstate__) must reach __getattr__, not a class attribute None
+    data: object = field(default_factory=lambda: None)
     positions: dict = field(default_factory=dict)
     key_positions: dict = field(default_factory=dict)
     plain: set = field(default_factory=set)

@@ -77,6 +77,19 @@ def test_mkdocs_yml_whose_nav_is_up_to_date_is_kept_byte_for_byte(project):
     assert "# spaced by hand" in out
 
 
+def test_mkdocs_yml_ruamel_cannot_read_is_a_clean_error_when_the_nav_must_change(project, capsys):
+    # a duplicate key: PyYAML (mkdocs) takes the last one, ruamel.yaml's round trip refuses
+    mk = project / "mkdocs.yml"
+    assert main(["-C", str(project), "build"]) == 0
+    mk.write_text(mk.read_text().replace("  name: material\n", "  name: material\n  name: material\n", 1))
+    capsys.readouterr()
+    assert main(["-C", str(project), "check"]) == 0  # nav current: the file is left as it is
+    (project / "rules/noctaya.yaml").unlink()  # the nav must lose an app now
+    assert main(["-C", str(project), "build"]) == 2
+    err = capsys.readouterr().err
+    assert "mkdocs.yml: not valid YAML for rewriting its nav" in err and "Traceback" not in err
+
+
 def test_mkdocs_settings_are_read_as_mkdocs_reads_them(tmp_path):
     # YAML 1.1, as PyYAML (mkdocs) reads it: `no` is false, so pages are at x.html
     (tmp_path / "mkdocs.yml").write_text("site_url: https://rb.example.org/team\n"

@@ -243,7 +243,8 @@ def render_mkdocs(specs: list[Spec], existing: str | None, root=None) -> str | N
     the existing nav is kept as it is.
 
     Raises:
-        RulegenError: mkdocs.yml is not a mapping.
+        RulegenError: mkdocs.yml is not a mapping, or its nav must be rewritten and ruamel.yaml
+            cannot read it (a duplicate key, ...).
     """
     if existing is None:
         return None
@@ -261,7 +262,11 @@ def render_mkdocs(specs: list[Spec], existing: str | None, root=None) -> str | N
             if have == _nav_wanted(specs, guides):
                 return existing
     y = _yaml()
-    doc = y.load(existing)
+    try:  # libyaml (and mkdocs) may accept what ruamel.yaml's round trip refuses, e.g. a duplicate key
+        doc = y.load(existing)
+    except Exception as e:
+        raise RulegenError(f"mkdocs.yml: not valid YAML for rewriting its nav: {str(e).splitlines()[0]}; "
+                           "fix it (or write the nav by hand as rulegen would)") from None
     if not isinstance(doc, CommentedMap):
         raise RulegenError("mkdocs.yml: must be a mapping")
     nav = CommentedSeq()

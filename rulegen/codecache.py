@@ -16,9 +16,10 @@ An entry is named by a hash of everything its code is made from (the schema or t
 text, the source of the rulegen module that makes it, the compiling library's version,
 rulegen's version, Python's bytecode magic number), so
 a changed input never meets an old entry; the Jinja2 entries also carry the template's
-checksum, which Jinja2 checks. An entry that cannot be read or is damaged is made again; a
-folder that cannot be written is not an error. Writes go to a temp file that is renamed, so
-a reader never sees half an entry. Nothing here affects what rulegen outputs: the same code
+checksum, which Jinja2 checks. Every entry carries a SHA-256 of its content, checked before
+it is unmarshalled; an entry that cannot be read or is damaged is made again (and rewritten);
+a folder that cannot be written is not an error. Writes go to a temp file that is renamed,
+so a reader never sees half an entry. Nothing here affects what rulegen outputs: the same code
 is compiled either way.
 """
 
@@ -65,22 +66,34 @@ def key(*parts: str | bytes) -> str:
     return h.hexdigest()
 
 
-def load(name: str):
-    """The value stored as ``name`` (marshal data: code objects, tuples, strings), or None
-    when there is none or it cannot be read."""
+#: First bytes of every entry: format tag, then the SHA-256 of the rest.
+_MAGIC = b"rulegen-codecache-1\n"
+
+
+def read_bytes(name: str) -> bytes | None:
+    """The bytes stored as ``name``, or None when there are none, they cannot be read, or their
+    checksum does not match (a damaged entry must never reach ``marshal``, which can crash
+    the interpreter on corrupt input)."""
     d = cache_dir()
     if d is None:
         return None
     try:
-        data = (d / name).read_bytes()
-        return marshal.loads(data)
-    except (OSError, EOFError, ValueError, TypeError):
+        raw = (d / name).read_bytes()
+    except OSError:
         return None
+    head = len(_MAGIC) + 32
+    if len(raw) < head or not raw.startswith(_MAGIC):
+        return None
+    body = raw[head:]
+    if hashlib.sha256(body).digest() != raw[len(_MAGIC):head]:
+        return None
+    return body
 
 
-def store(name: str, value) -> None:
-    """Keep ``value`` (marshal-able) as ``name``, atomically; does nothing when bytecode is
-    not to be written or the folder cannot be written."""
+def write_bytes(name: str, data: bytes) -> None:
+    """Keep ``data`` as ``name`` with its checksum, atomically (temp file, then rename), readable
+    by everyone like a ``.pyc``; does nothing when bytecode is not to be written or the folder
+    cannot be written."""
     d = cache_dir()
     if d is None or not writable():
         return
@@ -89,7 +102,8 @@ def store(name: str, value) -> None:
         d.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
-            f.write(marshal.dumps(value))
+            f.write(_MAGIC + hashlib.sha256(data).digest() + data)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, d / name)
         tmp = None
     except OSError:
@@ -102,31 +116,44 @@ def store(name: str, value) -> None:
                 pass
 
 
-def jinja_bytecode_cache(env_settings: str):
-    """A :class:`jinja2.FileSystemBytecodeCache` in :func:`cache_dir`, in a sub-folder named
-    by ``env_settings`` (everything about the Environment that changes the compiled code:
-    delimiters, whitespace options...), or None when there is no cache folder. Jinja2 checks
-    each template's source checksum itself. Read-only when bytecode is not to be written."""
-    import jinja2
-    d = cache_dir()
-    if d is None:
+def load(name: str):
+    """The value stored as ``name`` by :func:`store`, or None (see :func:`read_bytes`)."""
+    data = read_bytes(name)
+    if data is None:
         return None
-    folder = d / f"jinja-{key('jinja2', jinja2.__version__, env_settings)[:32]}"
+    try:
+        return marshal.loads(data)
+    except (EOFError, ValueError, TypeError):
+        return None
 
-    class Cache(jinja2.FileSystemBytecodeCache):
+
+def store(name: str, value) -> None:
+    """Keep ``value`` (marshal-able: code objects, tuples, strings) as ``name``."""
+    write_bytes(name, marshal.dumps(value))
+
+
+def jinja_bytecode_cache(env_settings: str):
+    """A :class:`jinja2.BytecodeCache` keeping compiled templates in :func:`cache_dir` through
+    :func:`read_bytes`/:func:`write_bytes` (checksummed), one entry per template named by
+    ``env_settings`` (everything about the Environment that changes the compiled code), the
+    template's name and file; Jinja2 itself checks the template's source checksum and its own
+    bytecode version. None when there is no cache folder."""
+    import jinja2
+    if cache_dir() is None:
+        return None
+    prefix = "jinja-" + key("jinja2", jinja2.__version__, env_settings)[:32] + "-"
+
+    class Cache(jinja2.BytecodeCache):
         def load_bytecode(self, bucket):
-            try:
-                super().load_bytecode(bucket)
-            except Exception:
-                bucket.reset()  # damaged: compile the template again
-
-        def dump_bytecode(self, bucket):
-            if not writable():
+            data = read_bytes(prefix + bucket.key)
+            if data is None:
                 return
             try:
-                folder.mkdir(parents=True, exist_ok=True)
-                super().dump_bytecode(bucket)
-            except OSError:
-                pass
+                bucket.bytecode_from_string(data)
+            except Exception:
+                bucket.reset()  # unreadable: compile the template again
 
-    return Cache(str(folder))
+        def dump_bytecode(self, bucket):
+            write_bytes(prefix + bucket.key, bucket.bytecode_to_string())
+
+    return Cache()

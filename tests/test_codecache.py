@@ -69,9 +69,19 @@ def test_a_change_to_the_code_that_makes_the_validator_is_a_new_entry(prefix, mo
 def test_a_damaged_entry_is_made_again(prefix):
     schema._compiled(DEFINITION)
     [name] = entries(prefix)
+    good = (prefix / name).read_bytes()
     (prefix / name).write_bytes(b"\x00not marshal data")
     assert judge(schema._compiled(DEFINITION), {"app": "Web"}) is False
-    assert codecache.load(name)[0].startswith("validate")  # rewritten whole
+    assert codecache.read_bytes(name) is not None  # rewritten whole
+    # a flipped bit anywhere (marshal may crash the interpreter on corrupt data) is caught
+    # by the entry's checksum before it is unmarshalled
+    for at in range(0, len(good), max(1, len(good) // 97)):
+        bad = bytearray(good)
+        bad[at] ^= 0x10
+        (prefix / name).write_bytes(bytes(bad))
+        assert codecache.read_bytes(name) is None, at
+    assert judge(schema._compiled(DEFINITION), {"app": "web"}) is True
+    assert codecache.read_bytes(name) is not None
 
 
 def test_nothing_is_written_when_python_writes_no_bytecode(prefix, monkeypatch):
@@ -95,13 +105,20 @@ def test_templates_are_kept_and_a_changed_template_is_compiled_again(prefix, tmp
         return env.get_template("a.j2").render(x=1)
 
     assert render() == "one 1"
-    [folder] = entries(prefix)
-    assert len(entries(prefix / folder)) == 1
+    [entry] = entries(prefix)
+    assert entry.startswith("jinja-")
     assert render() == "one 1"
     (tdir / "a.j2").write_text("two [[ x ]]")
     assert render() == "two 1"  # Jinja2 checks the source checksum of a kept template
-    render("other settings")  # other delimiters or options: another folder
+    render("other settings")  # other delimiters or options: another entry
     assert len(entries(prefix)) == 2
+    # a damaged entry is not used, and is made again
+    kept = (prefix / entry).read_bytes()
+    (prefix / entry).write_bytes(kept[:-40] + bytes(40))
+    assert codecache.read_bytes(entry) is None
+    assert render() == "two 1"
+    assert codecache.read_bytes(entry) is not None  # made again
+    assert oct((prefix / entry).stat().st_mode & 0o777) == "0o644"  # shared like a .pyc
 
 
 def test_rulegen_templates_render_the_same_with_and_without_kept_code(prefix, project):

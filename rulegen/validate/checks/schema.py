@@ -102,17 +102,32 @@ def _compiled(definition: dict):
     name = "schema-" + codecache.key("fastjsonschema", fastjsonschema.VERSION, _own_source(),
                                      json.dumps(definition, sort_keys=True))
     entry = codecache.load(name)
-    if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str)
-            and isinstance(entry[1], types.CodeType)):
-        source = fastjsonschema.compile_to_code(definition)
-        root = _ROOT_DEF.search(source)
-        if root is None:
-            return fastjsonschema.compile(definition)
-        entry = (root.group(1), compile(source, "<rulegen spec schema (fastjsonschema)>", "exec"))
-        codecache.store(name, entry)
+    if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str) \
+            and isinstance(entry[1], types.CodeType):
+        validate = _run_code(*entry)
+        if validate is not None:
+            return validate
+    source = fastjsonschema.compile_to_code(definition)
+    root = _ROOT_DEF.search(source)
+    if root is None:
+        return fastjsonschema.compile(definition)
+    entry = (root.group(1), compile(source, "<rulegen spec schema (fastjsonschema)>", "exec"))
+    validate = _run_code(*entry)
+    if validate is None:
+        return fastjsonschema.compile(definition)
+    codecache.store(name, entry)
+    return validate
+
+
+def _run_code(root: str, code: types.CodeType):
+    """The function ``root`` defined by running ``code``, or None when that fails."""
     namespace: dict = {}
-    exec(entry[1], namespace)  # noqa: S102 - code fastjsonschema generated from rulegen's own schema
-    return namespace[entry[0]]
+    try:
+        exec(code, namespace)  # noqa: S102 - code fastjsonschema generated from rulegen's own schema
+    except Exception:
+        return None
+    fn = namespace.get(root)
+    return fn if callable(fn) else None
 
 
 @functools.cache

@@ -204,3 +204,13 @@ def test_duplicate_key_of_the_outer_mapping_is_found_before_one_inside():
     # the mapping's own keys are checked before its values are built, as before the one-pass path
     lf = loader.load_text("a:\n  x: 1\n  x: 2\na: 3\n", "x.yaml")
     assert [(f.code, f.line, f.col) for f in lf.findings] == [("RG102", 4, 1)]
+
+
+def test_merge_key_with_a_scalar_value_is_a_finding_not_a_traceback():
+    # regression: `<<: 5` raised ConstructorError out of load_text, which never raises
+    lf = load_text("app: x\nbase:\n  <<: 5\n", "x.yaml")
+    assert where(lf) == [("RG101", 3, 3)]
+    assert "expected a mapping or list of mappings for merging" in lf.findings[0].message
+    assert lf.data is None and not lf.positions
+    lf = load_text("app: x\nbase:\n  <<: [{a: 1}, [2]]\n", "x.yaml")
+    assert [f.code for f in lf.findings] == ["RG101"]

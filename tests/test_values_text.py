@@ -89,6 +89,27 @@ def test_crlf_schema_stays_crlf():
     assert render_values_schema(make_spec(SPEC), new) == new
 
 
+@pytest.mark.parametrize("existing, where", [
+    ('{"properties": 5}', "the top level"),
+    ('{"properties": {"monitoring": []}}', "monitoring"),
+    ('{"properties": {"monitoring": {"properties": "x"}}}', "monitoring"),
+])
+def test_schema_of_the_wrong_shape_is_refused_with_a_reason(existing, where):
+    # regression: a TypeError escaped instead of the ValueError the caller reports as RG701
+    with pytest.raises(ValueError, match=where):
+        render_values_schema(make_spec(SPEC), existing)
+
+
+def test_build_reports_a_schema_of_the_wrong_shape_as_rg701(nasty, capsys):
+    schema = nasty / "charts/nasty/values.schema.json"
+    schema.parent.mkdir(parents=True, exist_ok=True)
+    schema.write_text('{"properties": 5}\n')
+    assert main(["-C", str(nasty), "build"]) == 1
+    err = capsys.readouterr().err
+    assert "RG701" in err and "values.schema.json" in err and "Traceback" not in err
+    assert schema.read_text() == '{"properties": 5}\n'  # nothing was written
+
+
 # --- through rulegen build / check --------------------------------------------------------
 
 NASTY_SPEC = """\

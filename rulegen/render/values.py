@@ -349,12 +349,22 @@ def render_values(spec: Spec, existing: str | None, site_url: str) -> str:
 def _set_schema(node: dict, path: list[str], leaf: dict) -> None:
     """Set ``leaf`` as the schema of ``path`` under ``node``. Missing parents are created as
     ``{"type": ["object", "null"]}`` (a gate's parent left empty in values.yaml is null, and
-    then the gate is off, not an error); parents already there are kept as written."""
-    for part in path[:-1]:
+    then the gate is off, not an error); parents already there are kept as written.
+
+    Raises:
+        ValueError: a ``properties`` or parent schema on the way is not a JSON object.
+    """
+    for i, part in enumerate(path):
         props = node.setdefault("properties", {})
-        child = props.setdefault(part, {"type": ["object", "null"]})
-        node = child
-    node.setdefault("properties", {})[path[-1]] = leaf
+        if not isinstance(props, dict):
+            where = "/".join(path[:i]) or "the top level"
+            raise ValueError(f'"properties" of {where} is not a JSON object')
+        if i == len(path) - 1:
+            props[part] = leaf
+            return
+        node = props.setdefault(part, {"type": ["object", "null"]})
+        if not isinstance(node, dict):
+            raise ValueError(f'the schema of {"/".join(path[:i + 1])} is not a JSON object')
 
 
 def _knobs_schema() -> dict:

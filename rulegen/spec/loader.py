@@ -334,6 +334,12 @@ def load_text(text: str, path: str) -> LoadedFile:
     except _TooLarge:
         lf.data = None
         lf.findings.append(_too_large(path))
+    except yaml.MarkedYAMLError as e:  # a merge key (<<) whose value is not a mapping
+        lf.data = None
+        lf.positions.clear()
+        lf.key_positions.clear()
+        lf.plain.clear()
+        lf.findings.append(_syntax(path, text, e))
     except RecursionError:
         lf.data = None
         lf.findings.append(Finding(path, 1, 1, "RG105", Severity.ERROR,

@@ -97,10 +97,37 @@ def test_mkdocs_settings_are_read_as_mkdocs_reads_them(tmp_path):
     got = site.settings(tmp_path)
     assert got == site.SiteSettings(site_url="https://rb.example.org/team/", docs_dir="runbooks",
                                     site_dir="site", use_directory_urls=False)
-    # a tagged value (mkdocs' !ENV) is not guessed at by the fast reader; ruamel.yaml reads it
-    (tmp_path / "mkdocs.yml").write_text("site_url: !ENV [SITE_URL, 'https://x.example/']\n"
-                                         "docs_dir: runbooks\n")
-    assert site.settings(tmp_path).docs_dir == "runbooks"
+
+
+
+def test_mkdocs_env_tag_is_resolved_as_mkdocs_resolves_it(tmp_path, monkeypatch):
+    # regression: `site_url: !ENV [...]` was read as the text of the list (bogus RG712 links)
+    mk = tmp_path / "mkdocs.yml"
+    monkeypatch.delenv("RG_SITE", raising=False)
+    monkeypatch.delenv("RG_SITE2", raising=False)
+    mk.write_text("site_url: !ENV [RG_SITE, RG_SITE2, 'https://default.example/rb']\n"
+                  "docs_dir: runbooks\nuse_directory_urls: !ENV RG_DIRS\n")
+    got = site.settings(tmp_path)
+    assert (got.site_url, got.docs_dir, got.use_directory_urls) == ("https://default.example/rb/", "runbooks", False)
+    monkeypatch.setenv("RG_SITE2", "https://second.example/")
+    monkeypatch.setenv("RG_DIRS", "true")  # typed as a plain YAML scalar: the boolean true
+    got = site.settings(tmp_path)
+    assert (got.site_url, got.use_directory_urls) == ("https://second.example/", True)
+    monkeypatch.setenv("RG_SITE", "https://first.example")
+    assert site.settings(tmp_path).site_url == "https://first.example/"
+    # a name alone, not set: null, so the default site URL
+    mk.write_text("site_url: !ENV RG_UNSET_NAME\n")
+    assert site.settings(tmp_path).site_url == site.DEFAULT_SITE_URL
+
+
+def test_nav_titles_mkdocs_would_read_as_other_types_are_quoted(project):
+    specs = load_project(project).specs
+    specs[0].title = "yes"
+    specs[1].title = "123"
+    out = site.render_mkdocs(specs, (project / "mkdocs.yml").read_text(), project)
+    titles = [next(iter(e)) for e in nav(out)[2]["Apps"]]  # read as mkdocs reads it (PyYAML)
+    assert "yes" in titles and "123" in titles
+    assert "- 'yes': " in out
 
 
 def test_build_never_touches_guides(project):

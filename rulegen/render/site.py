@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import io
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ from pathlib import Path
 import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import SingleQuotedScalarString
 
 from ..findings import RulegenError
 from ..spec import Spec
@@ -109,8 +111,9 @@ def _top(node, key: str):
 
 
 def _fast_settings(text: str) -> SiteSettings | None:
-    """:class:`SiteSettings` from libyaml's reading of ``text``, or None when a setting is not
-    a plain core-schema scalar (a tag such as ``!ENV``, a list) and ruamel.yaml should read it."""
+    """:class:`SiteSettings` from libyaml's reading of ``text``, as mkdocs reads it (PyYAML's
+    YAML 1.1 scalars, ``!ENV`` resolved by :func:`_env`), or None when a setting is anything
+    else (a list, another tag) and ruamel.yaml should read it."""
     root = _compose(text)
     if root is None:
         return None
@@ -121,14 +124,39 @@ def _fast_settings(text: str) -> SiteSettings | None:
             node = _top(root, key)
             if node is None:
                 continue
-            if not isinstance(node, yaml.ScalarNode) or node.tag not in _CORE_TAGS:
+            if node.tag == "!ENV":
+                values[key] = _env(node, constructor)
+            elif isinstance(node, yaml.ScalarNode) and node.tag in _CORE_TAGS:
+                values[key] = constructor.construct_object(node)
+            else:
                 return None
-            values[key] = constructor.construct_object(node)
-    except (KeyError, yaml.YAMLError):
+    except (KeyError, ValueError, yaml.YAMLError):
         return None
     finally:
         constructor.dispose()
     return _settings_from(values)
+
+
+def _env(node, loader):
+    """The value of an ``!ENV`` node as mkdocs gives it (its docs, "Environment variables"):
+    ``!ENV NAME`` or ``!ENV [NAME, OTHER, default]``: the first of the names set in the
+    environment, its text typed as a plain YAML scalar; else the last item of a list of two
+    or more (typed as written); else null. Raises ValueError for any other shape."""
+    if isinstance(node, yaml.ScalarNode):
+        names, default = [node.value], None
+    elif isinstance(node, yaml.SequenceNode) and node.value \
+            and all(isinstance(c, yaml.ScalarNode) for c in node.value):
+        items = node.value
+        default = loader.construct_object(items[-1]) if len(items) > 1 else None
+        names = [c.value for c in (items[:-1] if len(items) > 1 else items)]
+    else:
+        raise ValueError("!ENV takes a name or a list of names and a default")
+    for name in names:
+        if name in os.environ:
+            value = os.environ[name]
+            tag = loader.resolve(yaml.ScalarNode, value, (True, False))
+            return loader.construct_object(yaml.ScalarNode(tag, value))
+    return default
 
 
 def _settings_from(doc) -> SiteSettings:
@@ -164,7 +192,10 @@ def settings(root) -> SiteSettings:
     p = Path(root) / "mkdocs.yml"
     if not p.is_file():
         return SiteSettings()
-    return _settings_of(p.read_text(encoding="utf-8"))
+    text = p.read_text(encoding="utf-8")
+    if "!ENV" in text:  # depends on the environment too: not cached by text alone
+        return _settings_of.__wrapped__(text)
+    return _settings_of(text)
 
 
 def site_url(root) -> str:
@@ -201,6 +232,17 @@ def _existing_guides(doc) -> CommentedSeq | None:
             if isinstance(item, dict) and "Guides" in item:
                 return item["Guides"]
     return None
+
+
+def _str(text: str):
+    """``text`` for ruamel.yaml to write: quoted when mkdocs (PyYAML, YAML 1.1) would read it
+    unquoted as anything but this string (``yes``, ``on``, ``123``, ``null``...), which
+    ruamel.yaml, writing YAML 1.2, leaves plain."""
+    tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))
+    return text if tag == _STR_TAG else SingleQuotedScalarString(text)
+
+
+_RESOLVER = yaml.resolver.Resolver()
 
 
 def _nav_pairs(node):
@@ -274,12 +316,12 @@ def render_mkdocs(specs: list[Spec], existing: str | None, root=None) -> str | N
     nav.append(CommentedMap([("Alert index", "alerts.md")]))
     apps = CommentedSeq()
     for s in sorted(specs, key=lambda s: s.app):
-        apps.append(CommentedMap([(s.title, page_path(s.app))]))
+        apps.append(CommentedMap([(_str(s.title), _str(page_path(s.app)))]))
     nav.append(CommentedMap([("Apps", apps)]))
     if root is not None:
         guides = CommentedSeq()
         for title, path in guide_pages(root):
-            guides.append(CommentedMap([(title, path)]))
+            guides.append(CommentedMap([(_str(title), _str(path))]))
     else:
         guides = _existing_guides(doc)
     if guides:

@@ -352,9 +352,12 @@ def _pages(outputs, root: Path, settings) -> dict:
     pages: dict[str, _Page] = {}
     docs = root / settings.docs_dir
     planned = {o.path for o in outputs}
+    replaced = settings.docs_dir == site_mod.DOCS_DIR  # planned pages replace the disk's (below)
     if docs.is_dir():
         for f in sorted(docs.rglob("*.md")):
             rel_root = f.relative_to(root).as_posix()
+            if replaced and rel_root in planned:
+                continue  # the planned text is used, not this one: no need to read it
             try:
                 text = f.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
@@ -364,7 +367,7 @@ def _pages(outputs, root: Path, settings) -> dict:
             pages[f.relative_to(docs).as_posix()] = _Page(f.relative_to(docs).as_posix(), rel_root, text)
     prefix = site_mod.DOCS_DIR + "/"
     for o in outputs:
-        if o.path.startswith(prefix) and o.path.endswith(".md") and settings.docs_dir == site_mod.DOCS_DIR:
+        if replaced and o.path.startswith(prefix) and o.path.endswith(".md"):
             rel = o.path[len(prefix):]
             pages[rel] = _Page(rel, o.path, o.content)
     return pages

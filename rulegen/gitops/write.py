@@ -83,14 +83,18 @@ def _lf(text: str) -> str:
     return text.replace("\r\n", "\n")
 
 
-def generated_on_disk(root: Path, globs) -> set[str]:
-    """Relative paths of files matching ``globs`` under ``root`` that carry rulegen's notice."""
+def generated_on_disk(root: Path, globs, skip=frozenset()) -> set[str]:
+    """Relative paths of files matching ``globs`` under ``root`` that carry rulegen's notice;
+    paths in ``skip`` are left out without being read."""
     found = set()
     for g in globs:
         for p in root.glob(g):
+            rel = p.relative_to(root).as_posix()
+            if rel in skip:
+                continue
             text = read(p)
             if text is not None and ownership.is_generated(text):
-                found.add(p.relative_to(root).as_posix())
+                found.add(rel)
     return found
 
 
@@ -123,7 +127,7 @@ def compare(outputs, root: Path, fmt: str = "helm", sources=None) -> Status:
             current = _lf(current)
             if not ownership.is_generated(current) or ownership.hand_edited(current):
                 st.hand_edited.append(o.path)
-    for path in sorted(generated_on_disk(root, GENERATED_GLOBS[fmt]) - planned):
+    for path in sorted(generated_on_disk(root, GENERATED_GLOBS[fmt], skip=planned)):
         text = read(root / path)
         if sources is not None and (text is None or ownership.source_of(text) not in sources):
             continue

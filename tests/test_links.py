@@ -6,8 +6,10 @@ import dataclasses
 import re
 import subprocess
 
+import pytest
 import yaml
 
+import rulegen.gitops.links as links_mod
 from rulegen.cli import main
 from rulegen.gitops.links import check_links, default_runbook_url, url_to_page
 from rulegen.pipeline import load_project, plan_project
@@ -15,9 +17,11 @@ from rulegen.pipeline import load_project, plan_project
 from test_site import mkdocs_build
 
 
-def planned(project):
+def planned(project, link_ids=False):
+    """Specs and planned outputs; ``link_ids``: with page ids and runbook URLs worked out
+    ahead by the plan, as `rulegen check` does."""
     loaded = load_project(project)
-    outputs, findings = plan_project(loaded)
+    outputs, findings = plan_project(loaded, link_ids=link_ids)
     assert not [f for f in findings if f.is_error]
     return loaded.specs, outputs
 
@@ -121,25 +125,32 @@ def test_renamed_alert_breaks_related_entries_and_hand_links(project):
                                    "(missing anchor)")]
 
 
-def test_runbook_url_outside_the_site(project):
+@pytest.mark.parametrize("ahead", [False, True])
+def test_runbook_url_outside_the_site(project, ahead, monkeypatch):
     values = project / "charts/llama-swap/values.yaml"
     values.write_text(values.read_text().replace("runbookUrl: https://runbooks.example.com",
                                                  "runbookUrl: https://wiki.example.org/runbooks"))
-    specs, outputs = planned(project)
+    specs, outputs = planned(project, link_ids=ahead)
+    calls = []
+    real = links_mod.default_runbook_url
+    monkeypatch.setattr(links_mod, "default_runbook_url", lambda *a: calls.append(a) or real(*a))
     found = check_links(outputs, specs, project)
     assert codes(found) == [("RG712", "LlamaSwapDown"), ("RG712", "LlamaSwapNoMetrics")]
+    # ahead: the check used the plan's URLs (every chart has one spec), not its own
+    assert (len(calls) == 0) is ahead
     assert "runbook_url https://wiki.example.org/runbooks/llama-swap/#llamaswapdown is not under the runbook site " \
            "https://runbooks.example.com/" in found[0].message
 
 
-def test_custom_runbook_url_to_a_missing_anchor(project):
+@pytest.mark.parametrize("ahead", [False, True])
+def test_custom_runbook_url_to_a_missing_anchor(project, ahead):
     values = project / "charts/llama-swap/values.yaml"
     data = values.read_text().replace(
         "  customRules: {}",
         "  customRules:\n    LlamaSwapDown:\n      annotations:\n"
         "        runbook_url: https://runbooks.example.com/llama-swap/#gone")
     values.write_text(data)
-    specs, outputs = planned(project)
+    specs, outputs = planned(project, link_ids=ahead)
     found = check_links(outputs, specs, project)
     assert codes(found) == [("RG711", "LlamaSwapDown")]
     assert "no anchor #gone (missing anchor)" in found[0].message
@@ -215,7 +226,7 @@ def test_default_runbook_url_matches_helm(project, helm_bin):
     """The derived runbook_url is byte for byte what `helm template` renders with default values."""
     assert main(["-C", str(project), "build"]) == 0
     specs, outputs = planned(project)
-    from rulegen.gitops.links import _values
+    from rulegen.gitops.links import _values, _values_text, runbook_urls_ahead
     for spec in specs:
         out = subprocess.run([str(helm_bin), "template", "rel", str(project / spec.chart.path)],
                              capture_output=True, text=True, check=True).stdout
@@ -226,7 +237,10 @@ def test_default_runbook_url_matches_helm(project, helm_bin):
                     for r in g["rules"]:
                         if "alert" in r:
                             rendered[r["alert"]] = r["annotations"]["runbook_url"]
-        values = _values(outputs, project, spec)
-        derived = {r.name: default_runbook_url(spec, g, r, "https://runbooks.example.com/", values)
+        text = _values_text({o.path: o.content for o in outputs}, project, spec)
+        derived = {r.name: default_runbook_url(spec, g, r, "https://runbooks.example.com/", _values(text))
                    for g, r in spec.rules() if r.is_alert}
         assert rendered == derived
+        # and as the plan's per-spec step works them out ahead for the link check
+        _, _, urls = runbook_urls_ahead(spec, text, "https://runbooks.example.com/")
+        assert urls == list(derived.values())

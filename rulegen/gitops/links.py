@@ -377,17 +377,44 @@ def _pages(outputs, root: Path, settings) -> dict:
 # runbook_url as the chart renders it
 
 
-def _values(outputs, root: Path, spec) -> dict:
+def _values_text(planned: dict, root: Path, spec) -> str:
+    """The text of the spec's chart ``values.yaml``: planned (``planned``: path -> content),
+    else on disk, else empty."""
     vpath = f"{spec.chart.path}/values.yaml"
-    text = next((o.content for o in outputs if o.path == vpath), None)
+    text = planned.get(vpath)
     if text is None:
         f = root / vpath
         text = f.read_text(encoding="utf-8") if f.is_file() else ""
+    return text
+
+
+def _values(text: str) -> dict:
+    """A values.yaml text as the chart's default values ({} when not a YAML mapping)."""
     try:
         data = yaml.load(text, Loader=_SAFE_LOADER) or {}
     except yaml.YAMLError:
         return {}
     return data if isinstance(data, dict) else {}
+
+
+#: id(spec) -> (spec, (values.yaml text, site URL, runbook_url of each alert in spec.rules()
+#: order)), worked out ahead by the plan's per-spec step for a chart only that spec renders
+#: into; keyed by the spec object itself, so an entry left by a plan no check followed can
+#: never be taken for another spec's
+_URLS_AHEAD: dict[int, tuple] = {}
+
+
+def runbook_urls_ahead(spec, values_text: str, site_url: str) -> tuple:
+    """What :func:`known_urls` takes: each alert's :func:`default_runbook_url` with the chart
+    values ``values_text``, for :func:`check_links` to use instead of parsing them again."""
+    values = _values(values_text)
+    return values_text, site_url, [default_runbook_url(spec, g, r, site_url, values)
+                                   for g, r in spec.rules() if r.is_alert]
+
+
+def known_urls(spec, ahead: tuple) -> None:
+    """Record :func:`runbook_urls_ahead` of ``spec`` (possibly made in a forked process)."""
+    _URLS_AHEAD[id(spec)] = (spec, ahead)
 
 
 def _get(d, *keys):
@@ -462,6 +489,7 @@ def check_links(outputs, specs, root, site_dir=None) -> list[Finding]:
         return _check_links(outputs, specs, root, site_dir)
     finally:
         _AHEAD.clear()
+        _URLS_AHEAD.clear()
 
 
 def _check_links(outputs, specs, root, site_dir) -> list[Finding]:
@@ -499,16 +527,20 @@ def _check_links(outputs, specs, root, site_dir) -> list[Finding]:
                 return fail("anchor", frag)
         return None
 
+    planned = {o.path: o.content for o in outputs}
     for spec in specs:
         vkey = spec.chart.path  # specs sharing a chart share its values.yaml: parse it once
-        if vkey not in values_of:
-            values_of[vkey] = _values(outputs, root, spec)
-        values = values_of[vkey]
+        text = _values_text(planned, root, spec)
+        kept = _URLS_AHEAD.get(id(spec))
+        ahead = kept[1] if kept is not None and kept[0] is spec else None
+        urls = iter(ahead[2]) if ahead is not None and ahead[:2] == (text, base) else None
+        if urls is None and vkey not in values_of:
+            values_of[vkey] = _values(text)
         for group, rule in spec.rules():
             if not rule.is_alert:
                 continue
             # positions only for a finding: a spec loaded by a forked child remakes them on use
-            url = default_runbook_url(spec, group, rule, base, values)
+            url = next(urls) if urls is not None else default_runbook_url(spec, group, rule, base, values_of[vkey])
             if not url.startswith(base) and url.rstrip("/") != base.rstrip("/"):
                 line, col = spec.source.pos(rule.path)
                 findings.append(_err(spec.file, line, col, "RG712",

@@ -136,6 +136,11 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
         # disk's text as the loop below would, but here, on two cores
         chart_files = _values_files(spec, _read) if fmt != "rules" and alone[spec.chart.path] else None
         ids = _ahead()(page) if link_ids else None
+        if link_ids and chart_files and chart_files[0][1] is not None and _links() is not None \
+                and hasattr(_links(), "runbook_urls_ahead"):
+            ids = (ids, _links().runbook_urls_ahead(spec, chart_files[0][1], site_url))
+        else:
+            ids = (ids, None)
         return rules, tests, (page, page_findings, ids), chart_files
 
     def _values_files(spec: Spec, text_of) -> list[tuple[str, str | None, Finding | None]]:
@@ -183,8 +188,11 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
         if tfile is not None:
             outs.append(Output(test_file_path(spec), ownership.seal(tfile), True, src))
         findings.extend(page_findings)
+        ids, urls = ids
         if ids is not None:
             _links().known(page, ids)
+        if urls is not None:
+            _links().known_urls(spec, urls)
         outs.append(Output(f"{RUNBOOK_DIR}/{spec.app}.md", page, True, src))
     outs.extend(shared.values())
     if specs:

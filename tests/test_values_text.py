@@ -100,6 +100,31 @@ def test_schema_of_the_wrong_shape_is_refused_with_a_reason(existing, where):
         render_values_schema(make_spec(SPEC), existing)
 
 
+@pytest.mark.parametrize("existing, reason", [
+    ('{"properties": {"monitoring": {"type": "string"}}}', 'has type "string"'),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ('{"description": "\\ud800"}', "lone surrogate"),
+])
+def test_schema_rulegen_cannot_extend_safely_is_refused(existing, reason):
+    # a string-typed parent would make the chart's own values fail the schema; the others
+    # were tracebacks
+    with pytest.raises(ValueError, match=reason):
+        render_values_schema(make_spec(SPEC), existing)
+
+
+def test_one_specs_gates_never_change_the_schema_of_another():
+    # regression: the gate leaf was a shared dict, so a gate under another gate made it refer
+    # to itself, and every later chart's schema failed with "Circular reference detected"
+    from rulegen.render import values as values_mod
+    before = json.dumps(values_mod.GATE_SCHEMA)
+    odd = make_spec(dict(SPEC, chart={"gates": ["monitoring", "monitoring.enabled"]}))
+    with pytest.raises(ValueError, match="monitoring.enabled needs it to be an object"):
+        render_values_schema(odd, None)
+    assert json.dumps(values_mod.GATE_SCHEMA) == before
+    fine = json.loads(render_values_schema(make_spec(dict(SPEC, app="other")), None))
+    assert fine["properties"]["enabled"] == {"type": ["boolean", "null"]}
+
+
 def test_build_reports_a_schema_of_the_wrong_shape_as_rg701(nasty, capsys):
     schema = nasty / "charts/nasty/values.schema.json"
     schema.parent.mkdir(parents=True, exist_ok=True)

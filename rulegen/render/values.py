@@ -16,6 +16,7 @@ starting with ``__`` in any label map (``additionalRuleLabels.__name__``), as fo
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import re
@@ -352,7 +353,8 @@ def _set_schema(node: dict, path: list[str], leaf: dict) -> None:
     then the gate is off, not an error); parents already there are kept as written.
 
     Raises:
-        ValueError: a ``properties`` or parent schema on the way is not a JSON object.
+        ValueError: a ``properties`` or parent schema on the way is not a JSON object, or is
+            a schema whose ``type`` does not allow an object.
     """
     for i, part in enumerate(path):
         props = node.setdefault("properties", {})
@@ -360,11 +362,16 @@ def _set_schema(node: dict, path: list[str], leaf: dict) -> None:
             where = "/".join(path[:i]) or "the top level"
             raise ValueError(f'"properties" of {where} is not a JSON object')
         if i == len(path) - 1:
-            props[part] = leaf
+            props[part] = copy.deepcopy(leaf)  # never the caller's object: later paths may extend it
             return
         node = props.setdefault(part, {"type": ["object", "null"]})
+        where = "/".join(path[:i + 1])
         if not isinstance(node, dict):
-            raise ValueError(f'the schema of {"/".join(path[:i + 1])} is not a JSON object')
+            raise ValueError(f'the schema of {where} is not a JSON object')
+        kind = node.get("type", "object")
+        if "object" not in (kind if isinstance(kind, list) else [kind]):
+            raise ValueError(f'the schema of {where} has type {json.dumps(kind)}, but '
+                             f'{".".join(path)} needs it to be an object')
 
 
 def _knobs_schema() -> dict:
@@ -413,12 +420,23 @@ def _values_schema_text(existing: str | None, gates: tuple[str, ...], values_key
     """:func:`render_values_schema` from what it depends on. Cached: the charts of a project
     usually hold the same schema file, and ``json.dumps`` with ``indent`` runs in pure Python
     (a tenth of a second for 100 charts)."""
-    doc = json.loads(existing) if existing and existing.strip() else {
-        "$schema": "https://json-schema.org/draft-07/schema#", "type": "object"}
+    try:
+        doc = json.loads(existing) if existing and existing.strip() else {
+            "$schema": "https://json-schema.org/draft-07/schema#", "type": "object"}
+    except RecursionError:
+        raise ValueError("values.schema.json is nested too deeply to read") from None
     if not isinstance(doc, dict):
         raise ValueError("values.schema.json is not a JSON object")
     for gate in gates:
         _set_schema(doc, gate.split("."), GATE_SCHEMA)
     _set_schema(doc, [values_key], _knobs_schema())
     # json.dumps escapes line breaks inside strings, so every "\n" here is a line ending.
-    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").replace("\n", line_ending(existing))
+    try:
+        text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        text.encode("utf-8")
+    except RecursionError:
+        raise ValueError("values.schema.json is nested too deeply to write") from None
+    except UnicodeEncodeError:
+        raise ValueError("values.schema.json holds a lone surrogate escape (\\ud800-\\udfff), "
+                         "which cannot be written as UTF-8") from None
+    return text.replace("\n", line_ending(existing))

@@ -214,3 +214,16 @@ def test_merge_key_with_a_scalar_value_is_a_finding_not_a_traceback():
     assert lf.data is None and not lf.positions
     lf = load_text("app: x\nbase:\n  <<: [{a: 1}, [2]]\n", "x.yaml")
     assert [f.code for f in lf.findings] == ["RG101"]
+
+
+def test_huge_hex_and_binary_integers_stay_text_python_could_not_print():
+    # regression: int("f"*6000, 16) is fine, but printing it in decimal raises ValueError
+    # (sys.get_int_max_str_digits), which escaped load_text and validate as a traceback
+    big = "0x" + "f" * 6000
+    lf = load_text(f"? [{big}]\n: x\nn: 0b{'1' * 20000}\nsmall: 0x1F\n", "x.yaml")
+    assert not lf.findings
+    assert len(lf.data) == 3 and lf.data["n"] == "0b" + "1" * 20000 and lf.data["small"] == 31
+    result = validate_texts({"rules/a.yaml": "app: a\ngroups:\n  - name: g\n    rules:\n"
+                                            "      - alert: A\n        expr: up == 0\n"
+                                            f"        for: {big}\n        severity: critical\n"})
+    assert any(f.code.startswith(("RG2", "RG3")) for f in result.findings)

@@ -23,6 +23,7 @@ aliases that expand past :data:`MAX_NODES` values ("billion laughs") are RG105. 
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -426,6 +427,10 @@ _FLOAT = re.compile(r"[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?"
                     r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
 
 
+#: Largest integer (in bits) whose decimal text Python prints: sys.get_int_max_str_digits()
+#: digits (0: no limit) hold about 3.32 bits each. Longer hex/octal/binary integers stay text.
+_MAX_INT_BITS = int((getattr(sys, "get_int_max_str_digits", lambda: 0)() or 10 ** 9) * 3.32) - 8
+
 #: First characters of every core-schema null, bool, int and float (see the patterns above).
 _SPECIAL_FIRST = frozenset("~nNtTfF0123456789+-.")
 
@@ -445,9 +450,12 @@ def _resolve_plain(text: str):
         t = t.lstrip("+-")
         base = {"0b": 2, "0o": 8, "0x": 16}.get(t[:2], 10)
         try:
-            return sign * int(t[2:] if base != 10 else t, base)
+            value = sign * int(t[2:] if base != 10 else t, base)
         except ValueError:  # more digits than Python converts
             return text
+        if base != 10 and value.bit_length() > _MAX_INT_BITS:
+            return text  # Python converts it, but could not print it in decimal
+        return value
     if _FLOAT.fullmatch(text):
         t = text.replace("_", "").lower()
         if t.endswith(".inf"):

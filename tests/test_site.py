@@ -108,16 +108,26 @@ def test_mkdocs_env_tag_is_resolved_as_mkdocs_resolves_it(tmp_path, monkeypatch)
     mk.write_text("site_url: !ENV [RG_SITE, RG_SITE2, 'https://default.example/rb']\n"
                   "docs_dir: runbooks\nuse_directory_urls: !ENV RG_DIRS\n")
     got = site.settings(tmp_path)
-    assert (got.site_url, got.docs_dir, got.use_directory_urls) == ("https://default.example/rb/", "runbooks", False)
+    # RG_DIRS unset and no default: null, so mkdocs' default (true), not false
+    assert (got.site_url, got.docs_dir, got.use_directory_urls) == ("https://default.example/rb/", "runbooks", True)
     monkeypatch.setenv("RG_SITE2", "https://second.example/")
-    monkeypatch.setenv("RG_DIRS", "true")  # typed as a plain YAML scalar: the boolean true
+    monkeypatch.setenv("RG_DIRS", "false")  # typed as a plain YAML scalar: the boolean false
     got = site.settings(tmp_path)
-    assert (got.site_url, got.use_directory_urls) == ("https://second.example/", True)
+    assert (got.site_url, got.use_directory_urls) == ("https://second.example/", False)
     monkeypatch.setenv("RG_SITE", "https://first.example")
     assert site.settings(tmp_path).site_url == "https://first.example/"
     # a name alone, not set: null, so the default site URL
     mk.write_text("site_url: !ENV RG_UNSET_NAME\n")
     assert site.settings(tmp_path).site_url == site.DEFAULT_SITE_URL
+    # where libyaml's node walk used to give up (a top-level merge key, a non-string key),
+    # the file is still read as mkdocs reads it
+    mk.write_text("extra: {dirs: &dirs {site_dir: built}}\n<<: *dirs\n1: one\n"
+                  "site_url: !ENV [RG_UNSET_NAME, 'https://merged.example/']\n"
+                  "markdown_extensions:\n  - pymdownx.emoji:\n"
+                  "      emoji_index: !!python/name:material.extensions.emoji.twemoji\n"
+                  "use_directory_urls:\n")
+    got = site.settings(tmp_path)
+    assert (got.site_url, got.site_dir, got.use_directory_urls) == ("https://merged.example/", "built", True)
 
 
 def test_nav_titles_mkdocs_would_read_as_other_types_are_quoted(project):

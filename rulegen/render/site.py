@@ -78,9 +78,7 @@ def _parse(text: str):
         raise RulegenError(f"mkdocs.yml: not valid YAML: {str(e).splitlines()[0]}") from None
 
 
-_CORE_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("str", "bool", "int", "float", "null"))
 _STR_TAG = "tag:yaml.org,2002:str"
-_SETTING_KEYS = ("site_url", "docs_dir", "site_dir", "use_directory_urls")
 
 
 @functools.lru_cache(maxsize=8)
@@ -110,31 +108,32 @@ def _top(node, key: str):
     return found
 
 
+def _mkdocs_loader():
+    """A PyYAML (libyaml) safe loader that reads mkdocs.yml as mkdocs does for the settings
+    rulegen needs: YAML 1.1 scalars, ``!ENV`` resolved (:func:`_env`), and other tags
+    (``!!python/name:...``, ``!relative``), which only matter to mkdocs' plugins, read as null."""
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class Loader(base):
+        pass
+
+    Loader.add_constructor("!ENV", lambda loader, node: _env(node, loader))
+    Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+    return Loader
+
+
+_MKDOCS_LOADER = _mkdocs_loader()
+
+
 def _fast_settings(text: str) -> SiteSettings | None:
-    """:class:`SiteSettings` from libyaml's reading of ``text``, as mkdocs reads it (PyYAML's
-    YAML 1.1 scalars, ``!ENV`` resolved by :func:`_env`), or None when a setting is anything
-    else (a list, another tag) and ruamel.yaml should read it."""
-    root = _compose(text)
-    if root is None:
-        return None
-    values = {}
-    constructor = yaml.SafeLoader("")
+    """:class:`SiteSettings` read as mkdocs reads them (see :func:`_mkdocs_loader`), or None
+    when PyYAML cannot read the file (ruamel.yaml then reads it, or reports it)."""
     try:
-        for key in _SETTING_KEYS:
-            node = _top(root, key)
-            if node is None:
-                continue
-            if node.tag == "!ENV":
-                values[key] = _env(node, constructor)
-            elif isinstance(node, yaml.ScalarNode) and node.tag in _CORE_TAGS:
-                values[key] = constructor.construct_object(node)
-            else:
-                return None
-    except (KeyError, ValueError, yaml.YAMLError):
+        doc = yaml.load(text, Loader=_MKDOCS_LOADER)
+    except (yaml.YAMLError, ValueError, RecursionError):
         return None
-    finally:
-        constructor.dispose()
-    return _settings_from(values)
+    return _settings_from(doc) if isinstance(doc, dict) else SiteSettings()
 
 
 def _env(node, loader):
@@ -160,13 +159,16 @@ def _env(node, loader):
 
 
 def _settings_from(doc) -> SiteSettings:
-    """:class:`SiteSettings` from mkdocs.yml's top-level mapping (or the part of it read)."""
+    """:class:`SiteSettings` from mkdocs.yml's top-level mapping. A setting that is null (left
+    empty, or an ``!ENV`` whose variables are unset and that has no default) takes mkdocs'
+    default, as in mkdocs."""
     url = doc.get("site_url")
+    dirs = doc.get("use_directory_urls")
     return SiteSettings(
         site_url=(str(url).rstrip("/") + "/") if url else DEFAULT_SITE_URL,
         docs_dir=str(doc.get("docs_dir") or "docs").strip("/"),
         site_dir=str(doc.get("site_dir") or "site").strip("/"),
-        use_directory_urls=bool(doc.get("use_directory_urls", True)),
+        use_directory_urls=True if dirs is None else bool(dirs),
     )
 
 

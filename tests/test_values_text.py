@@ -135,6 +135,27 @@ def test_build_reports_a_schema_of_the_wrong_shape_as_rg701(nasty, capsys):
     assert schema.read_text() == '{"properties": 5}\n'  # nothing was written
 
 
+@pytest.mark.parametrize("name", ["values.yaml", "values.schema.json"])
+def test_a_shared_file_that_is_not_utf8_is_reported_not_overwritten(nasty, capsys, name):
+    # regression: it was taken for missing, and the team's keys were overwritten
+    f = nasty / "charts/nasty" / name
+    old = b'{"description": "caf\xe9"}\n' if name.endswith(".json") else b"note: caf\xe9\nenabled: true\n"
+    f.write_bytes(old)
+    for cmd in ("build", "check"):
+        assert main(["-C", str(nasty), cmd]) == 1
+        out = capsys.readouterr()
+        assert "RG701" in out.out + out.err and "is not UTF-8 text (byte 0xe9" in out.out + out.err
+    assert f.read_bytes() == old
+
+
+def test_mkdocs_yml_that_is_not_utf8_is_a_clean_error(project, capsys):
+    (project / "mkdocs.yml").write_bytes(b"site_name: caf\xe9\n")
+    for cmd in ("build", "check"):
+        assert main(["-C", str(project), cmd]) == 2
+        err = capsys.readouterr().err
+        assert "mkdocs.yml is not UTF-8 text" in err and "Traceback" not in err
+
+
 # --- through rulegen build / check --------------------------------------------------------
 
 NASTY_SPEC = """\

@@ -44,14 +44,22 @@ class Output:
     source: str = ""
 
 
+class NotUtf8(ValueError):
+    """A shared file (values.yaml, values.schema.json, mkdocs.yml) that is not UTF-8 text:
+    rulegen merges into it, so it must not be taken for missing and overwritten."""
+
+
 def _read(root: Path, rel: str, exact: bool = False) -> str | None:
-    r"""Text of ``rel``, or None when missing or not UTF-8.
+    r"""Text of ``rel``, or None when missing (or, for a generated page, not UTF-8).
 
     ``exact`` (shared files: ``values.yaml``, ``values.schema.json``, ``mkdocs.yml``): no
     newline translation, so a CRLF file reaches the merge as CRLF and keeps its line endings
     (the merged text is written back as is). Otherwise universal newlines: a generated page
     is regenerated with ``\n`` endings whatever the checkout did to it, and only its team
     notes are carried over.
+
+    Raises:
+        NotUtf8: ``exact`` and the file is not UTF-8 (a shared file holds people's keys).
     """
     p = root / rel
     try:
@@ -59,7 +67,12 @@ def _read(root: Path, rel: str, exact: bool = False) -> str | None:
             return None
         with open(p, encoding="utf-8", newline="" if exact else None) as f:
             return f.read()
-    except (OSError, UnicodeDecodeError):
+    except UnicodeDecodeError as e:
+        if exact:
+            raise NotUtf8(f"{rel} is not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset "
+                          f"{e.start}); save it as UTF-8") from None
+        return None
+    except OSError:
         return None
 
 
@@ -203,7 +216,10 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
         idx = f"{RUNBOOK_DIR}/alerts.md"
         outs.append(Output(idx, _page(runbook.render_alert_index(specs, _headers("markdown", "rules/")),
                                       _read(root, idx), idx, findings), True))
-        mk_text = _read(root, "mkdocs.yml", exact=True)
+        try:
+            mk_text = _read(root, "mkdocs.yml", exact=True)
+        except NotUtf8 as e:
+            raise RulegenError(str(e)) from None
         # The nav is rewritten through ruamel.yaml, which writes "\n": give it LF text and put
         # the file's own line ending back.
         mk = site.render_mkdocs(specs, None if mk_text is None else mk_text.replace("\r\n", "\n"), root)

@@ -189,12 +189,15 @@ def settings(root) -> SiteSettings:
     """The :class:`SiteSettings` of ``root/mkdocs.yml`` (defaults when it does not exist).
 
     Raises:
-        RulegenError: mkdocs.yml exists but is not valid YAML.
+        RulegenError: mkdocs.yml exists but is not UTF-8 or not valid YAML.
     """
     p = Path(root) / "mkdocs.yml"
     if not p.is_file():
         return SiteSettings()
-    text = p.read_text(encoding="utf-8")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise RulegenError("mkdocs.yml is not UTF-8 text; save it as UTF-8") from None
     if "!ENV" in text:  # depends on the environment too: not cached by text alone
         return _settings_of.__wrapped__(text)
     return _settings_of(text)

@@ -66,8 +66,8 @@ def key(*parts: str | bytes) -> str:
     return h.hexdigest()
 
 
-#: First bytes of every entry: format tag, then the SHA-256 of the rest.
-_MAGIC = b"rulegen-codecache-1\n"
+#: First bytes of every entry: format tag, then the SHA-256 of its name and the rest.
+_MAGIC = b"rulegen-codecache-2\n"
 
 
 def read_bytes(name: str) -> bytes | None:
@@ -85,9 +85,15 @@ def read_bytes(name: str) -> bytes | None:
     if len(raw) < head or not raw.startswith(_MAGIC):
         return None
     body = raw[head:]
-    if hashlib.sha256(body).digest() != raw[len(_MAGIC):head]:
+    if _digest(name, body) != raw[len(_MAGIC):head]:
         return None
     return body
+
+
+def _digest(name: str, data: bytes) -> bytes:
+    """SHA-256 of an entry's name and content: an entry copied or renamed to another name
+    (another schema's validator, another template) does not match."""
+    return hashlib.sha256(name.encode("utf-8") + b"\0" + data).digest()
 
 
 def write_bytes(name: str, data: bytes) -> None:
@@ -102,7 +108,7 @@ def write_bytes(name: str, data: bytes) -> None:
         d.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
-            f.write(_MAGIC + hashlib.sha256(data).digest() + data)
+            f.write(_MAGIC + _digest(name, data) + data)
         os.chmod(tmp, 0o644)
         os.replace(tmp, d / name)
         tmp = None

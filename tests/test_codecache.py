@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 import fastjsonschema
@@ -57,6 +58,23 @@ def test_another_schema_gets_another_entry(prefix):
     changed = dict(DEFINITION, required=[])
     assert judge(schema._compiled(changed), {}) is True
     assert len(entries(prefix)) == 2
+
+
+def test_an_entry_under_another_name_is_a_miss(prefix):
+    # a validator kept for one schema, copied over another's entry, is never used for it
+    schema._compiled(DEFINITION)
+    lax = {"$schema": "http://json-schema.org/draft-07/schema#"}
+    schema._compiled(lax)
+
+    def name_of(definition):
+        return "schema-" + codecache.key("fastjsonschema", fastjsonschema.VERSION, schema._own_source(),
+                                         json.dumps(definition, sort_keys=True))
+
+    strict_name, lax_name = name_of(DEFINITION), name_of(lax)
+    assert sorted(entries(prefix)) == sorted([strict_name, lax_name])
+    (prefix / strict_name).write_bytes((prefix / lax_name).read_bytes())
+    assert codecache.read_bytes(strict_name) is None
+    assert judge(schema._compiled(DEFINITION), {"app": "Web"}) is False
 
 
 def test_a_change_to_the_code_that_makes_the_validator_is_a_new_entry(prefix, monkeypatch):

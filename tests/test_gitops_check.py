@@ -136,6 +136,32 @@ def test_build_refuses_hand_edited_file_and_writes_nothing_at_all(project, capsy
     assert snapshot(project) == before
 
 
+@pytest.mark.parametrize("path", [TEMPLATE, PAGE])
+def test_hand_edit_moved_into_the_spec_lets_build_run_without_force(project, capsys, path):
+    # regression: after moving a hand edit into the spec, as check and build ask, build still
+    # refused (the file's checksum line was stale), so --force "to discard it" was the only way
+    spec = project / "rules/llama-swap.yaml"
+    original = spec.read_text(encoding="utf-8")
+    generated = project / path
+    before = generated.read_text(encoding="utf-8")
+    spec.write_text(original.replace(SUMMARY, EDITED_SUMMARY), encoding="utf-8")
+    assert run(capsys, "-C", str(project), "build")[0] == 0
+    wanted = generated.read_text(encoding="utf-8")
+    spec.write_text(original, encoding="utf-8")
+    assert run(capsys, "-C", str(project), "build")[0] == 0
+    # the hand edit: the body as the changed spec makes it, under the old checksum line
+    stamp = [ln for ln in before.splitlines(keepends=True) if "rulegen-checksum" in ln][0]
+    new_stamp = [ln for ln in wanted.splitlines(keepends=True) if "rulegen-checksum" in ln][0]
+    generated.write_text(wanted.replace(new_stamp, stamp), encoding="utf-8")
+    code, out, _ = run(capsys, "-C", str(project), "check")
+    assert code == 1 and f"hand-edited: {path}:" in out  # the spec does not make it yet
+    spec.write_text(original.replace(SUMMARY, EDITED_SUMMARY), encoding="utf-8")  # moved into the spec
+    code, out, err = run(capsys, "-C", str(project), "build")
+    assert (code, err) == (0, "") and f"wrote {path}" in out.splitlines()
+    assert generated.read_text(encoding="utf-8") == wanted
+    assert run(capsys, "-C", str(project), "check")[0] == 0
+
+
 def test_build_force_overwrites_hand_edit(project, capsys):
     original, _ = hand_edit_template(project)
     code, out, _ = run(capsys, "-C", str(project), "build", "--force")

@@ -73,6 +73,13 @@ def cmd_build(args) -> int:
     touched = write.apply(outputs, root, status)
     for p in touched:
         print(("removed " if p in status.stale else "wrote ") + p)
+    gates_of = {f"{s.chart.path}/Chart.yaml": (s.chart.path, s.chart.gates) for s in loaded.specs}
+    for p in touched:
+        if p in gates_of and p not in status.stale:  # a Chart.yaml is only written for a new chart
+            chart, gates = gates_of[p]
+            print(f"new chart {chart}: its PrometheusRule renders only when {' and '.join(gates)} "
+                  f"are true; {chart}/values.yaml sets them false until you turn them on there "
+                  "(or with helm --set, or in the Argo CD Application)")
     print(f"{len(loaded.specs)} spec(s): {len(touched)} file(s) written, {len(status.unchanged)} unchanged")
     kinds = (("PrometheusRule template(s)", "/templates/"), ("promtool test file(s)", ".test.yaml"),
              ("runbook page(s)", "runbooks/"), ("plain rule file(s)", "rules-out/"))

@@ -235,3 +235,22 @@ def test_group_toggle_and_disable_matrix_on_synthetic_chart(synth, helm_bin):
                                               "disabled": {"job:up:sum": True}}}) == []
     prs = _render(chart, {"prometheusRule": {"groups": {"one": {"enabled": False}}}})
     assert list(rules_by_name(prs[0]["spec"]["groups"])) == [("two", "job:up:sum")]
+
+
+def test_build_says_a_new_chart_is_off_until_its_gates_are_turned_on(project, capsys):
+    # a new user's chart rendered nothing with helm template, and nothing said why
+    from rulegen.cli import main
+    (project / "rules/orderbook.yaml").write_text(
+        "app: orderbook\ngroups:\n  - name: orderbook\n    rules:\n      - alert: OrderbookDown\n"
+        "        expr: up{job=\"orderbook\"} == 0\n        for: 5m\n        severity: critical\n"
+        "        summary: orderbook is down.\n        description: No orderbook target answers.\n"
+        "        runbook:\n          resolution: [Restart the orderbook deployment.]\n", encoding="utf-8")
+    assert main(["-C", str(project), "build"]) == 0
+    out = capsys.readouterr().out
+    assert ("new chart charts/orderbook: its PrometheusRule renders only when enabled and "
+            "monitoring.enabled are true; charts/orderbook/values.yaml sets them false until you "
+            "turn them on there (or with helm --set, or in the Argo CD Application)") in out.splitlines()
+    values = yaml.safe_load((project / "charts/orderbook/values.yaml").read_text())
+    assert values["enabled"] is False and values["monitoring"]["enabled"] is False
+    assert main(["-C", str(project), "build"]) == 0
+    assert "new chart" not in capsys.readouterr().out  # said once, when the chart is made

@@ -83,3 +83,39 @@ def test_critical_alert_with_its_own_runbook_url_has_a_runbook():
     text = spec(runbook="annotations: {runbook_url: 'https://wiki.example/demo-down'}")
     assert run(text)[0] == []
     assert run(spec(runbook="annotations: {runbook_url: ''}"))[0] == [("RG504", 5, 16)]
+
+
+# -- RG505: diagnosis commands that change something ---------------------------------------
+
+@pytest.mark.parametrize("command, flagged", [
+    ("kubectl -n ai get pods", None),
+    ("kubectl -n ai delete pod x", "kubectl -n ai delete pod x"),
+    ("kubectl --context prod -n ai rollout restart deploy/x", "kubectl --context prod -n ai rollout restart deploy/x"),
+    ("kubectl rollout status deploy/x", None),
+    ("kubectl exec x -- cat /etc/hosts", None),
+    ("oc -n ai scale deploy/x --replicas=0", "oc -n ai scale deploy/x --replicas=0"),
+    ("helm -n ai history x", None),
+    ("helm rollback x 3", "helm rollback x 3"),
+    ("curl -s http://x:9090/api/v1/targets", None),
+    ("curl -X POST http://x:9090/-/reload", "curl -X POST http://x:9090/-/reload"),
+    ("curl --request=delete http://x/y", "curl --request=delete http://x/y"),
+    ("kubectl get pods | grep x && kubectl delete pod y", "kubectl delete pod y"),
+    ("# kubectl delete pod x\nkubectl logs x", None),
+    ("sudo systemctl restart kubelet", "sudo systemctl restart kubelet"),
+    ("kubectl -n ai logs x --previous; rm -rf /tmp/x", "rm -rf /tmp/x"),
+    ("echo 'unbalanced", None),
+])
+def test_mutating_diagnosis_commands(command, flagged):
+    from rulegen.validate.checks.conventions import mutating
+    assert mutating(command) == flagged
+
+
+def test_mutating_diagnosis_command_is_a_warning_at_the_block():
+    text = spec(runbook="runbook:\n          diagnosis:\n            - commands: kubectl -n ai get pods\n"
+                        "            - commands: |\n                kubectl -n ai logs x\n"
+                        "                kubectl -n ai delete pod x")
+    found, res = run(text)
+    assert found == [("RG505", 15, 17)]  # the command itself, inside the block
+    f = res.findings[0]
+    assert not f.is_error and "`kubectl -n ai delete pod x` changes something" in f.message
+    assert "runbook.resolution" in f.message

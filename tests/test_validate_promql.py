@@ -87,3 +87,46 @@ def test_presence_alerts_are_not_never_resolving(expr, warned):
 ])
 def test_locate_error(expr, message, offset):
     assert locate_error(expr, message) == offset
+
+
+# -- large and deep expressions: findings, never a killed or crashed process -----------------
+
+def test_node_listing_matches_promql_parser_walk(shared_dir):
+    # nodes() reads children through attributes instead of promql_parser.walk (whose cost grew
+    # with the cube of the size: a 400-term sum took 5 GB); both must list the same nodes
+    import promql_parser
+    import yaml
+    from pathlib import Path
+
+    from rulegen.validate.checks import promql as P
+    exprs = ['sum by (a) (rate(x[5m]))', 'topk(3, x)', 'x[5m:1m] offset 1m', '-x', '(x)',
+             'quantile_over_time(0.9, x[5m])', 'count_values("v", x)', 'a and on(b) group_left c',
+             'label_replace(up, "a", "$1", "b", "(.*)")', 'absent(x) or vector(1) * -(-2)']
+    for f in sorted((shared_dir / "corpus").rglob("*.y*ml")) + sorted(Path(P.__file__).parents[3].glob("rules/*.yaml")):
+        doc = yaml.safe_load(f.read_text(encoding="utf-8"))
+        for g in (doc or {}).get("groups") or [] if isinstance(doc, dict) else []:
+            exprs += [str(r["expr"]) for r in g.get("rules") or [] if isinstance(r, dict) and "expr" in r]
+    assert len(exprs) > 900
+    for e in exprs:
+        ast, err = P.parse(e)
+        if err is not None:
+            continue
+        walked: list = []
+        promql_parser.walk(ast, pre_visit=lambda n: walked.append(n) or True)
+        got = P.nodes(ast)
+        assert [type(n).__name__ for n in got] == [type(n).__name__ for n in walked], e
+        assert [n.prettify() for n in got] == [n.prettify() for n in walked], e
+
+
+def test_a_long_sum_is_checked_quickly():
+    expr = " + ".join(f'up{{job="a{i}"}}' for i in range(300)) + " > 0"
+    found, _ = run(f"'{expr}'")
+    assert found == []
+
+
+@pytest.mark.parametrize("depth", [300, 200_000])
+def test_deep_nesting_is_rg301_unparsed(depth):
+    # 200,000 levels crashed the interpreter inside the Rust parser; thousands took GBs
+    found, res = run("'" + "(" * depth + "up" + ")" * depth + " > 0'")
+    assert [c for c, _, _ in found] == ["RG301"]
+    assert f"brackets nested {depth} levels deep" in res.findings[0].message

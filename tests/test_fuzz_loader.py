@@ -13,10 +13,12 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rulegen.cli import main
+from rulegen.validate import validate_texts
 from rulegen.spec.loader import MAX_FILE_BYTES, MAX_NODES, load_text
 
 REPO = Path(__file__).resolve().parents[1]
@@ -195,3 +197,44 @@ def _spec_like(draw):
 def test_spec_shaped_documents(doc):
     import yaml
     check(yaml.safe_dump(doc, allow_unicode=True), allow_clean=True)
+
+
+_SPEC_WITH_TEST = """\
+app: demo
+groups:
+  - name: demo
+    rules:
+      - alert: DemoDown
+        expr: up == 0
+        for: 5m
+        severity: critical
+        summary: Down.
+        description: Down.
+        runbook: {causes: [it broke]}
+        tests:
+          - name: fires
+            input_series: [{series: up, values: 0x10}]
+            alert_rule_test:
+              - eval_time: 10m
+                alertname: DemoDown
+                exp_alerts: []
+"""
+
+
+@pytest.mark.parametrize("key", ["groups", "rules", "tests", "alert_rule_test", "exp_alerts"])
+@pytest.mark.parametrize("odd", ["1", "true", ".nan", "text"])
+def test_a_list_key_holding_a_scalar_is_a_finding_not_a_traceback(key, odd):
+    # regression: `groups: 1` (a truthy non-list) raised TypeError in the YAML-traps check
+    import re as _re
+    text = _re.sub(rf"^(\s*-?\s*{key}:).*$", rf"\1 {odd}", _SPEC_WITH_TEST, count=1, flags=_re.M)
+    assert text != _SPEC_WITH_TEST
+    result = validate_texts({"rules/demo.yaml": text})
+    assert any(f.is_error for f in result.findings)
+
+
+@pytest.mark.parametrize("value", ["9" * 400 + ".5m", "'" + "9" * 400 + "'"])
+def test_a_duration_of_hundreds_of_digits_is_a_finding_not_a_traceback(value):
+    # regression: the hint computed int(inf) and raised OverflowError
+    text = _SPEC_WITH_TEST.replace("for: 5m", f"for: {value}")
+    found = [f for f in validate_texts({"rules/demo.yaml": text}).findings if f.code == "RG302"]
+    assert found and "far longer than the longest duration Prometheus takes" in found[0].message

@@ -59,9 +59,11 @@ def hint(text: str) -> str:
     m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w|y)?", t)
     if m:
         num, unit = float(m.group(1)), m.group(2)
+        mult = dict(_UNITS_MS)[unit] if unit is not None else 1000
+        if not num * mult <= MAX_MS:  # also inf, from a number of hundreds of digits
+            return "it is far longer than the longest duration Prometheus takes (about 292 years)"
         if unit is None:
             return f"add a unit: {format_ms(int(num * 1000))} if seconds were meant"
-        mult = dict(_UNITS_MS)[unit]
         return f"use whole units: {format_ms(int(round(num * mult)))}"
     return "use whole numbers with units y, w, d, h, m, s, ms in that order, e.g. 1h30m"
 

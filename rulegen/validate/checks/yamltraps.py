@@ -71,6 +71,11 @@ def yaml11_type(text: str) -> str | None:
     return None
 
 
+def _list(value) -> list:
+    """``value`` when it is a list, else ``[]`` (a wrong type is the schema check's to report)."""
+    return value if isinstance(value, list) else []
+
+
 def _mapping_paths(data):
     """(path, what, rule) of every value checked (see the module docstring)."""
     def values(base, d, what, rule):
@@ -79,12 +84,12 @@ def _mapping_paths(data):
                 yield base + (k,), what, rule
 
     yield from values(("labels",), data.get("labels"), "label", "")
-    for gi, g in enumerate(data.get("groups") or []):
+    for gi, g in enumerate(_list(data.get("groups"))):
         if not isinstance(g, dict):
             continue
         gp = ("groups", gi)
         yield from values(gp + ("labels",), g.get("labels"), "label", str(g.get("name", "")))
-        for ri, r in enumerate(g.get("rules") or []):
+        for ri, r in enumerate(_list(g.get("rules"))):
             if not isinstance(r, dict):
                 continue
             rp = gp + ("rules", ri)
@@ -97,15 +102,15 @@ def _mapping_paths(data):
                 if k in r:
                     yield rp + (k,), "annotation", name
             yield from values(rp + ("annotations",), r.get("annotations"), "annotation", name)
-            for ti, t in enumerate(r.get("tests") or []):
+            for ti, t in enumerate(_list(r.get("tests"))):
                 if not isinstance(t, dict):
                     continue
                 tp = rp + ("tests", ti)
                 yield from values(tp + ("external_labels",), t.get("external_labels"), "label", name)
-                for ai, a in enumerate(t.get("alert_rule_test") or []):
+                for ai, a in enumerate(_list(t.get("alert_rule_test"))):
                     if not isinstance(a, dict):
                         continue
-                    for ei, e in enumerate(a.get("exp_alerts") or []):
+                    for ei, e in enumerate(_list(a.get("exp_alerts"))):
                         if not isinstance(e, dict):
                             continue
                         ep = tp + ("alert_rule_test", ai, "exp_alerts", ei)

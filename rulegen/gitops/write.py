@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..findings import RulegenError
 from . import ownership
 
 #: Where each output format puts generated files (stale files are looked for only there).
@@ -72,6 +74,8 @@ def read(path: Path) -> str | None:
     up to date.
     """
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None  # a folder, a FIFO (opening one would wait for a writer), a device
         with open(path, encoding="utf-8", newline="") as f:
             return f.read()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError, UnicodeDecodeError):
@@ -178,6 +182,10 @@ def apply(outputs, root: Path, status: Status) -> list[str]:
     """Write changed outputs and remove stale generated files; returns the paths touched.
     The caller has already refused hand-edited files (or was told ``--force``)."""
     by_path = {o.path: o for o in outputs}
+    blocked = unwritable(root, status.changed)
+    if blocked:  # found before anything is written: a build either writes all or nothing
+        raise RulegenError(f"{blocked[0]} exists but is not a regular file (a folder, a FIFO...), "
+                           "so it cannot be written; remove or rename it (nothing was written)")
     touched = []
     for path in status.changed:
         atomic_write(root / path, by_path[path].content)
@@ -189,6 +197,29 @@ def apply(outputs, root: Path, status: Status) -> list[str]:
         except FileNotFoundError:
             pass
     return touched
+
+
+def unwritable(root: Path, paths) -> list[str]:
+    """Those of ``paths`` (relative to ``root``) that exist as something other than a regular
+    file, or under a parent that is not a folder: writing them would fail half-way."""
+    bad = []
+    for path in paths:
+        p = root / path
+        try:
+            mode = os.stat(p).st_mode
+        except FileNotFoundError:
+            parent = p.parent
+            while parent != root and not parent.exists():
+                parent = parent.parent
+            if parent.exists() and not parent.is_dir():
+                bad.append(path)
+            continue
+        except NotADirectoryError:
+            bad.append(path)
+            continue
+        if not stat.S_ISREG(mode):
+            bad.append(path)
+    return bad
 
 
 def temp_files(root: Path, outputs=(), fmt: str = "helm") -> list[str]:

@@ -44,9 +44,10 @@ class Output:
     source: str = ""
 
 
-class NotUtf8(ValueError):
-    """A shared file (values.yaml, values.schema.json, mkdocs.yml) that is not UTF-8 text:
-    rulegen merges into it, so it must not be taken for missing and overwritten."""
+class SharedFileError(ValueError):
+    """A shared file (values.yaml, values.schema.json, mkdocs.yml) that is not UTF-8 text or
+    not a regular file: rulegen merges into it, so it must not be taken for missing and
+    overwritten."""
 
 
 def _read(root: Path, rel: str, exact: bool = False) -> str | None:
@@ -59,17 +60,20 @@ def _read(root: Path, rel: str, exact: bool = False) -> str | None:
     notes are carried over.
 
     Raises:
-        NotUtf8: ``exact`` and the file is not UTF-8 (a shared file holds people's keys).
+        SharedFileError: ``exact`` and the file is not UTF-8 or not a regular file (a shared
+            file holds people's keys).
     """
     p = root / rel
     try:
         if not p.is_file():
+            if exact and (p.exists() or p.is_symlink()):
+                raise SharedFileError(f"{rel} exists but is not a regular file; remove or rename it")
             return None
         with open(p, encoding="utf-8", newline="" if exact else None) as f:
             return f.read()
     except UnicodeDecodeError as e:
         if exact:
-            raise NotUtf8(f"{rel} is not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset "
+            raise SharedFileError(f"{rel} is not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset "
                           f"{e.start}); save it as UTF-8") from None
         return None
     except OSError:
@@ -218,7 +222,7 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
                                       _read(root, idx), idx, findings), True))
         try:
             mk_text = _read(root, "mkdocs.yml", exact=True)
-        except NotUtf8 as e:
+        except SharedFileError as e:
             raise RulegenError(str(e)) from None
         # The nav is rewritten through ruamel.yaml, which writes "\n": give it LF text and put
         # the file's own line ending back.

@@ -193,6 +193,8 @@ def settings(root) -> SiteSettings:
     """
     p = Path(root) / "mkdocs.yml"
     if not p.is_file():
+        if p.exists() or p.is_symlink():
+            raise RulegenError("mkdocs.yml exists but is not a regular file; remove or rename it")
         return SiteSettings()
     try:
         text = p.read_text(encoding="utf-8")

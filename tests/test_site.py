@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from rulegen.cli import main
@@ -77,11 +78,18 @@ def test_mkdocs_yml_whose_nav_is_up_to_date_is_kept_byte_for_byte(project):
     assert "# spaced by hand" in out
 
 
-def test_mkdocs_yml_ruamel_cannot_read_is_a_clean_error_when_the_nav_must_change(project, capsys):
-    # a duplicate key: PyYAML (mkdocs) takes the last one, ruamel.yaml's round trip refuses
+@pytest.mark.parametrize("line", ["  name: material\n", "site_name: "])
+def test_mkdocs_yml_ruamel_cannot_read_is_a_clean_error_when_the_nav_must_change(project, capsys, line):
+    # a duplicate key (nested, or at the top level): PyYAML (mkdocs) takes the last one,
+    # ruamel.yaml's round trip refuses
     mk = project / "mkdocs.yml"
     assert main(["-C", str(project), "build"]) == 0
-    mk.write_text(mk.read_text().replace("  name: material\n", "  name: material\n  name: material\n", 1))
+    text = mk.read_text()
+    assert line in text
+    if line.startswith("site_name"):
+        mk.write_text("site_name: First\n" + text)
+    else:
+        mk.write_text(text.replace(line, line + line, 1))
     capsys.readouterr()
     assert main(["-C", str(project), "check"]) == 0  # nav current: the file is left as it is
     (project / "rules/noctaya.yaml").unlink()  # the nav must lose an app now

@@ -95,15 +95,12 @@ def _compose(text: str):
 
 
 def _top(node, key: str):
-    """The value node of ``key`` in the mapping ``node``; None when absent; raises KeyError when
-    the key appears more than once or any key is not a plain string (left to ruamel.yaml)."""
+    """The value node of ``key`` in the mapping ``node`` as PyYAML (mkdocs) reads it: the last
+    one when the key appears more than once; None when absent. Other keys, duplicated or not
+    strings, do not matter here."""
     found = None
-    seen = set()
     for k, v in node.value:
-        if not isinstance(k, yaml.ScalarNode) or k.tag != _STR_TAG or k.value in seen:
-            raise KeyError(key)
-        seen.add(k.value)
-        if k.value == key:
+        if isinstance(k, yaml.ScalarNode) and k.tag == _STR_TAG and k.value == key:
             found = v
     return found
 
@@ -299,10 +296,7 @@ def render_mkdocs(specs: list[Spec], existing: str | None, root=None) -> str | N
         return None
     node = _compose(existing)
     if node is not None:
-        try:
-            have = _nav_pairs(_top(node, "nav"))
-        except KeyError:
-            have = None
+        have = _nav_pairs(_top(node, "nav"))
         if have is not None:
             if root is not None:
                 guides = guide_pages(root)

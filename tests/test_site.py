@@ -192,3 +192,24 @@ def test_mkdocs_strict_build_of_the_bundled_project(project, tmp_path):
     assert main(["-C", str(project), "build"]) == 0
     r = mkdocs_build(project, tmp_path / "built")
     assert r.returncode == 0, r.stderr
+
+
+def test_mkdocs_inherit_is_merged_as_mkdocs_merges_it(tmp_path):
+    # regression: settings in an INHERIT parent were ignored (false RG717, wrong runbookUrl)
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config/base.yml").write_text("INHERIT: root.yml\nsite_url: https://base.example/rb\n"
+                                              "docs_dir: runbooks\n")
+    (tmp_path / "config/root.yml").write_text("use_directory_urls: false\nsite_dir: out\n")
+    (tmp_path / "mkdocs.yml").write_text("INHERIT: config/base.yml\nsite_dir: built\n")
+    got = site.settings(tmp_path)
+    assert got == site.SiteSettings(site_url="https://base.example/rb/", docs_dir="runbooks",
+                                    site_dir="built", use_directory_urls=False)
+    (tmp_path / "mkdocs.yml").write_text("INHERIT: config/base.yml\nsite_url: !!python/str https://x.example/\n")
+    assert site.settings(tmp_path).site_url == "https://x.example/"
+    (tmp_path / "mkdocs.yml").write_text("INHERIT: config/missing.yml\n")
+    with pytest.raises(site.RulegenError, match="cannot read its INHERIT file"):
+        site.settings(tmp_path)
+    (tmp_path / "config/root.yml").write_text("INHERIT: base.yml\n")  # a loop
+    (tmp_path / "mkdocs.yml").write_text("INHERIT: config/base.yml\n")
+    with pytest.raises(site.RulegenError, match="more than 10 files deep"):
+        site.settings(tmp_path)

@@ -115,6 +115,8 @@ def _mkdocs_loader():
         pass
 
     Loader.add_constructor("!ENV", lambda loader, node: _env(node, loader))
+    # mkdocs reads with PyYAML's full loader, where !!python/str is a string
+    Loader.add_constructor("tag:yaml.org,2002:python/str", lambda loader, node: loader.construct_scalar(node))
     Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
     Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
     return Loader
@@ -123,14 +125,46 @@ def _mkdocs_loader():
 _MKDOCS_LOADER = _mkdocs_loader()
 
 
-def _fast_settings(text: str) -> SiteSettings | None:
-    """:class:`SiteSettings` read as mkdocs reads them (see :func:`_mkdocs_loader`), or None
-    when PyYAML cannot read the file (ruamel.yaml then reads it, or reports it)."""
+#: How many INHERIT levels are followed (mkdocs follows them without a limit; a loop would
+#: never end there).
+MAX_INHERIT = 10
+
+
+def _fast_settings(text: str, folder: Path | None = None) -> SiteSettings | None:
+    """:class:`SiteSettings` read as mkdocs reads them (see :func:`_mkdocs_loader`), with the
+    ``INHERIT`` parent file (relative to ``folder``) merged under them as mkdocs merges it; or
+    None when PyYAML cannot read the file (ruamel.yaml then reads it, or reports it).
+
+    Raises:
+        RulegenError: an ``INHERIT`` file is missing, unreadable, or inherits in a loop.
+    """
     try:
         doc = yaml.load(text, Loader=_MKDOCS_LOADER)
     except (yaml.YAMLError, ValueError, RecursionError):
         return None
-    return _settings_from(doc) if isinstance(doc, dict) else SiteSettings()
+    if not isinstance(doc, dict):
+        return SiteSettings()
+    return _settings_from(_inherited(doc, folder or Path("."), 0))
+
+
+def _inherited(doc: dict, folder: Path, depth: int) -> dict:
+    """``doc`` with its ``INHERIT`` parent's keys under its own (mkdocs' configuration
+    inheritance: the parent file, relative to ``folder``, is read first and the child's keys
+    win; the settings rulegen reads are top-level scalars, so no deeper merge is needed)."""
+    parent_name = doc.pop("INHERIT", None)
+    if parent_name is None:
+        return doc
+    if depth >= MAX_INHERIT:
+        raise RulegenError(f"mkdocs.yml: INHERIT goes more than {MAX_INHERIT} files deep (a loop?)")
+    path = folder / str(parent_name)
+    try:
+        parent = yaml.load(path.read_text(encoding="utf-8"), Loader=_MKDOCS_LOADER)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError) as e:
+        raise RulegenError(f"mkdocs.yml: cannot read its INHERIT file {path}: "
+                           f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    if not isinstance(parent, dict):
+        parent = {}
+    return {**_inherited(parent, path.parent, depth + 1), **doc}
 
 
 def _env(node, loader):
@@ -170,10 +204,10 @@ def _settings_from(doc) -> SiteSettings:
 
 
 @functools.lru_cache(maxsize=8)
-def _settings_of(text: str) -> SiteSettings:
-    """Settings of an mkdocs.yml text: parsed once per text, though a build and a check ask
-    for them more than once (plan, link check); an invalid text raises each time."""
-    fast = _fast_settings(text)
+def _settings_of(text: str, folder: Path | None = None) -> SiteSettings:
+    """Settings of an mkdocs.yml text in ``folder``: parsed once per text, though a build and
+    a check ask for them more than once (plan, link check); an invalid text raises each time."""
+    fast = _fast_settings(text, folder)
     if fast is not None:
         return fast
     doc = _parse(text)
@@ -186,7 +220,8 @@ def settings(root) -> SiteSettings:
     """The :class:`SiteSettings` of ``root/mkdocs.yml`` (defaults when it does not exist).
 
     Raises:
-        RulegenError: mkdocs.yml exists but is not UTF-8 or not valid YAML.
+        RulegenError: mkdocs.yml exists but is not UTF-8 or not valid YAML, or its INHERIT
+            file cannot be read.
     """
     p = Path(root) / "mkdocs.yml"
     if not p.is_file():
@@ -197,9 +232,9 @@ def settings(root) -> SiteSettings:
         text = p.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise RulegenError("mkdocs.yml is not UTF-8 text; save it as UTF-8") from None
-    if "!ENV" in text:  # depends on the environment too: not cached by text alone
-        return _settings_of.__wrapped__(text)
-    return _settings_of(text)
+    if "!ENV" in text or "INHERIT" in text:  # depends on the environment or another file too
+        return _settings_of.__wrapped__(text, p.parent)
+    return _settings_of(text, p.parent)
 
 
 def site_url(root) -> str:

@@ -102,6 +102,8 @@ def test_schema_of_the_wrong_shape_is_refused_with_a_reason(existing, where):
 
 @pytest.mark.parametrize("existing, reason", [
     ('{"properties": {"monitoring": {"type": "string"}}}', 'has type "string"'),
+    ('{"properties": {"monitoring": {"$ref": "#/definitions/m"}}, "definitions": {"m": {}}}', 'uses "\\$ref"'),
+    ('{"properties": {"monitoring": {"enum": [null]}}}', 'uses "enum"'),
     ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
     ('{"description": "\\ud800"}', "lone surrogate"),
 ])
@@ -110,6 +112,16 @@ def test_schema_rulegen_cannot_extend_safely_is_refused(existing, reason):
     # were tracebacks
     with pytest.raises(ValueError, match=reason):
         render_values_schema(make_spec(SPEC), existing)
+
+
+def test_a_gates_own_description_and_default_are_kept_and_true_parents_allowed():
+    existing = json.dumps({"properties": {"enabled": {"type": "boolean", "default": True,
+                                                      "description": "Render the chart."},
+                                          "monitoring": True}})
+    doc = json.loads(render_values_schema(make_spec(SPEC), existing))
+    assert doc["properties"]["enabled"] == {"type": ["boolean", "null"], "default": True,
+                                            "description": "Render the chart."}
+    assert doc["properties"]["monitoring"] == {"properties": {"enabled": {"type": ["boolean", "null"]}}}
 
 
 def test_one_specs_gates_never_change_the_schema_of_another():

@@ -347,14 +347,18 @@ def render_values(spec: Spec, existing: str | None, site_url: str) -> str:
     return "".join(out)
 
 
-def _set_schema(node: dict, path: list[str], leaf: dict) -> None:
+def _set_schema(node: dict, path: list[str], leaf: dict, keep: bool = False) -> None:
     """Set ``leaf`` as the schema of ``path`` under ``node``. Missing parents are created as
     ``{"type": ["object", "null"]}`` (a gate's parent left empty in values.yaml is null, and
-    then the gate is off, not an error); parents already there are kept as written.
+    then the gate is off, not an error); parents already there are kept as written (a ``true``
+    schema becomes ``{}``, which means the same and can take properties). ``keep``: an
+    existing leaf's own keys (``description``, ``default``...) stay, under ``leaf``'s.
 
     Raises:
-        ValueError: a ``properties`` or parent schema on the way is not a JSON object, or is
-            a schema whose ``type`` does not allow an object.
+        ValueError: a ``properties`` or parent schema on the way is not a JSON object, is a
+            schema whose ``type`` does not allow an object, or uses ``$ref``, ``enum`` or
+            ``const`` (properties added next to them would be ignored or contradicted, and
+            the chart's own values would fail the schema).
     """
     for i, part in enumerate(path):
         props = node.setdefault("properties", {})
@@ -362,8 +366,12 @@ def _set_schema(node: dict, path: list[str], leaf: dict) -> None:
             where = "/".join(path[:i]) or "the top level"
             raise ValueError(f'"properties" of {where} is not a JSON object')
         if i == len(path) - 1:
-            props[part] = copy.deepcopy(leaf)  # never the caller's object: later paths may extend it
+            old = props.get(part)
+            props[part] = {**old, **copy.deepcopy(leaf)} if keep and isinstance(old, dict) \
+                else copy.deepcopy(leaf)  # never the caller's object: later paths may extend it
             return
+        if props.get(part) is True:
+            props[part] = {}
         node = props.setdefault(part, {"type": ["object", "null"]})
         where = "/".join(path[:i + 1])
         if not isinstance(node, dict):
@@ -372,6 +380,11 @@ def _set_schema(node: dict, path: list[str], leaf: dict) -> None:
         if "object" not in (kind if isinstance(kind, list) else [kind]):
             raise ValueError(f'the schema of {where} has type {json.dumps(kind)}, but '
                              f'{".".join(path)} needs it to be an object')
+        for word in ("$ref", "enum", "const"):
+            if word in node:
+                raise ValueError(f'the schema of {where} uses "{word}", next to which the properties '
+                                 f'{".".join(path)} needs would not hold; write them out in it '
+                                 'instead')
 
 
 def _knobs_schema() -> dict:
@@ -428,7 +441,7 @@ def _values_schema_text(existing: str | None, gates: tuple[str, ...], values_key
     if not isinstance(doc, dict):
         raise ValueError("values.schema.json is not a JSON object")
     for gate in gates:
-        _set_schema(doc, gate.split("."), GATE_SCHEMA)
+        _set_schema(doc, gate.split("."), GATE_SCHEMA, keep=True)
     _set_schema(doc, [values_key], _knobs_schema())
     # json.dumps escapes line breaks inside strings, so every "\n" here is a line ending.
     try:

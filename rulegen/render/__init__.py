@@ -153,12 +153,10 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
         # disk's text as the loop below would, but here, on two cores
         chart_files = _values_files(spec, _read) if fmt != "rules" and alone[spec.chart.path] else None
         ids = _ahead()(page) if link_ids else None
-        if link_ids and chart_files and chart_files[0][1] is not None and _links() is not None \
-                and hasattr(_links(), "runbook_urls_ahead"):
-            ids = (ids, _links().runbook_urls_ahead(spec, chart_files[0][1], site_url))
-        else:
-            ids = (ids, None)
-        return rules, tests, (page, page_findings, ids), chart_files
+        # each alert's runbook_url, from the values.yaml just made (the chart is this spec's alone)
+        urls = _urls_ahead()(spec, chart_files[0][1], site_url) \
+            if link_ids and chart_files and chart_files[0][1] is not None else None
+        return rules, tests, (page, page_findings, ids, urls), chart_files
 
     def _values_files(spec: Spec, text_of) -> list[tuple[str, str | None, Finding | None]]:
         """(path, new text or None, finding or None) of the spec's values.yaml and
@@ -184,7 +182,7 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     for spec in ordered:
         charts[spec.chart.path] = charts.get(spec.chart.path, 0) + 1
     alone = {path: n == 1 for path, n in charts.items()}
-    for spec, (rules, (tfile, terr), (page, page_findings, ids), chart_files) in zip(ordered, split_map(per_spec, ordered)):
+    for spec, (rules, (tfile, terr), (page, page_findings, ids, urls), chart_files) in zip(ordered, split_map(per_spec, ordered)):
         src = spec.file
         if fmt == "rules":
             outs.append(Output(f"rules-out/{spec.app}.rules.yaml", rules, True, src))
@@ -205,7 +203,6 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
         if tfile is not None:
             outs.append(Output(test_file_path(spec), ownership.seal(tfile), True, src))
         findings.extend(page_findings)
-        ids, urls = ids
         if ids is not None:
             _links().known(page, ids)
         if urls is not None:
@@ -248,6 +245,14 @@ def _ahead():
     """The page reader for :func:`plan`'s ``link_ids``: links.page_ids_ahead, or no reading."""
     links = _links()
     return links.page_ids_ahead if links is not None else (lambda _text: None)
+
+
+def _urls_ahead():
+    """The runbook URL reader for :func:`plan`'s ``link_ids``: links.runbook_urls_ahead, or
+    none (the check then works them out itself)."""
+    links = _links()
+    return links.runbook_urls_ahead if links is not None and hasattr(links, "runbook_urls_ahead") \
+        else (lambda _spec, _text, _url: None)
 
 
 def test_file_path(spec: Spec) -> str:

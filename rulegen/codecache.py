@@ -29,6 +29,7 @@ import hashlib
 import importlib.util
 import marshal
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -77,8 +78,11 @@ def read_bytes(name: str) -> bytes | None:
     d = cache_dir()
     if d is None:
         return None
+    path = d / name
     try:
-        raw = (d / name).read_bytes()
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None  # opening a FIFO would wait for a writer
+        raw = path.read_bytes()
     except OSError:
         return None
     head = len(_MAGIC) + 32

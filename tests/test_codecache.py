@@ -77,6 +77,16 @@ def test_an_entry_under_another_name_is_a_miss(prefix):
     assert judge(schema._compiled(DEFINITION), {"app": "Web"}) is False
 
 
+def test_an_entry_that_is_not_a_regular_file_is_a_miss(prefix):
+    import os
+    schema._compiled(DEFINITION)
+    [name] = entries(prefix)
+    (prefix / name).unlink()
+    os.mkfifo(prefix / name)  # reading it would wait forever for a writer
+    assert codecache.read_bytes(name) is None
+    assert judge(schema._compiled(DEFINITION), {"app": "Web"}) is False
+
+
 def test_a_change_to_the_code_that_makes_the_validator_is_a_new_entry(prefix, monkeypatch):
     schema._compiled(DEFINITION)
     monkeypatch.setattr(schema, "_own_source", lambda: b"schema.py, edited")

@@ -317,8 +317,22 @@ def test_a_generated_path_that_is_a_folder_stops_build_before_it_writes_anything
     before = snapshot(project)
     code, out, err = run(capsys, "-C", str(project), "build")
     assert code == 2 and out == ""
-    assert ("charts/llama-swap/tests/llama-swap.test.yaml exists but is not a regular file "
-            "(a folder, a FIFO...), so it cannot be written; remove or rename it (nothing was written)") in err
+    assert ("charts/llama-swap/tests/llama-swap.test.yaml cannot be written: it, or a folder on its "
+            "path, exists as something else (a folder, a FIFO, a dangling symlink...); remove or rename "
+            "that (nothing was written)") in err
+    assert snapshot(project) == before
+
+
+def test_a_dangling_symlink_in_place_of_a_folder_stops_build_before_it_writes_anything(project, capsys):
+    edit_spec_for(project)
+    tests_dir = project / "charts/llama-swap/tests"
+    for f in tests_dir.iterdir():
+        f.unlink()
+    tests_dir.rmdir()
+    tests_dir.symlink_to(project / "nowhere")
+    before = snapshot(project)
+    code, _, err = run(capsys, "-C", str(project), "build")
+    assert code == 2 and "charts/llama-swap/tests/llama-swap.test.yaml cannot be written" in err
     assert snapshot(project) == before
 
 

@@ -115,7 +115,7 @@ def test_schema_rulegen_cannot_extend_safely_is_refused(existing, reason):
 
 
 def test_a_gates_own_description_and_default_are_kept_and_true_parents_allowed():
-    existing = json.dumps({"properties": {"enabled": {"type": "boolean", "default": True,
+    existing = json.dumps({"properties": {"enabled": {"type": "string", "default": True, "enum": ["on", "off"],
                                                       "description": "Render the chart."},
                                           "monitoring": True}})
     doc = json.loads(render_values_schema(make_spec(SPEC), existing))

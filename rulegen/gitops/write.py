@@ -184,8 +184,9 @@ def apply(outputs, root: Path, status: Status) -> list[str]:
     by_path = {o.path: o for o in outputs}
     blocked = unwritable(root, status.changed)
     if blocked:  # found before anything is written: a build either writes all or nothing
-        raise RulegenError(f"{blocked[0]} exists but is not a regular file (a folder, a FIFO...), "
-                           "so it cannot be written; remove or rename it (nothing was written)")
+        raise RulegenError(f"{blocked[0]} cannot be written: it, or a folder on its path, exists as "
+                           "something else (a folder, a FIFO, a dangling symlink...); remove or "
+                           "rename that (nothing was written)")
     touched = []
     for path in status.changed:
         atomic_write(root / path, by_path[path].content)
@@ -201,7 +202,8 @@ def apply(outputs, root: Path, status: Status) -> list[str]:
 
 def unwritable(root: Path, paths) -> list[str]:
     """Those of ``paths`` (relative to ``root``) that exist as something other than a regular
-    file, or under a parent that is not a folder: writing them would fail half-way."""
+    file, or under a parent that is not a folder (a file, a dangling symlink): writing them
+    would fail half-way."""
     bad = []
     for path in paths:
         p = root / path
@@ -210,8 +212,10 @@ def unwritable(root: Path, paths) -> list[str]:
         except FileNotFoundError:
             parent = p.parent
             while parent != root and not parent.exists():
+                if parent.is_symlink():  # dangling: mkdir cannot make the folder it stands for
+                    break
                 parent = parent.parent
-            if parent.exists() and not parent.is_dir():
+            if parent.is_symlink() and not parent.exists() or parent.exists() and not parent.is_dir():
                 bad.append(path)
             continue
         except NotADirectoryError:

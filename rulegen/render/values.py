@@ -347,12 +347,18 @@ def render_values(spec: Spec, existing: str | None, site_url: str) -> str:
     return "".join(out)
 
 
+#: JSON Schema keywords that describe a value without constraining it (draft-07 "annotations").
+_ANNOTATION_KEYWORDS = frozenset({"title", "description", "default", "examples", "$comment",
+                                  "deprecated", "readOnly", "writeOnly"})
+
+
 def _set_schema(node: dict, path: list[str], leaf: dict, keep: bool = False) -> None:
     """Set ``leaf`` as the schema of ``path`` under ``node``. Missing parents are created as
     ``{"type": ["object", "null"]}`` (a gate's parent left empty in values.yaml is null, and
     then the gate is off, not an error); parents already there are kept as written (a ``true``
     schema becomes ``{}``, which means the same and can take properties). ``keep``: an
-    existing leaf's own keys (``description``, ``default``...) stay, under ``leaf``'s.
+    existing leaf's annotations (``description``, a boolean ``default``...) stay; its
+    constraints (``enum``, ``type``...) are rulegen's to set.
 
     Raises:
         ValueError: a ``properties`` or parent schema on the way is not a JSON object, is a
@@ -367,8 +373,12 @@ def _set_schema(node: dict, path: list[str], leaf: dict, keep: bool = False) -> 
             raise ValueError(f'"properties" of {where} is not a JSON object')
         if i == len(path) - 1:
             old = props.get(part)
-            props[part] = {**old, **copy.deepcopy(leaf)} if keep and isinstance(old, dict) \
-                else copy.deepcopy(leaf)  # never the caller's object: later paths may extend it
+            kept = {k: v for k, v in old.items() if k in _ANNOTATION_KEYWORDS} \
+                if keep and isinstance(old, dict) else {}
+            if "default" in kept and not isinstance(kept["default"], (bool, type(None))):
+                del kept["default"]  # it would contradict the leaf's type
+            # never the caller's object: later paths may extend it
+            props[part] = {**kept, **copy.deepcopy(leaf)}
             return
         if props.get(part) is True:
             props[part] = {}

@@ -213,3 +213,25 @@ def test_mkdocs_inherit_is_merged_as_mkdocs_merges_it(tmp_path):
     (tmp_path / "mkdocs.yml").write_text("INHERIT: config/base.yml\n")
     with pytest.raises(site.RulegenError, match="more than 10 files deep"):
         site.settings(tmp_path)
+
+
+def test_a_nav_mkdocs_gets_from_inherit_or_a_merge_key_is_current(project, capsys):
+    # regression: only the file's own nav key was compared, so an inherited nav was drift and
+    # build copied the whole nav into the child file
+    assert main(["-C", str(project), "build"]) == 0
+    mk = project / "mkdocs.yml"
+    (project / "base.yml").write_text(mk.read_text())
+    mk.write_text("INHERIT: base.yml\nsite_name: Child\n")
+    capsys.readouterr()
+    assert main(["-C", str(project), "check"]) == 0
+    assert main(["-C", str(project), "build"]) == 0
+    assert mk.read_text() == "INHERIT: base.yml\nsite_name: Child\n"
+    # through a YAML merge key
+    nav = yaml.safe_load((project / "base.yml").read_text())["nav"]
+    (project / "base.yml").unlink()
+    mk.write_text("x-common: &common\n  nav: " + yaml.safe_dump(nav, default_flow_style=True, width=10_000)
+                  + "site_name: M\nsite_url: https://runbooks.example.com/\ndocs_dir: runbooks\n"
+                  "theme: {name: material}\n<<: *common\n")
+    text = mk.read_text()
+    assert main(["-C", str(project), "check"]) == 0
+    assert mk.read_text() == text

@@ -81,30 +81,6 @@ def _parse(text: str):
 _STR_TAG = "tag:yaml.org,2002:str"
 
 
-@functools.lru_cache(maxsize=8)
-def _compose(text: str):
-    """The root node of an mkdocs.yml text composed by libyaml (tags such as ``!ENV`` and
-    ``!!python/name`` are kept on the nodes, not constructed), or None when libyaml cannot read
-    it or it is not a mapping (the ruamel.yaml path then reads it and reports)."""
-    loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        node = yaml.compose(text, Loader=loader_cls)
-    except Exception:
-        return None
-    return node if isinstance(node, yaml.MappingNode) else None
-
-
-def _top(node, key: str):
-    """The value node of ``key`` in the mapping ``node`` as PyYAML (mkdocs) reads it: the last
-    one when the key appears more than once; None when absent. Other keys, duplicated or not
-    strings, do not matter here."""
-    found = None
-    for k, v in node.value:
-        if isinstance(k, yaml.ScalarNode) and k.tag == _STR_TAG and k.value == key:
-            found = v
-    return found
-
-
 def _mkdocs_loader():
     """A PyYAML (libyaml) safe loader that reads mkdocs.yml as mkdocs does for the settings
     rulegen needs: YAML 1.1 scalars, ``!ENV`` resolved (:func:`_env`), and other tags
@@ -284,36 +260,27 @@ def _str(text: str):
 _RESOLVER = yaml.resolver.Resolver()
 
 
-def _nav_pairs(node):
-    """A nav node as nested ``[(title, path or [...]), ...]`` lists, or None when it holds
-    anything but single-key mappings of strings (those are rewritten, never compared)."""
-    if not isinstance(node, yaml.SequenceNode):
+def _nav_as_read(text: str, folder: Path) -> list | None:
+    """The nav of mkdocs.yml ``text`` as mkdocs reads it (PyYAML, merge keys and the last of
+    duplicate keys, ``INHERIT`` parents under the file's own keys), or None when it cannot
+    be read that way or has none."""
+    try:
+        doc = yaml.load(text, Loader=_MKDOCS_LOADER)
+        if not isinstance(doc, dict):
+            return None
+        nav = _inherited(doc, folder, 0).get("nav")
+    except (yaml.YAMLError, ValueError, RecursionError, RulegenError):
         return None
-    out = []
-    for item in node.value:
-        if not isinstance(item, yaml.MappingNode) or len(item.value) != 1:
-            return None
-        (k, v), = item.value
-        if not isinstance(k, yaml.ScalarNode) or k.tag != _STR_TAG:
-            return None
-        if isinstance(v, yaml.ScalarNode):
-            if v.tag != _STR_TAG:
-                return None
-            out.append((k.value, v.value))
-        else:
-            sub = _nav_pairs(v)
-            if sub is None:
-                return None
-            out.append((k.value, sub))
-    return out
+    return nav if isinstance(nav, list) else None
 
 
-def _nav_wanted(specs: list[Spec], guides: list[tuple[str, str]] | None) -> list:
-    """The nav rulegen writes, in :func:`_nav_pairs`'s shape."""
-    nav = [("Home", "index.md"), ("Alert index", "alerts.md"),
-           ("Apps", [(s.title, page_path(s.app)) for s in sorted(specs, key=lambda s: s.app)])]
+def _nav_wanted(specs: list[Spec], guides) -> list:
+    """The nav rulegen writes, as mkdocs reads it: single-key mappings of titles to paths
+    or to lists of such mappings."""
+    nav = [{"Home": "index.md"}, {"Alert index": "alerts.md"},
+           {"Apps": [{s.title: page_path(s.app)} for s in sorted(specs, key=lambda s: s.app)]}]
     if guides:
-        nav.append(("Guides", list(guides)))
+        nav.append({"Guides": guides})
     return nav
 
 
@@ -329,16 +296,14 @@ def render_mkdocs(specs: list[Spec], existing: str | None, root=None) -> str | N
     """
     if existing is None:
         return None
-    node = _compose(existing)
-    if node is not None:
-        have = _nav_pairs(_top(node, "nav"))
-        if have is not None:
-            if root is not None:
-                guides = guide_pages(root)
-            else:
-                guides = next((sub for title, sub in have if title == "Guides" and isinstance(sub, list)), None)
-            if have == _nav_wanted(specs, guides):
-                return existing
+    have = _nav_as_read(existing, Path(root) if root is not None else Path("."))
+    if have is not None:
+        if root is not None:
+            guides = [{title: path} for title, path in guide_pages(root)]
+        else:
+            guides = next((e["Guides"] for e in have if isinstance(e, dict) and "Guides" in e), None)
+        if have == _nav_wanted(specs, guides):
+            return existing  # nothing to change: the file stays byte for byte
     y = _yaml()
     try:  # libyaml (and mkdocs) may accept what ruamel.yaml's round trip refuses, e.g. a duplicate key
         doc = y.load(existing)

@@ -104,6 +104,28 @@ def test_critical_alert_with_its_own_runbook_url_has_a_runbook():
     ("sudo systemctl restart kubelet", "sudo systemctl restart kubelet"),
     ("kubectl -n ai logs x --previous; rm -rf /tmp/x", "rm -rf /tmp/x"),
     ("echo 'unbalanced", None),
+    # read-only, though a write verb or method appears
+    ("kubectl apply view-last-applied deploy/x", None),
+    ("kubectl label pod x --list", None),
+    ("kubectl apply --dry-run=server -f -", None),
+    ("helm upgrade x ./chart --dry-run", None),
+    ("curl -s -X POST http://prom:9090/api/v1/query --data-urlencode 'query=up'", None),
+    ("echo 'if stuck; rm /tmp/lock'", None),
+    ("kubectl get pods # if pending; kubectl delete pod x", None),
+    ("cat <<EOF\nrm -rf /tmp/x\nEOF", None),
+    # writes behind continuations, wrappers, shell structure, flags with values
+    ("kubectl -n ai \\\ndelete pod x", "kubectl -n ai delete pod x"),
+    ("kubectl get pods -o name | xargs kubectl delete", "xargs kubectl delete"),
+    ("timeout 10 kubectl delete pod x", "timeout 10 kubectl delete pod x"),
+    ("KUBECONFIG=/k kubectl delete pod x", "KUBECONFIG=/k kubectl delete pod x"),
+    ("for p in a b; do kubectl delete pod $p; done", "do kubectl delete pod $p"),
+    ("kubectl --request-timeout 5s delete pod x", "kubectl --request-timeout 5s delete pod x"),
+    ("curl -sX POST http://x/-/reload", "curl -sX POST http://x/-/reload"),
+    ("curl -d '' http://x/-/reload", "curl -d  http://x/-/reload"),
+    ("kubectl exec x -- rm -rf /cache", "kubectl exec x -- rm -rf /cache"),
+    ("oc adm drain n1", "oc adm drain n1"),
+    ("systemctl daemon-reload", "systemctl daemon-reload"),
+    ("kubectl get nodes & kubectl cordon n1", "kubectl cordon n1"),
 ])
 def test_mutating_diagnosis_commands(command, flagged):
     from rulegen.validate.checks.conventions import mutating

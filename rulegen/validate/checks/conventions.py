@@ -21,12 +21,18 @@ Codes:
   existing runbook. Whoever is paged needs to know what to do. Good:
   ``runbook: {causes: [...], resolution: [...]}``.
 * ``RG505`` (warning) a ``runbook.diagnosis`` command changes something: the page calls that
-  section "Diagnose (all read-only)", and whoever is paged at 3 a.m. runs it as such. Flagged:
-  ``kubectl``/``oc`` with delete, apply, create, edit, patch, replace, scale, drain, cordon,
-  uncordon, taint, label, annotate, set, autoscale, expose, run, ``rollout`` restart/undo/
-  pause/resume; ``helm`` install, upgrade, uninstall, delete, rollback; ``rm``; ``systemctl``
-  start/stop/restart/reload/kill; ``curl -X``/``--request`` POST, PUT, PATCH, DELETE. Bad:
-  ``kubectl -n ai delete pod llama-swap-0``; good: move it to ``runbook.resolution``.
+  section "Diagnose (all read-only)", and whoever is paged at 3 a.m. runs it as such. Each
+  simple command is judged (lines, backslash continuations, ``;``, ``&``, ``&&``, ``||``, pipes;
+  quotes, comments and heredoc bodies respected; ``sudo``, ``xargs``, ``timeout``, ``watch``,
+  variable assignments and shell keywords skipped). Flagged: ``kubectl``/``oc`` with delete,
+  apply, create, edit, patch, replace, scale, drain, cordon, uncordon, taint, label,
+  annotate, set, autoscale, expose, run, ``rollout`` restart/undo/pause/resume/latest/retry,
+  ``oc adm`` drain/cordon/uncordon/taint, ``exec -- <a flagged command>``; ``helm`` install,
+  upgrade, uninstall, delete, rollback; ``rm``; ``systemctl`` start, stop, restart, reload,
+  daemon-reload, enable, disable...; ``curl`` with a POST, PUT, PATCH or DELETE method or
+  with data, except to read APIs (Prometheus ``/api/v1/query``..., Elasticsearch
+  ``_search``). Not flagged: ``--dry-run``, ``apply view-last-applied``, ``label --list``.
+  Bad: ``kubectl -n ai delete pod llama-swap-0``; good: move it to ``runbook.resolution``.
 """
 
 from __future__ import annotations
@@ -43,62 +49,148 @@ ID = "conventions"
 _KUBECTL_WRITES = {"delete", "apply", "create", "edit", "patch", "replace", "scale", "drain",
                    "cordon", "uncordon", "taint", "label", "annotate", "set", "autoscale",
                    "expose", "run"}
-_ROLLOUT_WRITES = {"restart", "undo", "pause", "resume"}
+_ROLLOUT_WRITES = {"restart", "undo", "pause", "resume", "latest", "retry"}
+_OC_ADM_WRITES = {"drain", "cordon", "uncordon", "taint"}
 _HELM_WRITES = {"install", "upgrade", "uninstall", "delete", "rollback"}
-_SYSTEMCTL_WRITES = {"start", "stop", "restart", "reload", "kill"}
+_SYSTEMCTL_WRITES = {"start", "stop", "restart", "reload", "kill", "daemon-reload", "enable",
+                     "disable", "mask", "unmask", "try-restart", "reload-or-restart", "isolate",
+                     "set-property"}
 _HTTP_WRITES = {"POST", "PUT", "PATCH", "DELETE"}
-#: kubectl/oc/helm global flags that take the next word as their value
-_VALUE_FLAGS = {"-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user", "-s",
-                "--server", "--kube-context", "--as", "--token", "-l", "--selector"}
-_SEPARATORS = re.compile(r"&&|\|\||[;|\n]")
+#: Read APIs that take POST too: Prometheus' query endpoints, Elasticsearch's searches.
+_READ_POSTS = ("/api/v1/query", "/api/v1/series", "/api/v1/labels", "/api/v1/label/", "/_search",
+               "/_msearch", "/_count")
+#: kubectl/oc/helm global flags that take no value (every other ``--flag`` before the verb
+#: written without ``=`` takes the next word)
+_BOOL_FLAGS = {"--insecure-skip-tls-verify", "--match-server-version", "--warnings-as-errors",
+               "--disable-compression", "--debug", "--help", "-h"}
+_SHORT_FLAGS_WITH_VALUE = {"-n", "-s", "-l", "-v", "-o", "-c"}
+#: Words that start a command without being it: shell keywords and wrappers.
+_SHELL_WORDS = {"if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "time",
+                "nohup", "env", "exec", "command", "builtin"}
+#: Wrapper commands and their options that take a value.
+_WRAPPERS = {"sudo": {"-u", "-g", "-C", "-h", "-p"}, "xargs": {"-I", "-n", "-L", "-P", "-d", "-E", "-s"},
+             "timeout": {"-s", "-k", "--signal", "--kill-after"}, "watch": {"-n", "-d"}}
+_OPERATOR = re.compile(r"[;&|()<>]+")
+_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
+
+
+def _simple_commands(text: str):
+    """The simple commands of a shell ``text`` as word lists: backslash continuations joined,
+    heredoc bodies skipped, each line split by shlex (quotes and ``#`` comments respected)
+    and cut at ``;``, ``&``, ``&&``, ``||``, pipes, parentheses and redirections."""
+    heredoc = None
+    for line in text.replace("\\\n", " ").split("\n"):
+        if heredoc is not None:
+            if line.strip() == heredoc:
+                heredoc = None
+            continue
+        m = _HEREDOC.search(line)
+        if m:
+            heredoc = m.group(1)
+        try:
+            lex = shlex.shlex(line, posix=True, punctuation_chars=";&|()<>")
+            lex.whitespace_split = True
+            lex.commenters = "#"
+            tokens = list(lex)
+        except ValueError:
+            tokens = line.split()
+        cmd: list[str] = []
+        for t in tokens:
+            if t and _OPERATOR.fullmatch(t):
+                if cmd:
+                    yield cmd
+                cmd = []
+            else:
+                cmd.append(t)
+        if cmd:
+            yield cmd
+
+
+def _command_words(words: list[str]) -> list[str]:
+    """``words`` without leading variable assignments, shell keywords and wrappers (``sudo``,
+    ``xargs``, ``timeout``, ``watch`` with their options)."""
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w in _SHELL_WORDS or re.fullmatch(r"[A-Za-z_]\w*=.*", w):
+            i += 1
+        elif w in _WRAPPERS:
+            takes = _WRAPPERS[w]
+            i += 1
+            while i < len(words) and words[i].startswith("-"):
+                i += 2 if words[i] in takes else 1
+            if w == "timeout" and i < len(words):
+                i += 1  # the duration
+        else:
+            break
+    return words[i:]
+
+
+def _writes(words: list[str]) -> bool:
+    """True when the simple command ``words`` changes something (see RG505)."""
+    words = _command_words(words)
+    if not words:
+        return False
+    tool = words[0].rsplit("/", 1)[-1]
+    args = words[1:]
+    if tool in ("kubectl", "oc", "helm"):
+        if any(a.startswith("--dry-run") and a != "--dry-run=none" for a in args):
+            return False
+        rest, i = [], 0
+        while i < len(args):
+            a = args[i]
+            if a == "--":
+                break
+            if a.startswith("-") and not rest:  # a global flag before the verb
+                takes = (a.startswith("--") and "=" not in a and a not in _BOOL_FLAGS) \
+                    or a in _SHORT_FLAGS_WITH_VALUE
+                i += 2 if takes else 1
+                continue
+            if not a.startswith("-"):
+                rest.append(a)
+            i += 1
+        if not rest:
+            return False
+        verb = rest[0]
+        if tool == "helm":
+            return verb in _HELM_WRITES
+        if verb == "exec" and "--" in args:
+            return _writes(args[args.index("--") + 1:])
+        if verb == "apply" and len(rest) > 1 and rest[1] == "view-last-applied":
+            return False
+        if verb in ("label", "annotate") and "--list" in args:
+            return False
+        if verb == "rollout":
+            return len(rest) > 1 and rest[1] in _ROLLOUT_WRITES
+        if verb == "adm":
+            return len(rest) > 1 and rest[1] in _OC_ADM_WRITES
+        return verb in _KUBECTL_WRITES
+    if tool in ("rm", "rmdir"):
+        return True
+    if tool == "systemctl":
+        return any(a in _SYSTEMCTL_WRITES for a in args)
+    if tool == "curl":
+        method = None
+        data = False
+        for i, a in enumerate(args):
+            if a.startswith("--request"):
+                method = a.split("=", 1)[1] if "=" in a else (args[i + 1] if i + 1 < len(args) else None)
+            elif a.startswith("-") and not a.startswith("--") and "X" in a:
+                after = a[a.index("X") + 1:]
+                method = after or (args[i + 1] if i + 1 < len(args) else None)
+            elif a in ("-d", "-F", "-T", "--form", "--upload-file") or a.startswith(("--data", "-d")):
+                data = True
+        write = method.upper() in _HTTP_WRITES if method else data
+        return write and not any(r in a for a in args for r in _READ_POSTS)
+    return False
 
 
 def mutating(command: str) -> str | None:
-    """The first part of a shell ``command`` text (one or more lines, ``&&``, ``;``, pipes)
-    that changes something (see RG505 in the module docstring), or None. A part that cannot be
-    split like a shell line is judged by its words split on spaces."""
-    for part in _SEPARATORS.split(command):
-        text = part.strip()
-        if not text or text.startswith("#"):
-            continue
-        try:
-            words = shlex.split(text, comments=True)
-        except ValueError:
-            words = text.split()
-        words = [w for w in words if w != "sudo"]
-        if not words:
-            continue
-        tool = words[0].rsplit("/", 1)[-1]
-        if tool in ("kubectl", "oc", "helm"):
-            rest, i = [], 1
-            while i < len(words):
-                w = words[i]
-                if w in _VALUE_FLAGS:
-                    i += 2
-                    continue
-                if not w.startswith("-"):
-                    rest.append(w)
-                i += 1
-            if not rest:
-                continue
-            verb = rest[0]
-            if tool == "helm":
-                if verb in _HELM_WRITES:
-                    return text
-            elif verb in _KUBECTL_WRITES or (verb == "rollout" and len(rest) > 1 and rest[1] in _ROLLOUT_WRITES):
-                return text
-        elif tool == "rm":
-            return text
-        elif tool == "systemctl" and any(w in _SYSTEMCTL_WRITES for w in words[1:]):
-            return text
-        elif tool == "curl":
-            for i, w in enumerate(words):
-                method = w[2:] if w.startswith("-X") and len(w) > 2 else (
-                    w.split("=", 1)[1] if w.startswith("--request=") else None)
-                if method is None and w in ("-X", "--request") and i + 1 < len(words):
-                    method = words[i + 1]
-                if method and method.upper() in _HTTP_WRITES:
-                    return text
+    """The first simple command of the shell text ``command`` that changes something (see
+    RG505 in the module docstring), as its words joined by spaces, or None."""
+    for words in _simple_commands(command):
+        if _writes(words):
+            return " ".join(words)
     return None
 
 
@@ -137,7 +229,10 @@ def check_spec(spec, ctx):
             found = mutating(commands) if isinstance(commands, str) else None
             if found is not None:
                 path = r.path + ("runbook", "diagnosis", i, "commands")
-                line, col = offset_position(lf, path, max(commands.find(found), 0))
+                at = commands.find(found)
+                if at < 0:  # written over several lines or with quotes: its first word
+                    at = commands.find(found.split()[0])
+                line, col = offset_position(lf, path, max(at, 0))
                 yield Finding(lf.path, line, col, "RG505", Severity.WARNING,
                               f"diagnosis command `{found}` changes something, but the page lists "
                               "diagnosis as read-only commands; move it to runbook.resolution", r.name)

@@ -7,6 +7,8 @@ kill point, and the test loops over all of them:
   (N = 0 .. number of changed outputs; the last one never fires, so the build completes);
 * ``mid-write N``: in the middle of writing the N-th temp file, half its text flushed to disk.
 
+A build writes every temp file before it renames any (so a write that fails changes nothing).
+
 After each kill, every output is byte-identical to either the old or the new version, no other
 file appeared except rulegen's temp files (never under an output's name), ``rulegen check``
 fails, and the next ``rulegen build`` removes the temp files and completes the tree.
@@ -153,21 +155,28 @@ def _kill_and_recover(versions, root: Path, mode: str, n: int) -> None:
             temps.append(path)
             continue
         assert data in (old.get(path), new.get(path)), f"{where}: {path} is neither old nor new"
-    # renames happen in plan order (sorted by path): the first n changed files are new, the
-    # rest still old, and the one being written when the build died left its temp file
-    assert [p for p in changed if after[p] == new[p]] == changed[:n], where
+    # Two phases, in plan order (sorted by path): every changed file is written to its temp
+    # file first, then the temp files are renamed. Killed while writing the n-th temp file:
+    # no file is new yet, the first n temp files are whole and the n-th is half written.
+    # Killed before the n-th rename: the first n files are new, the others still old, and
+    # their temp files are whole.
+    renamed = n if mode == "before-replace" else 0
+    assert [p for p in changed if after[p] == new[p]] == changed[:renamed], where
     if completes:
         assert temps == []
     else:
-        target = changed[n]
-        assert len(temps) == 1 and Path(temps[0]).parent == Path(target).parent, (where, temps)
-        assert TMP_RE.match(Path(temps[0]).name).group(1) == Path(target).name
-        whole = new[target]
-        if mode == "before-replace":  # written and fsync'ed, killed before the rename
-            assert after[temps[0]] == whole
-        else:  # half written
-            text = whole.decode("utf-8")
-            assert after[temps[0]] == text[: len(text) // 2].encode("utf-8")
+        pending = changed[renamed:] if mode == "before-replace" else changed[:n + 1]
+        of = {}
+        for t in temps:
+            of[str(Path(t).parent / TMP_RE.match(Path(t).name).group(1))] = t
+        assert sorted(of) == sorted(pending) and len(temps) == len(pending), (where, temps)
+        for target in pending:
+            whole = new[target]
+            if mode == "mid-write" and target == changed[n]:  # half written
+                text = whole.decode("utf-8")
+                assert after[of[target]] == text[: len(text) // 2].encode("utf-8"), where
+            else:  # written and fsync'ed, killed before its rename
+                assert after[of[target]] == whole, where
 
     check = _rulegen(root, "check")
     assert check.returncode == (0 if completes else 1), (where, check.stdout)

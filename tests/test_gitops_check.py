@@ -359,3 +359,42 @@ def test_mkdocs_yml_that_is_a_folder_is_a_usage_error(project, capsys):
     for cmd in ("check", "build"):
         code, _, err = run(capsys, "-C", str(project), cmd)
         assert code == 2 and "mkdocs.yml exists but is not a regular file" in err
+
+
+def test_a_write_that_fails_half_way_leaves_everything_as_it_was(project, capsys, monkeypatch):
+    # regression: a permission error or full disk on one output left the earlier ones written
+    import errno
+
+    from rulegen.gitops import write
+    edit_spec_for(project)  # several outputs change
+    (project / "rules/newapp.yaml").write_text(
+        (project / "rules/llama-swap.yaml").read_text().replace("app: llama-swap", "app: newapp")
+        .replace("LlamaSwap", "NewApp").replace("path: charts/llama-swap", "path: charts/newapp")
+        .replace("name: llama-swap", "name: newapp"), encoding="utf-8")
+    before = snapshot(project)
+    real, calls = write._stage, []
+
+    def stage(path, content):
+        calls.append(path)
+        if len(calls) == 4:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(path, content)
+
+    monkeypatch.setattr(write, "_stage", stage)
+    code, out, err = run(capsys, "-C", str(project), "build")
+    assert len(calls) == 4 and code == 2
+    assert "No space left on device (nothing was written)" in err
+    assert snapshot(project) == before  # no file changed, no temp file, no new chart folder
+    assert not (project / "charts/newapp").exists()
+
+
+def test_an_output_folder_that_cannot_be_made_stops_build_before_it_writes_anything(project, capsys):
+    # a chart path through a symlink to /proc: the folder cannot be made, even by root
+    (project / "zz").symlink_to("/proc/self")
+    spec = project / "rules/llama-swap.yaml"
+    spec.write_text(spec.read_text().replace("path: charts/llama-swap", "path: zz/chart"), encoding="utf-8")
+    edit_spec_for(project)
+    before = snapshot(project)
+    code, _, err = run(capsys, "-C", str(project), "build")
+    assert code == 2 and "(nothing was written)" in err
+    assert snapshot(project) == before

@@ -148,6 +148,13 @@ def compare(outputs, root: Path, fmt: str = "helm", sources=None) -> Status:
 def atomic_write(path: Path, content: str) -> None:
     """Write ``content`` to ``path`` through a temporary file and a rename (see module doc).
     Keeps the target's permission bits when it exists."""
+    _commit(_stage(path, content), path)
+
+
+def _stage(path: Path, content: str) -> Path:
+    """The first half of :func:`atomic_write`: ``content`` written and fsynced to a temp file
+    beside ``path`` (missing parent folders made), with the target's permission bits; returns
+    the temp file. Raises OSError, leaving no temp file behind."""
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = None
     try:
@@ -161,13 +168,19 @@ def atomic_write(path: Path, content: str) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode if mode is not None else 0o644)
-        os.replace(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
         raise
+    return Path(tmp)
+
+
+def _commit(tmp: Path, path: Path) -> None:
+    """The second half of :func:`atomic_write`: rename ``tmp`` over ``path`` and fsync the
+    folder (best effort), so the rename survives a crash."""
+    os.replace(tmp, path)
     try:
         dfd = os.open(path.parent, os.O_RDONLY)
         try:
@@ -180,17 +193,52 @@ def atomic_write(path: Path, content: str) -> None:
 
 def apply(outputs, root: Path, status: Status) -> list[str]:
     """Write changed outputs and remove stale generated files; returns the paths touched.
-    The caller has already refused hand-edited files (or was told ``--force``)."""
+    The caller has already refused hand-edited files (or was told ``--force``).
+
+    Every changed output is first written to its temp file; only when all of them are there
+    are they renamed over their targets, so a write that fails (a folder on the path, no
+    permission, a full disk) changes nothing: the temp files and the folders made for them
+    are removed again.
+
+    Raises:
+        RulegenError: an output cannot be written (nothing was written).
+    """
     by_path = {o.path: o for o in outputs}
     blocked = unwritable(root, status.changed)
     if blocked:  # found before anything is written: a build either writes all or nothing
         raise RulegenError(f"{blocked[0]} cannot be written: it, or a folder on its path, exists as "
                            "something else (a folder, a FIFO, a dangling symlink...); remove or "
                            "rename that (nothing was written)")
+    staged: list[tuple[Path, Path]] = []
+    made: list[Path] = []  # folders this build created, deepest last
+    try:
+        for path in status.changed:
+            target = root / path
+            missing = []
+            parent = target.parent
+            while not parent.exists() and parent != parent.parent:
+                missing.append(parent)
+                parent = parent.parent
+            try:
+                staged.append((_stage(target, by_path[path].content), target))
+            finally:
+                made.extend(d for d in reversed(missing) if d.is_dir())
+    except OSError as e:
+        for tmp, _ in staged:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        for d in reversed(made):
+            try:
+                d.rmdir()
+            except OSError:
+                pass
+        raise RulegenError(f"cannot write {path}: {e.strerror or e} (nothing was written)") from None
     touched = []
-    for path in status.changed:
-        atomic_write(root / path, by_path[path].content)
-        touched.append(path)
+    for tmp, target in staged:
+        _commit(tmp, target)
+        touched.append(target.relative_to(root).as_posix())
     for path in status.stale:
         try:
             (root / path).unlink()

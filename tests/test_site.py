@@ -235,3 +235,27 @@ def test_a_nav_mkdocs_gets_from_inherit_or_a_merge_key_is_current(project, capsy
     text = mk.read_text()
     assert main(["-C", str(project), "check"]) == 0
     assert mk.read_text() == text
+
+
+def test_inherit_path_is_tidied_as_text_like_mkdocs(tmp_path):
+    # mkdocs normalizes INHERIT paths as text: cfg/../base.yml is ./base.yml even when cfg is
+    # a symlink to a folder elsewhere
+    (tmp_path / "elsewhere" / "sub").mkdir(parents=True)
+    (tmp_path / "elsewhere" / "base.yml").write_text("site_url: https://wrong.example/\n")
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "cfg").symlink_to(tmp_path / "elsewhere" / "sub")
+    (tmp_path / "p" / "base.yml").write_text("site_url: https://right.example/\n")
+    (tmp_path / "p" / "mkdocs.yml").write_text("INHERIT: cfg/../base.yml\n")
+    assert site.settings(tmp_path / "p").site_url == "https://right.example/"
+
+
+def test_mkdocs_yml_with_mixed_line_endings_and_a_current_nav_is_left_alone(project, capsys):
+    assert main(["-C", str(project), "build"]) == 0
+    mk = project / "mkdocs.yml"
+    lines = mk.read_bytes().split(b"\n")
+    mixed = b"\r\n".join(lines[:5]) + b"\r\n" + b"\n".join(lines[5:])  # CRLF first, then LF
+    mk.write_bytes(mixed)
+    capsys.readouterr()
+    assert main(["-C", str(project), "check"]) == 0
+    assert main(["-C", str(project), "build"]) == 0
+    assert mk.read_bytes() == mixed

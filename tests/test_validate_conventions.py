@@ -123,6 +123,8 @@ def test_critical_alert_with_its_own_runbook_url_has_a_runbook():
     ("curl -sX POST http://x/-/reload", "curl -sX POST http://x/-/reload"),
     ("curl -d '' http://x/-/reload", "curl -d  http://x/-/reload"),
     ("kubectl exec x -- rm -rf /cache", "kubectl exec x -- rm -rf /cache"),
+    ("kubectl -n ai exec x -- ls /cache", None),
+    ("kubectl exec -- " * 1000 + "rm x", ("kubectl exec -- " * 1000 + "rm x")),  # was a RecursionError
     ("oc adm drain n1", "oc adm drain n1"),
     ("systemctl daemon-reload", "systemctl daemon-reload"),
     ("kubectl get nodes & kubectl cordon n1", "kubectl cordon n1"),

@@ -223,8 +223,11 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
             raise RulegenError(str(e)) from None
         # The nav is rewritten through ruamel.yaml, which writes "\n": give it LF text and put
         # the file's own line ending back.
-        mk = site.render_mkdocs(specs, None if mk_text is None else mk_text.replace("\r\n", "\n"), root)
-        if mk is not None and values.line_ending(mk_text) == "\r\n":
+        lf_text = None if mk_text is None else mk_text.replace("\r\n", "\n")
+        mk = site.render_mkdocs(specs, lf_text, root)
+        if mk is not None and mk == lf_text:
+            mk = mk_text  # nav current: the file as it is, mixed line endings and all
+        elif mk is not None and values.line_ending(mk_text) == "\r\n":
             mk = mk.replace("\r\n", "\n").replace("\n", "\r\n")
         if mk is not None:
             outs.append(Output("mkdocs.yml", mk, False))

@@ -132,7 +132,8 @@ def _inherited(doc: dict, folder: Path, depth: int) -> dict:
         return doc
     if depth >= MAX_INHERIT:
         raise RulegenError(f"mkdocs.yml: INHERIT goes more than {MAX_INHERIT} files deep (a loop?)")
-    path = folder / str(parent_name)
+    # as mkdocs finds it: the path tidied as text (os.path.normpath), '..' not through symlinks
+    path = Path(os.path.normpath(os.path.join(folder, str(parent_name))))
     try:
         parent = yaml.load(path.read_text(encoding="utf-8"), Loader=_MKDOCS_LOADER)
     except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError) as e:

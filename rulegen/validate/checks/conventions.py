@@ -129,6 +129,14 @@ def _command_words(words: list[str]) -> list[str]:
 def _writes(words: list[str]) -> bool:
     """True when the simple command ``words`` changes something (see RG505)."""
     words = _command_words(words)
+    while len(words) > 2 and words[0].rsplit("/", 1)[-1] in ("kubectl", "oc") \
+            and "exec" in words and "--" in words[words.index("exec"):]:
+        # kubectl exec ... -- <command>: the command run in the container is what counts
+        # (a loop, not recursion: exec -- exec -- ... may nest any number of times)
+        inner = _command_words(words[words.index("--", words.index("exec")) + 1:])
+        if not inner or inner == words:
+            break
+        words = inner
     if not words:
         return False
     tool = words[0].rsplit("/", 1)[-1]
@@ -154,8 +162,6 @@ def _writes(words: list[str]) -> bool:
         verb = rest[0]
         if tool == "helm":
             return verb in _HELM_WRITES
-        if verb == "exec" and "--" in args:
-            return _writes(args[args.index("--") + 1:])
         if verb == "apply" and len(rest) > 1 and rest[1] == "view-last-applied":
             return False
         if verb in ("label", "annotate") and "--list" in args:

@@ -106,10 +106,10 @@ _MKDOCS_LOADER = _mkdocs_loader()
 MAX_INHERIT = 10
 
 
-def _fast_settings(text: str, folder: Path | None = None) -> SiteSettings | None:
-    """:class:`SiteSettings` read as mkdocs reads them (see :func:`_mkdocs_loader`), with the
-    ``INHERIT`` parent file (relative to ``folder``) merged under them as mkdocs merges it; or
-    None when PyYAML cannot read the file (ruamel.yaml then reads it, or reports it).
+def _as_mkdocs_reads(text: str, folder: Path) -> dict | None:
+    """mkdocs.yml ``text`` as mkdocs reads it (see :func:`_mkdocs_loader`), with the
+    ``INHERIT`` parent file (relative to ``folder``) merged under it as mkdocs merges it:
+    ``{}`` when it is not a mapping, None when PyYAML cannot read it.
 
     Raises:
         RulegenError: an ``INHERIT`` file is missing, unreadable, or inherits in a loop.
@@ -118,9 +118,18 @@ def _fast_settings(text: str, folder: Path | None = None) -> SiteSettings | None
         doc = yaml.load(text, Loader=_MKDOCS_LOADER)
     except (yaml.YAMLError, ValueError, RecursionError):
         return None
-    if not isinstance(doc, dict):
-        return SiteSettings()
-    return _settings_from(_inherited(doc, folder or Path("."), 0))
+    return _inherited(doc, folder, 0) if isinstance(doc, dict) else {}
+
+
+def _fast_settings(text: str, folder: Path | None = None) -> SiteSettings | None:
+    """:class:`SiteSettings` read as mkdocs reads them (:func:`_as_mkdocs_reads`), or None when
+    PyYAML cannot read the file (ruamel.yaml then reads it, or reports it).
+
+    Raises:
+        RulegenError: an ``INHERIT`` file is missing, unreadable, or inherits in a loop.
+    """
+    doc = _as_mkdocs_reads(text, folder or Path("."))
+    return None if doc is None else _settings_from(doc)
 
 
 def _inherited(doc: dict, folder: Path, depth: int) -> dict:
@@ -262,15 +271,12 @@ _RESOLVER = yaml.resolver.Resolver()
 
 
 def _nav_as_read(text: str, folder: Path) -> list | None:
-    """The nav of mkdocs.yml ``text`` as mkdocs reads it (PyYAML, merge keys and the last of
-    duplicate keys, ``INHERIT`` parents under the file's own keys), or None when it cannot
-    be read that way or has none."""
+    """The nav of mkdocs.yml ``text`` as mkdocs reads it (:func:`_as_mkdocs_reads`: merge
+    keys, the last of duplicate keys, ``INHERIT`` parents), or None when it cannot be read
+    that way or has none."""
     try:
-        doc = yaml.load(text, Loader=_MKDOCS_LOADER)
-        if not isinstance(doc, dict):
-            return None
-        nav = _inherited(doc, folder, 0).get("nav")
-    except (yaml.YAMLError, ValueError, RecursionError, RulegenError):
+        nav = (_as_mkdocs_reads(text, folder) or {}).get("nav")
+    except RulegenError:
         return None
     return nav if isinstance(nav, list) else None
 

@@ -109,10 +109,22 @@ def cmd_import(args) -> int:
     return run_import(args)
 
 
+#: Codes that come from making the outputs (build, check), not from validating a spec.
+OUTPUT_CODES = """\
+* ``RG701`` a shared chart file (``values.yaml``, ``values.schema.json``) cannot be updated: it
+  is not valid YAML/JSON (at the parser's position), not UTF-8, not a regular file, or has a
+  shape rulegen cannot extend safely (the message says which); fix it by hand.
+* ``RG720`` (warning) team notes of an alert the page no longer has (renamed or removed) were
+  moved to the page's catch-all notes slot; move them where they belong."""
+
+
 def cmd_checks(args) -> int:
+    from .gitops import links
     from .validate.checks import REGISTRY
     for mod in REGISTRY:
         print(f"## {mod.ID}\n\n{(mod.__doc__ or '').strip()}\n")
+    print(f"## outputs (build, check)\n\n{OUTPUT_CODES}\n")
+    print(f"## links (check)\n\n{(links.__doc__ or '').strip()}\n")
     return EXIT_OK
 
 

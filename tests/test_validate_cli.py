@@ -168,3 +168,12 @@ def test_garbage_collector_is_off_during_a_command_and_back_after(proj, capsys, 
         assert not gc.isenabled()  # a caller that had it off keeps it off
     finally:
         gc.enable()
+
+
+def test_checks_documents_the_output_and_link_codes_too(capsys):
+    # regression: `rulegen checks` stopped at RG607, though build and check report RG7xx
+    assert main(["checks"]) == 0
+    out = capsys.readouterr().out
+    for code in ["RG701", "RG720"] + [f"RG71{i}" for i in range(9)]:
+        assert f"``{code}``" in out, code
+    assert "``for: 5`` (a number)" not in out  # it is RG302, not RG202

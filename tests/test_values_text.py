@@ -230,3 +230,11 @@ def test_build_keeps_crlf_shared_files_crlf_and_check_agrees(nasty, capsys):
     before = {p: (nasty / p).read_bytes() for p in ("charts/nasty/values.yaml", "mkdocs.yml")}
     assert main(["-C", str(nasty), "build"]) == 0
     assert {p: (nasty / p).read_bytes() for p in before} == before
+
+
+def test_broken_values_yaml_is_rg701_at_the_parsers_position(nasty, capsys):
+    # regression: it was reported at 1:1 whatever the YAML error's position
+    (nasty / "charts/nasty/values.yaml").write_text("enabled: true\nmonitoring:\n  enabled: true\nfoo: bar: baz\n")
+    assert main(["-C", str(nasty), "build"]) == 1
+    err = capsys.readouterr().err
+    assert "charts/nasty/values.yaml:4:9: error RG701 cannot update values.yaml" in err

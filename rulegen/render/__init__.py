@@ -166,7 +166,9 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
         try:
             out.append((vpath, values.render_values(spec, text_of(root, vpath, exact=True), site_url), None))
         except Exception as e:  # ruamel errors: report, do not crash
-            out.append((vpath, None, Finding(vpath, 1, 1, "RG701", Severity.ERROR,
+            mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+            line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+            out.append((vpath, None, Finding(vpath, line, col, "RG701", Severity.ERROR,
                                              f"cannot update values.yaml: {str(e).splitlines()[0]}; "
                                              "fix the YAML by hand")))
         spath = f"{spec.chart.path}/values.schema.json"

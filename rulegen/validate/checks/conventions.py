@@ -241,4 +241,5 @@ def check_spec(spec, ctx):
                 line, col = offset_position(lf, path, max(at, 0))
                 yield Finding(lf.path, line, col, "RG505", Severity.WARNING,
                               f"diagnosis command `{found}` changes something, but the page lists "
-                              "diagnosis as read-only commands; move it to runbook.resolution", r.name)
+                              "diagnosis as read-only commands; move it to runbook.resolution, written as a step "
+                              f"(e.g. \"If it is stuck, run `{found}`.\")", r.name)

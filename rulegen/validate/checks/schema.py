@@ -3,7 +3,8 @@
 Codes:
 
 * ``RG201`` unknown key (with "did you mean" for near misses). Bad: ``severty: critical``.
-* ``RG202`` wrong type. Bad: ``for: 5`` (a number), ``labels: [a]``.
+* ``RG202`` wrong type. Bad: ``labels: [a]``, ``values: 0x15`` (the number 21). A unitless
+  ``for: 5`` is ``RG302``.
 * ``RG203`` required field missing. Bad: an alert without ``expr``.
 * ``RG204`` value not allowed (pattern, enum, length). Bad: ``app: My App``.
 * ``RG205`` a rule is neither an alert nor a recording rule, or both.

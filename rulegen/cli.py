@@ -81,7 +81,7 @@ def cmd_build(args) -> int:
                   f"are true; {chart}/values.yaml sets them false until you turn them on there "
                   "(or with helm --set, or in the Argo CD Application)")
     print(f"{len(loaded.specs)} spec(s): {len(touched)} file(s) written, {len(status.unchanged)} unchanged")
-    kinds = (("PrometheusRule template(s)", "/templates/"), ("promtool test file(s)", ".test.yaml"),
+    kinds = (("chart rules file(s)", "/rules/"), ("promtool test file(s)", ".test.yaml"),
              ("runbook page(s)", "runbooks/"), ("plain rule file(s)", "rules-out/"))
     have = [f"{sum(1 for o in outputs if part in o.path)} {what}" for what, part in kinds
             if any(part in o.path for o in outputs)]

@@ -75,7 +75,7 @@ def warm_render() -> None:
     from .render.slug import anchor
     anchor("rulegen")
     env = jinja.environment()
-    for name in ("prometheusrule.yaml.j2", "runbook_page.md.j2", "home.md.j2", "alerts_index.md.j2"):
+    for name in ("runbook_page.md.j2", "home.md.j2", "alerts_index.md.j2"):
         env.get_template(name)
 
 

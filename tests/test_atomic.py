@@ -123,7 +123,7 @@ def _kill_points(n_changed: int):
 
 def test_enough_kill_points(versions):
     *_, changed = versions
-    assert {"charts/llama-swap/templates/prometheusrule.yaml", "runbooks/llama-swap.md",
+    assert {"charts/llama-swap/rules/llama-swap.rules.yaml", "runbooks/llama-swap.md",
             "charts/llama-swap/tests/llama-swap.test.yaml"} <= set(changed)
 
 

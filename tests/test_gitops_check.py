@@ -17,11 +17,13 @@ from rulegen.findings import Finding, Severity
 from rulegen.gitops import ownership, write
 from rulegen.gitops.check import unified_diff
 
-TEMPLATE = "charts/llama-swap/templates/prometheusrule.yaml"
+TEMPLATE = "charts/llama-swap/rules/llama-swap.rules.yaml"  # the rules file: where the alerts are
+HELM_TEMPLATE = "charts/llama-swap/templates/prometheusrule.yaml"
+HELPERS = "charts/llama-swap/templates/_rulegen.tpl"
 PAGE = "runbooks/llama-swap.md"
 GENERATED = [TEMPLATE, "charts/llama-swap/values.yaml", "charts/llama-swap/values.schema.json",
              "charts/llama-swap/tests/llama-swap.test.yaml", "mkdocs.yml", "runbooks/alerts.md",
-             "runbooks/index.md", PAGE]
+             "runbooks/index.md", PAGE, HELM_TEMPLATE, HELPERS]
 
 
 @pytest.fixture
@@ -83,24 +85,24 @@ def hand_edit_template(project: Path) -> tuple[str, str]:
 
 def test_clean_project_passes(project, capsys):
     code, out, err = run(capsys, "-C", str(project), "check")
-    assert (code, out, err) == (0, "check: 8 generated file(s) up to date\n", "")
+    assert (code, out, err) == (0, "check: 10 generated file(s) up to date\n", "")
 
 
 def test_spec_edited_without_rebuild_is_drift_with_a_diff_then_build_fixes_it(project, capsys):
-    old_line = line_with((project / TEMPLATE).read_text(encoding="utf-8"), '"5m"')
+    old_line = line_with((project / TEMPLATE).read_text(encoding="utf-8"), 'for: 5m')
     edit_spec_for(project)
     code, out, _ = run(capsys, "-C", str(project), "check")
     assert code == 1
     lines = out.splitlines()
     assert f"--- a/{TEMPLATE}" in lines and f"+++ b/{TEMPLATE}" in lines
     assert "-" + old_line in lines
-    assert "+" + old_line.replace('"5m"', '"7m"') in lines
+    assert "+" + old_line.replace('5m', '7m') in lines
     # a spec edit is not a hand edit of the generated file
     assert not any(line.startswith("hand-edited:") for line in lines)
     assert lines[-1].startswith("check: ") and " file(s) differ, 0 stale, 0 edited by hand, 0 leftover" in lines[-1]
 
     assert run(capsys, "-C", str(project), "build")[0] == 0
-    assert run(capsys, "-C", str(project), "check")[:2] == (0, "check: 8 generated file(s) up to date\n")
+    assert run(capsys, "-C", str(project), "check")[:2] == (0, "check: 10 generated file(s) up to date\n")
 
 
 def test_check_writes_nothing(project, capsys):
@@ -177,7 +179,7 @@ def test_team_notes_in_runbook_page_are_not_drift(project, capsys):
     slot = "<!-- notes:LlamaSwapDown -->\n"
     assert slot in text
     page.write_text(text.replace(slot, slot + "Seen 2024-05-01: MinIO was down.\n"), encoding="utf-8")
-    assert run(capsys, "-C", str(project), "check")[:2] == (0, "check: 8 generated file(s) up to date\n")
+    assert run(capsys, "-C", str(project), "check")[:2] == (0, "check: 10 generated file(s) up to date\n")
 
 
 def _stale_page(project: Path) -> Path:
@@ -209,9 +211,9 @@ def test_partial_check_and_build_leave_other_specs_files_alone(project, capsys):
     stale = _stale_page(project)
     before = snapshot(project)
     code, out, _ = run(capsys, "-C", str(project), "check", "rules/llama-swap.yaml")
-    assert (code, out) == (0, "check: 5 generated file(s) up to date\n")
+    assert (code, out) == (0, "check: 7 generated file(s) up to date\n")
     code, out, _ = run(capsys, "-C", str(project), "build", "rules/llama-swap.yaml")
-    assert (code, out) == (0, "1 spec(s): 0 file(s) written, 5 unchanged\noutputs: 1 PrometheusRule template(s), "
+    assert (code, out) == (0, "1 spec(s): 0 file(s) written, 7 unchanged\noutputs: 1 chart rules file(s), "
                               "1 promtool test file(s), 1 runbook page(s); run `rulegen test` to run the promtool tests\n")
     assert stale.exists()
     assert snapshot(project) == before
@@ -252,7 +254,7 @@ def test_leftover_temp_file_is_reported_and_build_removes_it(project, capsys):
     code, out, _ = run(capsys, "-C", str(project), "build")
     assert code == 0
     assert out.splitlines()[:2] == [f"removed leftover charts/llama-swap/templates/{name}",
-                                    "1 spec(s): 0 file(s) written, 8 unchanged"]
+                                    "1 spec(s): 0 file(s) written, 10 unchanged"]
     assert not tmp.exists()
 
 
@@ -279,7 +281,7 @@ def test_link_findings_are_reported_when_the_links_module_exists(project, capsys
     assert code == 1
     assert out.splitlines() == [f"{PAGE}:3:1: error RG799 broken link to #nowhere",
                                 "1 error(s), 0 warning(s)",
-                                "check: 8 generated file(s) up to date"]
+                                "check: 10 generated file(s) up to date"]
     assert calls == [(sorted(GENERATED), ["llama-swap"], project)]
 
 
@@ -297,13 +299,28 @@ def test_source_of_reads_the_notice():
     assert ownership.source_of("# hand written\n") is None
 
 
-@pytest.mark.parametrize("path", GENERATED[:1] + GENERATED[3:4] + GENERATED[5:])
+@pytest.mark.parametrize("path", GENERATED[:1] + GENERATED[3:4] + GENERATED[5:-2])
 def test_every_owned_output_starts_with_the_notice_and_a_valid_checksum(project, path):
     text = (project / path).read_text(encoding="utf-8")
     first, second = text.splitlines()[:2]
     assert "Code generated by rulegen from rules/" in first and first.rstrip(" -*/}>").endswith("DO NOT EDIT.")
     assert "rulegen-checksum: sha256:" in second
     assert ownership.is_generated(text) and not ownership.hand_edited(text)
+
+
+@pytest.mark.parametrize("path", [HELM_TEMPLATE, HELPERS])
+def test_copied_chart_templates_carry_the_notice_and_a_valid_checksum(project, capsys, path):
+    """The template and its helpers are copied from rulegen's package: their notice names the
+    package file, and a hand edit is detected like any other generated file's."""
+    text = (project / path).read_text(encoding="utf-8")
+    first, second = text.splitlines()[:2]
+    name = path.rsplit("/", 1)[1]
+    assert first == "{{- /* Code generated by rulegen from rulegen's templates/helm/" + name + ". DO NOT EDIT. */}}"
+    assert "rulegen-checksum: sha256:" in second
+    assert ownership.is_generated(text) and not ownership.hand_edited(text)
+    (project / path).write_text(text.replace("{{- end }}", "{{- end}}", 1), encoding="utf-8")
+    code, out, _ = run(capsys, "-C", str(project), "check")
+    assert code == 1 and f"hand-edited: {path}: changed by hand since rulegen generated it; move the change " in out
 
 
 # -- outputs and shared files that are not regular files ------------------------------------

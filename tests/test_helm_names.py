@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from rulegen.cli import main
-from rulegen.render.helm import name_suffix, render_template
+from rulegen.render.helm import chart_settings, name_suffix, render_template
 from rulegen.run import helm as helm_run
 from test_helm_support import HELPERS_TPL, SITE, make_spec
 
@@ -44,15 +44,19 @@ def test_name_suffix(template, want):
     assert name_suffix(spec) == want
 
 
-def test_template_text_appends_the_suffix(tmp_path):
+def test_chart_settings_append_the_suffix(tmp_path):
+    """The rules file's settings line tells the template to append the suffix (the template
+    itself is the same in every chart)."""
     _project(tmp_path)
     spec = make_spec({"app": "tt2", "chart": {"path": "charts/tt", "template": "pr2.yaml"},
                       "groups": [{"name": "g", "rules": [{"alert": "A", "expr": "up"}]}]})
-    text = render_template(spec, tmp_path, SITE, "h", "sha256:x")
-    assert '  name: {{ include "tt.fullname" . }}-pr2\n' in text
+    got = chart_settings(spec, tmp_path, SITE)
+    assert (got["template"], got["fullname"], got["nameSuffix"]) == ("pr2.yaml", "tt.fullname", "pr2")
     default = make_spec({"app": "tt", "chart": {"path": "charts/tt"},
                          "groups": [{"name": "g", "rules": [{"alert": "A", "expr": "up"}]}]})
-    assert '  name: {{ include "tt.fullname" . }}\n' in render_template(default, tmp_path, SITE, "h", "sha256:x")
+    got = chart_settings(default, tmp_path, SITE)
+    assert (got["fullname"], "nameSuffix" in got) == ("tt.fullname", False)
+    assert render_template(spec) == render_template(default)
 
 
 @pytest.mark.tools
@@ -86,4 +90,5 @@ def test_two_specs_in_one_chart_share_values_and_check_settles(tmp_path, capsys)
     assert values["prometheusRule"]["groups"] == {"tt": {"enabled": True}, "tt2": {"enabled": True}}
     capsys.readouterr()
     assert main(["-C", str(tmp_path), "check"]) == 0
-    assert capsys.readouterr().out == "check: 8 generated file(s) up to date\n"
+    # two rules files and one _rulegen.tpl more than the old layout
+    assert capsys.readouterr().out == "check: 11 generated file(s) up to date\n"

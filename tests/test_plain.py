@@ -103,8 +103,9 @@ def _rebuilt_chart(root: Path, spec, site_url: str):
     (chart / "templates").mkdir(parents=True, exist_ok=True)
     if not (chart / "Chart.yaml").is_file():
         (chart / "Chart.yaml").write_text(f"apiVersion: v2\nname: {spec.app}\nversion: 0.1.0\n", encoding="utf-8")
-    (chart / "templates" / spec.chart.template).write_text(
-        helm_render.render_template(spec, root, site_url, "test", "sha256:test"), encoding="utf-8")
+    for path, text in helm_render.render_chart(spec, root, site_url, ["# test", "# rulegen-checksum: sha256:test"]):
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text, encoding="utf-8")
     vpath = chart / "values.yaml"
     existing = vpath.read_text(encoding="utf-8") if vpath.is_file() else None
     vpath.write_text(values_render.render_values(spec, existing, site_url), encoding="utf-8")

@@ -4,7 +4,7 @@
 touching the disk: ``build`` writes them (:mod:`rulegen.gitops.write`), ``check`` compares them
 (:mod:`rulegen.gitops.check`). One module per output:
 
-* :mod:`.helm` the Helm-gated PrometheusRule template,
+* :mod:`.helm` the chart's rules file and its Helm-gated PrometheusRule template,
 * :mod:`.values` the chart's ``values.yaml`` keys and ``values.schema.json``,
 * :mod:`.promtool_tests` promtool test files,
 * :mod:`.runbook` runbook pages, home page and alert index,
@@ -14,6 +14,7 @@ touching the disk: ``build`` writes them (:mod:`rulegen.gitops.write`), ``check`
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,8 +139,8 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
             from . import plain
             rules = ownership.seal(plain.render_rules_file(spec, site_url, _headers("yaml", src)))
         else:
-            rules = ownership.seal(helm.render_template(spec, root, site_url, ownership.notice(src),
-                                                       ownership.checksum_value()))
+            rules = [(path, _sealed(text)) for path, text in
+                     helm.render_chart(spec, root, site_url, _headers("yaml", src))]
         try:
             tests = (promtool_tests.render_test_file(spec, site_url, _headers("yaml", src)), None)
         except promtool_tests.NotExpandable as e:
@@ -184,12 +185,16 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     for spec in ordered:
         charts[spec.chart.path] = charts.get(spec.chart.path, 0) + 1
     alone = {path: n == 1 for path, n in charts.items()}
+    planned_chart_files: set[str] = set()
     for spec, (rules, (tfile, terr), (page, page_findings, ids, urls), chart_files) in zip(ordered, split_map(per_spec, ordered)):
         src = spec.file
         if fmt == "rules":
             outs.append(Output(f"rules-out/{spec.app}.rules.yaml", rules, True, src))
         else:
-            outs.append(Output(spec.chart.template_path, rules, True, src))
+            for path, text in rules:  # the rules file, the template and its helpers
+                if path not in planned_chart_files:  # helpers: once per chart
+                    planned_chart_files.add(path)
+                    outs.append(Output(path, text, True, src))
             if chart_files is None:  # several specs in this chart: each merges into the text planned before it
                 chart_files = _values_files(spec, lambda _root, path, exact: shared_text(path))
             for path, text, finding in chart_files:
@@ -234,6 +239,13 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
         if mk is not None:
             outs.append(Output("mkdocs.yml", mk, False))
     return sorted(outs, key=lambda o: o.path), findings
+
+
+@functools.lru_cache(maxsize=8)
+def _sealed(text: str) -> str:
+    """:func:`rulegen.gitops.ownership.seal` of ``text``, cached: the template and its helpers
+    are the same text in every chart."""
+    return ownership.seal(text)
 
 
 def _links():

@@ -1,10 +1,27 @@
-"""The Helm-gated PrometheusRule template of one app (``charts/<app>/templates/prometheusrule.yaml``).
+"""The chart layout: a plain rules file, one hand-written template and its helpers.
 
-Shape of the output (``monitoring.coreos.com/v1`` ``PrometheusRule``, Prometheus Operator API):
-the whole resource renders only when every gate in ``chart.gates`` is true in the values and at
-least one rule group is left; a group renders only when its toggle is on and one of its rules
-is not disabled, so ``rules: null`` cannot happen. Knobs, under ``.Values.<values_key>``
-(default ``prometheusRule``), named as in kube-prometheus-stack:
+Each app's chart holds (paths under ``chart.path``):
+
+* ``rules/<app>.rules.yaml`` (:func:`render_rules_file`): a plain Prometheus rule file
+  (``groups:``, as in the Prometheus docs "Defining recording rules"), exactly what Prometheus
+  loads when every knob is at its default. Written as a person would (block literals for
+  multi-line exprs, keys and strings plain unless YAML needs quotes, see
+  :func:`rulegen.render.yamltext.readable_string`); Helm never evaluates it as a template, so
+  it holds no Helm escaping, and ``promtool check rules`` or pint read it as it is. A
+  ``# rulegen-chart:`` comment line holds, as one line of JSON, what the template needs to know
+  about the spec (:func:`chart_settings`: template, app, values key, gates, runbook base, name
+  and namespace, the chart's fullname/labels helpers).
+* ``templates/prometheusrule.yaml`` (or ``chart.template``) and ``templates/_rulegen.tpl``:
+  copied from ``templates/helm/`` of rulegen's package (hand-written files, commented; read
+  them for the details), the same bytes in every chart, naming no alert. The template finds the
+  rules file whose ``# rulegen-chart:`` line names it (``.Files.Glob``/``.Files.Get``,
+  ``fromYaml``), applies the gates, group toggles and per-rule knobs from the values and writes
+  the ``monitoring.coreos.com/v1`` ``PrometheusRule``.
+
+Gates and knobs (under ``.Values.<values_key>``, default ``prometheusRule``, named as in
+kube-prometheus-stack): the resource renders only when every gate in ``chart.gates`` is true in
+the values and at least one rule group is left; a group renders only when its toggle is on and
+one of its rules is not disabled, so ``rules: null`` cannot happen.
 
 * ``disabled.<Rule>: true`` drops one alert or recording rule;
 * ``groups.<group>.enabled``, ``groups.<group>.additionalRuleLabels``,
@@ -14,11 +31,13 @@ is not disabled, so ``rules: null`` cannot happen. Knobs, under ``.Values.<value
 * ``customRules.<Rule>.{for, keepFiringFor, severity, labels, annotations}``; an annotation
   given there (summary, description, runbook_url, ...) replaces the generated one;
 * ``runbookUrl``: base URL of the runbook site; each alert links to
-  ``<runbookUrl>/<app>/#<anchor>``;
+  ``<runbookUrl>/<app>/#<anchor>`` (a ``runbook_url`` the spec sets to another address is kept);
 * ``labels`` / ``annotations`` on the PrometheusRule itself (e.g. ``release:
   kube-prometheus-stack`` for a ``ruleSelector``).
 
-Every user string reaches Prometheus byte for byte (see :mod:`rulegen.render.yamltext`).
+Every string reaches Prometheus byte for byte: the rules file's scalars read back exactly
+(:mod:`rulegen.render.yamltext`), and the template writes each string with its
+``rulegen.v2.scalar`` helper (plain, literal block or JSON-quoted, whichever is exact).
 
 Name and namespace (:func:`rule_identity`): ``chart.name``/``chart.namespace`` when the spec
 sets them. Otherwise the namespace is the release namespace and the name is the chart's
@@ -35,38 +54,21 @@ names. Names that would still be equal (two specs setting one ``chart.name``) ar
 from __future__ import annotations
 
 import functools
+import json
 import re
 from pathlib import Path
 
 from ..spec import Spec
-from ..spec.durations import canonical
 from ..spec.model import DEFAULT_TEMPLATE
-from . import jinja
-from .slug import anchor, page_url
-from .yamltext import double_quoted, go_string, helm_literal, yaml_string
 
 _DEFINE = re.compile(r'\{\{-?\s*define\s+"([^"]+)"')
 
-# Columns at which keys sit in templates/prometheusrule.yaml.j2; a multi-line value written as
-# a block literal must be indented deeper than its key (YAML 1.2, 8.1.1.1), so each place
-# passes its own key column to _scalar.
-META_KEY_COL = 2      # metadata.name, metadata.namespace
-GROUP_KEY_COL = 6     # spec.groups[].name, interval, query_offset
-RULE_KEY_COL = 10     # alert/record, expr, for
-MAP_KEY_COL = 12      # keys inside a rule's labels and annotations
-
-
-#: Named template (defined in every generated file, same body) that writes a string from values
-#: as an exact YAML scalar. Versioned: a changed body gets a new name, so two generated files
-#: of different rulegen versions in one chart cannot redefine each other's.
-SCALAR_TEMPLATE = "rulegen.yamlScalar.v1"
-
-#: Characters Go's encoding/json (sprig toJson) leaves unescaped that YAML does not accept in a
-#: double-quoted scalar or reads as a line break: DEL, the C1 controls (NEL among them),
-#: U+FFFE and U+FFFF. U+2028/U+2029 and C0 controls are already escaped by encoding/json.
-JSON_RAW_UNSAFE = "\x7f" + "".join(chr(c) for c in range(0x80, 0xA0)) + "\ufffe\uffff"
-
-
+#: The hand-written chart files rulegen copies, under its package's ``templates/helm/``.
+HELPER_FILE = "_rulegen.tpl"
+TEMPLATE_SOURCE = "prometheusrule.yaml"
+#: Prefix of the rules file's settings line, which the template looks for (one line of JSON).
+SETTINGS_PREFIX = "# rulegen-chart: "
+_NOTICE_PLACEHOLDER = "@@NOTICE@@"
 def chart_helpers(chart_dir: Path) -> set[str]:
     """Names of the templates the chart defines (``{{ define "x.fullname" }}``) in its
     ``templates/*.tpl`` files; empty when the chart has none."""
@@ -124,96 +126,92 @@ def rule_identity(spec: Spec, root: Path) -> tuple[str, str]:
     return name, namespace
 
 
-def _scalar(s: str, key_col: int) -> str:
-    """``s`` as a Helm-escaped YAML scalar for a key at column ``key_col``."""
-    return helm_literal(yaml_string(s, key_col + 2))
+def rules_file_path(spec: Spec) -> str:
+    """Where a spec's rules file is written: ``<chart>/rules/<app>.rules.yaml``."""
+    return f"{spec.chart.path}/rules/{spec.app}.rules.yaml"
 
 
-def _key(name: str) -> str:
-    """A mapping key (label or annotation name) that YAML 1.1 and 1.2 both read as this string:
-    always double-quoted, since names such as ``on``, ``yes``, ``true`` or ``null`` are valid
-    Prometheus label names but YAML words."""
-    return helm_literal(double_quoted(name))
+def helper_path(spec: Spec) -> str:
+    """Where the template's helpers are written: ``<chart>/templates/_rulegen.tpl``."""
+    return f"{spec.chart.path}/templates/{HELPER_FILE}"
 
 
-@functools.lru_cache(maxsize=16384)
-def _entry(name: str, value: str) -> tuple[str, str, str]:
-    """(Go string of the name for ``hasKey``, YAML key, YAML value) of one label or annotation."""
-    return go_string(name), _key(name), _scalar(value, MAP_KEY_COL)
+def _source(name: str) -> str:
+    from .jinja import templates_dir
+    return (templates_dir() / "helm" / name).read_text(encoding="utf-8")
 
 
-def render_template(spec: Spec, root: Path, site_url: str, header: str, checksum: str) -> str:
-    """The template text for ``spec``. ``header`` is the generated-file notice, ``checksum``
-    the ownership stamp (see :mod:`rulegen.gitops.ownership`); ``site_url`` is the runbook
-    site's base URL, used when the values give no ``runbookUrl``."""
+@functools.cache
+def _copied(name: str) -> str:
+    """Package file ``templates/helm/<name>`` with its notice filled in (checksum left as the
+    placeholder :func:`rulegen.gitops.ownership.seal` fills)."""
+    from ..gitops import ownership
+    return _source(name).replace(_NOTICE_PLACEHOLDER, ownership.notice(f"rulegen's templates/helm/{name}"), 1)
+
+
+def render_template(spec: Spec | None = None, root: Path | None = None, site_url: str | None = None,
+                    header: str | None = None, checksum: str | None = None) -> str:
+    """The chart's ``templates/prometheusrule.yaml`` (or ``chart.template``) text: the same
+    for every spec, so the arguments of the older per-spec signature are accepted and only
+    ``checksum`` is used (``sha256:<hex>`` written in place of the checksum placeholder; None
+    leaves the placeholder for :func:`rulegen.gitops.ownership.seal`). The template works
+    only next to the spec's rules file (:func:`render_rules_file`) and the helpers
+    (:func:`render_helpers`); :func:`render_chart` returns all three."""
+    return _with_checksum(_copied(TEMPLATE_SOURCE), checksum)
+
+
+def render_helpers(checksum: str | None = None) -> str:
+    """The chart's ``templates/_rulegen.tpl`` text (``checksum`` as for :func:`render_template`)."""
+    return _with_checksum(_copied(HELPER_FILE), checksum)
+
+
+def _with_checksum(text: str, checksum: str | None) -> str:
+    from ..gitops import ownership
+    return text if checksum is None else text.replace(ownership.checksum_value(), checksum, 1)
+
+
+def chart_settings(spec: Spec, root: Path, site_url: str) -> dict:
+    """What the template needs to know about ``spec`` (the rules file's ``# rulegen-chart:``
+    line): ``template`` (file name under ``templates/``), ``app``, ``valuesKey``, ``gates``
+    (values paths), ``runbookBase`` (the site URL the rules file's runbook_urls start with),
+    and when they apply ``name``/``namespace`` (from the spec), ``fullname`` (the chart's
+    helper naming the PrometheusRule), ``nameSuffix`` (see :func:`name_suffix`) and
+    ``labelsHelper`` (the chart's ``<chart>.labels``)."""
     chart_dir = root / spec.chart.path
     helpers = chart_helpers(chart_dir)
     cname = chart_name(chart_dir, spec.app)
-    fullname = f"{cname}.fullname"
-    labels_helper = f"{cname}.labels"
+    out: dict = {"template": spec.chart.template, "app": spec.app, "valuesKey": spec.chart.values_key,
+                 "gates": list(spec.chart.gates), "runbookBase": site_url.rstrip("/")}
     if spec.chart.name:
-        metadata_name = _scalar(spec.chart.name, META_KEY_COL)
-    elif fullname in helpers:
-        suffix = name_suffix(spec)  # [a-z0-9-]: plain in YAML, nothing to escape
-        metadata_name = "{{ include %s . }}" % go_string(fullname) + (f"-{suffix}" if suffix else "")
-    else:
-        metadata_name = _scalar(spec.app, META_KEY_COL)
+        out["name"] = spec.chart.name
+    elif f"{cname}.fullname" in helpers:
+        out["fullname"] = f"{cname}.fullname"
+        if name_suffix(spec):
+            out["nameSuffix"] = name_suffix(spec)
     if spec.chart.namespace:
-        metadata_namespace = _scalar(spec.chart.namespace, META_KEY_COL)
-    else:
-        metadata_namespace = "{{ .Release.Namespace | quote }}"
+        out["namespace"] = spec.chart.namespace
+    if f"{cname}.labels" in helpers:
+        out["labelsHelper"] = f"{cname}.labels"
+    return out
 
-    groups = []
-    n = 0
-    for gi, g in enumerate(spec.groups):
-        rules = []
-        for r in g.rules:
-            labels = r.all_labels(spec.labels, g.labels)
-            rules.append({
-                "var": f"r{n}",
-                "name_go": go_string(r.name),
-                "name_yaml": _scalar(r.name, RULE_KEY_COL),
-                "is_alert": r.is_alert,
-                "expr": _scalar(r.expr, RULE_KEY_COL),
-                "for_": go_string(canonical(r.for_)) if r.for_ else None,
-                "keep_firing_for": go_string(canonical(r.keep_firing_for)) if r.keep_firing_for else None,
-                "labels": [_entry(k, v) for k, v in labels.items()],
-                "annotations": [_entry(k, v) for k, v in sorted(r.annotations.items())
-                                if k != "runbook_url"] + (
-                    [_entry("runbook_url", r.annotations["runbook_url"])]
-                    if "runbook_url" in r.annotations else []),
-                "has_own_runbook_url": "runbook_url" in r.annotations,
-                "runbook_path": page_url(spec.app) + "#" + anchor(r.name),
-            })
-            n += 1
-        groups.append({
-            "var": f"g{gi}",
-            "cfg_var": f"g{gi}cfg",
-            "name_go": go_string(g.name),
-            "name_yaml": _scalar(g.name, GROUP_KEY_COL),
-            "interval": _scalar(canonical(g.interval), GROUP_KEY_COL) if g.interval else None,
-            "query_offset": _scalar(canonical(g.query_offset), GROUP_KEY_COL) if g.query_offset else None,
-            "limit": g.limit,
-            "rules": rules,
-        })
-    # A spec that sets its own runbook_url keeps it as a static annotation: drop the generated one.
-    for g in groups:
-        for r in g["rules"]:
-            if r["has_own_runbook_url"]:
-                r["runbook_path"] = None
-    text = jinja.render(
-        "prometheusrule.yaml.j2",
-        header=header,
-        checksum=checksum,
-        values_key_go=go_string(spec.chart.values_key),
-        default_runbook_base=go_string(site_url.rstrip("/")),
-        gates=[[go_string(p) for p in gate.split(".")] for gate in spec.chart.gates],
-        groups=groups,
-        metadata_name=metadata_name,
-        metadata_namespace=metadata_namespace,
-        labels_helper=go_string(labels_helper) if labels_helper in helpers else None,
-        app_go=go_string(spec.app),
-        scalar_tpl=go_string(SCALAR_TEMPLATE),
-        json_raw_escapes=[(go_string(c), go_string(f"\\u{ord(c):04x}")) for c in JSON_RAW_UNSAFE],
-    )
-    return text
+
+def render_rules_file(spec: Spec, root: Path, site_url: str, header_lines: list[str]) -> str:
+    """The text of ``rules/<app>.rules.yaml``: ``header_lines`` (the generated-file notice and
+    checksum line), a note, the settings line and the spec's rule groups as Prometheus loads
+    them with default values (:func:`rulegen.render.plain.rule_groups`)."""
+    from .plain import dump, rule_groups
+    settings = json.dumps(chart_settings(spec, root, site_url), ensure_ascii=True)
+    lines = [*header_lines,
+             "# Plain Prometheus rule file: what Prometheus loads with every values knob of the chart at",
+             f"# its default. templates/{spec.chart.template} reads it and the line below to write the PrometheusRule.",
+             SETTINGS_PREFIX + settings]
+    return "\n".join(lines) + "\n" + dump({"groups": rule_groups(spec, site_url)}, readable=True) + "\n"
+
+
+def render_chart(spec: Spec, root: Path, site_url: str, header_lines: list[str]) -> list[tuple[str, str]]:
+    """(path, text) of the owned chart files of ``spec``, unsealed (checksum placeholders
+    left): the rules file, the template and its helpers. ``header_lines`` heads the rules
+    file (notice naming the spec, checksum line)."""
+    return [(rules_file_path(spec), render_rules_file(spec, root, site_url, header_lines)),
+            (spec.chart.template_path, render_template()),
+            (helper_path(spec), render_helpers())]

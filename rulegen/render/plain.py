@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..spec import Spec
 from ..spec.durations import canonical
 from .promtool_tests import runbook_url
-from .yamltext import yaml_key, yaml_string
+from .yamltext import readable_string, yaml_key, yaml_string
 
 
 def rule_groups(spec: Spec, site_url: str) -> list[dict]:
@@ -45,8 +45,10 @@ def rule_groups(spec: Spec, site_url: str) -> list[dict]:
     return groups
 
 
-def dump(value, indent: int = 0) -> str:
-    """Block-style YAML for dicts, lists and strings/ints, every string exact."""
+def dump(value, indent: int = 0, readable: bool = False) -> str:
+    """Block-style YAML for dicts, lists and strings/ints, every string exact. ``readable``:
+    strings plain where that is exact (:func:`rulegen.render.yamltext.readable_string`),
+    else double-quoted; otherwise every single-line string is double-quoted."""
     pad = " " * indent
     lines = []
     if isinstance(value, dict):
@@ -54,27 +56,27 @@ def dump(value, indent: int = 0) -> str:
             key = yaml_key(str(k))
             if isinstance(v, (dict, list)) and v:
                 lines.append(f"{pad}{key}:")
-                lines.append(dump(v, indent + 2))
+                lines.append(dump(v, indent + 2, readable))
             else:
-                lines.append(f"{pad}{key}: {_scalar(v, indent + 2)}")
+                lines.append(f"{pad}{key}: {_scalar(v, indent + 2, readable)}")
     elif isinstance(value, list):
         for item in value:
             if isinstance(item, dict) and item:
-                sub = dump(item, indent + 2)
+                sub = dump(item, indent + 2, readable)
                 lines.append(pad + "- " + sub[indent + 2:])
             else:
-                lines.append(f"{pad}- {_scalar(item, indent + 2)}")
+                lines.append(f"{pad}- {_scalar(item, indent + 2, readable)}")
     return "\n".join(lines)
 
 
-def _scalar(v, indent: int) -> str:
+def _scalar(v, indent: int, readable: bool = False) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, float)):
         return str(v)
     if v == {} or v == []:
         return "{}" if v == {} else "[]"
-    return yaml_string(str(v), indent)
+    return (readable_string if readable else yaml_string)(str(v), indent)
 
 
 def render_rules_file(spec: Spec, site_url: str, header_lines: list[str]) -> str:

@@ -119,3 +119,29 @@ def yaml_key(k: str) -> str:
     if _PLAIN_KEY.fullmatch(k) and k.lower() not in _YAML_WORDS:
         return k
     return double_quoted(k)
+
+
+#: A Prometheus duration (``5m``, ``1h30m``, ``500ms``): never a number, date or word in YAML.
+_DURATION = re.compile(r"[0-9]+(?:ms|[smhdwy])(?:[0-9]+(?:ms|[smhdwy]))*")
+#: Printable ASCII starting with a letter or ``_``: no YAML indicator at the start.
+_PLAIN_TEXT = re.compile(r"[A-Za-z_][\x20-\x7e]*")
+
+
+def plain_ok(s: str) -> bool:
+    """True when ``s`` can be written as a plain (unquoted) scalar after ``key: `` and every
+    YAML reader rulegen's outputs meet (PyYAML and Helm's go-yaml v2, YAML 1.1; Prometheus'
+    go-yaml v3, YAML 1.2) reads it back as exactly this string: a duration, or printable ASCII
+    starting with a letter or ``_`` that holds no ``": "`` or ``" #"``, does not end with a
+    space or ``:`` and is not a YAML 1.1 word (``yes``, ``off``, ``null``...). Deliberately
+    narrow: anything else is quoted or a literal block. The chart template's
+    ``rulegen.v2.scalar`` helper applies the same rule."""
+    if _DURATION.fullmatch(s):
+        return True
+    return (_PLAIN_TEXT.fullmatch(s) is not None and ": " not in s and " #" not in s
+            and not s.endswith((" ", ":")) and s.lower() not in _YAML_WORDS)
+
+
+def readable_string(s: str, indent: int) -> str:
+    """Like :func:`yaml_string`, but plain when :func:`plain_ok` says that is exact: the text
+    after ``key: `` as a person writes it (``severity: critical``, ``for: 5m``)."""
+    return s if plain_ok(s) else yaml_string(s, indent)

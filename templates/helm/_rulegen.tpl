@@ -1,0 +1,194 @@
+{{- /* @@NOTICE@@ */}}
+{{- /* rulegen-checksum: sha256:@@RULEGEN_CHECKSUM@@ */}}
+{{- /*
+Helpers of templates/prometheusrule.yaml (read that file first). The same bytes in every
+chart rulegen renders into: nothing here names an app, a group or an alert. Named templates
+start with "rulegen.v2." (the chart layout's version), so a chart and a subchart made by
+different rulegen versions never redefine each other's.
+
+Values are read defensively: a knob that is absent, null or not of the expected kind (a
+string where a map belongs...) counts as unset, so odd values render the defaults, never a
+template error. Gates, group toggles and "disabled" count only as the booleans true/false.
+values.schema.json rejects such values before anything renders; --skip-schema-validation
+gets this fallback.
+*/}}
+
+{{- /* rulegen.v2.map: (list $map $key): $map.$key when it is a map, else an empty map. */}}
+{{- define "rulegen.v2.map" }}
+{{- $v := get (index . 0) (index . 1) }}
+{{- if kindIs "map" $v }}{{ toJson $v }}{{ else }}{}{{ end }}
+{{- end }}
+
+{{- /*
+rulegen.v2.load: (dict "root" . "out" $rg). Finds this template's rules file and fills $rg
+with what templates/prometheusrule.yaml writes:
+  render      true when every gate is on and at least one group is left;
+  name, namespace, labels, annotations   of the PrometheusRule;
+  groups      the rule groups left, each rule with every knob applied.
+The rules file is the one under rules/ whose "# rulegen-chart:" line names this template
+(several specs can render into one chart, each through its own template file).
+*/}}
+{{- define "rulegen.v2.load" }}
+{{- $root := .root }}
+{{- $rg := .out }}
+{{- $chart := dict }}
+{{- $rules := dict }}
+{{- range $path, $_ := $root.Files.Glob "rules/*.rules.yaml" }}
+{{- $text := $root.Files.Get $path }}
+{{- $line := regexFind "(?m)^# rulegen-chart: .*$" $text }}
+{{- $settings := fromJson (trimPrefix "# rulegen-chart: " $line) }}
+{{- if and $line (kindIs "string" (get $settings "template")) (hasSuffix (printf "/templates/%s" (get $settings "template")) $root.Template.Name) }}
+{{- $chart = $settings }}
+{{- $rules = fromYaml $text }}
+{{- if hasKey $rules "Error" }}
+{{- fail (printf "%s: %s" $path (get $rules "Error")) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if not (get $chart "template") }}
+{{- fail (printf "%s: no rules/*.rules.yaml names this template in its \"# rulegen-chart:\" line; run rulegen build" $root.Template.Name) }}
+{{- end }}
+
+{{- /* The knobs, under .Values.<valuesKey>. */}}
+{{- $cfg := include "rulegen.v2.map" (list $root.Values (get $chart "valuesKey")) | fromJson }}
+{{- $disabled := include "rulegen.v2.map" (list $cfg "disabled") | fromJson }}
+{{- $custom := include "rulegen.v2.map" (list $cfg "customRules") | fromJson }}
+{{- $toggles := include "rulegen.v2.map" (list $cfg "groups") | fromJson }}
+{{- $globalLabels := include "rulegen.v2.map" (list $cfg "additionalRuleLabels") | fromJson }}
+{{- $globalAnnotations := include "rulegen.v2.map" (list $cfg "additionalRuleAnnotations") | fromJson }}
+
+{{- /* Gates: each "a.b" path of .Values must be the boolean true. */}}
+{{- $gates := true }}
+{{- range $gate := get $chart "gates" }}
+{{- $v := $root.Values }}
+{{- range $part := splitList "." $gate }}
+{{- $v = and (kindIs "map" $v) (get $v $part) }}
+{{- end }}
+{{- $gates = and $gates (kindIs "bool" $v) $v }}
+{{- end }}
+
+{{- /* runbookUrl: the rules file links each alert to <runbookBase>/<app>/#<anchor>; a
+       runbookUrl in values replaces that base. A runbook_url the spec wrote itself points
+       elsewhere and is kept. */}}
+{{- $oldBase := printf "%s/%s/#" (get $chart "runbookBase") (get $chart "app") }}
+{{- $newBase := get $cfg "runbookUrl" }}
+{{- if and (kindIs "string" $newBase) $newBase }}
+{{- $newBase = printf "%s/%s/#" (trimSuffix "/" $newBase) (get $chart "app") }}
+{{- else }}
+{{- $newBase = $oldBase }}
+{{- end }}
+
+{{- $groups := list }}
+{{- range $group := get $rules "groups" }}
+{{- $toggle := include "rulegen.v2.map" (list $toggles (get $group "name")) | fromJson }}
+{{- if not (and (kindIs "bool" (get $toggle "enabled")) (not (get $toggle "enabled"))) }}
+{{- $groupLabels := include "rulegen.v2.map" (list $toggle "additionalRuleLabels") | fromJson }}
+{{- $groupAnnotations := include "rulegen.v2.map" (list $toggle "additionalRuleAnnotations") | fromJson }}
+{{- $out := list }}
+{{- range $rule := get $group "rules" }}
+{{- $name := get $rule "alert" | default (get $rule "record") }}
+{{- $off := get $disabled $name }}
+{{- if not (and (kindIs "bool" $off) $off) }}
+{{- $o := include "rulegen.v2.map" (list $custom $name) | fromJson }}
+{{- $r := dict "expr" (get $rule "expr") }}
+{{- /* Labels: the rule's own < additionalRuleLabels < the group's < customRules.<Rule>.labels
+       < customRules.<Rule>.severity. */}}
+{{- $labels := deepCopy (get $rule "labels" | default dict) }}
+{{- range $layer := list $globalLabels $groupLabels (include "rulegen.v2.map" (list $o "labels") | fromJson) }}
+{{- range $k, $v := $layer }}
+{{- $_ := set $labels $k $v }}
+{{- end }}
+{{- end }}
+{{- if hasKey $rule "alert" }}
+{{- $_ := set $r "alert" (get $rule "alert") }}
+{{- if and (kindIs "string" (get $o "severity")) (get $o "severity") }}
+{{- $_ := set $labels "severity" (get $o "severity") }}
+{{- end }}
+{{- $for := get $o "for" | default (get $rule "for") }}
+{{- if $for }}{{ $_ := set $r "for" (toString $for) }}{{ end }}
+{{- $keep := get $o "keepFiringFor" | default (get $rule "keep_firing_for") }}
+{{- if $keep }}{{ $_ := set $r "keep_firing_for" (toString $keep) }}{{ end }}
+{{- /* Annotations: the rule's own (runbook_url on the new base) < additionalRuleAnnotations
+       < the group's < customRules.<Rule>.annotations. */}}
+{{- $annotations := deepCopy (get $rule "annotations" | default dict) }}
+{{- $url := get $annotations "runbook_url" }}
+{{- if and (kindIs "string" $url) (hasPrefix $oldBase $url) }}
+{{- $_ := set $annotations "runbook_url" (printf "%s%s" $newBase (trimPrefix $oldBase $url)) }}
+{{- end }}
+{{- range $layer := list $globalAnnotations $groupAnnotations (include "rulegen.v2.map" (list $o "annotations") | fromJson) }}
+{{- range $k, $v := $layer }}
+{{- $_ := set $annotations $k $v }}
+{{- end }}
+{{- end }}
+{{- $_ := set $r "annotations" $annotations }}
+{{- else }}
+{{- $_ := set $r "record" (get $rule "record") }}
+{{- end }}
+{{- $_ := set $r "labels" $labels }}
+{{- $out = append $out $r }}
+{{- end }}
+{{- end }}
+{{- if $out }}
+{{- $g := omit $group "rules" }}
+{{- $_ := set $g "rules" $out }}
+{{- $groups = append $groups $g }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- /* The PrometheusRule itself: name, namespace, labels and annotations. */}}
+{{- $name := get $chart "name" }}
+{{- if not $name }}
+{{- $name = get $chart "app" }}
+{{- if get $chart "fullname" }}
+{{- $name = include (get $chart "fullname") $root }}
+{{- if get $chart "nameSuffix" }}{{ $name = printf "%s-%s" $name (get $chart "nameSuffix") }}{{ end }}
+{{- end }}
+{{- end }}
+{{- $meta := dict "app.kubernetes.io/name" (get $chart "app") "app.kubernetes.io/managed-by" $root.Release.Service }}
+{{- if get $chart "labelsHelper" }}
+{{- $meta = include (get $chart "labelsHelper") $root | fromYaml }}
+{{- end }}
+{{- range $k, $v := include "rulegen.v2.map" (list $cfg "labels") | fromJson }}
+{{- $_ := set $meta $k $v }}
+{{- end }}
+{{- $_ := set $rg "render" (and $gates (gt (len $groups) 0)) }}
+{{- $_ := set $rg "name" $name }}
+{{- $_ := set $rg "namespace" (get $chart "namespace" | default $root.Release.Namespace) }}
+{{- $_ := set $rg "labels" $meta }}
+{{- $_ := set $rg "annotations" (include "rulegen.v2.map" (list $cfg "annotations") | fromJson) }}
+{{- $_ := set $rg "groups" $groups }}
+{{- end }}
+
+{{- /*
+rulegen.v2.scalar: (list $value $indent) writes $value (a string, or anything toString
+turns into one) as a YAML scalar that reads back as exactly that string:
+  plain       when no YAML reader (1.1 or 1.2) could take it for anything else:
+              printable ASCII starting with a letter or "_" (not true/yes/on/null...),
+              or a duration such as 5m or 1h30m;
+  |  or  |-   a literal block, lines indented to column $indent, for multi-line text
+              that a block holds exactly (no trailing spaces, no leading space...);
+  "..."       else: JSON (a JSON string is a YAML double-quoted scalar), plus escapes for
+              what JSON leaves raw and YAML forbids or reads as a line break (DEL, the C1
+              controls with NEL, U+FFFE, U+FFFF). toYaml is not exact for these.
+*/}}
+{{- define "rulegen.v2.scalar" }}
+{{- $s := toString (index . 0) }}
+{{- if or (regexMatch `^[0-9]+(ms|[smhdwy])([0-9]+(ms|[smhdwy]))*$` $s) (and (regexMatch `^[A-Za-z_][ -~]*$` $s) (not (regexMatch `: | #|[ :]$` $s)) (not (has (lower $s) (list "y" "n" "yes" "no" "on" "off" "true" "false" "null")))) }}
+{{- $s }}
+{{- else if and (ne (index . 1) 0) (regexMatch "^[^ \n]" $s) (regexMatch "^[\n\x20-\x7e\u00a0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*$" $s) (contains "\n" $s) (not (regexMatch " \n| $|\n\n$" $s)) }}
+{{- if hasSuffix "\n" $s }}|{{ else }}|-{{ end }}
+{{- $pad := repeat (int (index . 1)) " " }}
+{{- range $line := splitList "\n" (trimSuffix "\n" $s) }}
+{{ if $line }}{{ $pad }}{{ $line }}{{ end }}
+{{- end }}
+{{- else }}
+{{- $s = toJson $s }}
+{{- if regexMatch "[\u007f-\u009f\ufffe\uffff]" $s }}
+{{- range $raw, $escaped := dict "\u007f" "\\u007f" "\u0080" "\\u0080" "\u0081" "\\u0081" "\u0082" "\\u0082" "\u0083" "\\u0083" "\u0084" "\\u0084" "\u0085" "\\u0085" "\u0086" "\\u0086" "\u0087" "\\u0087" "\u0088" "\\u0088" "\u0089" "\\u0089" "\u008a" "\\u008a" "\u008b" "\\u008b" "\u008c" "\\u008c" "\u008d" "\\u008d" "\u008e" "\\u008e" "\u008f" "\\u008f" "\u0090" "\\u0090" "\u0091" "\\u0091" "\u0092" "\\u0092" "\u0093" "\\u0093" "\u0094" "\\u0094" "\u0095" "\\u0095" "\u0096" "\\u0096" "\u0097" "\\u0097" "\u0098" "\\u0098" "\u0099" "\\u0099" "\u009a" "\\u009a" "\u009b" "\\u009b" "\u009c" "\\u009c" "\u009d" "\\u009d" "\u009e" "\\u009e" "\u009f" "\\u009f" "\ufffe" "\\ufffe" "\uffff" "\\uffff" }}
+{{- $s = replace $raw $escaped $s }}
+{{- end }}
+{{- end }}
+{{- $s }}
+{{- end }}
+{{- end }}

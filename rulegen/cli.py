@@ -114,6 +114,10 @@ OUTPUT_CODES = """\
 * ``RG701`` a shared chart file (``values.yaml``, ``values.schema.json``) cannot be updated: it
   is not valid YAML/JSON (at the parser's position), not UTF-8, not a regular file, or has a
   shape rulegen cannot extend safely (the message says which); fix it by hand.
+* ``RG730`` a key under ``<valuesKey>.disabled``, ``.customRules`` or ``.groups`` of the chart's
+  ``values.yaml`` names no rule or rule group of the chart (left behind by a rename or removal,
+  or a typo); the chart's values.schema.json rejects it, so ``helm template`` would fail.
+  Bad: ``disabled: {RedisDwn: true}``; good: ``disabled: {RedisDown: true}``, or remove the key.
 * ``RG720`` (warning) team notes of an alert the page no longer has (renamed or removed) were
   moved to the page's catch-all notes slot; move them where they belong."""
 

@@ -103,14 +103,16 @@ def _page(text: str, existing: str | None, path: str, findings: list[Finding],
 
 
 def plan(specs: list[Spec], root: Path, fmt: str = "helm",
-         link_ids: bool = False) -> tuple[list[Output], list[Finding]]:
+         link_ids: bool = False, severities: tuple[str, ...] | None = None) -> tuple[list[Output], list[Finding]]:
     """Every output file for ``specs``, sorted by path, plus findings about outputs that could
     not be made (``RG601``: a test annotation needs writing out; ``RG701``: a shared file is
     not valid YAML/JSON).
 
     ``fmt`` is ``helm`` (charts) or ``rules`` (plain Prometheus rule files under ``rules-out/``).
     ``link_ids``: also read each generated runbook page's ids and links for the link check
-    that follows (``check``), with the rest of the per-spec work.
+    that follows (``check``), with the rest of the per-spec work. ``severities``: the
+    project's allowed severities (``conventions.severities``), which the values schema
+    accepts in ``customRules.<Alert>.severity``; None reads them from ``.rulegen.yaml``.
 
     Raises:
         RulegenError: ``mkdocs.yml`` cannot be read.
@@ -119,6 +121,9 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     # rulegen.render.promtool_tests for a helper each, and should not pay for ruamel and Jinja
     from . import helm, promtool_tests, runbook, site, values
     site_url = site.site_url(root)
+    if severities is None:
+        from ..config import load_config
+        severities = load_config(root).severities
     outs: list[Output] = []
     findings: list[Finding] = []
     # Shared chart files by path. Several specs may render into one chart (each its own
@@ -174,7 +179,8 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
                                              "fix the YAML by hand")))
         spath = f"{spec.chart.path}/values.schema.json"
         try:
-            out.append((spath, values.render_values_schema(spec, text_of(root, spath, exact=True)), None))
+            out.append((spath, values.render_values_schema(spec, text_of(root, spath, exact=True),
+                                                           in_chart[spec.chart.path], severities), None))
         except ValueError as e:
             out.append((spath, None, Finding(spath, 1, 1, "RG701", Severity.ERROR,
                                              f"cannot update values.schema.json: {e}; fix the JSON by hand")))
@@ -185,6 +191,9 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     for spec in ordered:
         charts[spec.chart.path] = charts.get(spec.chart.path, 0) + 1
     alone = {path: n == 1 for path, n in charts.items()}
+    in_chart: dict[str, list[Spec]] = {}
+    for spec in ordered:
+        in_chart.setdefault(spec.chart.path, []).append(spec)
     planned_chart_files: set[str] = set()
     for spec, (rules, (tfile, terr), (page, page_findings, ids, urls), chart_files) in zip(ordered, split_map(per_spec, ordered)):
         src = spec.file
@@ -215,6 +224,16 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
         if urls is not None:
             _links().known_urls(spec, urls)
         outs.append(Output(f"{RUNBOOK_DIR}/{spec.app}.md", page, True, src))
+    for path, specs_here in in_chart.items():  # knobs in values.yaml naming what the chart lacks
+        vpath = f"{path}/values.yaml"
+        if fmt == "rules" or vpath not in shared:
+            continue
+        for key in sorted({s.chart.values_key for s in specs_here}):
+            mine = [s for s in specs_here if s.chart.values_key == key]
+            for line, col, msg in values.unknown_knobs(shared[vpath].content, key,
+                                                       {r.name for s in mine for _, r in s.rules()},
+                                                       {g.name for s in mine for g in s.groups}):
+                findings.append(Finding(vpath, line, col, "RG730", Severity.ERROR, msg))
     outs.extend(shared.values())
     if specs:
         home = f"{RUNBOOK_DIR}/index.md"

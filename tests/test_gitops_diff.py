@@ -245,3 +245,97 @@ def test_reordering_same_name_variants_and_equal_durations_change_nothing(repo, 
     out = capsys.readouterr().out
     assert "alerts: 0 added, 0 removed, 1 changed" in out
     assert 'DiskFull{component="disk", severity="critical"} (disk): expr' in out
+
+
+# --- values and gates: what the charts render (real helm) ----------------------------------
+
+V1 = Path(__file__).parent / "fixtures" / "layout-v1"
+
+
+@pytest.fixture
+def built_repo(tmp_path: Path, capsys) -> Path:
+    """A Git repo of the llama-swap and inferencecache specs and charts, built and committed."""
+    root = tmp_path / "built"
+    shutil.copytree(V1, root)
+    git(root, "init", "-q")
+    assert main(["-C", str(root), "build"]) == 0
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    capsys.readouterr()
+    return root
+
+
+def edit_file(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def diff(root: Path, capsys, output: str = "text") -> str:
+    assert main(["-C", str(root), "diff", "--base", "HEAD", "-o", output]) == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.tools
+def test_values_changes_are_reported_per_alert(built_repo, capsys, helm_bin):
+    values = built_repo / "charts/llama-swap/values.yaml"
+    edit_file(values, "  disabled: {}\n", "  disabled:\n    LlamaSwapDown: true\n")
+    edit_file(values, "  customRules: {}\n", "  customRules:\n    LlamaSwapNoMetrics:\n      severity: info\n"
+                                             "      for: 15m\n")
+    edit_file(values, "  additionalRuleLabels: {}\n", "  additionalRuleLabels:\n    env: prod\n")
+    # a spec change of the same alert is the spec's, not the values'
+    edit(built_repo, "llama-swap.yaml", "summary: Prometheus has no successful scrape of llama-swap.",
+         "summary: No scrape of llama-swap.")
+    assert main(["-C", str(built_repo), "build"]) == 0
+    capsys.readouterr()
+    assert diff(built_repo, capsys) == (
+        "rulegen diff HEAD -> working tree: alerts: 0 added, 0 removed, 1 changed; recording rules: 0 added, "
+        "0 removed, 0 changed\n"
+        "~ alert LlamaSwapNoMetrics (llama-swap): annotations (~summary)\n"
+        "values and gates (helm template of the changed charts):\n"
+        "  charts/llama-swap: LlamaSwapDown disabled by values\n"
+        "  charts/llama-swap: LlamaSwapNoMetrics for 10m -> 15m, severity warning -> info, labels (+env=prod) (values)\n")
+    md = diff(built_repo, capsys, "markdown")
+    assert md.endswith(
+        "#### What the charts render (values and gates)\n\n| chart | effect |\n|---|---|\n"
+        "| charts/llama-swap | `LlamaSwapDown` disabled by values |\n"
+        "| charts/llama-swap | `LlamaSwapNoMetrics` for 10m -> 15m, severity warning -> info, labels (+env=prod) "
+        "(values) |\n")
+
+
+@pytest.mark.tools
+def test_gates_and_group_toggles(built_repo, capsys, helm_bin):
+    values = built_repo / "charts/inferencecache/values.yaml"
+    edit_file(values, "\nenabled: true\n", "\nenabled: false\n")  # the top-level gate
+    git(built_repo, "commit", "-q", "-am", "inferencecache off")
+    edit_file(values, "\nenabled: false\n", "\nenabled: true\n")
+    llama = built_repo / "charts/llama-swap/values.yaml"
+    edit_file(llama, "    llama-swap:\n      enabled: true\n", "    llama-swap:\n      enabled: false\n")
+    out = diff(built_repo, capsys)
+    assert out.splitlines()[1:] == [
+        "values and gates (helm template of the changed charts):",
+        "  charts/inferencecache: gates on: the PrometheusRule now renders 7 alerts",
+        "  charts/llama-swap: every rule disabled by values: the PrometheusRule no longer renders",
+        "  charts/llama-swap: group llama-swap disabled by values",
+    ]
+    git(built_repo, "commit", "-q", "-am", "on")
+    edit_file(values, "\nenabled: true\n", "\nenabled: false\n")
+    assert diff(built_repo, capsys).splitlines()[1:] == [
+        "values and gates (helm template of the changed charts):",
+        "  charts/inferencecache: gates off: the PrometheusRule no longer renders (it rendered 7 alerts)",
+    ]
+
+
+def test_without_helm_a_note_says_values_were_not_compared(built_repo, capsys, monkeypatch):
+    from rulegen.run import tools
+    monkeypatch.setattr(tools, "find", lambda name, root=None: None)
+    edit_file(built_repo / "charts/llama-swap/values.yaml", "  disabled: {}\n", "  disabled:\n    LlamaSwapDown: true\n")
+    assert diff(built_repo, capsys).splitlines()[1:] == [
+        "note: helm is not installed: the values of charts/llama-swap were not compared "
+        "(scripts/install-tools.sh installs it)"]
+
+
+def test_unchanged_charts_are_not_rendered(built_repo, capsys, monkeypatch):
+    from rulegen.gitops import diff as diff_mod
+    monkeypatch.setattr(diff_mod, "_side", lambda *a: pytest.fail("rendered an unchanged chart"))
+    assert diff(built_repo, capsys).splitlines()[1:] == []

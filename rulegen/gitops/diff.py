@@ -13,8 +13,23 @@ summary names which of these changed: ``expr`` (whitespace-only edits ignored), 
 merged, severity excluded), ``annotations``, ``runbook``, ``tests``, and ``group`` when the
 rule moved to another group.
 
+Values and gates (:func:`values_effects`): for every chart of a spec on either side whose files
+changed (``git diff --name-only REF -- <chart>`` and untracked files; ``tests/`` aside), the
+chart at ``REF`` (``git archive``) and the chart in the working tree are each rendered with the
+real ``helm template`` three ways: with the chart's own ``values.yaml`` (does the
+PrometheusRule render at all: the gates), with every gate on (what the knobs do), and with
+every gate on and the knobs removed (``<valuesKey>: null``: the spec's defaults). A difference
+between the two sides' knob renderings that the defaults do not share is the values' doing,
+reported per alert: ``RedisDown disabled by values``, ``group redis disabled by values``,
+``RedisMemoryHigh severity warning -> info (values)``, ``for``, ``keep_firing_for``, ``labels``
+and ``annotations`` likewise; a change of the gates is ``gates on: the PrometheusRule now
+renders 3 alerts`` or ``gates off: the PrometheusRule no longer renders (it rendered 3
+alerts)``. Rules are matched by name (and occurrence, for a name used twice). Without helm,
+or when helm fails on one side, a note says so and the spec summary stands alone.
+
 Output: ``text`` for a terminal, or ``markdown`` for a pull-request comment (a summary line, a
-table, and the old and new expressions of changed rules in a collapsed block).
+table, and the old and new expressions of changed rules in a collapsed block, then a table of
+the values' effects).
 Exit codes: 0, or 2 when the ref or the repository cannot be read.
 """
 
@@ -75,6 +90,8 @@ class Summary:
     removed: list[RuleView] = field(default_factory=list)
     changed: list[Change] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: (chart path, effect) of values and gates, in chart order (see :func:`values_effects`).
+    values: list[tuple[str, str]] = field(default_factory=list)
 
     def count(self, kind: str) -> tuple[int, int, int]:
         """(added, removed, changed) rules of ``kind`` (``alert`` or ``record``)."""
@@ -211,9 +228,216 @@ def run_diff(root: Path, base: str, output: str, stream=None) -> int:
                              f"and were compared as far as they loaded: {', '.join(broken_new)}")
     if n_old == 0:
         summary.notes.append(f"{base} has no specs under {SPEC_DIR}/")
+    try:
+        summary.values, notes = values_effects(root, base, old_specs, loaded.specs)
+    except RulegenError as e:
+        summary.values, notes = [], [f"values were not compared: {e}"]
+    summary.notes.extend(notes)
     text = render_markdown(summary, base) if output == "markdown" else render_text(summary, base)
     stream.write(text)
     return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# Values and gates: what the charts render
+
+#: Rule fields whose change by values is reported, in this order.
+VALUE_FIELDS = ("expr", "for", "keep_firing_for", "severity", "labels", "annotations")
+
+
+def changed_charts(root: Path, base: str, chart_paths) -> list[str]:
+    """Those of ``chart_paths`` (relative to ``root``) with a file changed between ``base`` and
+    the working tree, or untracked, other than under ``tests/`` (promtool test files)."""
+    paths = sorted(set(chart_paths))
+    if not paths:
+        return []
+    names = _git(root, "diff", "--name-only", "--relative", base, "--", *paths).splitlines()
+    names += _git(root, "ls-files", "--others", "--exclude-standard", "--", *paths).splitlines()
+    out = []
+    for chart in paths:
+        prefix = chart.rstrip("/") + "/"
+        if any(n.startswith(prefix) and not n[len(prefix):].startswith("tests/") for n in names):
+            out.append(chart)
+    return out
+
+
+def export_chart(root: Path, ref: str, chart: str, dest: Path) -> bool:
+    """Write the files of folder ``chart`` at Git ``ref`` under ``dest`` (``git archive``);
+    False when ``ref`` has no such folder."""
+    import io
+    import tarfile
+    if not _git(root, "ls-tree", "--name-only", ref, "--", chart).strip():
+        return False
+    proc = subprocess.run(["git", "archive", "--format=tar", ref, "--", chart], cwd=root,
+                          capture_output=True, timeout=60)
+    if proc.returncode != 0:
+        raise RulegenError(f"git archive {ref} -- {chart} failed: {proc.stderr.decode(errors='replace').strip()}")
+    with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
+        tar.extractall(dest, filter="data")
+    return True
+
+
+def _rendered_rules(chart: Path, values: list, root: Path) -> tuple[bool, dict[tuple, dict]]:
+    """(a PrometheusRule rendered, {(name, n): rule with its group}) of ``helm template`` of
+    ``chart`` with ``values``; n counts earlier rules of the same name."""
+    from ..run import helm
+    out = helm.template(chart, values=values, root=root)
+    rules: dict[tuple, dict] = {}
+    for g in out.rule_groups():
+        for r in g.get("rules") or []:
+            name = r.get("alert") or r.get("record")
+            n = sum(1 for k in rules if k[0] == name)
+            rules[(name, n)] = {**r, "_group": g.get("name")}
+    return bool(out.prometheus_rules()), rules
+
+
+def _fields(r: dict) -> dict:
+    labels = dict(r.get("labels") or {})
+    sev = labels.pop("severity", None)
+    return {"expr": r.get("expr"), "for": r.get("for"), "keep_firing_for": r.get("keep_firing_for"),
+            "severity": sev, "labels": labels, "annotations": dict(r.get("annotations") or {})}
+
+
+def _count(rules: dict) -> str:
+    alerts = sum(1 for r in rules.values() if "alert" in r)
+    records = len(rules) - alerts
+    parts = [f"{alerts} alert{'s' if alerts != 1 else ''}"]
+    if records:
+        parts.append(f"{records} recording rule{'s' if records != 1 else ''}")
+    return " and ".join(parts)
+
+
+def _gates_on(chart: Path, gates) -> bool:
+    """True when every gate is the boolean true in the chart's own ``values.yaml``."""
+    import yaml
+    try:
+        values = yaml.safe_load((chart / "values.yaml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return False
+    for gate in gates:
+        v = values
+        for part in gate.split("."):
+            v = v.get(part) if isinstance(v, dict) else None
+        if v is not True:
+            return False
+    return True
+
+
+def _side(chart: Path, keys_gates, root: Path):
+    """(gates on in its own values?, rules rendered with its own values, with every gate on,
+    with every gate on and no knob) of one chart."""
+    from ..run import helm
+    gate_paths = [g for _, gs in keys_gates for g in gs]
+    gates = helm.gate_values(gate_paths)
+    _, own = _rendered_rules(chart, [], root)
+    own_on = _gates_on(chart, gate_paths)
+    _, knobs = _rendered_rules(chart, [gates], root)
+    _, default = _rendered_rules(chart, [gates, {k: None for k, _ in keys_gates}], root)
+    return own_on, own, knobs, default
+
+
+def _effects(old, new) -> list[str]:
+    """What the values changed between two sides (see the module docstring); ``old`` is None
+    for a chart new in the working tree."""
+    new_on, new_own, new_knobs, new_default = new
+    if old is None:
+        old_on, old_own, old_knobs, old_default = False, {}, new_default, new_default
+    else:
+        old_on, old_own, old_knobs, old_default = old
+    out: list[str] = []
+    if new_on and not old_on:
+        out.append(f"gates on: the PrometheusRule now renders {_count(new_own)}")
+    elif old_on and not new_on:
+        out.append(f"gates off: the PrometheusRule no longer renders (it rendered {_count(old_own)})")
+    elif old_on and new_on and bool(old_own) != bool(new_own):
+        out.append("every rule disabled by values: the PrometheusRule no longer renders" if old_own
+                   else f"the PrometheusRule renders again: {_count(new_own)}")
+    groups_off = {}
+    for side, knobs, default in (("old", old_knobs, old_default), ("new", new_knobs, new_default)):
+        present = {r["_group"] for r in knobs.values()}
+        groups_off[side] = {r["_group"] for r in default.values()} - present
+    for g in sorted(groups_off["new"] - groups_off["old"]):
+        if any(r["_group"] == g for r in old_default.values()):
+            out.append(f"group {g} disabled by values")
+    for g in sorted(groups_off["old"] - groups_off["new"]):
+        if any(r["_group"] == g for r in new_default.values()):
+            out.append(f"group {g} no longer disabled by values")
+    keys = list(new_default) + [k for k in old_default if k not in new_default]
+    for key in keys:
+        name = key[0] if key[1] == 0 else f"{key[0]}#{key[1] + 1}"
+        in_group_off = (key in new_default and new_default[key]["_group"] in groups_off["new"] - groups_off["old"]) \
+            or (key in old_default and old_default[key]["_group"] in groups_off["old"] - groups_off["new"])
+        if in_group_off:
+            continue
+        was_off = key in old_default and key not in old_knobs
+        now_off = key in new_default and key not in new_knobs
+        if now_off and not was_off:
+            out.append(f"{name} disabled by values")
+            continue
+        if was_off and not now_off and key in new_knobs:
+            out.append(f"{name} no longer disabled by values")
+            continue
+        if key not in old_knobs or key not in new_knobs or key not in old_default or key not in new_default:
+            continue
+        a, b = _fields(old_knobs[key]), _fields(new_knobs[key])
+        da, db = _fields(old_default[key]), _fields(new_default[key])
+        phrases = []
+        for f in VALUE_FIELDS:
+            if a[f] == b[f] or da[f] != db[f]:
+                continue  # unchanged, or changed by the spec (the summary above says so)
+            if isinstance(a[f], dict):
+                phrases.append(f"{f} ({_dict_delta(a[f], b[f])})")
+            elif f == "expr":
+                phrases.append("expr")
+            else:
+                phrases.append(f"{f} {a[f] or '(none)'} -> {b[f] or '(none)'}")
+        if phrases:
+            out.append(f"{name} {', '.join(phrases)} (values)")
+    return out
+
+
+def values_effects(root: Path, base: str, old_specs, new_specs) -> tuple[list[tuple[str, str]], list[str]]:
+    """(chart, effect) pairs of values and gates between ``base`` and the working tree, and
+    notes (see the module docstring). Charts are those of ``old_specs`` and ``new_specs``
+    whose files changed.
+
+    Raises:
+        RulegenError: git failed.
+    """
+    import tempfile
+
+    from ..run import tools
+    by_chart: dict[str, list] = {}
+    for s in list(new_specs) + list(old_specs):
+        pair = (s.chart.values_key, tuple(s.chart.gates))
+        if pair not in by_chart.setdefault(s.chart.path, []):
+            by_chart[s.chart.path].append(pair)
+    charts = changed_charts(root, base, by_chart)
+    if not charts:
+        return [], []
+    if tools.find("helm", root) is None:
+        return [], [f"helm is not installed: the values of {', '.join(charts)} were not compared "
+                    "(scripts/install-tools.sh installs it)"]
+    effects: list[tuple[str, str]] = []
+    notes: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="rulegen-diff-") as tmp:
+        for chart in charts:
+            keys_gates = by_chart[chart]
+            sides = []
+            for label, where in ((base, None), ("the working tree", root / chart)):
+                try:
+                    if where is None:
+                        dest = Path(tmp) / "base"
+                        where = dest / chart if export_chart(root, base, chart, dest) else None
+                    sides.append(None if where is None or not (where / "Chart.yaml").is_file()
+                                 else _side(where, keys_gates, root))
+                except RulegenError as e:
+                    notes.append(f"{chart} at {label}: values not compared: {str(e).splitlines()[-1]}")
+                    break
+            else:
+                if sides[1] is not None:
+                    effects += [(chart, e) for e in _effects(sides[0], sides[1])]
+    return effects, notes
 
 
 # ---------------------------------------------------------------------------------------------
@@ -290,6 +514,9 @@ def render_text(s: Summary, base: str) -> str:
         if "expr" in c.fields:
             lines.append(f"    expr was: {' '.join(c.old.expr.split())}")
             lines.append(f"    expr now: {' '.join(c.new.expr.split())}")
+    if s.values:
+        lines.append("values and gates (helm template of the changed charts):")
+        lines += [f"  {chart}: {effect}" for chart, effect in s.values]
     for n in s.notes:
         lines.append(f"note: {n}")
     return "\n".join(lines) + "\n"
@@ -303,11 +530,22 @@ def _code(text: str) -> str:
     return "`" + text.replace("`", "'") + "`"
 
 
+def _code_names(effect: str) -> str:
+    """An effect with its leading rule name (or group name) as code: ``RedisDown`` disabled."""
+    if effect.startswith("gates "):
+        return effect
+    if effect.startswith("group "):
+        name, _, rest = effect[len("group "):].partition(" ")
+        return f"group {_code(name)} {rest}"
+    name, _, rest = effect.partition(" ")
+    return f"{_code(name)} {rest}"
+
+
 def render_markdown(s: Summary, base: str) -> str:
     """The summary as GitHub/GitLab-flavoured Markdown for a pull-request comment."""
     out = [f"### Alert changes since `{base}`", ""]
     if not (s.added or s.removed or s.changed):
-        out += ["No alert or recording rule changed.", ""]
+        out += ["No alert or recording rule changed" + (" in the specs." if s.values else "."), ""]
     else:
         out += [f"**{_headline(s)}**", "", "| change | rule | app | what |", "|---|---|---|---|"]
         for r in s.added:
@@ -326,6 +564,10 @@ def render_markdown(s: Summary, base: str) -> str:
                         *("- " + line for line in c.old.expr.rstrip("\n").splitlines()),
                         *("+ " + line for line in c.new.expr.rstrip("\n").splitlines()), "```", ""]
             out += ["</details>", ""]
+    if s.values:
+        out += ["#### What the charts render (values and gates)", "", "| chart | effect |", "|---|---|"]
+        out += [f"| {_cell(chart)} | {_cell(_code_names(effect))} |" for chart, effect in s.values]
+        out.append("")
     for n in s.notes:
         out += [f"> **Note:** {n}", ""]
     return "\n".join(out)

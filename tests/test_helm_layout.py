@@ -159,12 +159,14 @@ def test_one_expr_change_is_one_line_of_the_rules_file(tmp_path, capsys):
 def test_previous_layout_moves_on_build_without_a_refusal_and_renders_the_same(tmp_path, capsys, helm_bin):
     root = _copy(V1, tmp_path / "p")
     on = {"enabled": True, "monitoring": {"enabled": True}}
-    knobs = {**on, "prometheusRule": {"runbookUrl": "https://wiki.example.org/",
-                                      "customRules": {"LlamaSwapDown": {"severity": "info", "for": "1m"}},
-                                      "additionalRuleLabels": {"env": "prod"}}}
+    def knobs(chart):
+        custom = {"llama-swap": {"LlamaSwapDown": {"severity": "info", "for": "1m"}},
+                  "inferencecache": {"InferenceCacheAwaitingFirstKVEvent": {"labels": {"tier": "1"}}}}[chart]
+        return {**on, "prometheusRule": {"runbookUrl": "https://wiki.example.org/", "customRules": custom,
+                                         "additionalRuleLabels": {"env": "prod"}}}
     charts = ["llama-swap", "inferencecache"]
     before = {(c, i): helm_run.template(root / "charts" / c, values=[v], root=REPO).text
-              for c in charts for i, v in enumerate([on, knobs])}
+              for c in charts for i, v in enumerate([on, knobs(c)])}
     assert not (root / "charts/llama-swap/rules").exists()
     out = _build(root, capsys)
     for c in charts:
@@ -174,7 +176,7 @@ def test_previous_layout_moves_on_build_without_a_refusal_and_renders_the_same(t
     assert main(["-C", str(root), "check"]) == 0
     capsys.readouterr()
     for (c, i), old_text in before.items():
-        values = [on, knobs][i]
+        values = [on, knobs(c)][i]
         new_text = helm_run.template(root / "charts" / c, values=[values], root=REPO).text
         old_docs, new_docs = strict_load_all(old_text), strict_load_all(new_text)
         assert new_docs == old_docs, (c, i)

@@ -30,6 +30,8 @@ one of its rules is not disabled, so ``rules: null`` cannot happen.
   recording rules too);
 * ``customRules.<Rule>.{for, keepFiringFor, severity, labels, annotations}``; an annotation
   given there (summary, description, runbook_url, ...) replaces the generated one;
+* ``customRules.<Alert>.params.<name>``: a parameter of the alert's expr (``[[name]]`` in the
+  spec, see :class:`rulegen.spec.model.Param`) instead of its default;
 * ``runbookUrl``: base URL of the runbook site; each alert links to
   ``<runbookUrl>/<app>/#<anchor>`` (a ``runbook_url`` the spec sets to another address is kept);
 * ``labels`` / ``annotations`` on the PrometheusRule itself (e.g. ``release:
@@ -68,6 +70,11 @@ HELPER_FILE = "_rulegen.tpl"
 TEMPLATE_SOURCE = "prometheusrule.yaml"
 #: Prefix of the rules file's settings line, which the template looks for (one line of JSON).
 SETTINGS_PREFIX = "# rulegen-chart: "
+#: Prefix of a line per alert with parameters (:attr:`rulegen.spec.model.Rule.params`): its
+#: position (``<group index>.<rule index>``), the expr as written (``[[name]]`` placeholders)
+#: and the defaults. The rules file holds the expr with the defaults; the template writes the
+#: expr from this line only when values override one of its parameters.
+PARAMS_PREFIX = "# rulegen-params: "
 _NOTICE_PLACEHOLDER = "@@NOTICE@@"
 def chart_helpers(chart_dir: Path) -> set[str]:
     """Names of the templates the chart defines (``{{ define "x.fullname" }}``) in its
@@ -203,8 +210,14 @@ def render_rules_file(spec: Spec, root: Path, site_url: str, header_lines: list[
     settings = json.dumps(chart_settings(spec, root, site_url), ensure_ascii=True)
     lines = [*header_lines,
              "# Plain Prometheus rule file: what Prometheus loads with every values knob of the chart at",
-             f"# its default. templates/{spec.chart.template} reads it and the line below to write the PrometheusRule.",
+             f"# its default. templates/{spec.chart.template} reads it and the lines below to write the PrometheusRule.",
              SETTINGS_PREFIX + settings]
+    for gi, g in enumerate(spec.groups):
+        for ri, r in enumerate(g.rules):
+            if r.params:
+                lines.append(PARAMS_PREFIX + json.dumps(
+                    {"at": f"{gi}.{ri}", "alert": r.name, "expr": r.expr_template,
+                     "defaults": {p.name: p.default for p in r.params.values()}}, ensure_ascii=True))
     return "\n".join(lines) + "\n" + dump({"groups": rule_groups(spec, site_url)}, readable=True) + "\n"
 
 

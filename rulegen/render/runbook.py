@@ -51,6 +51,20 @@ def fence(text: str, lang: str) -> str:
     return f"{ticks}{lang}\n{text.rstrip()}\n{ticks}"
 
 
+def params_note(rule, values_key: str) -> str:
+    """For an alert with parameters (``[[name]]`` in its expr), a paragraph after the PromQL
+    block naming each values knob that overrides one, with its default and description;
+    "" for an alert without."""
+    if not rule.params:
+        return ""
+    items = []
+    for p in rule.params.values():
+        knob = f"{values_key}.customRules.{rule.name}.params.{p.name}"
+        items.append(f"- {inline_code(knob)} (default {inline_code(p.default)})"
+                     + (f": {md_text(p.description)}" if p.description else ""))
+    return "\n\n**Knobs** (the chart's values; the expr above shows the defaults):\n\n" + "\n".join(items)
+
+
 def inline_code(s: str) -> str:
     """``s`` as inline code, whatever backticks it holds."""
     s = s.replace("\n", " ")
@@ -194,7 +208,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
                 "severity": md_text(r.severity or "none"),
                 "for": canonical(r.for_) if r.for_ else "",
                 "fires_when": fires_when(r, key),
-                "expr": fence(r.expr, "promql"),
+                "expr": fence(r.expr, "promql") + params_note(r, key),
                 "summary": md_text(r.annotations.get("summary", "")),
                 "explanation": (r.runbook.get("explanation") or "").strip(),
             })
@@ -226,7 +240,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
             "component": md_text(r.component or spec.app),
             "for": canonical(r.for_) if r.for_ else "",
             "fires_when": fires_when(r, key),
-            "expr": fence(r.expr, "promql"),
+            "expr": fence(r.expr, "promql") + params_note(r, key),
             "summary": md_text(r.annotations.get("summary", "")),
             "description": md_text(r.annotations.get("description", "")),
             "explanation": (rr.get("explanation") or "").strip(),

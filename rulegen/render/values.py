@@ -53,7 +53,7 @@ _KNOB_COMMENTS = {
     "additionalRuleAnnotations": "Annotations added to every alert (summary, description or runbook_url replace the generated ones).",
     "groups": "Per rule group: <group>: {enabled, additionalRuleLabels, additionalRuleAnnotations}.",
     "disabled": "<RuleName>: true drops that alert or recording rule; a group left empty is not rendered.",
-    "customRules": "<RuleName>: {for, keepFiringFor, severity, labels, annotations} overrides for one rule.",
+    "customRules": "<RuleName>: {for, keepFiringFor, severity, labels, annotations, params} overrides for one rule.",
 }
 
 
@@ -397,17 +397,24 @@ def _set_schema(node: dict, path: list[str], leaf: dict, keep: bool = False) -> 
                                  'instead')
 
 
+#: Schema of a number parameter: a number, or a string holding a PromQL number literal (Helm's
+#: ``--set`` reads only integers as numbers, so ``--set ...threshold=0.95`` is the string "0.95").
+PROMQL_NUMBER = {"type": ["number", "string"],
+                 "pattern": r"^[-+]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?|0[xX][0-9a-fA-F]+|[iI][nN][fF]|[nN][aA][nN])$"}
+
 #: Severities a spec may use when the project config does not say (``conventions.severities``).
 DEFAULT_SEVERITIES = ("critical", "warning", "info")
 
 
-def _knobs_schema(rules: tuple[tuple[str, bool], ...] = (), groups: tuple[str, ...] = (),
+def _knobs_schema(rules: tuple = (), groups: tuple[str, ...] = (),
                   severities: tuple[str, ...] = DEFAULT_SEVERITIES) -> dict:
-    """The schema of the knobs. ``rules``: (name, is an alert) of every rule of the chart's
-    specs; ``groups``: their group names. When given, ``disabled``, ``customRules`` and
-    ``groups`` accept only those names (``additionalProperties: false``: Helm rejects a typo
-    and names the key), ``customRules.<recording rule>`` only ``labels``, and ``severity`` only
-    ``severities`` (any string when empty, as the project config allows)."""
+    """The schema of the knobs. ``rules``: (name, is an alert, its params as (name, kind,
+    description)) of every rule of the chart's specs; ``groups``: their group names. When
+    given, ``disabled``, ``customRules`` and ``groups`` accept only those names (``additionalProperties: false``: Helm rejects a typo
+    and names the key), ``customRules.<recording rule>`` only ``labels``, ``severity`` only
+    ``severities`` (any string when empty, as the project config allows), and
+    ``customRules.<Alert>.params`` only the alert's parameters, each of its type (a number, or
+    a duration)."""
     str_map = {"type": "object", "additionalProperties": {"type": "string"}}
     annotation_map = {"type": "object", "propertyNames": {"pattern": NAME_PATTERN},
                       "additionalProperties": {"type": "string"}}
@@ -426,17 +433,32 @@ def _knobs_schema(rules: tuple[tuple[str, bool], ...] = (), groups: tuple[str, .
         "properties": {"for": duration, "keepFiringFor": duration, "severity": severity,
                        "labels": label_map, "annotations": annotation_map},
     }
+    def custom_of(params) -> dict:
+        if not params:
+            return custom
+        props = {}
+        for pname, kind, desc in params:
+            props[pname] = dict(duration) if kind == "duration" else dict(PROMQL_NUMBER)
+            if desc:
+                props[pname]["description"] = desc
+        return {**custom, "properties": {**custom["properties"], "params": {
+            "type": "object", "additionalProperties": False, "properties": props}}}
+
     custom_record = {"type": "object", "additionalProperties": False, "properties": {"labels": label_map},
                      "description": "a recording rule: only labels apply"}
     if rules:
-        alerts = {name for name, is_alert in rules if is_alert}
-        names = sorted({name for name, _ in rules})
+        alerts = {name for name, is_alert, _ in rules if is_alert}
+        params: dict = {}
+        for name, _, ps in rules:
+            params.setdefault(name, set()).update(ps)
+        names = sorted({name for name, _, _ in rules})
         groups_schema = {"type": "object", "additionalProperties": False,
                          "properties": {g: group for g in sorted(set(groups))}}
         disabled = {"type": "object", "additionalProperties": False,
                     "properties": {n: {"type": "boolean"} for n in names}}
         customs = {"type": "object", "additionalProperties": False,
-                   "properties": {n: custom if n in alerts else custom_record for n in names}}
+                   "properties": {n: custom_of(sorted(params[n])) if n in alerts else custom_record
+                                  for n in names}}
     else:
         groups_schema = {"type": "object", "additionalProperties": group}
         disabled = {"type": "object", "additionalProperties": {"type": "boolean"}}
@@ -468,7 +490,8 @@ def render_values_schema(spec: Spec, existing: str | None, chart_specs=None,
     specs = [s for s in (chart_specs or [spec]) if s.chart.values_key == spec.chart.values_key]
     if spec not in specs:
         specs.append(spec)
-    rules = tuple(sorted({(r.name, r.is_alert) for s in specs for _, r in s.rules()}))
+    rules = tuple(sorted({(r.name, r.is_alert, tuple((p.name, p.kind, p.description) for p in r.params.values()))
+                          for s in specs for _, r in s.rules()}))
     groups = tuple(sorted({g.name for s in specs for g in s.groups}))
     return _values_schema_text(existing, tuple(spec.chart.gates), spec.chart.values_key, rules, groups,
                                tuple(severities or ()))

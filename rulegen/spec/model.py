@@ -12,6 +12,7 @@ Every object keeps ``path``, its position in the spec data (for example
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from .loader import LoadedFile
@@ -59,6 +60,41 @@ class Test:
     path: tuple
 
 
+#: A parameter of an alert's expr as written in the spec: ``[[name]]``. ``[[`` never occurs in
+#: valid PromQL outside a string (a range selector needs a duration after ``[``), and neither
+#: Prometheus templates nor Helm use it (both use ``{{ }}``).
+PARAM_RE = re.compile(r"\[\[([A-Za-z_][A-Za-z0-9_]*)\]\]")
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter of an alert's expr (``params:`` in the spec).
+
+    Attributes:
+        name: as written between ``[[`` and ``]]``.
+        default: the default as PromQL text (``0.9``, ``5m``).
+        kind: ``number`` or ``duration`` (what the chart's values may set).
+        description: what it means, for the runbook page and values.schema.json; may be "".
+    """
+
+    name: str
+    default: str
+    kind: str
+    description: str = ""
+
+
+def param_text(value) -> str:
+    """A parameter value (int, float or duration string) as PromQL text: ``0.9``, ``100``,
+    ``5m`` (floats in Python's shortest round-trip form)."""
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def substitute(expr: str, values: dict) -> str:
+    """``expr`` with each ``[[name]]`` whose name is in ``values`` replaced by its text; other
+    placeholders are left as written (validation reports them, RG731)."""
+    return PARAM_RE.sub(lambda m: values.get(m.group(1), m.group(0)), expr)
+
+
 @dataclass
 class Rule:
     """An alerting rule (``kind == "alert"``) or a recording rule (``kind == "record"``).
@@ -72,6 +108,8 @@ class Rule:
         annotations: summary, description and other annotations (runbook_url is added at render).
         runbook: the alert's runbook content, as written.
         tests: promtool tests declared next to the rule.
+        params: parameters of the expr by name (alerts only); ``expr`` then holds their
+            defaults and ``expr_template`` the expr as written, with ``[[name]]`` placeholders.
     """
 
     kind: str
@@ -86,6 +124,8 @@ class Rule:
     annotations: dict = field(default_factory=dict)
     runbook: dict = field(default_factory=dict)
     tests: list[Test] = field(default_factory=list)
+    params: dict = field(default_factory=dict)
+    expr_template: str | None = None
 
     @property
     def is_alert(self) -> bool:
@@ -149,6 +189,17 @@ def _component(value) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _params(data: dict) -> dict:
+    """The ``params:`` of an alert (schema-valid) as :class:`Param` objects by name."""
+    out = {}
+    for name, v in data.items():
+        desc = ""
+        if isinstance(v, dict):
+            desc, v = v.get("description") or "", v["default"]
+        out[name] = Param(name, param_text(v), "duration" if isinstance(v, str) else "number", desc)
+    return out
+
+
 def build_spec(lf: LoadedFile) -> Spec:
     """Turn schema-valid data into a :class:`Spec`. The data must have passed the schema."""
     d = lf.data
@@ -178,10 +229,13 @@ def build_spec(lf: LoadedFile) -> Spec:
                     if k in r:
                         annotations[k] = r[k]
                 annotations.update(r.get("annotations") or {})
+            params = _params(r.get("params") or {}) if kind == "alert" else {}
             rules.append(Rule(
                 kind=kind,
                 name=r[kind],
-                expr=r["expr"],
+                expr=substitute(r["expr"], {p.name: p.default for p in params.values()}) if params else r["expr"],
+                expr_template=r["expr"] if params else None,
+                params=params,
                 path=rp,
                 for_=r.get("for"),
                 keep_firing_for=r.get("keep_firing_for"),

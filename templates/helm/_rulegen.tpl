@@ -33,6 +33,7 @@ The rules file is the one under rules/ whose "# rulegen-chart:" line names this 
 {{- $rg := .out }}
 {{- $chart := dict }}
 {{- $rules := dict }}
+{{- $rulesText := "" }}
 {{- range $path, $_ := $root.Files.Glob "rules/*.rules.yaml" }}
 {{- $text := $root.Files.Get $path }}
 {{- $line := regexFind "(?m)^# rulegen-chart: .*$" $text }}
@@ -40,6 +41,7 @@ The rules file is the one under rules/ whose "# rulegen-chart:" line names this 
 {{- if and $line (kindIs "string" (get $settings "template")) (hasSuffix (printf "/templates/%s" (get $settings "template")) $root.Template.Name) }}
 {{- $chart = $settings }}
 {{- $rules = fromYaml $text }}
+{{- $rulesText = $text }}
 {{- if hasKey $rules "Error" }}
 {{- fail (printf "%s: %s" $path (get $rules "Error")) }}
 {{- end }}
@@ -47,6 +49,13 @@ The rules file is the one under rules/ whose "# rulegen-chart:" line names this 
 {{- end }}
 {{- if not (get $chart "template") }}
 {{- fail (printf "%s: no rules/*.rules.yaml names this template in its \"# rulegen-chart:\" line; run rulegen build" $root.Template.Name) }}
+{{- end }}
+
+{{- /* Alerts with parameters: "# rulegen-params:" lines, by position "<group>.<rule>". */}}
+{{- $paramsAt := dict }}
+{{- range $line := regexFindAll "(?m)^# rulegen-params: .*$" $rulesText -1 }}
+{{- $p := fromJson (trimPrefix "# rulegen-params: " $line) }}
+{{- $_ := set $paramsAt (toString (get $p "at")) $p }}
 {{- end }}
 
 {{- /* The knobs, under .Values.<valuesKey>. */}}
@@ -79,13 +88,13 @@ The rules file is the one under rules/ whose "# rulegen-chart:" line names this 
 {{- end }}
 
 {{- $groups := list }}
-{{- range $group := get $rules "groups" }}
+{{- range $gi, $group := get $rules "groups" }}
 {{- $toggle := include "rulegen.v2.map" (list $toggles (get $group "name")) | fromJson }}
 {{- if not (and (kindIs "bool" (get $toggle "enabled")) (not (get $toggle "enabled"))) }}
 {{- $groupLabels := include "rulegen.v2.map" (list $toggle "additionalRuleLabels") | fromJson }}
 {{- $groupAnnotations := include "rulegen.v2.map" (list $toggle "additionalRuleAnnotations") | fromJson }}
 {{- $out := list }}
-{{- range $rule := get $group "rules" }}
+{{- range $ri, $rule := get $group "rules" }}
 {{- $name := get $rule "alert" | default (get $rule "record") }}
 {{- $off := get $disabled $name }}
 {{- if not (and (kindIs "bool" $off) $off) }}
@@ -103,6 +112,19 @@ The rules file is the one under rules/ whose "# rulegen-chart:" line names this 
 {{- $_ := set $r "alert" (get $rule "alert") }}
 {{- if and (kindIs "string" (get $o "severity")) (get $o "severity") }}
 {{- $_ := set $labels "severity" (get $o "severity") }}
+{{- end }}
+{{- /* Parameters: customRules.<Alert>.params.<name> replaces [[name]] in the expr as the
+       spec wrote it; parameters not set keep their defaults. */}}
+{{- $set := include "rulegen.v2.map" (list $o "params") | fromJson }}
+{{- $p := get $paramsAt (printf "%d.%d" $gi $ri) }}
+{{- if and $p $set }}
+{{- $expr := get $p "expr" }}
+{{- range $k, $default := get $p "defaults" }}
+{{- $v := $default }}
+{{- if hasKey $set $k }}{{ $v = include "rulegen.v2.param" (get $set $k) | default $default }}{{ end }}
+{{- $expr = replace (printf "[[%s]]" $k) $v $expr }}
+{{- end }}
+{{- $_ := set $r "expr" $expr }}
 {{- end }}
 {{- $for := get $o "for" | default (get $rule "for") }}
 {{- if $for }}{{ $_ := set $r "for" (toString $for) }}{{ end }}
@@ -158,6 +180,17 @@ The rules file is the one under rules/ whose "# rulegen-chart:" line names this 
 {{- $_ := set $rg "labels" $meta }}
 {{- $_ := set $rg "annotations" (include "rulegen.v2.map" (list $cfg "annotations") | fromJson) }}
 {{- $_ := set $rg "groups" $groups }}
+{{- end }}
+
+{{- /* rulegen.v2.param: a parameter value from values as PromQL text: a string (a duration)
+       as it is; a number in decimal, whole numbers without ".0" or an exponent (values files
+       give float64, --set gives int64); anything else "" (the default is kept). */}}
+{{- define "rulegen.v2.param" }}
+{{- if kindIs "string" . }}{{ . }}
+{{- else if or (kindIs "int64" .) (kindIs "int" .) }}{{ . }}
+{{- else if kindIs "float64" . }}
+{{- if and (eq . (float64 (int64 .))) (lt (float64 -1e15) .) (lt . (float64 1e15)) }}{{ int64 . }}{{ else }}{{ . }}{{ end }}
+{{- end }}
 {{- end }}
 
 {{- /*

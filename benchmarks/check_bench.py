@@ -26,7 +26,14 @@ What it does, in one run (one to two minutes):
 
 4. prints the times and the ratio rulegen/promtool for each. The issue's target is a ratio
    under 2 for the large project. The ratio is only a figure: nothing here fails on it, and no
-   unit test asserts a time.
+   unit test asserts a time;
+5. times ``helm template`` of the generated project's charts (every gate on) in the chart
+   layout of this checkout (rules file + generic template) against the previous layout (one
+   compiled template per app), made in the same run by rulegen at ``--baseline-ref`` (Git,
+   default the last commit with that layout) from the same specs: once as one ``helm
+   template`` per chart, summed (as Argo CD renders one application per chart), alternating
+   the layouts chart by chart, and once as one umbrella chart holding all of them as
+   subcharts (Helm's template engine alone, start-up paid once). Target: at most 1.5x.
 
 The promtool used is the pinned one found by :func:`rulegen.run.tools.find` (``.tools/bin``).
 """
@@ -190,6 +197,69 @@ def bench(root: Path, label: str, repeat: int, promtool: str, env=None) -> dict:
             "ratio": check / prom}
 
 
+#: The last commit whose charts hold one compiled template per app (the layout before issue 13).
+BASELINE_REF = "7f2612f"
+
+
+def _baseline_rulegen(dest: Path, ref: str) -> Path:
+    """rulegen at Git ``ref`` under ``dest`` (``rulegen/`` with its ``templates/`` package laid
+    in, as the installed package has it), for ``PYTHONPATH``; exits when Git cannot."""
+    import io
+    import subprocess
+    import tarfile
+    proc = subprocess.run(["git", "archive", "--format=tar", ref, "rulegen", "templates"], cwd=REPO,
+                          capture_output=True)
+    if proc.returncode != 0:
+        sys.exit(f"git archive {ref} failed (is this a Git checkout with that commit?): "
+                 f"{proc.stderr.decode(errors='replace').strip()}")
+    with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
+        tar.extractall(dest, filter="data")
+    shutil.move(str(dest / "templates"), str(dest / "rulegen" / "templates"))
+    return dest
+
+
+def _umbrella(root: Path, dest: Path, apps: list[str], values: dict) -> Path:
+    """One chart holding the charts of ``root`` as subcharts, with every gate on."""
+    (dest / "charts").mkdir(parents=True)
+    (dest / "Chart.yaml").write_text("apiVersion: v2\nname: umbrella\nversion: 0.1.0\n", encoding="utf-8")
+    for app in apps:
+        shutil.copytree(root / "charts" / app, dest / "charts" / app, ignore=shutil.ignore_patterns("tests"))
+    (dest / "values.yaml").write_text(yaml.safe_dump({app: values for app in apps}), encoding="utf-8")
+    return dest
+
+
+def helm_bench(new_root: Path, tmp: Path, apps: list[str], repeat: int, helm: str, ref: str) -> dict:
+    """``helm template`` of every chart of ``new_root`` against the same charts built by the
+    rulegen at ``ref`` (see the module docstring); returns the figures (seconds)."""
+    old_root = tmp / "old-layout"
+    if old_root.exists():
+        shutil.rmtree(old_root)
+    (old_root / "rules").mkdir(parents=True)
+    for f in (new_root / "rules").glob("*.yaml"):
+        shutil.copy(f, old_root / "rules" / f.name)
+    shutil.copy(new_root / "mkdocs.yml", old_root / "mkdocs.yml")
+    code = _baseline_rulegen(tmp / "baseline-src", ref)
+    env = dict(os.environ, PYTHONPATH=str(code))
+    run_once([sys.executable, "-m", "rulegen", "-C", str(old_root), "build"], env=env)
+    if not list(old_root.glob("charts/*/templates/prometheusrule.yaml")):
+        sys.exit(f"rulegen at {ref} built no chart")
+    on = ["--set", "enabled=true,monitoring.enabled=true"]
+    per_chart = {"new": [], "old": []}
+    for _ in range(repeat):
+        totals = {"new": 0.0, "old": 0.0}
+        for app in apps:  # alternating chart by chart: a shift in machine load hits both
+            for layout, root in (("new", new_root), ("old", old_root)):
+                totals[layout] += run_once([helm, "template", "r", str(root / "charts" / app), *on])
+        for k in totals:
+            per_chart[k].append(totals[k])
+    gates = {"enabled": True, "monitoring": {"enabled": True}}
+    umbrellas = {k: _umbrella(r, tmp / f"umbrella-{k}", apps, gates) for k, r in (("new", new_root), ("old", old_root))}
+    ta, tb = time_pair([helm, "template", "r", str(umbrellas["new"])], [helm, "template", "r", str(umbrellas["old"])],
+                       repeat)
+    return {"per_chart_new": min(per_chart["new"]), "per_chart_old": min(per_chart["old"]),
+            "umbrella_new": min(ta), "umbrella_old": min(tb)}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--apps", type=int, default=100)
@@ -198,6 +268,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep", default=None, help="generate into this folder and keep it")
     p.add_argument("--no-bytecode-cache", action="store_true",
                    help="keep the inherited PYTHONDONTWRITEBYTECODE (rulegen compiles its sources every run)")
+    p.add_argument("--baseline-ref", default=BASELINE_REF,
+                   help=f"Git ref of the rulegen whose chart layout helm template is compared with (default {BASELINE_REF})")
+    p.add_argument("--no-helm", action="store_true", help="skip the helm template comparison")
     args = p.parse_args(argv)
 
     sys.path.insert(0, str(REPO))
@@ -205,6 +278,9 @@ def main(argv: list[str] | None = None) -> int:
     promtool = tools.find("promtool", REPO)
     if promtool is None:
         sys.exit("promtool is not installed; run scripts/install-tools.sh")
+    helm = None if args.no_helm else tools.find("helm", REPO)
+    if helm is None and not args.no_helm:
+        sys.exit("helm is not installed; run scripts/install-tools.sh (or pass --no-helm)")
 
     tmp = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="rulegen-bench-"))
     try:
@@ -212,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         big = tmp / "generated"
         if big.exists():
             shutil.rmtree(big)
-        generate_repo(big, args.apps, args.alerts)
+        apps = generate_repo(big, args.apps, args.alerts)
         phases = _prepare(big)
         bundled = tmp / "bundled"
         if bundled.exists():
@@ -231,6 +307,8 @@ def main(argv: list[str] | None = None) -> int:
         imp = _time(imp_cmd, REPO, args.repeat, env=env)
         rows = [bench(big, f"generated ({args.apps} apps, {args.alerts} alerts)", args.repeat, str(promtool), env),
                 bench(bundled, "bundled (rules/)", args.repeat, str(promtool), env)]
+        helm_figures = None if helm is None else helm_bench(big, tmp, apps, args.repeat, str(helm),
+                                                             args.baseline_ref)
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -248,6 +326,14 @@ def main(argv: list[str] | None = None) -> int:
     target = rows[0]["ratio"]
     print(f"target: ratio under 2.00 on the generated project: {'met' if target < 2 else 'NOT met'} "
           f"({target:.2f})")
+    if helm_figures is not None:
+        h = helm_figures
+        per, umb = h["per_chart_new"] / h["per_chart_old"], h["umbrella_new"] / h["umbrella_old"]
+        print(f"helm template of the {args.apps} generated charts, every gate on, this layout vs rulegen "
+              f"{args.baseline_ref}'s (ratio):")
+        print(f"  one helm per chart, summed: {h['per_chart_new']:.2f}s vs {h['per_chart_old']:.2f}s ({per:.2f})")
+        print(f"  one umbrella chart:         {h['umbrella_new']:.2f}s vs {h['umbrella_old']:.2f}s ({umb:.2f})")
+        print(f"target: at most 1.50: {'met' if max(per, umb) <= 1.5 else 'NOT met'} ({max(per, umb):.2f})")
     return 0
 
 

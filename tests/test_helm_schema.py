@@ -67,10 +67,14 @@ def test_knobs_the_app_has_render(chart, helm_bin):
 
 def test_severities_come_from_the_project_config():
     spec = make_spec(SPEC)
-    custom = lambda text: json.loads(text)["properties"]["prometheusRule"]["properties"]["customRules"]  # noqa: E731
-    sev = custom(render_values_schema(spec, None, severities=("page", "ticket")))["properties"]["RedisDown"]
+    def alert_schema(text):
+        knobs = json.loads(text)["properties"]["prometheusRule"]
+        assert knobs["properties"]["customRules"]["properties"]["RedisDown"] == {
+            "$ref": "#/properties/prometheusRule/definitions/customAlert"}
+        return knobs["definitions"]["customAlert"]
+    sev = alert_schema(render_values_schema(spec, None, severities=("page", "ticket")))
     assert sev["properties"]["severity"] == {"type": "string", "enum": ["page", "ticket"]}
-    anything = custom(render_values_schema(spec, None, severities=()))["properties"]["RedisDown"]
+    anything = alert_schema(render_values_schema(spec, None, severities=()))
     assert anything["properties"]["severity"] == {"type": "string"}
 
 

@@ -39,7 +39,8 @@ one of its rules is not disabled, so ``rules: null`` cannot happen.
 
 Every string reaches Prometheus byte for byte: the rules file's scalars read back exactly
 (:mod:`rulegen.render.yamltext`), and the template writes each string with its
-``rulegen.v2.scalar`` helper (plain, literal block or JSON-quoted, whichever is exact).
+``rulegen.v2.scalar`` helper (plain, literal block or double-quoted with Go's ``%q``, whichever is
+exact).
 
 Name and namespace (:func:`rule_identity`): ``chart.name``/``chart.namespace`` when the spec
 sets them. Otherwise the namespace is the release namespace and the name is the chart's

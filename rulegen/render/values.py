@@ -407,45 +407,50 @@ DEFAULT_SEVERITIES = ("critical", "warning", "info")
 
 
 def _knobs_schema(rules: tuple = (), groups: tuple[str, ...] = (),
-                  severities: tuple[str, ...] = DEFAULT_SEVERITIES) -> dict:
-    """The schema of the knobs. ``rules``: (name, is an alert, its params as (name, kind,
-    description)) of every rule of the chart's specs; ``groups``: their group names. When
-    given, ``disabled``, ``customRules`` and ``groups`` accept only those names (``additionalProperties: false``: Helm rejects a typo
-    and names the key), ``customRules.<recording rule>`` only ``labels``, ``severity`` only
+                  severities: tuple[str, ...] = DEFAULT_SEVERITIES, values_key: str = "prometheusRule") -> dict:
+    """The schema of the knobs (the value of ``properties.<values_key>``). ``rules``: (name, is
+    an alert, its params as (name, kind, description)) of every rule of the chart's specs;
+    ``groups``: their group names. When given, ``disabled``, ``customRules`` and ``groups``
+    accept only those names (``additionalProperties: false``: Helm rejects a typo and names
+    the key), ``customRules.<recording rule>`` only ``labels``, ``severity`` only
     ``severities`` (any string when empty, as the project config allows), and
     ``customRules.<Alert>.params`` only the alert's parameters, each of its type (a number, or
-    a duration)."""
+    a duration). Shapes used more than once are written once under ``definitions`` and
+    referenced (``$ref``), so the file stays short with many alerts."""
+    from urllib.parse import quote
+    here = "#/properties/" + quote(values_key.replace("~", "~0").replace("/", "~1"), safe="~") + "/definitions/"
+    ref = {name: {"$ref": here + name} for name in ("labels", "annotations", "duration", "group",
+                                                   "customAlert", "customRecord")}
     str_map = {"type": "object", "additionalProperties": {"type": "string"}}
-    annotation_map = {"type": "object", "propertyNames": {"pattern": NAME_PATTERN},
-                      "additionalProperties": {"type": "string"}}
-    label_map = {"type": "object", "propertyNames": {"pattern": NAME_PATTERN},
-                 "patternProperties": {"^__": RESERVED_LABEL},
-                 "additionalProperties": {"type": "string"}}
-    duration = {"type": "string", "minLength": 1, "pattern": DURATION_PATTERN}
     severity = {"type": "string", "enum": list(severities)} if severities else {"type": "string"}
-    group = {
-        "type": "object", "additionalProperties": False,
-        "properties": {"enabled": {"type": "boolean"}, "additionalRuleLabels": label_map,
-                       "additionalRuleAnnotations": annotation_map},
+    custom_props = {"for": ref["duration"], "keepFiringFor": ref["duration"], "severity": severity,
+                    "labels": ref["labels"], "annotations": ref["annotations"]}
+    definitions = {
+        "labels": {"type": "object", "propertyNames": {"pattern": NAME_PATTERN},
+                   "patternProperties": {"^__": RESERVED_LABEL},
+                   "additionalProperties": {"type": "string"}},
+        "annotations": {"type": "object", "propertyNames": {"pattern": NAME_PATTERN},
+                        "additionalProperties": {"type": "string"}},
+        "duration": {"type": "string", "minLength": 1, "pattern": DURATION_PATTERN},
+        "group": {"type": "object", "additionalProperties": False,
+                  "properties": {"enabled": {"type": "boolean"}, "additionalRuleLabels": ref["labels"],
+                                 "additionalRuleAnnotations": ref["annotations"]}},
+        "customAlert": {"type": "object", "additionalProperties": False, "properties": custom_props},
+        "customRecord": {"type": "object", "additionalProperties": False, "properties": {"labels": ref["labels"]},
+                         "description": "a recording rule: only labels apply"},
     }
-    custom = {
-        "type": "object", "additionalProperties": False,
-        "properties": {"for": duration, "keepFiringFor": duration, "severity": severity,
-                       "labels": label_map, "annotations": annotation_map},
-    }
+
     def custom_of(params) -> dict:
         if not params:
-            return custom
+            return ref["customAlert"]
         props = {}
         for pname, kind, desc in params:
-            props[pname] = dict(duration) if kind == "duration" else dict(PROMQL_NUMBER)
+            props[pname] = dict(ref["duration"]) if kind == "duration" else dict(PROMQL_NUMBER)
             if desc:
                 props[pname]["description"] = desc
-        return {**custom, "properties": {**custom["properties"], "params": {
+        return {"type": "object", "additionalProperties": False, "properties": {**custom_props, "params": {
             "type": "object", "additionalProperties": False, "properties": props}}}
 
-    custom_record = {"type": "object", "additionalProperties": False, "properties": {"labels": label_map},
-                     "description": "a recording rule: only labels apply"}
     if rules:
         alerts = {name for name, is_alert, _ in rules if is_alert}
         params: dict = {}
@@ -453,16 +458,16 @@ def _knobs_schema(rules: tuple = (), groups: tuple[str, ...] = (),
             params.setdefault(name, set()).update(ps)
         names = sorted({name for name, _, _ in rules})
         groups_schema = {"type": "object", "additionalProperties": False,
-                         "properties": {g: group for g in sorted(set(groups))}}
+                         "properties": {g: ref["group"] for g in sorted(set(groups))}}
         disabled = {"type": "object", "additionalProperties": False,
                     "properties": {n: {"type": "boolean"} for n in names}}
         customs = {"type": "object", "additionalProperties": False,
-                   "properties": {n: custom_of(sorted(params[n])) if n in alerts else custom_record
+                   "properties": {n: custom_of(sorted(params[n])) if n in alerts else ref["customRecord"]
                                   for n in names}}
     else:
-        groups_schema = {"type": "object", "additionalProperties": group}
+        groups_schema = {"type": "object", "additionalProperties": ref["group"]}
         disabled = {"type": "object", "additionalProperties": {"type": "boolean"}}
-        customs = {"type": "object", "additionalProperties": custom}
+        customs = {"type": "object", "additionalProperties": ref["customAlert"]}
     return {
         "type": "object",
         "description": "Knobs of the PrometheusRule generated by rulegen.",
@@ -470,12 +475,13 @@ def _knobs_schema(rules: tuple = (), groups: tuple[str, ...] = (),
             "runbookUrl": {"type": "string", "pattern": "^https?://"},
             "labels": str_map,
             "annotations": str_map,
-            "additionalRuleLabels": label_map,
-            "additionalRuleAnnotations": annotation_map,
+            "additionalRuleLabels": ref["labels"],
+            "additionalRuleAnnotations": ref["annotations"],
             "groups": groups_schema,
             "disabled": disabled,
             "customRules": customs,
         },
+        "definitions": definitions,
     }
 
 
@@ -512,7 +518,7 @@ def _values_schema_text(existing: str | None, gates: tuple[str, ...], values_key
         raise ValueError("values.schema.json is not a JSON object")
     for gate in gates:
         _set_schema(doc, gate.split("."), GATE_SCHEMA, keep=True)
-    _set_schema(doc, [values_key], _knobs_schema(rules, groups, severities))
+    _set_schema(doc, [values_key], _knobs_schema(rules, groups, severities, values_key))
     # json.dumps escapes line breaks inside strings, so every "\n" here is a line ending.
     try:
         text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

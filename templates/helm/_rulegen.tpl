@@ -8,16 +8,12 @@ different rulegen versions never redefine each other's.
 
 Values are read defensively: a knob that is absent, null or not of the expected kind (a
 string where a map belongs...) counts as unset, so odd values render the defaults, never a
-template error. Gates, group toggles and "disabled" count only as the booleans true/false.
+template error. Maps are read with one idiom, on one line:
+  $x := get $map "key" ... if not (kindIs "map" $x) ... $x = dict Gates, group toggles and "disabled" count only as the booleans true/false.
 values.schema.json rejects such values before anything renders; --skip-schema-validation
 gets this fallback.
 */}}
 
-{{- /* rulegen.v2.map: (list $map $key): $map.$key when it is a map, else an empty map. */}}
-{{- define "rulegen.v2.map" }}
-{{- $v := get (index . 0) (index . 1) }}
-{{- if kindIs "map" $v }}{{ toJson $v }}{{ else }}{}{{ end }}
-{{- end }}
 
 {{- /*
 rulegen.v2.load: (dict "root" . "out" $rg). Finds this template's rules file and fills $rg
@@ -59,12 +55,12 @@ The rules file is the one under rules/ whose "# rulegen-chart:" line names this 
 {{- end }}
 
 {{- /* The knobs, under .Values.<valuesKey>. */}}
-{{- $cfg := include "rulegen.v2.map" (list $root.Values (get $chart "valuesKey")) | fromJson }}
-{{- $disabled := include "rulegen.v2.map" (list $cfg "disabled") | fromJson }}
-{{- $custom := include "rulegen.v2.map" (list $cfg "customRules") | fromJson }}
-{{- $toggles := include "rulegen.v2.map" (list $cfg "groups") | fromJson }}
-{{- $globalLabels := include "rulegen.v2.map" (list $cfg "additionalRuleLabels") | fromJson }}
-{{- $globalAnnotations := include "rulegen.v2.map" (list $cfg "additionalRuleAnnotations") | fromJson }}
+{{- $cfg := get $root.Values (get $chart "valuesKey") }}{{ if not (kindIs "map" $cfg) }}{{ $cfg = dict }}{{ end }}
+{{- $disabled := get $cfg "disabled" }}{{ if not (kindIs "map" $disabled) }}{{ $disabled = dict }}{{ end }}
+{{- $custom := get $cfg "customRules" }}{{ if not (kindIs "map" $custom) }}{{ $custom = dict }}{{ end }}
+{{- $toggles := get $cfg "groups" }}{{ if not (kindIs "map" $toggles) }}{{ $toggles = dict }}{{ end }}
+{{- $globalLabels := get $cfg "additionalRuleLabels" }}{{ if not (kindIs "map" $globalLabels) }}{{ $globalLabels = dict }}{{ end }}
+{{- $globalAnnotations := get $cfg "additionalRuleAnnotations" }}{{ if not (kindIs "map" $globalAnnotations) }}{{ $globalAnnotations = dict }}{{ end }}
 
 {{- /* Gates: each "a.b" path of .Values must be the boolean true. */}}
 {{- $gates := true }}
@@ -89,21 +85,22 @@ The rules file is the one under rules/ whose "# rulegen-chart:" line names this 
 
 {{- $groups := list }}
 {{- range $gi, $group := get $rules "groups" }}
-{{- $toggle := include "rulegen.v2.map" (list $toggles (get $group "name")) | fromJson }}
+{{- $toggle := get $toggles (get $group "name") }}{{ if not (kindIs "map" $toggle) }}{{ $toggle = dict }}{{ end }}
 {{- if not (and (kindIs "bool" (get $toggle "enabled")) (not (get $toggle "enabled"))) }}
-{{- $groupLabels := include "rulegen.v2.map" (list $toggle "additionalRuleLabels") | fromJson }}
-{{- $groupAnnotations := include "rulegen.v2.map" (list $toggle "additionalRuleAnnotations") | fromJson }}
+{{- $groupLabels := get $toggle "additionalRuleLabels" }}{{ if not (kindIs "map" $groupLabels) }}{{ $groupLabels = dict }}{{ end }}
+{{- $groupAnnotations := get $toggle "additionalRuleAnnotations" }}{{ if not (kindIs "map" $groupAnnotations) }}{{ $groupAnnotations = dict }}{{ end }}
 {{- $out := list }}
 {{- range $ri, $rule := get $group "rules" }}
 {{- $name := get $rule "alert" | default (get $rule "record") }}
 {{- $off := get $disabled $name }}
 {{- if not (and (kindIs "bool" $off) $off) }}
-{{- $o := include "rulegen.v2.map" (list $custom $name) | fromJson }}
+{{- $o := get $custom $name }}{{ if not (kindIs "map" $o) }}{{ $o = dict }}{{ end }}
+{{- $ruleLabels := get $o "labels" }}{{ if not (kindIs "map" $ruleLabels) }}{{ $ruleLabels = dict }}{{ end }}
 {{- $r := dict "expr" (get $rule "expr") }}
 {{- /* Labels: the rule's own < additionalRuleLabels < the group's < customRules.<Rule>.labels
        < customRules.<Rule>.severity. */}}
 {{- $labels := deepCopy (get $rule "labels" | default dict) }}
-{{- range $layer := list $globalLabels $groupLabels (include "rulegen.v2.map" (list $o "labels") | fromJson) }}
+{{- range $layer := list $globalLabels $groupLabels $ruleLabels }}
 {{- range $k, $v := $layer }}
 {{- $_ := set $labels $k $v }}
 {{- end }}
@@ -115,7 +112,7 @@ The rules file is the one under rules/ whose "# rulegen-chart:" line names this 
 {{- end }}
 {{- /* Parameters: customRules.<Alert>.params.<name> replaces [[name]] in the expr as the
        spec wrote it; parameters not set keep their defaults. */}}
-{{- $set := include "rulegen.v2.map" (list $o "params") | fromJson }}
+{{- $set := get $o "params" }}{{ if not (kindIs "map" $set) }}{{ $set = dict }}{{ end }}
 {{- $p := get $paramsAt (printf "%d.%d" $gi $ri) }}
 {{- if and $p $set }}
 {{- $expr := get $p "expr" }}
@@ -137,7 +134,8 @@ The rules file is the one under rules/ whose "# rulegen-chart:" line names this 
 {{- if and (kindIs "string" $url) (hasPrefix $oldBase $url) }}
 {{- $_ := set $annotations "runbook_url" (printf "%s%s" $newBase (trimPrefix $oldBase $url)) }}
 {{- end }}
-{{- range $layer := list $globalAnnotations $groupAnnotations (include "rulegen.v2.map" (list $o "annotations") | fromJson) }}
+{{- $ruleAnnotations := get $o "annotations" }}{{ if not (kindIs "map" $ruleAnnotations) }}{{ $ruleAnnotations = dict }}{{ end }}
+{{- range $layer := list $globalAnnotations $groupAnnotations $ruleAnnotations }}
 {{- range $k, $v := $layer }}
 {{- $_ := set $annotations $k $v }}
 {{- end }}
@@ -171,14 +169,16 @@ The rules file is the one under rules/ whose "# rulegen-chart:" line names this 
 {{- if get $chart "labelsHelper" }}
 {{- $meta = include (get $chart "labelsHelper") $root | fromYaml }}
 {{- end }}
-{{- range $k, $v := include "rulegen.v2.map" (list $cfg "labels") | fromJson }}
+{{- $metaLabels := get $cfg "labels" }}{{ if not (kindIs "map" $metaLabels) }}{{ $metaLabels = dict }}{{ end }}
+{{- range $k, $v := $metaLabels }}
 {{- $_ := set $meta $k $v }}
 {{- end }}
 {{- $_ := set $rg "render" (and $gates (gt (len $groups) 0)) }}
 {{- $_ := set $rg "name" $name }}
 {{- $_ := set $rg "namespace" (get $chart "namespace" | default $root.Release.Namespace) }}
 {{- $_ := set $rg "labels" $meta }}
-{{- $_ := set $rg "annotations" (include "rulegen.v2.map" (list $cfg "annotations") | fromJson) }}
+{{- $metaAnnotations := get $cfg "annotations" }}{{ if not (kindIs "map" $metaAnnotations) }}{{ $metaAnnotations = dict }}{{ end }}
+{{- $_ := set $rg "annotations" $metaAnnotations }}
 {{- $_ := set $rg "groups" $groups }}
 {{- end }}
 
@@ -195,33 +195,31 @@ The rules file is the one under rules/ whose "# rulegen-chart:" line names this 
 
 {{- /*
 rulegen.v2.scalar: (list $value $indent) writes $value (a string, or anything toString
-turns into one) as a YAML scalar that reads back as exactly that string:
-  plain       when no YAML reader (1.1 or 1.2) could take it for anything else:
-              printable ASCII starting with a letter or "_" (not true/yes/on/null...),
-              or a duration such as 5m or 1h30m;
-  |  or  |-   a literal block, lines indented to column $indent, for multi-line text
-              that a block holds exactly (no trailing spaces, no leading space...);
-  "..."       else: JSON (a JSON string is a YAML double-quoted scalar), plus escapes for
-              what JSON leaves raw and YAML forbids or reads as a line break (DEL, the C1
-              controls with NEL, U+FFFE, U+FFFF). toYaml is not exact for these.
+turns into one) as a YAML scalar that reads back as exactly that string (Go's text/template
+and sprig functions only: no regular expression, which costs a compile per call):
+  plain       when no YAML reader (1.1 or 1.2) could take it for anything else: printable
+              ASCII starting with a letter or "_", without ": " or " #", not ending with a
+              space or ":", not a YAML word (true, yes, on, null...); or digits and the
+              duration units s m h d w y, starting with a digit and ending with a unit (5m);
+  |  or  |-   a literal block, lines indented to column $indent (0: never, for keys), for
+              multi-line text a block holds exactly: every character printable (Go's
+              strconv.IsPrint) or a line break, no line ending in a space, not starting
+              with a space or a line break, not ending with two line breaks;
+  "..."       else: Go's %q quoting (strconv.Quote), whose escapes (\n, \t, \x7f, \u0085,
+              \u2028, \ufeff...) are all YAML double-quoted escapes of the same characters.
 */}}
 {{- define "rulegen.v2.scalar" }}
 {{- $s := toString (index . 0) }}
-{{- if or (regexMatch `^[0-9]+(ms|[smhdwy])([0-9]+(ms|[smhdwy]))*$` $s) (and (regexMatch `^[A-Za-z_][ -~]*$` $s) (not (regexMatch `: | #|[ :]$` $s)) (not (has (lower $s) (list "y" "n" "yes" "no" "on" "off" "true" "false" "null")))) }}
+{{- $first := substr 0 1 $s }}
+{{- if and $s (eq (trimAll " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~" $s) "") (or (and (contains $first "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_") (not (contains ": " $s)) (not (contains " #" $s)) (not (hasSuffix " " $s)) (not (hasSuffix ":" $s)) (or (gt (len $s) 5) (not (has (lower $s) (list "y" "n" "yes" "no" "on" "off" "true" "false" "null"))))) (and (contains $first "0123456789") (eq (trimAll "0123456789smhdwy" $s) "") (not (contains (substr (int (sub (len $s) 1)) -1 $s) "0123456789")))) }}
 {{- $s }}
-{{- else if and (ne (index . 1) 0) (regexMatch "^[^ \n]" $s) (regexMatch "^[\n\x20-\x7e\u00a0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*$" $s) (contains "\n" $s) (not (regexMatch " \n| $|\n\n$" $s)) }}
+{{- else if and (ne (index . 1) 0) (contains "\n" $s) (not (hasPrefix " " $s)) (not (hasPrefix "\n" $s)) (not (contains " \n" $s)) (not (hasSuffix " " $s)) (not (hasSuffix "\n\n" $s)) (eq (printf "%q" (replace "\n" "" $s)) (printf "\"%s\"" (replace "\"" "\\\"" (replace "\\" "\\\\" (replace "\n" "" $s))))) }}
 {{- if hasSuffix "\n" $s }}|{{ else }}|-{{ end }}
 {{- $pad := repeat (int (index . 1)) " " }}
 {{- range $line := splitList "\n" (trimSuffix "\n" $s) }}
 {{ if $line }}{{ $pad }}{{ $line }}{{ end }}
 {{- end }}
 {{- else }}
-{{- $s = toJson $s }}
-{{- if regexMatch "[\u007f-\u009f\ufffe\uffff]" $s }}
-{{- range $raw, $escaped := dict "\u007f" "\\u007f" "\u0080" "\\u0080" "\u0081" "\\u0081" "\u0082" "\\u0082" "\u0083" "\\u0083" "\u0084" "\\u0084" "\u0085" "\\u0085" "\u0086" "\\u0086" "\u0087" "\\u0087" "\u0088" "\\u0088" "\u0089" "\\u0089" "\u008a" "\\u008a" "\u008b" "\\u008b" "\u008c" "\\u008c" "\u008d" "\\u008d" "\u008e" "\\u008e" "\u008f" "\\u008f" "\u0090" "\\u0090" "\u0091" "\\u0091" "\u0092" "\\u0092" "\u0093" "\\u0093" "\u0094" "\\u0094" "\u0095" "\\u0095" "\u0096" "\\u0096" "\u0097" "\\u0097" "\u0098" "\\u0098" "\u0099" "\\u0099" "\u009a" "\\u009a" "\u009b" "\\u009b" "\u009c" "\\u009c" "\u009d" "\\u009d" "\u009e" "\\u009e" "\u009f" "\\u009f" "\ufffe" "\\ufffe" "\uffff" "\\uffff" }}
-{{- $s = replace $raw $escaped $s }}
-{{- end }}
-{{- end }}
-{{- $s }}
+{{- printf "%q" $s }}
 {{- end }}
 {{- end }}

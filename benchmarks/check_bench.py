@@ -33,7 +33,9 @@ What it does, in one run (one to two minutes):
    default the last commit with that layout) from the same specs: once as one ``helm
    template`` per chart, summed (as Argo CD renders one application per chart), alternating
    the layouts chart by chart, and once as one umbrella chart holding all of them as
-   subcharts (Helm's template engine alone, start-up paid once). Target: at most 1.5x.
+   subcharts (Helm's template engine alone, start-up paid once). Target: at most 1.5x. The
+   same run also times ``rulegen check`` of that rulegen on its build against this checkout's,
+   so a change in the ratio to promtool can be told from the machine's load.
 
 The promtool used is the pinned one found by :func:`rulegen.run.tools.find` (``.tools/bin``).
 """
@@ -252,11 +254,16 @@ def helm_bench(new_root: Path, tmp: Path, apps: list[str], repeat: int, helm: st
                 totals[layout] += run_once([helm, "template", "r", str(root / "charts" / app), *on])
         for k in totals:
             per_chart[k].append(totals[k])
+    checks = {"new": [], "old": []}  # rulegen check itself, this checkout against rulegen at ref
+    for _ in range(repeat):
+        checks["new"].append(run_once(_rulegen("check"), cwd=new_root))
+        checks["old"].append(run_once(_rulegen("check"), cwd=old_root, env=env))
     gates = {"enabled": True, "monitoring": {"enabled": True}}
     umbrellas = {k: _umbrella(r, tmp / f"umbrella-{k}", apps, gates) for k, r in (("new", new_root), ("old", old_root))}
     ta, tb = time_pair([helm, "template", "r", str(umbrellas["new"])], [helm, "template", "r", str(umbrellas["old"])],
                        repeat)
-    return {"per_chart_new": min(per_chart["new"]), "per_chart_old": min(per_chart["old"]),
+    return {"check_new": min(checks["new"]), "check_old": min(checks["old"]),
+            "per_chart_new": min(per_chart["new"]), "per_chart_old": min(per_chart["old"]),
             "umbrella_new": min(ta), "umbrella_old": min(tb)}
 
 
@@ -334,6 +341,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  one helm per chart, summed: {h['per_chart_new']:.2f}s vs {h['per_chart_old']:.2f}s ({per:.2f})")
         print(f"  one umbrella chart:         {h['umbrella_new']:.2f}s vs {h['umbrella_old']:.2f}s ({umb:.2f})")
         print(f"target: at most 1.50: {'met' if max(per, umb) <= 1.5 else 'NOT met'} ({max(per, umb):.2f})")
+        print(f"rulegen check of the generated project, this checkout vs rulegen {args.baseline_ref} "
+              f"(same specs, each in its own layout): {h['check_new']:.2f}s vs {h['check_old']:.2f}s "
+              f"({h['check_new'] / h['check_old']:.2f})")
     return 0
 
 

@@ -37,7 +37,7 @@ def test_llama_swap_page_has_every_seed_fact(project):
     assert build(project) == 0
     page = (project / "runbooks/llama-swap.md").read_text()
     # where the rule lives and when it renders
-    assert ("**Where the rule lives:** `charts/llama-swap/templates/prometheusrule.yaml` in the chart "
+    assert ("**Where the rule lives:** `charts/llama-swap/rules/llama-swap.rules.yaml` in the chart "
             "`charts/llama-swap` renders the PrometheusRule `llama-swap` in namespace `ai`, group `llama-swap`.") in page
     assert "only when `enabled` and `monitoring.enabled` are true in `charts/llama-swap/values.yaml`" in page
     # per alert: severity and component, fires-when sentence with the expr and the for, PromQL as code

@@ -258,7 +258,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
         "title": md_text(rb.get("title", f"{spec.title} alert runbook")),
         "intro": (rb.get("intro") or "").strip(),
         "chart_path": spec.chart.path,
-        "chart_template": spec.chart.template_path,
+        "chart_template": f"{spec.chart.path}/rules/{spec.app}.rules.yaml",  # the rules file (rulegen.render.helm)
         "values_file": f"{spec.chart.path}/values.yaml",
         "rule_name": inline_code(spec.chart.name) if spec.chart.name else
         ("named after the Helm release (the chart's fullname"

@@ -339,3 +339,26 @@ def test_unchanged_charts_are_not_rendered(built_repo, capsys, monkeypatch):
     from rulegen.gitops import diff as diff_mod
     monkeypatch.setattr(diff_mod, "_side", lambda *a: pytest.fail("rendered an unchanged chart"))
     assert diff(built_repo, capsys).splitlines()[1:] == []
+
+
+def test_param_values_read_back_from_an_expr():
+    from rulegen.gitops.diff import _expr_phrase, _param_values
+    tpl = "increase(x[[[window]]]) > [[count]] or y > [[count]]"
+    assert _param_values(tpl, "increase(x[5m]) > 10 or y > 10") == {"window": "5m", "count": "10"}
+    assert _param_values(tpl, "increase(x[5m]) > 10 or y > 11") is None
+    assert _expr_phrase(tpl, "increase(x[5m]) > 10 or y > 10", "increase(x[1h]) > 10 or y > 10") == "window 5m -> 1h"
+    assert _expr_phrase(None, "a", "b") == "expr"
+
+
+@pytest.mark.tools
+def test_a_parameter_override_is_named(built_repo, capsys, helm_bin):
+    edit(built_repo, "llama-swap.yaml", "absent(up{job=\"llama-swap\", namespace=\"ai\"} == 1)",
+         "absent(up{job=\"llama-swap\", namespace=\"ai\"} == [[up]])\n        params: {up: 1}")
+    assert main(["-C", str(built_repo), "build"]) == 0
+    git(built_repo, "commit", "-q", "-am", "param")
+    values = built_repo / "charts/llama-swap/values.yaml"
+    edit_file(values, "  customRules: {}\n", "  customRules:\n    LlamaSwapNoMetrics:\n      params:\n        up: 0\n")
+    capsys.readouterr()
+    assert diff(built_repo, capsys).splitlines()[1:] == [
+        "values and gates (helm template of the changed charts):",
+        "  charts/llama-swap: LlamaSwapNoMetrics up 1 -> 0 (values)"]

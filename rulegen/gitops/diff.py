@@ -22,7 +22,8 @@ every gate on and the knobs removed (``<valuesKey>: null``: the spec's defaults)
 between the two sides' knob renderings that the defaults do not share is the values' doing,
 reported per alert: ``RedisDown disabled by values``, ``group redis disabled by values``,
 ``RedisMemoryHigh severity warning -> info (values)``, ``for``, ``keep_firing_for``, ``labels``
-and ``annotations`` likewise; a change of the gates is ``gates on: the PrometheusRule now
+and ``annotations`` likewise, and a parameter of the expr by name (``RedisMemoryHigh threshold
+0.9 -> 0.95 (values)``); a change of the gates is ``gates on: the PrometheusRule now
 renders 3 alerts`` or ``gates off: the PrometheusRule no longer renders (it rendered 3
 alerts)``. Rules are matched by name (and occurrence, for a name used twice). Without helm,
 or when helm fails on one side, a note says so and the spec summary stands alone.
@@ -336,9 +337,39 @@ def _side(chart: Path, keys_gates, root: Path):
     return own_on, own, knobs, default
 
 
-def _effects(old, new) -> list[str]:
+def _param_values(template: str, expr: str) -> dict | None:
+    """The parameter values that make ``template`` (an expr with ``[[name]]`` placeholders)
+    read ``expr``, or None when it does not match."""
+    import re
+
+    from ..spec.model import PARAM_RE
+    pattern, seen, pos = "", set(), 0
+    for m in PARAM_RE.finditer(template):
+        pattern += re.escape(template[pos:m.start()])
+        name = m.group(1)
+        pattern += f"(?P={name})" if name in seen else f"(?P<{name}>.+?)"
+        seen.add(name)
+        pos = m.end()
+    pattern += re.escape(template[pos:])
+    m = re.fullmatch(pattern, expr, re.S)
+    return m.groupdict() if m else None
+
+
+def _expr_phrase(template: str | None, old: str, new: str) -> str:
+    """``threshold 0.9 -> 0.95`` when ``template`` (the alert's expr as the spec writes it)
+    explains both exprs by its parameters, else ``expr``."""
+    if template:
+        a, b = _param_values(template, old), _param_values(template, new)
+        if a is not None and b is not None:
+            return ", ".join(f"{k} {a[k]} -> {b[k]}" for k in a if a[k] != b[k]) or "expr"
+    return "expr"
+
+
+def _effects(old, new, templates: dict | None = None) -> list[str]:
     """What the values changed between two sides (see the module docstring); ``old`` is None
-    for a chart new in the working tree."""
+    for a chart new in the working tree. ``templates``: alert name -> its expr with
+    ``[[name]]`` placeholders, for alerts with parameters (their change is named by
+    parameter)."""
     new_on, new_own, new_knobs, new_default = new
     if old is None:
         old_on, old_own, old_knobs, old_default = False, {}, new_default, new_default
@@ -388,7 +419,7 @@ def _effects(old, new) -> list[str]:
             if isinstance(a[f], dict):
                 phrases.append(f"{f} ({_dict_delta(a[f], b[f])})")
             elif f == "expr":
-                phrases.append("expr")
+                phrases.append(_expr_phrase((templates or {}).get(key[0]), a[f], b[f]))
             else:
                 phrases.append(f"{f} {a[f] or '(none)'} -> {b[f] or '(none)'}")
         if phrases:
@@ -436,7 +467,9 @@ def values_effects(root: Path, base: str, old_specs, new_specs) -> tuple[list[tu
                     break
             else:
                 if sides[1] is not None:
-                    effects += [(chart, e) for e in _effects(sides[0], sides[1])]
+                    templates = {r.name: r.expr_template for s in new_specs if s.chart.path == chart
+                                 for _, r in s.rules() if r.expr_template}
+                    effects += [(chart, e) for e in _effects(sides[0], sides[1], templates)]
     return effects, notes
 
 

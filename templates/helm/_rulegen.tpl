@@ -9,11 +9,11 @@ different rulegen versions never redefine each other's.
 Values are read defensively: a knob that is absent, null or not of the expected kind (a
 string where a map belongs...) counts as unset, so odd values render the defaults, never a
 template error. Maps are read with one idiom, on one line:
-  $x := get $map "key" ... if not (kindIs "map" $x) ... $x = dict Gates, group toggles and "disabled" count only as the booleans true/false.
+  $x := get $map "key" ... if not (kindIs "map" $x) ... $x = dict
+Gates, group toggles and "disabled" count only as the booleans true/false.
 values.schema.json rejects such values before anything renders; --skip-schema-validation
 gets this fallback.
 */}}
-
 
 {{- /*
 rulegen.v2.load: (dict "root" . "out" $rg). Finds this template's rules file and fills $rg
@@ -73,8 +73,8 @@ The rules file is the one under rules/ whose "# rulegen-chart:" line names this 
 {{- end }}
 
 {{- /* runbookUrl: the rules file links each alert to <runbookBase>/<app>/#<anchor>; a
-       runbookUrl in values replaces that base. A runbook_url the spec wrote itself points
-       elsewhere and is kept. */}}
+       runbookUrl in values replaces that base. A runbook_url the spec wrote itself to
+       another address is kept. */}}
 {{- $oldBase := printf "%s/%s/#" (get $chart "runbookBase") (get $chart "app") }}
 {{- $newBase := get $cfg "runbookUrl" }}
 {{- if and (kindIs "string" $newBase) $newBase }}

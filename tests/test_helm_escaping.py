@@ -172,3 +172,34 @@ def test_rendered_exprs_pass_promtool(helm_bin, promtool_bin, tmp_path):
     proc = subprocess.run([str(promtool_bin), "check", "rules", str(f)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"SUCCESS: {len(items) + 1} rules found" in proc.stdout
+
+
+# --- strings from values, through the template's rulegen.v2.scalar --------------------------
+
+@pytest.fixture(scope="module")
+def values_chart(tmp_path_factory):
+    return write_chart(tmp_path_factory.mktemp("vals"), {"app": "vals", "groups": [{"name": "g", "rules": [
+        {"alert": "A", "expr": "up", "for": "5m", "severity": "warning", "summary": "s"},
+        {"record": "r:up", "expr": "sum(up)"}]}]})
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(strings=st.lists(text, min_size=1, max_size=30))
+@example(strings=NASTY[:30])
+@example(strings=NASTY[30:60])
+@example(strings=NASTY[60:])
+def test_values_strings_come_back_exactly(helm_bin, values_chart, strings):
+    """Label and annotation values (and PrometheusRule labels) from values, arbitrary text, come
+    back byte for byte: plain, literal block or %q-quoted, whichever the writer picks."""
+    chart, spec = values_chart
+    labels = {f"l{i}": s for i, s in enumerate(strings)}
+    knobs = {"additionalRuleLabels": labels, "customRules": {"A": {"annotations": labels}},
+             "annotations": labels}
+    out = helm_run.template(chart, values=[{"prometheusRule": knobs}])
+    (pr,) = strict_load_all(out.text)
+    rules = {r.get("alert", r.get("record")): r for g in pr["spec"]["groups"] for r in g["rules"]}
+    assert {k: rules["A"]["labels"][k] for k in labels} == labels
+    assert {k: rules["r:up"]["labels"][k] for k in labels} == labels
+    assert {k: rules["A"]["annotations"][k] for k in labels} == labels
+    assert pr["metadata"]["annotations"] == labels

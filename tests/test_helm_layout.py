@@ -23,6 +23,7 @@ import yaml
 from rulegen.cli import main
 from rulegen.gitops import ownership
 from rulegen.render import helm as helm_render
+from rulegen.render.plain import rule_groups
 from rulegen.run import helm as helm_run
 from test_helm_support import SITE, make_spec, strict_load_all
 
@@ -181,3 +182,18 @@ def test_previous_layout_moves_on_build_without_a_refusal_and_renders_the_same(t
         old_docs, new_docs = strict_load_all(old_text), strict_load_all(new_text)
         assert new_docs == old_docs, (c, i)
         assert [d["kind"] for d in new_docs if d.get("kind") == "PrometheusRule"] == ["PrometheusRule"]
+
+
+@pytest.mark.tools
+def test_chart_rules_file_of_nasty_strings_passes_promtool_and_reads_back(promtool_bin, tmp_path):
+    """The chart's rules file (plain where YAML allows) holds every odd string exactly, for
+    PyYAML (YAML 1.1) and for Prometheus' own reader (promtool check rules)."""
+    from test_plain import NASTY_SPEC, STRINGS
+    spec = make_spec(NASTY_SPEC)
+    text = helm_render.render_rules_file(spec, tmp_path, SITE, ["# test"])
+    assert strict_load_all(text) == [{"groups": rule_groups(spec, SITE)}]
+    f = tmp_path / "nasty.rules.yaml"
+    f.write_text(text, encoding="utf-8")
+    proc = subprocess.run([str(promtool_bin), "check", "rules", str(f)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"SUCCESS: {len(STRINGS) + 1} rules found" in proc.stdout

@@ -197,3 +197,16 @@ def test_chart_rules_file_of_nasty_strings_passes_promtool_and_reads_back(promto
     proc = subprocess.run([str(promtool_bin), "check", "rules", str(f)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"SUCCESS: {len(STRINGS) + 1} rules found" in proc.stdout
+
+
+@pytest.mark.tools
+def test_template_without_its_rules_file_fails_and_says_why(tmp_path, helm_bin):
+    """A chart whose rules file is missing (not copied, or left out by .helmignore) fails
+    helm template with a message naming the template, never renders an empty PrometheusRule."""
+    from test_helm_support import write_chart
+    chart, _ = write_chart(tmp_path, SMALL)
+    (chart / "rules" / "shop.rules.yaml").unlink()
+    with pytest.raises(helm_run.HelmError) as e:
+        helm_run.template(chart)
+    assert ('shop/templates/prometheusrule.yaml: no rules/*.rules.yaml names this template in its '
+            '"# rulegen-chart:" line; run rulegen build') in str(e.value)

@@ -242,9 +242,10 @@ def helm_bench(new_root: Path, tmp: Path, apps: list[str], repeat: int, helm: st
     shutil.copy(new_root / "mkdocs.yml", old_root / "mkdocs.yml")
     code = _baseline_rulegen(tmp / "baseline-src", ref)
     env = dict(os.environ, PYTHONPATH=str(code))
-    run_once([sys.executable, "-m", "rulegen", "-C", str(old_root), "build"], env=env)
-    if not list(old_root.glob("charts/*/templates/prometheusrule.yaml")):
-        sys.exit(f"rulegen at {ref} built no chart")
+    # cwd: not this checkout, whose rulegen/ python -m would import before PYTHONPATH's
+    run_once([sys.executable, "-m", "rulegen", "-C", str(old_root), "build"], cwd=tmp, env=env)
+    if not list(old_root.glob("charts/*/templates/prometheusrule.yaml")) or list(old_root.glob("charts/*/rules")):
+        sys.exit(f"rulegen at {ref} did not build charts of the previous layout")
     on = ["--set", "enabled=true,monitoring.enabled=true"]
     per_chart = {"new": [], "old": []}
     for _ in range(repeat):

@@ -210,3 +210,13 @@ def test_template_without_its_rules_file_fails_and_says_why(tmp_path, helm_bin):
         helm_run.template(chart)
     assert ('shop/templates/prometheusrule.yaml: no rules/*.rules.yaml names this template in its '
             '"# rulegen-chart:" line; run rulegen build') in str(e.value)
+
+
+@pytest.mark.tools
+@pytest.mark.parametrize("chart", [c.name for c in CHARTS])
+def test_bundled_charts_pass_strict_lint(helm_bin, chart):
+    """``helm lint --strict`` makes a missing map key an error: the template reads every
+    optional key with ``get``."""
+    proc = subprocess.run([str(helm_bin), "lint", "--strict", str(REPO / "charts" / chart),
+                           "--set", "enabled=true,monitoring.enabled=true"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

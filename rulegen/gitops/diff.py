@@ -451,25 +451,31 @@ def values_effects(root: Path, base: str, old_specs, new_specs) -> tuple[list[tu
                     "(scripts/install-tools.sh installs it)"]
     effects: list[tuple[str, str]] = []
     notes: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="rulegen-diff-") as tmp:
-        for chart in charts:
-            keys_gates = by_chart[chart]
-            sides = []
-            for label, where in ((base, None), ("the working tree", root / chart)):
-                try:
-                    if where is None:
-                        dest = Path(tmp) / "base"
-                        where = dest / chart if export_chart(root, base, chart, dest) else None
-                    sides.append(None if where is None or not (where / "Chart.yaml").is_file()
-                                 else _side(where, keys_gates, root))
-                except RulegenError as e:
-                    notes.append(f"{chart} at {label}: values not compared: {str(e).splitlines()[-1]}")
-                    break
-            else:
-                if sides[1] is not None:
-                    templates = {r.name: r.expr_template for s in new_specs if s.chart.path == chart
-                                 for _, r in s.rules() if r.expr_template}
-                    effects += [(chart, e) for e in _effects(sides[0], sides[1], templates)]
+    def one(i_chart):
+        """(effects, notes) of one chart; charts run two at a time (helm processes)."""
+        i, chart = i_chart
+        keys_gates = by_chart[chart]
+        sides = []
+        for label, where in ((base, None), ("the working tree", root / chart)):
+            try:
+                if where is None:
+                    dest = Path(tmp) / str(i)
+                    where = dest / chart if export_chart(root, base, chart, dest) else None
+                sides.append(None if where is None or not (where / "Chart.yaml").is_file()
+                             else _side(where, keys_gates, root))
+            except RulegenError as e:
+                return [], [f"{chart} at {label}: values not compared: {str(e).splitlines()[-1]}"]
+        if sides[1] is None:
+            return [], []
+        templates = {r.name: r.expr_template for s in new_specs if s.chart.path == chart
+                     for _, r in s.rules() if r.expr_template}
+        return [(chart, e) for e in _effects(sides[0], sides[1], templates)], []
+
+    from concurrent.futures import ThreadPoolExecutor
+    with tempfile.TemporaryDirectory(prefix="rulegen-diff-") as tmp, ThreadPoolExecutor(2) as pool:
+        for chart_effects, chart_notes in pool.map(one, enumerate(charts)):
+            effects += chart_effects
+            notes += chart_notes
     return effects, notes
 
 

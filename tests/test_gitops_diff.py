@@ -362,3 +362,19 @@ def test_a_parameter_override_is_named(built_repo, capsys, helm_bin):
     assert diff(built_repo, capsys).splitlines()[1:] == [
         "values and gates (helm template of the changed charts):",
         "  charts/llama-swap: LlamaSwapNoMetrics up 1 -> 0 (values)"]
+
+
+@pytest.mark.tools
+def test_values_of_a_project_in_a_subfolder_of_the_repository(tmp_path, capsys, helm_bin):
+    """git archive and ls-tree run in the project folder: paths are relative to it."""
+    repo = tmp_path / "repo"
+    shutil.copytree(V1, repo / "proj")
+    git(repo, "init", "-q")
+    assert main(["-C", str(repo / "proj"), "build"]) == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    edit_file(repo / "proj/charts/llama-swap/values.yaml", "  disabled: {}\n", "  disabled:\n    LlamaSwapDown: true\n")
+    capsys.readouterr()
+    assert diff(repo / "proj", capsys).splitlines()[1:] == [
+        "values and gates (helm template of the changed charts):",
+        "  charts/llama-swap: LlamaSwapDown disabled by values"]

@@ -1,0 +1,219 @@
+"""Label flow and dependencies: what an alert's series carry, and which recording rules exist.
+
+The labels come from :mod:`rulegen.validate.labelflow` (worked out from the PromQL, through
+aggregations, ``absent()``, vector matching, ``label_replace`` and the project's recording
+rules). Precision first: when the labels cannot be known (a plain selector keeps whatever its
+series have), these checks say nothing.
+
+Codes:
+
+* ``RG311`` (warning) a template (an alert's annotation or label) reads ``$labels.X`` (or
+  ``.Labels.X``, ``index $labels "X"``) but the alert's series can never carry ``X``: the
+  text renders empty at 3 a.m. The message names the operation that drops it. A warning,
+  as the alert still fires and routes (raise it to an error in ``.rulegen.yaml``). Bad:
+  ``expr: sum by (job) (rate(http_requests_total[5m])) > 1`` with
+  ``summary: "{{ $labels.instance }} fails"``; good: ``sum by (job, instance) (...)``, or
+  ``{{ $labels.job }}``. ``absent(x{cluster="prod", instance=~"db.*"})`` keeps only
+  ``cluster`` (equality matchers).
+* ``RG312`` (warning) a template reads, through ``$labels``, a label the rule itself sets
+  (app, group or alert ``labels``, ``severity``, ``component``) or ``alertname``: Prometheus
+  expands templates with the labels of the series, before it adds the rule's labels, so it
+  renders empty (unless the series happen to carry the label too, which rulegen cannot rule
+  out for a plain selector; a selector pinning the label, ``by (owner)`` or
+  ``label_replace`` count as carrying it). Bad: ``labels: {owner: db-team}`` with
+  ``summary: "ask {{ $labels.owner }}"``; good: ``summary: "ask db-team"``.
+* ``RG313`` a test's ``exp_labels`` holds a label that the alert can never produce (neither
+  the rule sets it nor its series can carry it): the test can never pass. Bad: ``exp_labels:
+  {instance: a}`` for ``count(up == 0) > 0``.
+* ``RG314`` an ``expr`` reads a recording-rule-shaped name (it contains ``:``) that no rule
+  of the project records, with "did you mean" when one is close: the selector is always
+  empty, so the alert never fires. An error when a project rule has a close name (a typo);
+  a warning otherwise (the rule may be recorded outside the project). Bad:
+  ``instance:redis_memory_use:ratio`` when the project records
+  ``instance:redis_memory_used:ratio``.
+* ``RG315`` a ``#`` comment in an ``expr`` that YAML made one line (a folded ``>`` block or a
+  plain scalar over several lines): PromQL comments run to the end of the line, so the
+  comment swallows everything after it and Prometheus evaluates only what comes before.
+  Write the expression as a ``|`` block, where each comment ends at its line.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from ...findings import Finding, Severity
+from .. import labelflow
+from . import gotemplate
+from .positions import offset_position
+from .promql import nodes, parse
+
+ID = "flow"
+
+
+def recording_rules(specs) -> dict[str, list[tuple[str, dict]]]:
+    """Recording rules of ``specs``: name -> [(expr, labels the rule adds)], in spec order
+    (labels: app, group and rule labels, as :meth:`rulegen.spec.Rule.all_labels` gives)."""
+    out: dict[str, list] = {}
+    for spec in specs:
+        for g, r in spec.rules():
+            if not r.is_alert:
+                out.setdefault(r.name, []).append((r.expr, r.all_labels(spec.labels, g.labels)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# RG315: comments that swallow the rest of a one-line expr
+
+_STRINGS = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`[^`]*`')
+
+
+def comment_offset(expr: str) -> int | None:
+    """Offset of the first ``#`` outside string literals in ``expr``, or None."""
+    masked = _STRINGS.sub(lambda m: " " * len(m.group()), expr)
+    i = masked.find("#")
+    return i if i >= 0 else None
+
+
+def check_spec(spec, ctx):
+    """Yield RG315 for ``spec``."""
+    lf = spec.source
+    for _, rule in spec.rules():
+        expr = rule.expr
+        if "#" not in expr:
+            continue
+        at = comment_offset(expr)
+        if at is None:
+            continue
+        end = expr.find("\n", at)
+        rest = expr[at:] if end < 0 else expr[at:end]
+        path = rule.path + ("expr",)
+        hline, hcol = offset_position(lf, path, at)
+        eline, _ = offset_position(lf, path, at + len(rest))
+        if eline <= hline or (hline, hcol) == lf.pos(path):
+            continue  # the comment ends on its own source line: it swallows nothing of the expr
+        shown = rest[1:].strip()
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        yield Finding(lf.path, hline, hcol, "RG315", Severity.ERROR,
+                      "`#` starts a PromQL comment that runs to the end of the line, and YAML made "
+                      "this expr one line, so everything after it is ignored (" + repr(shown) +
+                      "); write the expr as a `|` block so each comment ends at its line", rule.name)
+
+
+# ---------------------------------------------------------------------------------------------
+# RG311-RG314 across the project
+
+
+def _templated(spec, rule):
+    """(path, "label" | "annotation") of an alert's own templated values."""
+    from .positions import value_at
+    raw = value_at(spec.source.data, rule.path) or {}
+    for k in (raw.get("labels") or {}):
+        yield rule.path + ("labels", k), "label"
+    for k in ("severity", "component"):
+        if k in raw:
+            yield rule.path + (k,), "label"
+    for k in ("summary", "description"):
+        if k in raw:
+            yield rule.path + (k,), "annotation"
+    for k in (raw.get("annotations") or {}):
+        yield rule.path + ("annotations", k), "annotation"
+
+
+def _name_offset(expr: str, name: str) -> int:
+    m = re.search(rf"(?<![\w:]){re.escape(name)}(?![\w:])", expr)
+    return m.start() if m else 0
+
+
+def check_project(specs, ctx):
+    """Yield RG311-RG314 for every spec, against the recording rules of all of them."""
+    rr = recording_rules(specs)
+    for spec in specs:
+        lf = spec.source
+        for g, rule in spec.rules():
+            ast, err = parse(rule.expr)
+            if err is not None:
+                continue
+            yield from _dependencies(spec, rule, ast, rr)
+            if not rule.is_alert:
+                continue
+            fl = labelflow.flow(ast, rr)
+            if not fl.known:
+                continue
+            rule_labels = set(rule.all_labels(spec.labels, g.labels)) | {"alertname"}
+            for path, kind in _templated(spec, rule):
+                from .positions import value_at
+                value = value_at(lf.data, path)
+                if not isinstance(value, str) or "{{" not in value:
+                    continue
+                t = gotemplate.parse(value)
+                if any(i.kind == "syntax" for i in t.issues):
+                    continue
+                seen: set[str] = set()
+                for label, off in t.label_uses:
+                    if label in seen:
+                        continue
+                    seen.add(label)
+                    carries = fl.carries(label)
+                    line, col = offset_position(lf, path, off)
+                    if label in rule_labels and carries is not True:
+                        value_note = ""
+                        own = rule.name if label == "alertname" else \
+                            rule.all_labels(spec.labels, g.labels).get(label)
+                        if isinstance(own, str) and "{{" not in own:
+                            value_note = f" ({own!r})"
+                        what = "which Prometheus sets with the rule's labels" if label == "alertname" \
+                            else "a label the rule sets"
+                        yield Finding(lf.path, line, col, "RG312", Severity.WARNING,
+                                      f"{kind} template reads $labels.{label}, {what}: Prometheus expands "
+                                      "templates with the series' labels, before it adds the rule's, so it "
+                                      f"renders empty; write the value itself{value_note}", rule.name)
+                    elif carries is False:
+                        yield Finding(lf.path, line, col, "RG311", Severity.WARNING,
+                                      f"{kind} template reads $labels.{label}, which this alert's series never "
+                                      f"carry ({fl.why_not(label)}), so it renders empty; keep `{label}` in "
+                                      "the result (a `by` list, an equality matcher) or stop reading it",
+                                      rule.name)
+            yield from _exp_labels(spec, g, rule, fl, rule_labels)
+
+
+def _exp_labels(spec, group, rule, fl, rule_labels):
+    lf = spec.source
+    for t in rule.tests:
+        for ai, a in enumerate(t.data.get("alert_rule_test") or []):
+            if not isinstance(a, dict) or a.get("alertname", rule.name) != rule.name:
+                continue
+            for ei, e in enumerate(a.get("exp_alerts") or []):
+                labels = e.get("exp_labels") if isinstance(e, dict) else None
+                for key in (labels or {}):
+                    if key in rule_labels or fl.carries(key) is not False:
+                        continue
+                    yield lf.finding(t.path + ("alert_rule_test", ai, "exp_alerts", ei, "exp_labels", key),
+                                     "RG313", f"test {t.name!r} expects label {key!r}, which this alert can "
+                                     f"never produce ({fl.why_not(key)}): the test can never pass; remove it "
+                                     "from exp_labels or keep the label in the expr", rule.name, key=True)
+
+
+def _dependencies(spec, rule, ast, rr):
+    lf = spec.source
+    seen: set[str] = set()
+    for node in nodes(ast):
+        if type(node).__name__ != "VectorSelector":
+            continue
+        name = node.name
+        if not name or ":" not in name or name in rr or name in seen:
+            continue
+        seen.add(name)
+        near = difflib.get_close_matches(name, sorted(rr), n=1, cutoff=0.8)
+        path = rule.path + ("expr",)
+        off = _name_offset(rule.expr, name)
+        line, col = offset_position(lf, path, off)
+        if near:
+            yield Finding(lf.path, line, col, "RG314", Severity.ERROR,
+                          f"expr reads {name}, which no recording rule of the project records, so the "
+                          f"selector is always empty; did you mean {near[0]}?", rule.name)
+        else:
+            yield Finding(lf.path, line, col, "RG314", Severity.WARNING,
+                          f"expr reads {name}, which no recording rule of the project records: unless "
+                          "another rule file records it, the selector is always empty; add the "
+                          "recording rule or fix the name", rule.name)

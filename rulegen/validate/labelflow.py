@@ -514,3 +514,56 @@ def series_feed(expr: str, series_selector_text: str,
         if verdict is None:
             unknown = True
     return None if unknown else False
+
+
+def _typo(a: str, b: str) -> bool:
+    """``a`` and ``b`` differ by one edit (insert, delete, replace or swap of two neighbours),
+    and are long enough (3+ characters) for that to read as a typo rather than another word."""
+    if a == b or min(len(a), len(b)) < 3 or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and
+                                  a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+
+
+def missed_by_mistake(expr: str, series_selector_text: str,
+                      recording_rules: RecordingRules | None = None) -> str | None:
+    """Why the test input series ``series_selector_text`` looks meant for ``expr`` but can
+    never be selected by it, or None.
+
+    Stricter than ``series_feed(...) is False``: a series that a selector's matchers reject
+    on purpose (``status="True"`` where the alert wants ``status="False"``: a test that the
+    filter works) is not a mistake. A mistake is a series whose metric name no selector reads
+    (the result is then ``"metric"``), or one that a selector of its metric rejects only
+    through a typo-like difference: a label value one edit away from an equality matcher's
+    (``job="apx"`` for ``job="api"``) or a label name one edit away from a required one
+    (``jbo`` for ``job``). Returns ``"metric"`` or the matcher it misses (``job="api"``)."""
+    labels = parse_series(series_selector_text)
+    sels = selectors(expr, recording_rules)
+    if labels is None or sels is None or series_feed(expr, series_selector_text, recording_rules) is not False:
+        return None
+    hint = None
+    for ms in sels:
+        if any(lab == "__name__" and _match(op, v, labels.get("__name__", "")) is False for lab, op, v in ms):
+            continue  # another metric: this selector was never the series' target
+        if any(lab == "__name__" and op != "=" for lab, op, _ in ms) or \
+                not any(lab == "__name__" for lab, _, _ in ms):
+            return None  # a selector on any metric name (regex, none): its filters were the target
+        typo = None
+        for lab, op, v in ms:
+            if lab == "__name__" or _match(op, v, labels.get(lab, "")) is not False:
+                continue
+            if op == "=" and lab in labels and _typo(labels[lab], v):
+                typo = f'{lab}="{v}"'
+            elif op == "=" and lab not in labels and any(_typo(k, lab) for k in labels):
+                typo = f'{lab}="{v}"'
+            else:
+                return None  # a deliberate other value: the test checks the filter
+        if typo is None:
+            return None
+        hint = hint or typo
+    return hint or "metric"
+

@@ -232,3 +232,16 @@ def test_severity_is_configurable():
     res = validate_texts({"a.yaml": alert("count(x) > 1", "{{ $labels.pod }}")},
                          Config(severity_overrides={"RG311": Severity.ERROR}))
     assert [f.is_error for f in res.findings if f.code == "RG311"] == [True]
+
+
+def test_label_flow_through_a_recording_rule_of_another_spec():
+    other = ("app: other\ngroups:\n  - name: o\n    rules:\n      - record: cluster:cpu_usage:rate5m\n"
+             "        expr: sum by (cluster) (rate(node_cpu_seconds_total[5m]))\n")
+    text = alert("cluster:cpu_usage:rate5m > 0.9", "{{ $labels.instance }} is busy")
+    res = validate_texts({"a.yaml": text, "b.yaml": other})
+    assert [(f.file, f.code, f.line, f.col) for f in res.findings if f.code.startswith("RG31")] == [
+        ("a.yaml", "RG311", 13, 22)]
+    assert "(in the recording rule cluster:cpu_usage:rate5m, `sum by (cluster)` drops `instance`)" in \
+        res.findings[0].message
+    # alone, the spec reads a recording rule nobody records: RG314, and no guess about its labels
+    assert [f.code for f in validate_texts({"a.yaml": text}).findings] == ["RG314"]

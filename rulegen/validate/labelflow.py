@@ -215,23 +215,30 @@ def _via(name: str, reason: str) -> str:
     return reason if reason.startswith("in the recording rule") else f"in the recording rule {name}, {reason}"
 
 
-class _Walker:
-    def __init__(self, recording_rules: RecordingRules | None):
+class Analyzer:
+    """Label flows of expressions against one set of recording rules, each recording rule's
+    flow worked out once (:func:`flow` makes a new one per call; a check that looks at every
+    rule of a project keeps one).
+
+    Args:
+        recording_rules: see :func:`flow`.
+    """
+
+    def __init__(self, recording_rules: RecordingRules | None = None):
         self.rr = recording_rules or {}
         self.active: set[str] = set()
+        self.memo: dict[str, Flow] = {}
 
-    def selector(self, vs) -> Flow:
-        base = _selector_flow(vs)
-        name = vs.name
-        if not name:
-            # {__name__=~"..."} may select a recording rule of the project: unknown then
-            for label, op, value in _matchers(vs):
-                if label == "__name__" and op != "=":
-                    return UNKNOWN if any(_match(op, value, n) is not False for n in self.rr) else base
-                if label == "__name__":
-                    name = value
-        if not name or name not in self.rr:
-            return base
+    def flow(self, expr) -> Flow:
+        """The :class:`Flow` of ``expr`` (PromQL text or a promql_parser AST)."""
+        ast = _parse(expr) if isinstance(expr, str) else expr
+        return UNKNOWN if ast is None else self.node(ast)
+
+    def recorded(self, name: str) -> Flow:
+        """The flow of the series recorded as ``name`` (every rule recording it)."""
+        got = self.memo.get(name)
+        if got is not None:
+            return got
         if name in self.active:
             return UNKNOWN  # a cycle: Prometheus evaluates it, but its labels are not knowable here
         self.active.add(name)
@@ -246,7 +253,25 @@ class _Walker:
                 out = f if out is None else _union(out, f)
         finally:
             self.active.discard(name)
-        if out is None or not out.known:
+        out = UNKNOWN if out is None else out
+        if not self.active:
+            self.memo[name] = out
+        return out
+
+    def selector(self, vs) -> Flow:
+        base = _selector_flow(vs)
+        name = vs.name
+        if not name:
+            # {__name__=~"..."} may select a recording rule of the project: unknown then
+            for label, op, value in _matchers(vs):
+                if label == "__name__" and op != "=":
+                    return UNKNOWN if any(_match(op, value, n) is not False for n in self.rr) else base
+                if label == "__name__":
+                    name = value
+        if not name or name not in self.rr:
+            return base
+        out = self.recorded(name)
+        if not out.known:
             return UNKNOWN
         pinned = dict(out.pinned)
         for k, v in base.pinned.items():
@@ -385,10 +410,7 @@ def flow(expr, recording_rules: RecordingRules | None = None) -> Flow:
     ``recording_rules`` maps recording rule names of the project to their ``expr`` (or an
     (``expr``, labels) pair, or a list of those when one name is recorded by several rules);
     selectors of those names follow the rule. An expression that does not parse is unknown."""
-    ast = _parse(expr) if isinstance(expr, str) else expr
-    if ast is None:
-        return UNKNOWN
-    return _Walker(recording_rules).node(ast)
+    return Analyzer(recording_rules).flow(expr)
 
 
 def can_carry(expr: str, label: str, recording_rules: RecordingRules | None = None) -> bool | None:

@@ -40,13 +40,14 @@ Codes:
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 
 from ...findings import Finding, Severity
 from .. import labelflow
 from . import gotemplate
-from .positions import offset_position
-from .promql import nodes, parse
+from .positions import offset_position, value_at
+from .promql import parse
 
 ID = "flow"
 
@@ -75,8 +76,8 @@ def comment_offset(expr: str) -> int | None:
     return i if i >= 0 else None
 
 
-def check_spec(spec, ctx):
-    """Yield RG315 for ``spec``."""
+def _comments(spec):
+    """RG315 for ``spec``."""
     lf = spec.source
     for _, rule in spec.rules():
         expr = rule.expr
@@ -106,7 +107,6 @@ def check_spec(spec, ctx):
 
 def _templated(spec, rule):
     """(path, "label" | "annotation") of an alert's own templated values."""
-    from .positions import value_at
     raw = value_at(spec.source.data, rule.path) or {}
     for k in (raw.get("labels") or {}):
         yield rule.path + ("labels", k), "label"
@@ -125,56 +125,102 @@ def _name_offset(expr: str, name: str) -> int:
     return m.start() if m else 0
 
 
+_COMMENT = re.compile(r"#[^\n]*")
+_COLON_NAME = re.compile(r"(?<![\w:.])[a-zA-Z_:][\w:]*:[\w:]*")
+
+
+@functools.lru_cache(maxsize=8192)
+def colon_names(expr: str) -> frozenset:
+    """Recording-rule-shaped names (holding a ``:``) that ``expr`` reads, found in its text
+    without parsing it (strings and comments skipped; a subquery's ``[5m:1m]`` is not a name)."""
+    text = _COMMENT.sub("", _STRINGS.sub('""', expr))
+    text = re.sub(r"\[[^\]]*\]", "[]", text)  # ranges, subqueries
+    return frozenset(m.group() for m in _COLON_NAME.finditer(text))
+
+
+def _external(spec, rule, local) -> bool:
+    """True when ``rule`` reads a recording-rule-shaped name that its own spec does not record
+    (it may be another spec's: the project-wide pass checks such a rule)."""
+    return bool(colon_names(rule.expr) - local.keys())
+
+
+def check_spec(spec, ctx):
+    """Yield RG315, and RG311-RG313 for alerts that read only their own spec's recording
+    rules (the others are checked by :func:`check_project` against every spec's rules)."""
+    yield from _comments(spec)
+    local = recording_rules([spec])
+    flows = None
+    for g, rule in spec.rules():
+        if not rule.is_alert or _external(spec, rule, local):
+            continue
+        ast, err = parse(rule.expr)
+        if err is None:
+            flows = flows or labelflow.Analyzer(local)
+            yield from _label_checks(spec, g, rule, flows.flow(ast))
+
+
 def check_project(specs, ctx):
-    """Yield RG311-RG314 for every spec, against the recording rules of all of them."""
+    """Yield RG314 for every rule and RG311-RG313 for alerts reading recording rules of other
+    specs, against the recording rules of all specs. Reads names from the expression text
+    (:func:`colon_names`), so the common case parses nothing here."""
     rr = recording_rules(specs)
+    flows = None
     for spec in specs:
-        lf = spec.source
+        local = None
         for g, rule in spec.rules():
-            ast, err = parse(rule.expr)
-            if err is not None:
+            names = colon_names(rule.expr)
+            if not names:
                 continue
-            yield from _dependencies(spec, rule, ast, rr)
-            if not rule.is_alert:
+            missing = names - rr.keys()
+            if missing:
+                yield from _dependencies(spec, rule, missing, rr)
+            local = local if local is not None else recording_rules([spec])
+            if rule.is_alert and _external(spec, rule, local):
+                ast, err = parse(rule.expr)
+                if err is None:
+                    flows = flows or labelflow.Analyzer(rr)
+                    yield from _label_checks(spec, g, rule, flows.flow(ast))
+
+
+def _label_checks(spec, g, rule, fl):
+    """RG311-RG313 for alert ``rule`` of group ``g`` whose series flow as ``fl``."""
+    if not fl.known:
+        return
+    lf = spec.source
+    all_labels = rule.all_labels(spec.labels, g.labels)
+    rule_labels = set(all_labels) | {"alertname"}
+    for path, kind in _templated(spec, rule):
+        value = value_at(lf.data, path)
+        if not isinstance(value, str) or "{{" not in value:
+            continue
+        t = gotemplate.parse(value)
+        if any(i.kind == "syntax" for i in t.issues):
+            continue
+        seen: set[str] = set()
+        for label, off in t.label_uses:
+            if label in seen:
                 continue
-            fl = labelflow.flow(ast, rr)
-            if not fl.known:
+            seen.add(label)
+            carries = fl.carries(label)
+            if carries is True or (carries is None and label not in rule_labels):
                 continue
-            rule_labels = set(rule.all_labels(spec.labels, g.labels)) | {"alertname"}
-            for path, kind in _templated(spec, rule):
-                from .positions import value_at
-                value = value_at(lf.data, path)
-                if not isinstance(value, str) or "{{" not in value:
-                    continue
-                t = gotemplate.parse(value)
-                if any(i.kind == "syntax" for i in t.issues):
-                    continue
-                seen: set[str] = set()
-                for label, off in t.label_uses:
-                    if label in seen:
-                        continue
-                    seen.add(label)
-                    carries = fl.carries(label)
-                    line, col = offset_position(lf, path, off)
-                    if label in rule_labels and carries is not True:
-                        value_note = ""
-                        own = rule.name if label == "alertname" else \
-                            rule.all_labels(spec.labels, g.labels).get(label)
-                        if isinstance(own, str) and "{{" not in own:
-                            value_note = f" ({own!r})"
-                        what = "which Prometheus sets with the rule's labels" if label == "alertname" \
-                            else "a label the rule sets"
-                        yield Finding(lf.path, line, col, "RG312", Severity.WARNING,
-                                      f"{kind} template reads $labels.{label}, {what}: Prometheus expands "
-                                      "templates with the series' labels, before it adds the rule's, so it "
-                                      f"renders empty; write the value itself{value_note}", rule.name)
-                    elif carries is False:
-                        yield Finding(lf.path, line, col, "RG311", Severity.WARNING,
-                                      f"{kind} template reads $labels.{label}, which this alert's series never "
-                                      f"carry ({fl.why_not(label)}), so it renders empty; keep `{label}` in "
-                                      "the result (a `by` list, an equality matcher) or stop reading it",
-                                      rule.name)
-            yield from _exp_labels(spec, g, rule, fl, rule_labels)
+            line, col = offset_position(lf, path, off)
+            if label in rule_labels:
+                own = rule.name if label == "alertname" else all_labels.get(label)
+                value_note = f" ({own!r})" if isinstance(own, str) and "{{" not in own else ""
+                what = "which Prometheus sets with the rule's labels" if label == "alertname" \
+                    else "a label the rule sets"
+                yield Finding(lf.path, line, col, "RG312", Severity.WARNING,
+                              f"{kind} template reads $labels.{label}, {what}: Prometheus expands "
+                              "templates with the series' labels, before it adds the rule's, so it "
+                              f"renders empty; write the value itself{value_note}", rule.name)
+            else:
+                yield Finding(lf.path, line, col, "RG311", Severity.WARNING,
+                              f"{kind} template reads $labels.{label}, which this alert's series never "
+                              f"carry ({fl.why_not(label)}), so it renders empty; keep `{label}` in "
+                              "the result (a `by` list, an equality matcher) or stop reading it",
+                              rule.name)
+    yield from _exp_labels(spec, g, rule, fl, rule_labels)
 
 
 def _exp_labels(spec, group, rule, fl, rule_labels):
@@ -194,20 +240,13 @@ def _exp_labels(spec, group, rule, fl, rule_labels):
                                      "from exp_labels or keep the label in the expr", rule.name, key=True)
 
 
-def _dependencies(spec, rule, ast, rr):
+def _dependencies(spec, rule, missing, rr):
+    """RG314 for the recording-rule-shaped names ``missing`` that ``rule`` reads."""
     lf = spec.source
-    seen: set[str] = set()
-    for node in nodes(ast):
-        if type(node).__name__ != "VectorSelector":
-            continue
-        name = node.name
-        if not name or ":" not in name or name in rr or name in seen:
-            continue
-        seen.add(name)
+    for name in sorted(missing, key=lambda n: _name_offset(rule.expr, n)):
         near = difflib.get_close_matches(name, sorted(rr), n=1, cutoff=0.8)
         path = rule.path + ("expr",)
-        off = _name_offset(rule.expr, name)
-        line, col = offset_position(lf, path, off)
+        line, col = offset_position(lf, path, _name_offset(rule.expr, name))
         if near:
             yield Finding(lf.path, line, col, "RG314", Severity.ERROR,
                           f"expr reads {name}, which no recording rule of the project records, so the "

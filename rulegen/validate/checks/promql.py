@@ -3,8 +3,11 @@
 Codes:
 
 * ``RG301`` ``expr`` does not parse, with the parser's message. Reported at the character at
-  fault when it can be found (the unclosed ``(`` or ``{``, an unexpected character inside
-  braces), else at the expression's start. Bad: ``sum(rate(x[5m])``.
+  fault when it can be found (the unclosed ``(`` or ``{``, an extra ``)``, an unexpected
+  character inside braces, a lone ``=`` as in ``redis_up{job="x"} = 0``, the end after a
+  dangling operator); else at the position and with the message of the installed promtool
+  (``promtool check rules``, asked once per spec); else at the expression's start.
+  Bad: ``sum(rate(x[5m])``.
 * ``RG303`` a range selector on something that is not a series selector, reported at its
   ``[``. Bad: ``max_over_time(x > 0[5m])``; good: ``max_over_time((x > 0)[5m:1m])`` (a subquery).
 * ``RG310`` an experimental function or aggregation (``limitk``, ``sort_by_label``,
@@ -283,9 +286,12 @@ def locate_error(expr: str, message: str) -> int | None:
 
     The parser's messages carry no position; these are found from the text: the unclosed
     ``(`` for "unclosed left parenthesis", the unclosed ``{`` for "unexpected end of input
-    inside braces", the character named by "unexpected character inside braces: 'X'", the ``[``
-    after a non-selector for "ranges only allowed for vector selectors". String literals and
-    comments are skipped."""
+    inside braces", the character named by "unexpected character inside braces: 'X'" (or
+    brackets), the ``[`` after a non-selector for "ranges only allowed for vector selectors",
+    the extra ``)`` for "unexpected right parenthesis", the ``!`` of a bad ``!`` matcher, the
+    label of a matcher with an illegal regex or an unquoted value, and for the bare "invalid
+    promql query" a lone ``=`` or the end after a dangling operator (where promtool places
+    them). String literals and comments are skipped."""
     text = _mask_strings(re.sub(r"#[^\n]*", lambda m: " " * len(m.group()), expr))
     if "unclosed left parenthesis" in message:
         return _unclosed(text, "(", ")")
@@ -293,11 +299,7 @@ def locate_error(expr: str, message: str) -> int | None:
         return _unclosed(text, "{", "}")
     m = re.search(r"unexpected character inside braces: '(.)'", message)
     if m:
-        for b in re.finditer(r"\{[^}]*", text):
-            i = b.group().find(m.group(1))
-            if i >= 0:
-                return b.start() + i
-        return None
+        return _inside(text, "{", m.group(1))
     m = re.match(r"illegal regex for (.*)$", message, re.S)
     if m:
         hit = re.search(r"([a-zA-Z_]\w*)\s*[=!]~\s*([\"'`])" + re.escape(m.group(1)) + r"\2", expr)
@@ -319,17 +321,9 @@ def locate_error(expr: str, message: str) -> int | None:
         return None
     m = re.search(r"unexpected character inside brackets: '(.)'", message)
     if m:
-        for b in re.finditer(r"\[[^\]]*", text):
-            i = b.group().find(m.group(1))
-            if i >= 0:
-                return b.start() + i
-        return None
+        return _inside(text, "[", m.group(1))
     if "unexpected character after '!' inside braces" in message:
-        for b in re.finditer(r"\{[^}]*", text):
-            i = b.group().find("!")
-            if i >= 0:
-                return b.start() + i
-        return None
+        return _inside(text, "{", "!")
     m = re.search(r"unexpected identifier '([^']+)' in label matching", message)
     if m:
         for b in re.finditer(r"\{[^}]*", text):
@@ -343,6 +337,17 @@ def locate_error(expr: str, message: str) -> int | None:
             if before.endswith(")") or re.search(r"(?:^|[^\w.:])[0-9][0-9.eE+-]*$", before):
                 return b.start()
         return None
+    return None
+
+
+def _inside(text: str, opener: str, char: str) -> int | None:
+    """Offset of the first ``char`` inside a ``{...}`` (``opener`` ``{``) or ``[...]`` of
+    ``text``, or None."""
+    closer = {"{": "}", "[": "]"}[opener]
+    for b in re.finditer(re.escape(opener) + f"[^{re.escape(closer)}]*", text):
+        i = b.group().find(char)
+        if i >= 0:
+            return b.start() + i
     return None
 
 

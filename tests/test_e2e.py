@@ -91,7 +91,10 @@ def test_broken_expression_fails_build_with_position_and_writes_nothing(project,
     assert main(["-C", str(project), "build"]) == 1
     err = capsys.readouterr().err
     line = next(i for i, l in enumerate(text.splitlines(), 1) if l.strip().startswith("expr: kube_deployment"))
-    assert f"rules/llama-swap.yaml:{line}:15: error RG301 [LlamaSwapDown] expr does not parse as PromQL" in err
+    # at the end of the expression, after the dangling `==`, where promtool places it too
+    col = 15 + len('kube_deployment_status_replicas_available{namespace="ai", deployment="llama-swap"} ==')
+    assert (f"rules/llama-swap.yaml:{line}:{col}: error RG301 [LlamaSwapDown] expr does not parse as PromQL: "
+            "unexpected end of input: an operator needs a right-hand side") in err
     assert "nothing was written" in err
     assert tree(project) == before
 

@@ -114,3 +114,25 @@ def test_pinned_labels_follow_the_result():
 ])
 def test_series_feed(expr, series, rr, feeds):
     assert series_feed(expr, series, rr) is feeds
+
+
+@pytest.mark.parametrize("series,why", [
+    ('http_request_total{job="api"}', "metric"),  # no selector reads this metric
+    ('http_requests_total{job="apx"}', 'job="api"'),  # one edit away from the matcher's value
+    ('http_requests_total{jbo="api"}', 'job="api"'),  # the label name misspelled
+    ('http_requests_total{job="billing"}', None),  # another value on purpose: the filter is tested
+    ('http_requests_total{instance="a"}', None),  # no job at all: on purpose too
+    ('http_requests_total{job="api"}', None),  # selected
+])
+def test_missed_by_mistake(series, why):
+    from rulegen.validate.labelflow import missed_by_mistake
+    assert missed_by_mistake('sum(rate(http_requests_total{job="api"}[5m])) > 1', series) == why
+
+
+@pytest.mark.parametrize("a,b,typo", [
+    ("api", "apx", True), ("api", "pai", True), ("api", "apis", True), ("job", "jbo", True),
+    ("True", "False", False), ("a", "b", False), ("api", "api", False), ("prod", "staging", False),
+])
+def test_typo(a, b, typo):
+    from rulegen.validate.labelflow import _typo
+    assert _typo(a, b) is typo

@@ -245,3 +245,14 @@ def test_label_flow_through_a_recording_rule_of_another_spec():
         res.findings[0].message
     # alone, the spec reads a recording rule nobody records: RG314, and no guess about its labels
     assert [f.code for f in validate_texts({"a.yaml": text}).findings] == ["RG314"]
+
+
+def test_app_and_group_label_templates_are_read_for_each_alert():
+    text = alert("count(x) > 1").replace("labels: {owner: db-team}", "labels: {owner: db-team, host: '{{ $labels.node }}'}")
+    text = text.replace("  - name: demo\n", "  - name: demo\n    labels: {where: '{{ $labels.zone }}'}\n")
+    found = run(text)
+    assert [(c, line, col) for c, line, col, _, _ in found] == [("RG311", 2, 36), ("RG311", 5, 25)]
+    assert "`count` without `by (node)` drops `node`" in found[0][4]
+    # an alert label of the same name replaces it: nothing is expanded from the group's
+    assert run(text.replace("        severity: warning", "        severity: warning\n        labels: {where: x}")) == [
+        found[0]]

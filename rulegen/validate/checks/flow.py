@@ -7,7 +7,7 @@ series have), these checks say nothing.
 
 Codes:
 
-* ``RG311`` (warning) a template (an alert's annotation or label) reads ``$labels.X`` (or
+* ``RG311`` (warning) a template (an alert's annotation or label, or an app or group label it gets) reads ``$labels.X`` (or
   ``.Labels.X``, ``index $labels "X"``) but the alert's series can never carry ``X``: the
   text renders empty at 3 a.m. The message names the operation that drops it. A warning,
   as the alert still fires and routes (raise it to an error in ``.rulegen.yaml``). Bad:
@@ -105,9 +105,17 @@ def _comments(spec):
 # RG311-RG314 across the project
 
 
-def _templated(spec, rule):
-    """(path, "label" | "annotation") of an alert's own templated values."""
+def _templated(spec, group, rule):
+    """(path, "label" | "annotation") of the templated values of an alert: its own, and the
+    group's and app's labels it does not override (Prometheus expands those for it too)."""
     raw = value_at(spec.source.data, rule.path) or {}
+    own = set(raw.get("labels") or {}) | {k for k in ("severity", "component") if k in raw}
+    for k in spec.labels:
+        if k not in own and k not in group.labels:
+            yield ("labels", k), "label"
+    for k in group.labels:
+        if k not in own:
+            yield group.path + ("labels", k), "label"
     for k in (raw.get("labels") or {}):
         yield rule.path + ("labels", k), "label"
     for k in ("severity", "component"):
@@ -189,7 +197,7 @@ def _label_checks(spec, g, rule, fl):
     lf = spec.source
     all_labels = rule.all_labels(spec.labels, g.labels)
     rule_labels = set(all_labels) | {"alertname"}
-    for path, kind in _templated(spec, rule):
+    for path, kind in _templated(spec, g, rule):
         value = value_at(lf.data, path)
         if not isinstance(value, str) or "{{" not in value:
             continue

@@ -7,9 +7,9 @@ series have), these checks say nothing.
 
 Codes:
 
-* ``RG311`` (warning) a template (an alert's annotation or label, or an app or group label it gets) reads ``$labels.X`` (or
-  ``.Labels.X``, ``index $labels "X"``) but the alert's series can never carry ``X``: the
-  text renders empty at 3 a.m. The message names the operation that drops it. A warning,
+* ``RG311`` (warning) a template (an alert's annotation or label, or an app or group label
+  it gets) reads ``$labels.X`` (or ``.Labels.X``, ``index $labels "X"``) but the alert's
+  series can never carry ``X``: the text renders empty at 3 a.m. The message names the operation that drops it. A warning,
   as the alert still fires and routes (raise it to an error in ``.rulegen.yaml``). Bad:
   ``expr: sum by (job) (rate(http_requests_total[5m])) > 1`` with
   ``summary: "{{ $labels.instance }} fails"``; good: ``sum by (job, instance) (...)``, or

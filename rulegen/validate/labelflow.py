@@ -397,8 +397,8 @@ class Analyzer:
         return lhs
 
 
-@functools.lru_cache(maxsize=8192)
 def _parse(expr: str):
+    """The AST of ``expr`` (parsed and cached by :func:`.checks.promql.parse`), or None."""
     from .checks.promql import parse
     ast, err = parse(expr)
     return None if err else ast
@@ -461,21 +461,17 @@ def _regex(pattern: str):
 def selectors(expr, recording_rules: RecordingRules | None = None) -> list | None:
     """Every series selector ``expr`` reads, those of the project's recording rules it reads
     included (transitively), as lists of (label, op, value) matchers (``__name__`` for the
-    metric name). None when ``expr`` does not parse."""
+    metric name). None when ``expr``, or a recording rule it reads, does not parse."""
     rr = recording_rules or {}
     out: list = []
     seen: set[str] = set()
     todo = [expr]
-    first = True
+    from .checks.promql import nodes
     while todo:
         e = todo.pop()
         ast = _parse(e) if isinstance(e, str) else e
         if ast is None:
-            if first:
-                return None
-            continue
-        first = False
-        from .checks.promql import nodes
+            return None  # the expression or a recording rule it reads does not parse
         for node in nodes(ast):
             if type(node).__name__ != "VectorSelector":
                 continue

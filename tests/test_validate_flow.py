@@ -256,3 +256,13 @@ def test_app_and_group_label_templates_are_read_for_each_alert():
     # an alert label of the same name replaces it: nothing is expanded from the group's
     assert run(text.replace("        severity: warning", "        severity: warning\n        labels: {where: x}")) == [
         found[0]]
+
+
+def test_another_window_of_a_recorded_series_is_a_warning():
+    found = run(alert("instance:redis_memory_used:ratio1h > 0.9").replace(
+        "record: instance:redis_memory_used:ratio\n", "record: instance:redis_memory_used:ratio5m\n").replace(
+        "(instance:redis_memory_used:ratio)", "(instance:redis_memory_used:ratio5m)"))
+    assert found == [("RG314", 11, 16, "warning",
+                      "expr reads instance:redis_memory_used:ratio1h, which no recording rule of the project "
+                      "records: unless another rule file records it, the selector is always empty; the project "
+                      "records instance:redis_memory_used:ratio5m")]

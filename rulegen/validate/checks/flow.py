@@ -28,7 +28,9 @@ Codes:
 * ``RG314`` an ``expr`` reads a recording-rule-shaped name (it contains ``:``) that no rule
   of the project records, with "did you mean" when one is close: the selector is always
   empty, so the alert never fires. An error when a project rule has a close name (a typo);
-  a warning otherwise (the rule may be recorded outside the project). Bad:
+  a warning otherwise (the rule may be recorded outside the project), also when the names
+  differ only in numbers or durations (``rate1h`` for ``rate5m``: another window, likely recorded
+  elsewhere). Bad:
   ``instance:redis_memory_use:ratio`` when the project records
   ``instance:redis_memory_used:ratio``.
 * ``RG315`` a ``#`` comment in an ``expr`` that YAML made one line (a folded ``>`` block or a
@@ -248,6 +250,9 @@ def _exp_labels(spec, group, rule, fl, rule_labels):
                                      "from exp_labels or keep the label in the expr", rule.name, key=True)
 
 
+_DIGITS = re.compile(r"\d+(?:ms|[smhdwy])?")  # numbers and durations
+
+
 def _dependencies(spec, rule, missing, rr):
     """RG314 for the recording-rule-shaped names ``missing`` that ``rule`` reads."""
     lf = spec.source
@@ -255,7 +260,13 @@ def _dependencies(spec, rule, missing, rr):
         near = difflib.get_close_matches(name, sorted(rr), n=1, cutoff=0.8)
         path = rule.path + ("expr",)
         line, col = offset_position(lf, path, _name_offset(rule.expr, name))
-        if near:
+        if near and _DIGITS.sub("0", near[0]) == _DIGITS.sub("0", name):
+            # another window of the same series (rate1m, rate5m): likely recorded elsewhere
+            yield Finding(lf.path, line, col, "RG314", Severity.WARNING,
+                          f"expr reads {name}, which no recording rule of the project records: unless "
+                          f"another rule file records it, the selector is always empty; the project "
+                          f"records {near[0]}", rule.name)
+        elif near:
             yield Finding(lf.path, line, col, "RG314", Severity.ERROR,
                           f"expr reads {name}, which no recording rule of the project records, so the "
                           f"selector is always empty; did you mean {near[0]}?", rule.name)

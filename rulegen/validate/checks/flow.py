@@ -9,8 +9,9 @@ Codes:
 
 * ``RG311`` (warning) a template (an alert's annotation or label, or an app or group label
   it gets) reads ``$labels.X`` (or ``.Labels.X``, ``index $labels "X"``) but the alert's
-  series can never carry ``X``: the text renders empty at 3 a.m. The message names the operation that drops it. A warning,
-  as the alert still fires and routes (raise it to an error in ``.rulegen.yaml``). Bad:
+  series can never carry ``X``: the text renders empty at 3 a.m. The message names the
+  operation that drops it. A warning, as the alert still fires and routes (raise it to an
+  error in ``.rulegen.yaml``). Bad:
   ``expr: sum by (job) (rate(http_requests_total[5m])) > 1`` with
   ``summary: "{{ $labels.instance }} fails"``; good: ``sum by (job, instance) (...)``, or
   ``{{ $labels.job }}``. ``absent(x{cluster="prod", instance=~"db.*"})`` keeps only
@@ -29,9 +30,8 @@ Codes:
   of the project records, with "did you mean" when one is close: the selector is always
   empty, so the alert never fires. An error when a project rule has a close name (a typo);
   a warning otherwise (the rule may be recorded outside the project), also when the names
-  differ only in numbers or durations (``rate1h`` for ``rate5m``: another window, likely recorded
-  elsewhere). Bad:
-  ``instance:redis_memory_use:ratio`` when the project records
+  differ only in numbers or durations (``rate1h`` for ``rate5m``: another window, likely
+  recorded elsewhere). Bad: ``instance:redis_memory_use:ratio`` when the project records
   ``instance:redis_memory_used:ratio``.
 * ``RG315`` a ``#`` comment in an ``expr`` that YAML made one line (a folded ``>`` block or a
   plain scalar over several lines): PromQL comments run to the end of the line, so the

@@ -7,6 +7,7 @@ import pytest
 from rulegen.run.testing import collect_cases, coverage
 from rulegen.validate import validate_texts
 
+
 SPEC = """\
 app: demo
 groups:
@@ -47,7 +48,10 @@ groups:
             alert_rule_test:
               - eval_time: 5m
 """
+
+
 GOOD_ITEMS = "                  - exp_labels: {job: api, instance: a}"
+
 
 def run(quiet='http_errors_total{job="api", instance="a"}', items=GOOD_ITEMS,
         through='http_requests_total{job="api"}'):
@@ -56,8 +60,10 @@ def run(quiet='http_errors_total{job="api", instance="a"}', items=GOOD_ITEMS,
     return [(f.code, f.line, f.col, f.severity.value, f.message) for f in res.findings
             if f.code in ("RG608", "RG609", "RG610")], res
 
+
 def test_good_tests_pass():
     assert run()[0] == []
+
 
 def test_misspelled_metric_feeds_nothing():
     # issue 12: the test passed and counted as the "not firing" case
@@ -66,6 +72,7 @@ def test_misspelled_metric_feeds_nothing():
                       'input series http_error_total{job="api", instance="a"} matches no selector of HighErrors '
                       "(nor of the recording rules it reads), so it feeds nothing and the test proves nothing; "
                       "fix its metric name or labels; did you mean http_errors_total?")]
+
 
 @pytest.mark.parametrize("quiet,through,fed", [
     ('http_errors_total{job="apl", instance="a"}', 'http_requests_total{job="api"}', False),  # job typo
@@ -77,10 +84,13 @@ def test_misspelled_metric_feeds_nothing():
     ('http_errors_total{jbo="api", instance="a"}', 'http_requests_total{job="api"}', False),  # label name typo
     ('http_errors_total{instance="a"}', 'http_requests_total{job="api"}', True),  # no job at all: on purpose
 ])
+
+
 def test_variants(quiet, through, fed):
     found, _ = run(quiet=quiet, through=through)
     assert (found == []) is fed
     assert all(code == "RG608" for code, *_ in found)
+
 
 def test_label_value_typo_says_which_matcher():
     found, _ = run(quiet='http_errors_total{job="apl", instance="a"}')
@@ -96,6 +106,7 @@ def test_stray_dash_splits_an_expected_alert():
                       "expected alert split in two by a stray `-`, so the test expects two alerts; join them "
                       "into one item")]
 
+
 def test_filled_annotation_reads_a_label_the_expected_labels_lack():
     found, _ = run(items="                  - exp_labels: {job: api}")
     assert found == [("RG610", 26, 21, "warning",
@@ -106,16 +117,15 @@ def test_filled_annotation_reads_a_label_the_expected_labels_lack():
     assert run(items="                  - exp_labels: {job: api}\n"
                      "                    exp_annotations: {summary: Errors on}")[0] == []
 
+
+def _coverage_of(res, name):
+    cases = collect_cases(res.specs)
+    for c in cases:
+        c.passed = True  # as promtool reports them: a test fed by a misspelled series passes
+    row = next(r for r in coverage(res.specs, cases).rows if r.name == name)
+    return row.fires, row.quiet
+
+
 def test_a_test_that_feeds_nothing_counts_for_nothing_in_coverage():
-    _, res = run(quiet='http_error_total{job="api", instance="a"}')
-    cases = collect_cases(res.specs)
-    for c in cases:
-        c.passed = True  # as promtool reports them: the misspelled test passes
-    rows = {r.name: r for r in coverage(res.specs, cases).rows}
-    assert (rows["HighErrors"].fires, rows["HighErrors"].quiet) == (True, False)
-    _, res = run()
-    cases = collect_cases(res.specs)
-    for c in cases:
-        c.passed = True
-    rows = {r.name: r for r in coverage(res.specs, cases).rows}
-    assert (rows["HighErrors"].fires, rows["HighErrors"].quiet) == (True, True)
+    assert _coverage_of(run(quiet='http_error_total{job="api", instance="a"}')[1], "HighErrors") == (True, False)
+    assert _coverage_of(run()[1], "HighErrors") == (True, True)

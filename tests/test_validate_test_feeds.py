@@ -84,8 +84,6 @@ def test_misspelled_metric_feeds_nothing():
     ('http_errors_total{jbo="api", instance="a"}', 'http_requests_total{job="api"}', False),  # label name typo
     ('http_errors_total{instance="a"}', 'http_requests_total{job="api"}', True),  # no job at all: on purpose
 ])
-
-
 def test_variants(quiet, through, fed):
     found, _ = run(quiet=quiet, through=through)
     assert (found == []) is fed

@@ -78,6 +78,8 @@ class Flow:
         pinned: label -> the selector matchers ((op, value) pairs, op one of ``=``, ``!=``,
             ``=~``, ``!~``) that constrain its value, for labels passed on unchanged from the
             selectors to the result.
+        added: labels an operation sets (``label_replace``, ``group_left (l)``,
+            ``count_values``), which the series can carry even when ``may`` is None.
     """
 
     known: bool = True

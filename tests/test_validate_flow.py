@@ -211,6 +211,12 @@ def test_comment_in_a_folded_expr():
                       "block so each comment ends at its line")]
 
 
+@pytest.mark.parametrize("header", [">-", ">+", ">2"])
+def test_comment_in_other_folded_blocks(header):
+    text = FOLDED.replace("expr: >\n", f"expr: {header}\n")
+    assert [(c, line, col) for c, line, col, _, _ in run(text)] == [("RG315", 7, 41)]
+
+
 def test_comment_in_a_plain_multi_line_expr():
     # a `#` right after a character does not start a YAML comment: the plain scalar goes on
     text = FOLDED.replace("expr: >\n          rate(http_errors_total[5m])   # errors", "expr: rate(x[5m])#errors")

@@ -135,6 +135,8 @@ def test_rule_label_through_labels():
 
 def test_rule_label_the_series_carry_is_fine():
     assert run(alert('sum by (owner) (x{owner="a"}) > 1', "ask {{ $labels.owner }}")) == []
+    # ALERTS series carry the name of the alert they are about
+    assert run(alert('ALERTS{alertstate="firing", severity="critical"} == 1', "{{ $labels.alertname }}")) == []
 
 
 # --- RG313: exp_labels the rule can never produce --------------------------------------------

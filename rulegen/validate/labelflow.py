@@ -58,6 +58,8 @@ days_in_month day_of_month day_of_week day_of_year hour minute month year
 """.split())
 _DATE_FUNCS = frozenset("days_in_month day_of_month day_of_week day_of_year hour minute month year".split())
 _SET_OPS = frozenset({"and", "or", "unless"})
+_ALERT_SERIES = {"ALERTS": frozenset({"alertname", "alertstate"}),
+                 "ALERTS_FOR_STATE": frozenset({"alertname"})}
 _GROUPING_AGGS = frozenset({"sum", "avg", "min", "max", "count", "stddev", "stdvar", "group",
                             "quantile", "count_values"})
 _SELECTING_AGGS = frozenset({"topk", "bottomk", "limitk", "limit_ratio"})
@@ -142,7 +144,9 @@ def _selector_flow(vs) -> Flow:
             gone[name] = f"the selector's matcher `{name}{op}\"{value}\"` selects series without `{name}`"
         else:
             pinned[name] = pinned.get(name, ()) + ((op, value),)
-    return Flow(pinned=pinned, gone=gone)
+    # the series Prometheus writes for alerts always carry the alert's name (and state)
+    added = _ALERT_SERIES.get(vs.name or "", frozenset())
+    return Flow(pinned=pinned, gone=gone, added=added)
 
 
 def _union(a: Flow, b: Flow) -> Flow:

@@ -91,7 +91,10 @@ def test_broken_expression_fails_build_with_position_and_writes_nothing(project,
     assert main(["-C", str(project), "build"]) == 1
     err = capsys.readouterr().err
     line = next(i for i, l in enumerate(text.splitlines(), 1) if l.strip().startswith("expr: kube_deployment"))
-    assert f"rules/llama-swap.yaml:{line}:15: error RG301 [LlamaSwapDown] expr does not parse as PromQL" in err
+    # at the end of the expression, after the dangling `==`, where promtool places it too
+    col = 15 + len('kube_deployment_status_replicas_available{namespace="ai", deployment="llama-swap"} ==')
+    assert (f"rules/llama-swap.yaml:{line}:{col}: error RG301 [LlamaSwapDown] expr does not parse as PromQL: "
+            "unexpected end of input: an operator needs a right-hand side") in err
     assert "nothing was written" in err
     assert tree(project) == before
 
@@ -189,3 +192,47 @@ def test_spec_outside_the_project_is_refused(tmp_path, capsys):
     assert main(["-C", str(tmp_path), "build", str(REPO / "rules/llama-swap.yaml")]) == 2
     assert "is outside the project folder" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+FEEDS = """\
+app: feeds
+groups:
+  - name: feeds
+    rules:
+      - alert: FeedsDown
+        expr: up{{job="feeds"}} == 0
+        severity: warning
+        summary: Feeds is down.
+        description: Feeds is down.
+        tests:
+          - name: fires
+            input_series:
+              - series: up{{job="feeds"}}
+                values: "0x5"
+            alert_rule_test:
+              - eval_time: 2m
+                exp_alerts:
+                  - exp_labels: {{job: feeds}}
+          - name: quiet while up
+            input_series:
+              - series: {quiet}
+                values: "1x5"
+            alert_rule_test:
+              - eval_time: 2m
+"""
+
+
+def test_a_test_fed_by_a_misspelled_series_passes_in_promtool_but_covers_nothing(
+        project, helm_bin, promtool_bin, capsys):
+    # issue 12: the quiet test passed and counted as the "not firing" case of coverage
+    (project / "rules/feeds.yaml").write_text(FEEDS.format(quiet='upp{job="feeds"}'))
+    assert main(["-C", str(project), "build"]) == 0
+    capsys.readouterr()
+    assert main(["-C", str(project), "test", "--app", "feeds", "--min-coverage", "100"]) == 1
+    out = capsys.readouterr()
+    assert "2 passed, 0 failed" in out.out  # promtool itself has nothing to say
+    assert "  uncovered: feeds FeedsDown: needs a non-firing case" in out.out
+    assert "warning RG608 [FeedsDown] input series upp{job=\"feeds\"} matches no selector" in out.err + out.out
+    (project / "rules/feeds.yaml").write_text(FEEDS.format(quiet='up{job="feeds"}'))
+    assert main(["-C", str(project), "build"]) == 0
+    assert main(["-C", str(project), "test", "--app", "feeds", "--min-coverage", "100"]) == 0

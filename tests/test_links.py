@@ -156,6 +156,33 @@ def test_custom_runbook_url_to_a_missing_anchor(project, ahead):
     assert "no anchor #gone (missing anchor)" in found[0].message
 
 
+@pytest.mark.parametrize("ahead", [False, True])
+def test_hand_written_runbook_url_elsewhere_is_an_external_link(project, ahead):
+    # regression: imported upstream runbook_urls (their project's docs) were RG712 errors whose
+    # advice (set runbookUrl) could not fix them; they are external links, checked for form only
+    values = project / "charts/llama-swap/values.yaml"
+    values.write_text(values.read_text().replace(
+        "  customRules: {}",
+        "  customRules:\n    LlamaSwapDown:\n      annotations:\n"
+        "        runbook_url: https://runbooks.prometheus-operator.dev/runbooks/general/targetdown\n"
+        "    LlamaSwapNoMetrics:\n      annotations:\n        runbook_url: wiki/LlamaSwapNoMetrics"))
+    specs, outputs = planned(project, link_ids=ahead)
+    found = check_links(outputs, specs, project)
+    assert codes(found) == [("RG712", "LlamaSwapNoMetrics")]
+    assert found[0].message == (
+        "LlamaSwapNoMetrics: runbook_url 'wiki/LlamaSwapNoMetrics' is neither under the runbook site "
+        "https://runbooks.example.com/ nor an absolute http(s) URL, so a notification cannot open it; "
+        "write the full address (https://host/path)")
+
+
+@pytest.mark.parametrize("url,ok", [
+    ("https://runbooks.prometheus-operator.dev/runbooks/x", True), ("http://wiki/x#a", True),
+    ("wiki/x", False), ("/runbooks/x", False), ("ftp://h/x", False), ("https://", False), (" https://h/x", False),
+])
+def test_is_absolute_http_url(url, ok):
+    assert links_mod.is_absolute_http_url(url) is ok
+
+
 def test_duplicate_heading_ids(project):
     (project / ".rulegen.yaml").write_text("checks:\n  disable: [RG401]\n")
     spec = project / "rules/llama-swap.yaml"

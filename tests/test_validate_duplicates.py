@@ -160,3 +160,54 @@ def test_template_names_that_make_one_suffix_rg415(tmp_path):
     assert res.findings[0].message.startswith(
         "renders the PrometheusRule <fullname of charts/tt>-a-b in namespace <release namespace of "
         "charts/tt>, like rules/a.yaml;")
+
+
+RECORDS = """\
+app: kps
+groups:
+  - name: kube-apiserver-availability.rules
+    rules:
+{rules}"""
+
+
+def records(*exprs, name="code_verb:apiserver_request_total:increase1h"):
+    return RECORDS.format(rules="".join(f"      - record: {name}\n        expr: '{e}'\n" for e in exprs))
+
+
+def test_recording_rules_whose_selectors_pin_a_kept_label_apart_are_not_duplicates():
+    # regression: kube-prometheus' four code_verb rules (code=~"2.." ... "5..") were RG411 errors
+    base = 'sum by (cluster, code, verb) (increase(apiserver_request_total{{job="apiserver",code=~"{c}"}}[1h]))'
+    found, res = run({"a.yaml": records(*(base.format(c=c) for c in ("2..", "3..", "4..", "5..")))})
+    assert found == []
+
+
+@pytest.mark.parametrize("a,b,dup", [
+    ('sum by (code) (x{code=~"2.."})', 'sum by (code) (x{code=~"5.."})', False),
+    ('sum by (code) (x{code="500"})', 'sum by (code) (x{code=~"4.."})', False),
+    ('sum by (code) (x{code="500"})', 'sum by (code) (x{code!="500"})', False),
+    ('up{job="a"} == 0', 'up{job="b"} == 0', False),
+    ('sum by (code) (x{code=~"2..|3.."})', 'sum by (code) (x{code=~"5.."})', False),
+    ('sum(x{code=~"2.."})', 'sum(x{code=~"5.."})', True),  # code is aggregated away: same series
+    ('sum by (code) (x{code=~"5.."})', 'sum by (code) (x{code=~"50."})', True),  # overlap
+    ('sum by (code) (x{code=~"(2|3).."})', 'sum by (code) (x{code=~"5.."})', True),  # not known: a duplicate
+    ('sum without (code) (x{code="2"})', 'sum without (code) (x{code="5"})', True),
+    ('x{code="2"} / ignoring (code) y', 'x{code="5"} / ignoring (code) y', True),
+    ("sum(x)", "sum(y)", True),
+])
+def test_recording_rule_duplicates_when_outputs_can_collide(a, b, dup):
+    found, res = run({"a.yaml": records(a, b, name="job:x:sum")})
+    assert found == ([("a.yaml", "RG411", 7, 17)] if dup else [])
+    if dup:
+        assert res.findings[0].message == (
+            "recording rule 'job:x:sum' with the same labels is already defined at line 5; they write the "
+            "same series, so one overwrites the other; remove one, or make them write different series "
+            "(another name, a label in `labels:`, or selectors pinning a label the result keeps to different "
+            "values)")
+
+
+def test_alerts_whose_selectors_pin_different_jobs_are_not_duplicates():
+    text = spec(groups=(("demo", (("DemoDown", "warning"), ("DemoDown", "warning"))),))
+    text = text.replace("expr: up == 0", 'expr: up{job="a"} == 0', 1)
+    # up == 0 may return job="a" too: the outputs can collide
+    assert run({"a.yaml": text})[0] == [("a.yaml", "RG411", 10, 16)]
+    assert run({"a.yaml": text.replace("expr: up == 0", 'expr: up{job="b"} == 0')})[0] == []

@@ -42,9 +42,40 @@ def test_unexpected_character_in_braces():
     assert found == [("RG301", 6, 18)]
 
 
-def test_unlocated_error_is_at_the_expression_start():
-    found, _ = run("up ==")
+def test_dangling_operator_is_at_the_end():
+    found, res = run("up ==")
+    assert found == [("RG301", 6, 20)]
+    assert res.findings[0].message == ("expr does not parse as PromQL: unexpected end of input: an operator "
+                                       "needs a right-hand side")
+
+
+def test_single_equals_is_at_the_equals_sign(monkeypatch):
+    # issue 12: `redis_up{job="x"} = 0` got "invalid promql query" at the start of the expr, where
+    # promtool says 1:19: parse error: unexpected "="; rulegen places it without promtool too
+    import rulegen.run.tools as tools
+    monkeypatch.setattr(tools, "find", lambda *a, **k: None)
+    found, res = run('redis_up{job="x"} = 0')
+    assert found == [("RG301", 6, 33)]  # the `=`: column 19 of the expression, as promtool says
+    assert res.findings[0].message == 'expr does not parse as PromQL: unexpected "="; compare with "=="'
+
+
+def test_unlocated_error_without_promtool_is_at_the_expression_start(monkeypatch):
+    import rulegen.run.tools as tools
+    from rulegen.validate.checks import promql
+    monkeypatch.setattr(tools, "find", lambda *a, **k: None)
+    promql.promtool_errors.cache_clear()
+    found, res = run("sum by job (x) > 1")
     assert found == [("RG301", 6, 15)]
+    assert res.findings[0].message == "expr does not parse as PromQL: invalid promql query"
+
+
+def test_unlocated_error_takes_promtools_position_and_message(promtool_bin):
+    from rulegen.validate.checks import promql
+    promql.promtool_errors.cache_clear()
+    found, res = run("sum by job (x) > 1")
+    assert found == [("RG301", 6, 22)]  # promtool: 1:8
+    assert res.findings[0].message == ('expr does not parse as PromQL: unexpected identifier "job" in grouping '
+                                       'opts, expected "("')
 
 
 def test_range_on_an_expression_points_at_the_bracket():
@@ -103,7 +134,10 @@ def test_node_listing_matches_promql_parser_walk(shared_dir):
              'quantile_over_time(0.9, x[5m])', 'count_values("v", x)', 'a and on(b) group_left c',
              'label_replace(up, "a", "$1", "b", "(.*)")', 'absent(x) or vector(1) * -(-2)']
     for f in sorted((shared_dir / "corpus").rglob("*.y*ml")) + sorted(Path(P.__file__).parents[3].glob("rules/*.yaml")):
-        doc = yaml.safe_load(f.read_text(encoding="utf-8"))
+        try:
+            doc = yaml.safe_load(f.read_text(encoding="utf-8"))
+        except yaml.YAMLError:
+            continue  # the kube-prometheus-stack chart's Helm templates are not YAML
         for g in (doc or {}).get("groups") or [] if isinstance(doc, dict) else []:
             exprs += [str(r["expr"]) for r in g.get("rules") or [] if isinstance(r, dict) and "expr" in r]
     assert len(exprs) > 900

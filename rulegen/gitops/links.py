@@ -12,9 +12,13 @@ for alert links and at the page line for page links):
   renamed, app renamed, ``runbookUrl``/``customRules`` pointing at another path);
 * ``RG711`` the page exists but has no element with the URL's fragment as id (the alert was
   renamed, its heading id changed): the message names the alert and the missing anchor;
-* ``RG712`` the ``runbook_url`` is not under the site's ``site_url`` (``mkdocs.yml``), so it
-  cannot be checked and does not open this site (``runbookUrl`` in ``values.yaml`` differs from
-  ``site_url``, or a static ``runbook_url`` annotation points elsewhere);
+* ``RG712`` the generated ``runbook_url`` is not under the site's ``site_url``
+  (``mkdocs.yml``) because ``runbookUrl`` in ``values.yaml`` differs from it, so it does not
+  open this site; or a ``runbook_url`` written by hand (spec annotation, ``customRules``,
+  ``additionalRuleAnnotations``) outside the site is not an absolute ``http(s)`` URL. A
+  hand-written absolute URL elsewhere (an imported upstream rule's
+  ``https://runbooks.prometheus-operator.dev/...``) is an external link: its form is checked,
+  not our anchors;
 * ``RG713`` a ``related`` entry names an alert that no spec defines;
 * ``RG714`` a ``related`` entry's link (page and anchor of the related alert) does not resolve;
 * ``RG715`` a Markdown link on a page (generated or hand-written, ``[x](page.md#id)`` or
@@ -429,17 +433,41 @@ def default_runbook_url(spec, group, rule, site_url: str, values: dict | None = 
     """The ``runbook_url`` that the chart renders for alert ``rule`` of ``group`` with default
     ``values`` (the chart's parsed ``values.yaml``; None or {} = no values): see the module
     docstring for the precedence. ``site_url`` is mkdocs' (trailing ``/`` optional)."""
+    static = static_runbook_url(spec, group, rule, values)
+    if static is not None:
+        return static
+    cfg = _knobs(spec, values)
+    base = cfg.get("runbookUrl") or site_url
+    return f"{str(base).rstrip('/')}/{page_url(spec.app)}#{anchor(rule.name)}"
+
+
+def _knobs(spec, values: dict | None) -> dict:
     cfg = (values or {}).get(spec.chart.values_key) or {}
-    if not isinstance(cfg, dict):
-        cfg = {}
+    return cfg if isinstance(cfg, dict) else {}
+
+
+def static_runbook_url(spec, group, rule, values: dict | None = None) -> str | None:
+    """The ``runbook_url`` annotation that the spec or the chart's default ``values`` set for
+    alert ``rule`` (``customRules``, group and global ``additionalRuleAnnotations``, the
+    spec's own annotation, in that order), or None when the chart generates it."""
+    cfg = _knobs(spec, values)
     for src in (_get(cfg, "customRules", rule.name, "annotations"),
                 _get(cfg, "groups", group.name, "additionalRuleAnnotations"),
                 cfg.get("additionalRuleAnnotations"),
                 rule.annotations):
         if isinstance(src, dict) and src.get("runbook_url"):
             return str(src["runbook_url"])
-    base = cfg.get("runbookUrl") or site_url
-    return f"{str(base).rstrip('/')}/{page_url(spec.app)}#{anchor(rule.name)}"
+    return None
+
+
+def is_absolute_http_url(url: str) -> bool:
+    """True when ``url`` is an absolute ``http``/``https`` URL with a host (what a browser
+    opens from an Alertmanager notification)."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return False
+    return parts.scheme.lower() in ("http", "https") and bool(parts.hostname) and url == url.strip()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -541,13 +569,22 @@ def _check_links(outputs, specs, root, site_dir) -> list[Finding]:
                 continue
             # positions only for a finding: a spec loaded by a forked child remakes them on use
             url = next(urls) if urls is not None else default_runbook_url(spec, group, rule, base, values_of[vkey])
-            if not url.startswith(base) and url.rstrip("/") != base.rstrip("/"):
+            outside = not url.startswith(base) and url.rstrip("/") != base.rstrip("/")
+            if outside and static_runbook_url(spec, group, rule, values_of.get(vkey) or _values(text)) is not None:
+                # a runbook_url written by hand (an imported upstream rule's, a wiki page): an
+                # external link, whose form is all there is to check here
+                if not is_absolute_http_url(url):
+                    line, col = spec.source.pos(rule.path)
+                    findings.append(_err(spec.file, line, col, "RG712",
+                                         f"{rule.name}: runbook_url {url!r} is neither under the runbook site "
+                                         f"{base} nor an absolute http(s) URL, so a notification cannot open "
+                                         "it; write the full address (https://host/path)", rule.name))
+            elif outside:
                 line, col = spec.source.pos(rule.path)
                 findings.append(_err(spec.file, line, col, "RG712",
                                      f"{rule.name}: runbook_url {url} is not under the runbook site {base} "
                                      "(mkdocs.yml site_url); set runbookUrl in values.yaml or site_url to the same base",
                                      rule.name))
-                continue
             rest = url[len(base):] if url.startswith(base) else ""
             path, _, frag = rest.partition("#")
             path = path.split("?", 1)[0]
@@ -572,7 +609,8 @@ def _check_links(outputs, specs, root, site_dir) -> list[Finding]:
                                          f"no anchor #{detail} (missing anchor); the alert's heading must carry "
                                          f"{{ #{anchor(rule.name)} }}: run rulegen build",
                                          rule.name))
-            target_check(page, frag, fail)
+            if not outside:
+                target_check(page, frag, fail)
 
             for i, rel in enumerate(rule.runbook.get("related") or []):
                 rpath = rule.path + ("runbook", "related", i, "alert")

@@ -14,7 +14,8 @@ Pipeline step 4 of 4. For each app:
 Failures are reported against the spec (``file:line`` of the test, the alert, the eval time,
 expected versus got as a diff). Coverage: per alert, whether a passing test shows it firing
 and one shows it not firing; a recording rule is covered when a passing ``promql_expr_test``
-reads it. ``--min-coverage P`` fails the run when fewer than P% of rules are covered.
+reads it. A test with an input series that nothing it evaluates can select (RG608: a
+misspelled metric or label) counts for nothing. ``--min-coverage P`` fails the run when fewer than P% of rules are covered.
 
 The last line printed is ``N passed, N failed`` (test groups), which CI systems read.
 """
@@ -227,10 +228,13 @@ def coverage(specs: list[Spec], cases: list[TestCase]) -> Coverage:
     quiet: set = set()
     boundary: set = set()
     read: set = set()
+    from ..validate.checks.tests import dead_series
     for c in cases:
         if not c.passed:
             continue
         d = c.test.data
+        if dead_series(c.spec, c.rule, d):
+            continue  # an input series feeds nothing (RG608): the verdict proves nothing
         seen_quiet: dict = {}
         for a in d.get("alert_rule_test") or []:
             key = (c.app, a.get("alertname", c.rule.name))

@@ -7,9 +7,14 @@ Codes:
   Prometheus Operator (like Prometheus itself) refuses groups with the same name in one rule
   file. Bad: two groups named ``llama-swap``.
 * ``RG411`` the same rule twice in one spec: an alert (or recording rule) with the same name
-  and the same labels (app, group and rule labels, severity and component) as an earlier one.
-  Both would produce the same series, so one silently overwrites the other. Alerts with the
-  same name but different labels (e.g. a ``warning`` and a ``critical`` threshold) are fine.
+  and the same labels (app, group and rule labels, severity and component) as an earlier one,
+  whose series can collide with the earlier one's. That is promtool's ``duplicate-rules``
+  lint (same name, same labels), narrowed to rules whose outputs can collide: two rules whose
+  selectors pin a label that stays in the result to values no string satisfies on both sides
+  write different series and are fine (kube-prometheus' four
+  ``code_verb:apiserver_request_total:increase1h`` rules with ``code=~"2.."`` ... ``"5.."``
+  under ``sum by (cluster, code, verb)``). Alerts with the same name but different labels
+  (e.g. a ``warning`` and a ``critical`` threshold) are fine.
 * ``RG412`` an alert name used by two apps. Routes, silences and runbook links are keyed by
   ``alertname``, so each app names its alerts apart. Error by default;
   ``duplicate_alert_across_apps: warning`` in ``.rulegen.yaml`` makes it a warning.
@@ -48,17 +53,95 @@ def check_spec(spec, ctx):
                              "or merge them", rule=g.name)
         else:
             seen_groups[g.name] = g.path
-    seen_rules: dict[tuple, tuple] = {}
+    seen_rules: dict[tuple, list] = {}
+    rr = None
     for g, r in spec.rules():
         key = (r.kind, r.name, tuple(r.all_labels(spec.labels, g.labels).items()))
-        if key in seen_rules:
-            first = lf.pos(seen_rules[key] + (r.kind,))
-            yield lf.finding(r.path + (r.kind,), "RG411",
-                             f"{'alert' if r.is_alert else 'recording rule'} {r.name!r} with the same "
-                             f"labels is already defined at line {first[0]}; remove one or tell "
-                             "them apart with a label (e.g. severity)", rule=r.name)
-        else:
-            seen_rules[key] = r.path
+        earlier = seen_rules.setdefault(key, [])
+        if earlier:
+            if rr is None:
+                from .flow import recording_rules
+                rr = recording_rules([spec])
+            pins = _pins(r.expr, rr)
+            clash = next((other for other in earlier if not distinct(pins, _pins(other.expr, rr))), None)
+            if clash is not None:
+                first = lf.pos(clash.path + (r.kind,))
+                if r.is_alert:
+                    advice = "remove one or tell them apart with a label (e.g. severity)"
+                else:
+                    advice = ("they write the same series, so one overwrites the other; remove one, or "
+                              "make them write different series (another name, a label in `labels:`, "
+                              "or selectors pinning a label the result keeps to different values)")
+                yield lf.finding(r.path + (r.kind,), "RG411",
+                                 f"{'alert' if r.is_alert else 'recording rule'} {r.name!r} with the same "
+                                 f"labels is already defined at line {first[0]}; {advice}", rule=r.name)
+        earlier.append(r)
+
+
+def _pins(expr, rr):
+    from ..labelflow import flow
+    f = flow(expr, rr)
+    return f.pinned if f.known else {}
+
+
+def distinct(a: dict, b: dict) -> bool:
+    """True when two rules' results, whose labels are pinned by selector matchers as ``a`` and
+    ``b`` say (:attr:`rulegen.validate.labelflow.Flow.pinned`: label -> (op, value) pairs),
+    can never be the same series: some label kept in both is pinned to values no string
+    satisfies on both sides (``code=~"2.."`` and ``code=~"5.."``)."""
+    return any(_disjoint(a[k], b[k]) for k in a.keys() & b.keys())
+
+
+def _disjoint(ma: tuple, mb: tuple) -> bool:
+    from ..labelflow import _match
+    for x, y in ((ma, mb), (mb, ma)):
+        for op, v in x:
+            if op == "=" and any(_match(o, w, v) is False for o, w in y):
+                return True
+    pa = _prefixes(ma)
+    pb = _prefixes(mb)
+    if pa is None or pb is None:
+        return False
+    return all(not (p.startswith(q) or q.startswith(p)) for p in pa for q in pb)
+
+
+_META = set(".[](){}*+?|^$\\")
+
+
+def _prefixes(ms: tuple) -> list[str] | None:
+    """Literal prefixes that every value accepted by the ``=``/``=~`` matchers of ``ms`` starts
+    with (one per top-level alternative of a regex), or None when they are not known."""
+    for op, v in ms:
+        if op == "=":
+            return [v]
+        if op != "=~":
+            continue
+        alts, depth, cur = [], 0, ""
+        for c in v:
+            if c in "([":
+                depth += 1
+            elif c in ")]":
+                depth -= 1
+            if c == "|" and depth == 0:
+                alts.append(cur)
+                cur = ""
+            else:
+                cur += c
+        alts.append(cur)
+        out = []
+        for alt in alts:
+            pre = ""
+            for i, c in enumerate(alt):
+                if c in _META:
+                    if c in "?*{" and pre:
+                        pre = pre[:-1]
+                    break
+                pre += c
+            if not pre:
+                return None
+            out.append(pre)
+        return out
+    return None
 
 
 def check_project(specs, ctx):

@@ -70,11 +70,15 @@ class Issue:
 @dataclass
 class Template:
     """What :func:`parse` found: ``issues`` (the first syntax error stops parsing, as in Go),
-    ``value_uses`` (offsets of ``$value`` and ``.Value``), ``actions`` (number of actions)."""
+    ``value_uses`` (offsets of ``$value`` and ``.Value``), ``actions`` (number of actions),
+    ``label_uses`` ((label name, offset) of each read of an alert label: ``$labels.x``,
+    ``.Labels.x`` and ``index $labels "x"``, the offset being that of ``$labels``/``.Labels``/
+    ``index``)."""
 
     issues: list = field(default_factory=list)
     value_uses: list = field(default_factory=list)
     actions: int = 0
+    label_uses: list = field(default_factory=list)
 
 
 @dataclass
@@ -484,15 +488,24 @@ class _Parser:
         if t.typ == "ident":
             if t.val not in self.funcs:
                 self.out.issues.append(Issue("function", t.pos, f"function {t.val!r} not defined", t.val))
+            if t.val == "index":
+                args = [x for x in toks[p + 1:p + 6] if x.typ != "space"]
+                if len(args) >= 2 and args[0].typ == "var" and args[0].val == "$labels" and \
+                        args[1].typ == "string" and "\\" not in args[1].val:
+                    self.out.label_uses.append((args[1].val[1:-1], t.pos))
             p += 1
         elif t.typ == "var":
             self._use_var(t)
             p += 1
+            if t.val == "$labels" and toks[p].typ == "field":
+                self.out.label_uses.append((toks[p].val[1:], t.pos))
             if t.val == "$" and toks[p].typ == "field" and toks[p].val == ".Value":
                 self.out.value_uses.append(t.pos)
         elif t.typ == "field":
             if t.val == ".Value" and len(self.blocks_with_dot()) == 0:
                 self.out.value_uses.append(t.pos)
+            if t.val == ".Labels" and toks[p + 1].typ == "field" and len(self.blocks_with_dot()) == 0:
+                self.out.label_uses.append((toks[p + 1].val[1:], t.pos))
             p += 1
         elif t.typ in ("dot", "nil", "bool", "number", "string", "raw", "char"):
             p += 1

@@ -2,17 +2,25 @@
 
 Codes:
 
-* ``RG401`` alert name not CamelCase (``^[A-Z][A-Za-z0-9]*$``, the convention of the
-  Prometheus docs' examples and of monitoring mixins, checked by mixtool). Bad:
+* ``RG401`` (warning) alert name not CamelCase (``^[A-Z][A-Za-z0-9]*$``, the convention of
+  the Prometheus docs' examples and of monitoring mixins, checked by mixtool). Prometheus
+  accepts any alert name, and upstream rules use others (etcd's ``etcdMembersDown``), so this
+  is a warning; make it an error in ``.rulegen.yaml`` to enforce the convention. Bad:
   ``alert: llama_swap_down``; good: ``alert: LlamaSwapDown``.
 * ``RG402`` (warning) alert name longer than 40 characters (mixtool's limit): it is cut in
   notification titles and dashboards. Bad: ``LlamaSwapDeploymentHasNoAvailableReplicasForAWhile``.
 * ``RG403`` recording rule name is not a valid metric name (``[a-zA-Z_:][a-zA-Z0-9_:]*``);
   Prometheus refuses to load it. Bad: ``record: job:http-requests:rate5m``.
-* ``RG404`` recording rule name not in the ``level:metric:operations`` form of the
-  Prometheus docs ("Recording rules" best practices): three non-empty parts separated by
-  colons, e.g. ``job:http_requests:rate5m`` (level = labels kept, metric = metric name,
-  operations = newest first). Bad: ``record: http_requests_rate5m``, ``record: job::rate5m``.
+* ``RG404`` (warning) recording rule name without a colon, or with nothing but colons. The
+  Prometheus docs ("Recording rules" best practices) name recorded series
+  ``level:metric:operations`` (``job:http_requests:rate5m``) and reserve colons for them, so
+  a name without one reads like an exporter's metric. Any other colon-separated shape is
+  accepted, as Prometheus accepts it and upstream projects use it: an empty level
+  (kube-prometheus' ``:node_memory_MemAvailable_bytes:sum``), an empty last part
+  (``node_namespace_pod:kube_pod_info:``), two parts (``count:up1``), more than three
+  (``cluster:namespace:pod_cpu:active:kube_pod_container_resource_requests``) and parts
+  starting with a digit (Loki's and Mimir's ``cluster_job:loki_request_duration_seconds:99quantile``).
+  Bad: ``record: http_requests_rate5m``; good: ``record: job:http_requests:rate5m``.
 * ``RG405`` label name starts with ``__``: Prometheus reserves those names for internal use
   (``__name__``, ``__address__``...). Bad: ``labels: {__team: ai}``; good: ``labels: {team: ai}``.
   (Label names that do not match ``[a-zA-Z_][a-zA-Z0-9_]*`` at all are ``RG204`` from the schema.)
@@ -40,6 +48,13 @@ def is_level_metric_operations(name: str) -> bool:
     return len(parts) == 3 and all(_PART.fullmatch(p) for p in parts)
 
 
+def is_recorded_name(name: str) -> bool:
+    """True when ``name`` (a valid metric name) has the shape of a recorded series: at least
+    one colon and at least one non-empty part, as in every upstream style RG404 accepts
+    (``:node_memory_MemAvailable_bytes:sum``, ``count:up1``, ``a:b:c:d``, ``x:99quantile``)."""
+    return ":" in name and name.strip(":") != ""
+
+
 def _camel_hint(name: str) -> str:
     words = re.split(r"[^A-Za-z0-9]+", name)
     return "".join(w[:1].upper() + w[1:] for w in words if w)
@@ -65,7 +80,8 @@ def check_spec(spec, ctx):
                     hint = _camel_hint(r.name)
                     tip = f", e.g. {hint}" if hint and ALERT_NAME.fullmatch(hint) else ""
                     yield lf.finding(p, "RG401", f"alert name {r.name!r} is not CamelCase "
-                                     f"([A-Z][A-Za-z0-9]*); rename it{tip}", rule=r.name)
+                                     f"([A-Z][A-Za-z0-9]*); rename it{tip}", rule=r.name,
+                                     severity=Severity.WARNING)
                 elif len(r.name) > MAX_ALERT_NAME:
                     yield lf.finding(p, "RG402", f"alert name is {len(r.name)} characters long, more "
                                      f"than {MAX_ALERT_NAME}; shorten it", rule=r.name,
@@ -76,10 +92,12 @@ def check_spec(spec, ctx):
                     yield lf.finding(p, "RG403", f"recording rule name {r.name!r} is not a valid "
                                      "metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); Prometheus will not "
                                      "load it", rule=r.name)
-                elif not is_level_metric_operations(r.name):
-                    yield lf.finding(p, "RG404", f"recording rule name {r.name!r} is not in the "
-                                     "level:metric:operations form (e.g. job:http_requests:rate5m)",
-                                     rule=r.name)
+                elif not is_recorded_name(r.name):
+                    yield lf.finding(p, "RG404", f"recording rule name {r.name!r} has no "
+                                     "level:metric:operations parts; name it after the labels it "
+                                     "keeps, the metric and the operations, separated by colons "
+                                     "(e.g. job:http_requests:rate5m)",
+                                     rule=r.name, severity=Severity.WARNING)
 
 
 def _label_name(lf, path, name, rule):

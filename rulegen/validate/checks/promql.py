@@ -3,8 +3,11 @@
 Codes:
 
 * ``RG301`` ``expr`` does not parse, with the parser's message. Reported at the character at
-  fault when it can be found (the unclosed ``(`` or ``{``, an unexpected character inside
-  braces), else at the expression's start. Bad: ``sum(rate(x[5m])``.
+  fault when it can be found (the unclosed ``(`` or ``{``, an extra ``)``, an unexpected
+  character inside braces, a lone ``=`` as in ``redis_up{job="x"} = 0``, the end after a
+  dangling operator); else at the position and with the message of the installed promtool
+  (``promtool check rules``, asked once per spec); else at the expression's start.
+  Bad: ``sum(rate(x[5m])``.
 * ``RG303`` a range selector on something that is not a series selector, reported at its
   ``[``. Bad: ``max_over_time(x > 0[5m])``; good: ``max_over_time((x > 0)[5m:1m])`` (a subquery).
 * ``RG310`` an experimental function or aggregation (``limitk``, ``sort_by_label``,
@@ -124,6 +127,9 @@ def expr_position(lf, path) -> tuple[int, int]:
 
 def check_spec(spec, ctx):
     lf = spec.source
+    unplaced = [r.expr for _, r in spec.rules() if parse(r.expr)[1] is not None and len(r.expr) <= MAX_ASK
+                and _nesting(r.expr) <= MAX_NESTING and locate_error(r.expr, parse(r.expr)[1]) is None]
+    told = promtool_errors(tuple(unplaced), ctx.root) if unplaced else {}
     for _, rule in spec.rules():
         path = rule.path + ("expr",)
         ast, err = parse(rule.expr)
@@ -132,6 +138,10 @@ def check_spec(spec, ctx):
         line, col = expr_position(lf, path)
         if err is not None:
             at = locate_error(rule.expr, err)
+            if at is None and rule.expr in told:
+                at, err = told[rule.expr]
+            else:
+                err = _clearer(rule.expr, err, at)
             if at is not None:
                 line, col = _offset_position(lf, path, at, (line, col))
             if "ranges only allowed for vector selectors" in err:
@@ -205,14 +215,83 @@ def _mask_strings(expr: str) -> str:
     return _STRING.sub(lambda m: " " * len(m.group()), expr)
 
 
+#: Longest expression whose parse error rulegen asks promtool about (longer ones, like those
+#: nested deeper than :data:`MAX_NESTING`, keep the expression's start as their position).
+MAX_ASK = 20_000
+_PROMTOOL_ERR = re.compile(r'rule (\d+), "r\d+": could not parse expression: (\d+):(\d+): parse error: (.*)$')
+
+
+@functools.lru_cache(maxsize=256)
+def promtool_errors(exprs: tuple, root=None) -> dict:
+    """Ask the real promtool (when installed: :func:`rulegen.run.tools.find`) where and why
+    each of ``exprs`` fails to parse: ``{expr: (offset in expr, promtool's message)}``.
+    Expressions promtool accepts, or all of them when promtool is missing or fails to run,
+    are left out. One ``promtool check rules`` run for all of them (a recording rule each)."""
+    import json
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    from ...run import tools
+    exe = tools.find("promtool", Path(root) if root is not None else None)
+    if exe is None or not exprs:
+        return {}
+    rules = [{"record": f"r{i}", "expr": e} for i, e in enumerate(exprs)]
+    with tempfile.TemporaryDirectory(prefix="rulegen-promql-") as tmp:
+        f = Path(tmp) / "rules.yaml"
+        f.write_text(json.dumps({"groups": [{"name": "g", "rules": rules}]}), encoding="utf-8")
+        try:
+            proc = subprocess.run([str(exe), "check", "rules", str(f)], capture_output=True,
+                                  text=True, timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            return {}
+    out = {}
+    for text in (proc.stdout + proc.stderr).splitlines():
+        m = _PROMTOOL_ERR.search(text)
+        if not m:
+            continue
+        i, line, col, msg = int(m.group(1)) - 1, int(m.group(2)), int(m.group(3)), m.group(4)
+        if 0 <= i < len(exprs):
+            out[exprs[i]] = (_byte_position_to_offset(exprs[i], line, col), msg.strip())
+    return out
+
+
+def _byte_position_to_offset(expr: str, line: int, col: int) -> int:
+    """Offset in ``expr`` of Prometheus' ``line:col`` (1-based; col counted in UTF-8 bytes)."""
+    start = 0
+    for _ in range(line - 1):
+        nl = expr.find("\n", start)
+        if nl < 0:
+            break
+        start = nl + 1
+    raw = expr[start:].encode("utf-8")[:max(col - 1, 0)]
+    return min(start + len(raw.decode("utf-8", "ignore")), len(expr))
+
+
+_TRAILING_OP = re.compile(r"(?:==|!=|>=|<=|[-+*/%^<>]|\b(?:and|or|unless|atan2|bool))\s*$")
+
+
+def _clearer(expr: str, message: str, at: int | None) -> str:
+    """The parser's ``message``, or a clearer one where rulegen placed the error itself."""
+    if message == "invalid promql query" and at is not None:
+        if expr[at:at + 1] == "=":
+            return 'unexpected "="; compare with "=="'
+        if at >= len(expr.rstrip()):
+            return "unexpected end of input: an operator needs a right-hand side"
+    return message
+
+
 def locate_error(expr: str, message: str) -> int | None:
     """Offset in ``expr`` of the character a promql-parser error is about, or None.
 
     The parser's messages carry no position; these are found from the text: the unclosed
     ``(`` for "unclosed left parenthesis", the unclosed ``{`` for "unexpected end of input
-    inside braces", the character named by "unexpected character inside braces: 'X'", the ``[``
-    after a non-selector for "ranges only allowed for vector selectors". String literals and
-    comments are skipped."""
+    inside braces", the character named by "unexpected character inside braces: 'X'" (or
+    brackets), the ``[`` after a non-selector for "ranges only allowed for vector selectors",
+    the extra ``)`` for "unexpected right parenthesis", the ``!`` of a bad ``!`` matcher, the
+    label of a matcher with an illegal regex or an unquoted value, and for the bare "invalid
+    promql query" a lone ``=`` or the end after a dangling operator (where promtool places
+    them). String literals and comments are skipped."""
     text = _mask_strings(re.sub(r"#[^\n]*", lambda m: " " * len(m.group()), expr))
     if "unclosed left parenthesis" in message:
         return _unclosed(text, "(", ")")
@@ -220,10 +299,37 @@ def locate_error(expr: str, message: str) -> int | None:
         return _unclosed(text, "{", "}")
     m = re.search(r"unexpected character inside braces: '(.)'", message)
     if m:
+        return _inside(text, "{", m.group(1))
+    m = re.match(r"illegal regex for (.*)$", message, re.S)
+    if m:
+        hit = re.search(r"([a-zA-Z_]\w*)\s*[=!]~\s*([\"'`])" + re.escape(m.group(1)) + r"\2", expr)
+        return hit.start() if hit else None
+    if message == "invalid promql query":
+        # the parser says nothing more: a lone `=` (for `==`) or a dangling operator
+        m = re.search(r"(?<![=!<>~])=(?![=~])", _outside_braces(text))
+        if m:
+            return m.start()
+        if _TRAILING_OP.search(text):
+            return len(expr)
+        return None
+    if "unexpected right parenthesis" in message:
+        depth = 0
+        for i, c in enumerate(text):
+            depth += {"(": 1, ")": -1}.get(c, 0)
+            if depth < 0:
+                return i
+        return None
+    m = re.search(r"unexpected character inside brackets: '(.)'", message)
+    if m:
+        return _inside(text, "[", m.group(1))
+    if "unexpected character after '!' inside braces" in message:
+        return _inside(text, "{", "!")
+    m = re.search(r"unexpected identifier '([^']+)' in label matching", message)
+    if m:
         for b in re.finditer(r"\{[^}]*", text):
-            i = b.group().find(m.group(1))
-            if i >= 0:
-                return b.start() + i
+            hit = re.search(rf"(?<![\w\"]){re.escape(m.group(1))}\b", b.group()[1:])
+            if hit:
+                return b.start() + 1 + hit.start()
         return None
     if "ranges only allowed for vector selectors" in message:
         for b in re.finditer(r"\[", text):
@@ -232,6 +338,22 @@ def locate_error(expr: str, message: str) -> int | None:
                 return b.start()
         return None
     return None
+
+
+def _inside(text: str, opener: str, char: str) -> int | None:
+    """Offset of the first ``char`` inside a ``{...}`` (``opener`` ``{``) or ``[...]`` of
+    ``text``, or None."""
+    closer = {"{": "}", "[": "]"}[opener]
+    for b in re.finditer(re.escape(opener) + f"[^{re.escape(closer)}]*", text):
+        i = b.group().find(char)
+        if i >= 0:
+            return b.start() + i
+    return None
+
+
+def _outside_braces(text: str) -> str:
+    """``text`` with the inside of ``{...}`` blanked (same length)."""
+    return re.sub(r"\{[^}]*\}?", lambda m: " " * len(m.group()), text)
 
 
 def _unclosed(text: str, opener: str, closer: str) -> int | None:

@@ -24,10 +24,26 @@ Codes:
 * ``RG606`` (warning) a test that asserts nothing (no ``alert_rule_test``, no
   ``promql_expr_test``).
 * ``RG607`` (error) a series' ``values`` is not in expanding notation. Bad: ``values: "1,2,3"``.
+* ``RG608`` (warning) an input series that no selector of the tested rule can select (nor of
+  the recording rules of the spec it reads, nor of the test's other alerts and
+  ``promql_expr_test`` exprs): a misspelled metric or label value. The series feeds nothing,
+  so a "not firing" verdict proves nothing; such a test counts for nothing in ``rulegen
+  test`` coverage. Bad: ``series: http_request_total{job="api"}`` for
+  ``sum(rate(http_requests_total{job="api"}[5m])) > 1``.
+* ``RG609`` (warning) an ``exp_alerts`` item with only ``exp_labels`` next to one with only
+  ``exp_annotations``: one expected alert split in two by a stray ``-``, so the test expects
+  two alerts. Bad: ``- exp_labels: {job: a}`` then ``- exp_annotations: {summary: x}``; good:
+  both keys in one item.
+* ``RG610`` (warning) an expected annotation (or templated label) that rulegen fills in from a
+  template reading ``$labels.X``, where the item's ``exp_labels`` lack ``X``: the filled-in
+  text has an empty value there, and the test locks the empty text in. Add ``X`` to
+  ``exp_labels`` (with the value the series has), or write the annotation in
+  ``exp_annotations``.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 
 from ...findings import Severity
@@ -44,6 +60,15 @@ _HIST = re.compile(r"\{\{[^}]*\}\}(?:[+-]\{\{[^}]*\}\})?(?:x\d+)?")
 
 
 _UNKNOWN_VAR = re.compile(r"\$(?!(?:labels|value|externalLabels|externalURL)\b)[A-Za-z_]\w*")
+
+
+def parse_series_name(text: str) -> str:
+    """The metric name of a promtool ``series`` text (``up{job="a"}`` -> ``up``), or ``""``."""
+    m = re.match(r"\s*([a-zA-Z_:][a-zA-Z0-9_:]*)", text)
+    if m:
+        return m.group(1)
+    m = re.search(r"__name__\s*=\s*\"([^\"]*)\"", text)
+    return m.group(1) if m else ""
 
 
 class ValuesError(ValueError):
@@ -88,9 +113,96 @@ def _ranges_ms(ast) -> list[int]:
             if type(node).__name__ == "MatrixSelector"]
 
 
+def dead_series(spec, rule, test_data: dict, rr=None) -> list[tuple[int, str, list[str]]]:
+    """Input series of a test (``test_data``, a test of ``rule`` in ``spec``) that nothing the
+    test evaluates can select, by mistake: ``(index in input_series, series text, a "did you
+    mean" (a metric name or a matcher such as ``job="api"``) or None)``. What the test
+    evaluates: ``rule``'s ``expr``, the ``expr`` of the alerts its ``alert_rule_test`` names
+    and its ``promql_expr_test`` exprs, following the spec's recording rules (``rr``, from
+    :func:`.flow.recording_rules`; worked out when None). A series is listed only when that is
+    certain and looks like a mistake for every expression
+    (:func:`rulegen.validate.labelflow.missed_by_mistake`): a series a matcher rejects on
+    purpose (the other ``status`` of a condition) tests the filter and is not listed."""
+    from ..labelflow import missed_by_mistake, selectors
+    from .flow import recording_rules
+    series = [(i, s.get("series")) for i, s in enumerate(test_data.get("input_series") or [])
+              if isinstance(s, dict) and isinstance(s.get("series"), str)]
+    if not series:
+        return []
+    if rr is None:
+        rr = recording_rules([spec])
+    exprs = [rule.expr]
+    alerts = {r.name: r for r in spec.alerts()}
+    for a in test_data.get("alert_rule_test") or []:
+        other = alerts.get(a.get("alertname", rule.name)) if isinstance(a, dict) else None
+        if other is not None and other.expr not in exprs:
+            exprs.append(other.expr)
+    for p in test_data.get("promql_expr_test") or []:
+        if isinstance(p, dict) and isinstance(p.get("expr"), str):
+            exprs.append(p["expr"])
+    out = []
+    for i, text in series:
+        why = [missed_by_mistake(e, text, rr) for e in exprs]
+        if all(w is not None for w in why):
+            if all(w == "metric" for w in why):
+                names = sorted({v for e in exprs for ms in (selectors(e, rr) or []) for lab, op, v in ms
+                                if lab == "__name__" and op == "="})
+                near = difflib.get_close_matches(parse_series_name(text), names, n=1, cutoff=0.6)
+            else:
+                near = [next(w for w in why if w != "metric")]
+            out.append((i, text, near[0] if near else None))
+    return out
+
+
+def _split_items(items) -> list[int]:
+    """Indexes of ``exp_alerts`` items holding only ``exp_annotations`` right after an item
+    holding only ``exp_labels`` (or the other way round)."""
+    out = []
+    shape = [frozenset(k for k in e if k in ("exp_labels", "exp_annotations")) if isinstance(e, dict)
+             and set(e) <= {"exp_labels", "exp_annotations"} else None for e in items]
+    for i in range(1, len(shape)):
+        if {shape[i - 1], shape[i]} == {frozenset({"exp_labels"}), frozenset({"exp_annotations"})}:
+            out.append(i)
+    return out
+
+
+def _unfilled(spec, group, rule, exp: dict) -> list[tuple[str, str]]:
+    """(annotation or label key, label X) for every value rulegen fills in for the expected
+    alert ``exp`` from a template reading ``$labels.X`` that ``exp_labels`` lack."""
+    from .gotemplate import parse as parse_template
+    given_labels = exp.get("exp_labels") or {}
+    given_ann = exp.get("exp_annotations") or {}
+    rule_labels = rule.all_labels(spec.labels, group.labels)
+    series = {k for k in given_labels if k != "alertname" and k not in rule_labels}
+    out = []
+    for kind, values, given in (("label", rule_labels, given_labels), ("annotation", rule.annotations, given_ann)):
+        for key, value in values.items():
+            if key in given or not isinstance(value, str) or "{{" not in value:
+                continue
+            t = parse_template(value)
+            if t.issues or not _expandable(value):
+                continue  # RG601 asks for the value written out
+            for label, _ in t.label_uses:
+                if label not in series and label not in rule_labels and label != "alertname":
+                    out.append((f"{kind} {key}", label))
+                    break
+    return out
+
+
+def _expandable(template: str) -> bool:
+    from ...render.promtool_tests import NotExpandable, expand
+    try:
+        expand(template, {})
+    except NotExpandable:
+        return False
+    return True
+
+
 def check_spec(spec, ctx):
     from ...render.promtool_tests import NotExpandable, expected_alert
+    from .flow import recording_rules
     lf = spec.source
+    rr = None
     for group, rule in spec.rules():
         ast, _ = parse(rule.expr)
         ranges = _ranges_ms(ast) if ast is not None else []
@@ -146,12 +258,38 @@ def check_spec(spec, ctx):
                                          f"({last_ms // 60000}m{(last_ms % 60000) // 1000:02d}s): the result "
                                          "comes from the 5m lookback, not from the data; extend the values",
                                          rule.name, Severity.WARNING)
+            if d.get("input_series"):
+                rr = recording_rules([spec]) if rr is None else rr
+                for si, text, near in dead_series(spec, rule, d, rr):
+                    hint = f"; did you mean {near}?" if near else ""
+                    yield lf.finding(tp + ("input_series", si, "series"), "RG608",
+                                     f"input series {text} matches no selector of {rule.name} (nor of the "
+                                     "recording rules it reads), so it feeds nothing and the test proves "
+                                     f"nothing; fix its metric name or labels{hint}", rule.name, Severity.WARNING)
             for ai, a in enumerate(d.get("alert_rule_test") or []):
                 name = a.get("alertname", rule.name)
                 target = next(((g, r) for g, r in spec.rules() if r.is_alert and r.name == name), None)
                 if target is None:
                     continue
-                for ei, e in enumerate(a.get("exp_alerts") or []):
+                items = a.get("exp_alerts") or []
+                split = _split_items(items)
+                for ei in split:
+                    yield lf.finding(tp + ("alert_rule_test", ai, "exp_alerts", ei), "RG609",
+                                     f"exp_alerts item {ei + 1} has only {next(iter(items[ei]))} and the item "
+                                     "before it only the other: one expected alert split in two by a stray `-`, "
+                                     "so the test expects two alerts; join them into one item", rule.name,
+                                     Severity.WARNING)
+                for ei, e in enumerate(items):
+                    if not isinstance(e, dict) or ei in split or ei + 1 in split:
+                        continue  # a split item: RG609 says what to do
+                    for what, label in _unfilled(spec, target[0], target[1], e):
+                        yield lf.finding(tp + ("alert_rule_test", ai, "exp_alerts", ei), "RG610",
+                                         f"expected {what} is filled in from a template reading $labels.{label}, "
+                                         f"which exp_labels lack: the test would lock in an empty value there; "
+                                         f"add {label} to exp_labels or write the value in "
+                                         f"exp_{what.split()[0]}s",
+                                         rule.name, Severity.WARNING)
+                for ei, e in enumerate(items):
                     from ...render.site import DEFAULT_SITE_URL  # ruamel: only for specs with tests
                     try:
                         expected_alert(spec, target[0], target[1], e, d, DEFAULT_SITE_URL)

@@ -1,0 +1,593 @@
+"""Label flow: which labels the series of a PromQL expression can carry.
+
+Worked out from the AST that promql-parser gives (the Rust port of Prometheus' parser), with
+the label semantics of Prometheus' engine (``promql/engine.go``, and the "Operators" and
+"Functions" pages of the Prometheus docs):
+
+* a series selector keeps the labels of the series it selects: not known, except that its
+  matchers tell which labels are there (``job="api"``) or not (``job=""``);
+* an aggregation ``by (l...)`` keeps at most ``l...``; ``without (l...)`` drops ``l...``;
+  with neither, it keeps no label; ``count_values("v", x)`` adds ``v``; ``topk``,
+  ``bottomk``, ``limitk`` and ``limit_ratio`` keep the labels of the series they pick;
+* ``absent(sel)`` / ``absent_over_time(sel[r])`` keep only the labels of the selector's
+  equality matchers (a name matched twice is dropped); of anything but a selector, none;
+* a binary operation between vectors keeps the labels of the left side (the "many" side for
+  ``group_left``, the right for ``group_right``); one-to-one matching ``on (l...)`` keeps only
+  ``l...``, ``ignoring (l...)`` drops them; ``group_left (l...)``/``group_right (l...)``
+  copy ``l...`` from the other side; ``and``/``unless`` keep the left side's labels, ``or``
+  either side's; with a scalar the vector side keeps its labels;
+* ``label_replace``/``label_join`` add their destination label; ``histogram_quantile``
+  drops ``le``; ``vector()``, ``time()`` and numbers have no label; other functions keep the
+  labels of their vector argument (dropping only the metric name, which is not a label that
+  templates read);
+* a selector of a recording rule of the project follows the rule's ``expr`` (plus the rule's
+  own labels), transitively.
+
+Precision comes first: anything not understood (an unknown function, ``info()``, a regex on
+``__name__`` that may select a recording rule) makes the labels unknown, and the checks that
+read this module stay silent on unknown.
+
+Public functions (used by the validation checks and by other parts of rulegen):
+:func:`flow`, :func:`can_carry`, :func:`dropped_by`, :func:`series_feed`, :func:`selectors`.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import promql_parser
+
+#: ``recording_rules`` values: an ``expr`` text, an (``expr``, labels) pair, or a list of those
+#: (several rules may record one name with different labels).
+RecordingRules = Mapping[str, object]
+
+#: Functions whose result keeps the labels of their vector (or range vector) argument.
+_SAME_LABELS = frozenset("""
+abs ceil floor exp ln log2 log10 sqrt sgn round clamp clamp_max clamp_min
+acos acosh asin asinh atan atanh cos cosh sin sinh tan tanh deg rad
+rate irate increase delta idelta deriv predict_linear resets changes
+avg_over_time min_over_time max_over_time sum_over_time count_over_time quantile_over_time
+stddev_over_time stdvar_over_time last_over_time present_over_time mad_over_time
+first_over_time ts_of_max_over_time ts_of_min_over_time ts_of_last_over_time ts_of_first_over_time
+holt_winters double_exponential_smoothing timestamp sort sort_desc sort_by_label sort_by_label_desc
+histogram_count histogram_sum histogram_avg histogram_fraction histogram_stddev histogram_stdvar
+days_in_month day_of_month day_of_week day_of_year hour minute month year
+""".split())
+_DATE_FUNCS = frozenset("days_in_month day_of_month day_of_week day_of_year hour minute month year".split())
+_SET_OPS = frozenset({"and", "or", "unless"})
+_ALERT_SERIES = {"ALERTS": frozenset({"alertname", "alertstate"}),
+                 "ALERTS_FOR_STATE": frozenset({"alertname"})}
+_GROUPING_AGGS = frozenset({"sum", "avg", "min", "max", "count", "stddev", "stdvar", "group",
+                            "quantile", "count_values"})
+_SELECTING_AGGS = frozenset({"topk", "bottomk", "limitk", "limit_ratio"})
+
+
+@dataclass(frozen=True)
+class Flow:
+    """The labels an expression's series can carry.
+
+    Attributes:
+        known: False when the analysis gave up (then nothing else is meaningful).
+        scalar: the expression is a scalar or a string (no series, no labels).
+        may: the labels the series can carry at most; None when not bounded (a selector).
+        gone: label -> why it can never be there (the operation that dropped it), for
+            labels outside ``may`` or, when ``may`` is None, known to be dropped.
+        bound: why labels outside ``may`` are gone, with ``{label}`` for the label name
+            (e.g. "`sum by (job)` drops `{label}`"); used for labels not in ``gone``.
+        pinned: label -> the selector matchers ((op, value) pairs, op one of ``=``, ``!=``,
+            ``=~``, ``!~``) that constrain its value, for labels passed on unchanged from the
+            selectors to the result.
+        added: labels an operation sets (``label_replace``, ``group_left (l)``,
+            ``count_values``), which the series can carry even when ``may`` is None.
+    """
+
+    known: bool = True
+    scalar: bool = False
+    may: frozenset | None = None
+    gone: Mapping[str, str] = field(default_factory=dict)
+    bound: str = ""
+    pinned: Mapping[str, tuple] = field(default_factory=dict)
+    added: frozenset = frozenset()
+
+    def carries(self, label: str) -> bool | None:
+        """True: the series can carry ``label``; False: never; None: unknown."""
+        if not self.known:
+            return None
+        if self.scalar or label in self.gone:
+            return False
+        if self.may is not None:
+            return label in self.may
+        return True if label in self.pinned or label in self.added else None
+
+    def why_not(self, label: str) -> str | None:
+        """Why the series can never carry ``label`` (the operation that drops it), or None
+        when they can or it is not known."""
+        if self.carries(label) is not False:
+            return None
+        if label in self.gone:
+            return self.gone[label]
+        return self.bound.format(label=label) if self.bound else None
+
+
+UNKNOWN = Flow(known=False)
+
+
+def _scalar(what: str) -> Flow:
+    return Flow(scalar=True, may=frozenset(), bound=what)
+
+
+def _ops(m) -> str:
+    return {"MatchOp.Equal": "=", "MatchOp.NotEqual": "!=", "MatchOp.Re": "=~",
+            "MatchOp.NotRe": "!~"}.get(str(m.op), "?")
+
+
+def _matchers(vs) -> list[tuple[str, str, str]]:
+    """(label, op, value) of the selector's matchers, metric name included as ``__name__``."""
+    out = [(m.name, _ops(m), m.value) for m in vs.matchers.matchers]
+    if vs.name:
+        out.append(("__name__", "=", vs.name))
+    return out
+
+
+def _selector_flow(vs) -> Flow:
+    if vs.matchers.or_matchers:
+        return UNKNOWN
+    pinned: dict[str, tuple] = {}
+    gone: dict[str, str] = {}
+    for name, op, value in _matchers(vs):
+        if name == "__name__":
+            continue
+        if (op == "=" and value == "") or (op == "!~" and value in (".+",)):
+            gone[name] = f"the selector's matcher `{name}{op}\"{value}\"` selects series without `{name}`"
+        else:
+            pinned[name] = pinned.get(name, ()) + ((op, value),)
+    # the series Prometheus writes for alerts always carry the alert's name (and state)
+    added = _ALERT_SERIES.get(vs.name or "", frozenset())
+    return Flow(pinned=pinned, gone=gone, added=added)
+
+
+def _union(a: Flow, b: Flow) -> Flow:
+    """Series that come from ``a`` or from ``b``."""
+    if not (a.known and b.known):
+        return UNKNOWN
+    if a.scalar:
+        return b
+    if b.scalar:
+        return a
+    may = None if a.may is None or b.may is None else a.may | b.may
+    gone = {k: v for k, v in a.gone.items() if b.carries(k) is False}
+    bound = a.bound if may is not None else ""
+    pinned = {k: a.pinned[k] for k in a.pinned if k in b.pinned and a.pinned[k] == b.pinned[k]}
+    return Flow(may=may, gone=gone, bound=bound, pinned=pinned,
+                added=(a.added | b.added | frozenset(a.pinned) | frozenset(b.pinned)) - frozenset(gone))
+
+
+def _keep(child: Flow, keep: frozenset, why: str) -> Flow:
+    """``child`` restricted to the labels ``keep``; others dropped ``why``."""
+    if not child.known:
+        return UNKNOWN
+    gone = dict(child.gone)  # the first operation that dropped a label is the one to name
+    if child.may is None:
+        may, bound = keep, why
+    else:
+        # labels the child never had keep the child's reason; those it had are dropped here
+        may, bound = keep & child.may, child.bound
+        for k in child.may - keep:
+            gone.setdefault(k, why.format(label=k))
+    return Flow(may=may, gone=gone, bound=bound, pinned={k: v for k, v in child.pinned.items() if k in keep},
+                added=child.added & keep)
+
+
+def _drop(child: Flow, drop, why: str) -> Flow:
+    """``child`` without the labels ``drop`` (each dropped ``why``, with ``{label}``)."""
+    if not child.known:
+        return UNKNOWN
+    gone = dict(child.gone)
+    for k in drop:
+        gone.setdefault(k, why.format(label=k))
+    may = None if child.may is None else child.may - frozenset(drop)
+    return Flow(may=may, gone=gone, bound=child.bound,
+                pinned={k: v for k, v in child.pinned.items() if k not in drop},
+                added=child.added - frozenset(drop))
+
+
+def _add(child: Flow, labels) -> Flow:
+    """``child`` plus labels whose values are set by the operation (``label_replace`` etc.)."""
+    if not child.known:
+        return UNKNOWN
+    labels = frozenset(labels)
+    return Flow(may=None if child.may is None else child.may | labels,
+                gone={k: v for k, v in child.gone.items() if k not in labels}, bound=child.bound,
+                pinned={k: v for k, v in child.pinned.items() if k not in labels},
+                added=child.added | labels)
+
+
+def _rr_variants(value) -> list[tuple[str, dict]]:
+    if isinstance(value, str):
+        return [(value, {})]
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
+        return [(value[0], dict(value[1] or {}))]
+    out = []
+    for v in value or ():
+        out.extend(_rr_variants(v))
+    return out
+
+
+def _via(name: str, reason: str) -> str:
+    """``reason`` said of a recording rule ``name`` that the expression reads."""
+    return reason if reason.startswith("in the recording rule") else f"in the recording rule {name}, {reason}"
+
+
+class Analyzer:
+    """Label flows of expressions against one set of recording rules, each recording rule's
+    flow worked out once (:func:`flow` makes a new one per call; a check that looks at every
+    rule of a project keeps one).
+
+    Args:
+        recording_rules: see :func:`flow`.
+    """
+
+    def __init__(self, recording_rules: RecordingRules | None = None):
+        self.rr = recording_rules or {}
+        self.active: set[str] = set()
+        self.memo: dict[str, Flow] = {}
+
+    def flow(self, expr) -> Flow:
+        """The :class:`Flow` of ``expr`` (PromQL text or a promql_parser AST)."""
+        ast = _parse(expr) if isinstance(expr, str) else expr
+        return UNKNOWN if ast is None else self.node(ast)
+
+    def recorded(self, name: str) -> Flow:
+        """The flow of the series recorded as ``name`` (every rule recording it)."""
+        got = self.memo.get(name)
+        if got is not None:
+            return got
+        if name in self.active:
+            return UNKNOWN  # a cycle: Prometheus evaluates it, but its labels are not knowable here
+        self.active.add(name)
+        try:
+            out = None
+            for expr, labels in _rr_variants(self.rr[name]):
+                ast = _parse(expr)
+                f = UNKNOWN if ast is None else self.node(ast)
+                if f.known and f.scalar:
+                    f = Flow(may=frozenset(), bound="`vector()`-like recording rule has no label")
+                f = _add(f, labels) if labels else f
+                out = f if out is None else _union(out, f)
+        finally:
+            self.active.discard(name)
+        out = UNKNOWN if out is None else out
+        if not self.active:
+            self.memo[name] = out
+        return out
+
+    def selector(self, vs) -> Flow:
+        base = _selector_flow(vs)
+        name = vs.name
+        if not name:
+            # {__name__=~"..."} may select a recording rule of the project: unknown then
+            for label, op, value in _matchers(vs):
+                if label == "__name__" and op != "=":
+                    return UNKNOWN if any(_match(op, value, n) is not False for n in self.rr) else base
+                if label == "__name__":
+                    name = value
+        if not name or name not in self.rr:
+            return base
+        out = self.recorded(name)
+        if not out.known:
+            return UNKNOWN
+        pinned = dict(out.pinned)
+        for k, v in base.pinned.items():
+            if out.carries(k) is not False:
+                pinned[k] = pinned.get(k, ()) + v
+        gone = {k: _via(name, v) for k, v in out.gone.items()}
+        gone.update({k: v for k, v in base.gone.items() if k not in gone})
+        return Flow(may=out.may, gone=gone, bound=_via(name, out.bound) if out.bound else "",
+                    pinned=pinned, added=out.added)
+
+    def node(self, n) -> Flow:
+        cls = type(n).__name__
+        if cls == "VectorSelector":
+            return self.selector(n)
+        if cls == "MatrixSelector":
+            return self.selector(n.vector_selector)
+        if cls in ("ParenExpr", "SubqueryExpr", "UnaryExpr"):
+            return self.node(n.expr)
+        if cls == "NumberLiteral":
+            return _scalar("a number has no labels")
+        if cls == "StringLiteral":
+            return _scalar("a string has no labels")
+        if cls == "Call":
+            return self.call(n)
+        if cls == "AggregateExpr":
+            return self.aggregate(n)
+        if cls == "BinaryExpr":
+            return self.binary(n)
+        return UNKNOWN
+
+    def call(self, n) -> Flow:
+        name = n.func.name
+        args = list(n.args)
+        if str(n.func.return_type).endswith("Scalar"):
+            return _scalar(f"`{name}()` returns a scalar, which has no labels")
+        if name == "vector":
+            return Flow(may=frozenset(), bound="`vector()` has no labels, so it cannot carry `{label}`")
+        if name in ("absent", "absent_over_time"):
+            arg = args[0] if args else None
+            vs = arg.vector_selector if type(arg).__name__ == "MatrixSelector" else arg
+            eq: dict[str, str] = {}
+            twice: set[str] = set()
+            if type(vs).__name__ == "VectorSelector":
+                for label, op, value in _matchers(vs):
+                    if label == "__name__" or op != "=":
+                        continue
+                    if label in eq:
+                        twice.add(label)
+                    eq[label] = value
+            keep = frozenset(eq) - twice
+            kept = ", ".join(sorted(keep)) or "none"
+            return Flow(may=keep, pinned={k: (("=", eq[k]),) for k in keep},
+                        bound=f"`{name}()` keeps only the labels of its selector's equality matchers "
+                              f"({kept}), so it drops `{{label}}`")
+        if name in ("label_replace", "label_join"):
+            if len(args) < 2 or type(args[1]).__name__ != "StringLiteral":
+                return UNKNOWN
+            return _add(self.node(args[0]), [args[1].val])
+        if name == "histogram_quantile":
+            if len(args) < 2:
+                return UNKNOWN
+            return _drop(self.node(args[1]), ["le"], "`histogram_quantile` drops `{label}`")
+        if name in _SAME_LABELS:
+            if not args and name in _DATE_FUNCS:
+                return Flow(may=frozenset(), bound=f"`{name}()` without an argument has no labels")
+            vec = [a for a, t in zip(args, n.func.arg_types) if not str(t).endswith(("Scalar", "String"))]
+            return self.node(vec[0]) if vec else UNKNOWN
+        return UNKNOWN
+
+    def aggregate(self, n) -> Flow:
+        op = str(n.op)
+        child = self.node(n.expr)
+        if op in _SELECTING_AGGS:
+            return child
+        if op not in _GROUPING_AGGS:
+            return UNKNOWN
+        mod = n.modifier
+        labels = list(mod.labels) if mod is not None else []
+        without = mod is not None and str(mod.type).endswith("Without")
+        added = []
+        if op == "count_values":
+            if type(n.param).__name__ != "StringLiteral":
+                return UNKNOWN
+            added = [n.param.val]
+        if without:
+            out = _drop(child, labels, f"`{op} without ({', '.join(labels)})` drops `{{label}}`")
+        elif mod is not None:
+            out = _keep(child, frozenset(labels), f"`{op} by ({', '.join(labels)})` drops `{{label}}`")
+        else:
+            out = _keep(child, frozenset(), f"`{op}` without `by ({{label}})` drops `{{label}}`")
+        return _add(out, added) if added else out
+
+    def binary(self, n) -> Flow:
+        op = str(n.op)
+        lhs, rhs = self.node(n.lhs), self.node(n.rhs)
+        if not (lhs.known and rhs.known):
+            return UNKNOWN
+        if lhs.scalar and rhs.scalar:
+            return _scalar("an operation between scalars has no labels")
+        if lhs.scalar:
+            return rhs
+        if rhs.scalar:
+            return lhs
+        mod = n.modifier
+        matching = mod.matching if mod is not None else None
+        on = matching is not None and str(matching.type).endswith("Include")
+        mlabels = list(matching.labels) if matching is not None else []
+        if op in _SET_OPS:
+            return _union(lhs, rhs) if op == "or" else lhs
+        card = str(mod.card) if mod is not None else "OneToOne"
+        if card.endswith("ManyToOne") or card.endswith("OneToMany"):
+            many, one = (lhs, rhs) if card.endswith("ManyToOne") else (rhs, lhs)
+            extra = list(mod.group_labels or [])
+            out = _add(many, extra)
+            # an extra label the "one" side can never carry is not copied (Prometheus deletes it)
+            side = "group_left" if card.endswith("ManyToOne") else "group_right"
+            gone = [k for k in extra if one.carries(k) is False and many.carries(k) is not True]
+            return _drop(out, gone, f"`{side} ({{label}})` copies `{{label}}` from a side that never has it")
+        if on:
+            return _keep(lhs, frozenset(mlabels), f"the one-to-one match `on ({', '.join(mlabels)})` drops `{{label}}`")
+        if mlabels:
+            return _drop(lhs, mlabels, f"the one-to-one match `ignoring ({', '.join(mlabels)})` drops `{{label}}`")
+        return lhs
+
+
+def _parse(expr: str):
+    """The AST of ``expr`` (parsed and cached by :func:`.checks.promql.parse`), or None."""
+    from .checks.promql import parse
+    ast, err = parse(expr)
+    return None if err else ast
+
+
+def flow(expr, recording_rules: RecordingRules | None = None) -> Flow:
+    """The :class:`Flow` of ``expr`` (PromQL text, or an AST from :mod:`promql_parser`).
+
+    ``recording_rules`` maps recording rule names of the project to their ``expr`` (or an
+    (``expr``, labels) pair, or a list of those when one name is recorded by several rules);
+    selectors of those names follow the rule. An expression that does not parse is unknown."""
+    return Analyzer(recording_rules).flow(expr)
+
+
+def can_carry(expr: str, label: str, recording_rules: RecordingRules | None = None) -> bool | None:
+    """Can the series of ``expr`` (an alert's or recording rule's PromQL) carry ``label``?
+
+    Returns True when they can (the label is among the labels kept, or a selector matcher
+    names it), False when they never can (an operation drops it; :func:`dropped_by` says
+    which), None when it cannot be known (a plain selector keeps whatever labels its series
+    have; an unknown function; an expression that does not parse)."""
+    return flow(expr, recording_rules).carries(label)
+
+
+def dropped_by(expr: str, label: str, recording_rules: RecordingRules | None = None) -> str | None:
+    """Why the series of ``expr`` never carry ``label``, naming the operation (for example
+    "`count` without `by (namespace)` drops `namespace`"); None when they can or when it is
+    not known."""
+    return flow(expr, recording_rules).why_not(label)
+
+
+# ---------------------------------------------------------------------------------------------
+# Which series feed an expression
+
+
+def _match(op: str, pattern: str, value: str) -> bool | None:
+    """Does a matcher ``op pattern`` accept ``value``? None when the regex is not one Python
+    reads like Go's RE2 (then it is not known)."""
+    if op == "=":
+        return value == pattern
+    if op == "!=":
+        return value != pattern
+    rx = _regex(pattern)
+    if rx is None:
+        return None
+    hit = rx.fullmatch(value) is not None
+    return hit if op == "=~" else not hit
+
+
+@functools.lru_cache(maxsize=4096)
+def _regex(pattern: str):
+    if re.search(r"\\[pPCQEzbB]|\(\?[^:imsU)]|\[\[:", pattern):
+        return None  # RE2 syntax Python reads differently
+    try:
+        return re.compile(pattern.replace("(?U)", ""), re.DOTALL if "(?s)" in pattern else 0)
+    except re.error:
+        return None
+
+
+def selectors(expr, recording_rules: RecordingRules | None = None) -> list | None:
+    """Every series selector ``expr`` reads, those of the project's recording rules it reads
+    included (transitively), as lists of (label, op, value) matchers (``__name__`` for the
+    metric name). None when ``expr``, or a recording rule it reads, does not parse."""
+    rr = recording_rules or {}
+    out: list = []
+    seen: set[str] = set()
+    todo = [expr]
+    from .checks.promql import nodes
+    while todo:
+        e = todo.pop()
+        ast = _parse(e) if isinstance(e, str) else e
+        if ast is None:
+            return None  # the expression or a recording rule it reads does not parse
+        for node in nodes(ast):
+            if type(node).__name__ != "VectorSelector":
+                continue
+            ms = _matchers(node)
+            groups = [ms] if not node.matchers.or_matchers else [
+                [(m.name, _ops(m), m.value) for m in g] + ([("__name__", "=", node.name)] if node.name else [])
+                for g in node.matchers.or_matchers]
+            out.extend(groups)
+            for g in groups:
+                for name in rr:
+                    if name not in seen and all(_match(op, v, name) is not False
+                                                for lab, op, v in g if lab == "__name__"):
+                        if any(lab == "__name__" for lab, _, _ in g):
+                            seen.add(name)
+                            todo.extend(e2 for e2, _ in _rr_variants(rr[name]))
+    return out
+
+
+def parse_series(text: str) -> dict | None:
+    """Labels (``__name__`` included) of a promtool ``input_series`` ``series`` text such as
+    ``up{job="api"}``, or None when it does not parse as a plain selector."""
+    ast = _parse(text)
+    if type(ast).__name__ != "VectorSelector" or ast.matchers.or_matchers:
+        return None
+    labels = {}
+    for label, op, value in _matchers(ast):
+        if op != "=":
+            return None
+        labels[label] = value
+    return labels
+
+
+def series_feed(expr: str, series_selector_text: str,
+                recording_rules: RecordingRules | None = None) -> bool | None:
+    """Can the test input series ``series_selector_text`` (promtool's ``series``, e.g.
+    ``http_requests_total{job="api"}``) be selected by ``expr`` or by a recording rule of the
+    project that ``expr`` reads (transitively)?
+
+    Returns True when a selector matches it, False when no selector can (a misspelled metric
+    or label value: the test feeds nothing), None when it cannot be told (the expression or
+    the series does not parse, or a regex is not understood)."""
+    labels = parse_series(series_selector_text)
+    sels = selectors(expr, recording_rules)
+    if labels is None or sels is None:
+        return None
+    unknown = False
+    for ms in sels:
+        verdict = True
+        for label, op, value in ms:
+            got = _match(op, value, labels.get(label, ""))
+            if got is False:
+                verdict = False
+                break
+            if got is None:
+                verdict = None
+        if verdict is True:
+            return True
+        if verdict is None:
+            unknown = True
+    return None if unknown else False
+
+
+def _typo(a: str, b: str) -> bool:
+    """``a`` and ``b`` differ by one edit (insert, delete, replace or swap of two neighbours),
+    and are long enough (3+ characters) for that to read as a typo rather than another word."""
+    if a == b or min(len(a), len(b)) < 3 or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and
+                                  a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+
+
+def missed_by_mistake(expr: str, series_selector_text: str,
+                      recording_rules: RecordingRules | None = None) -> str | None:
+    """Why the test input series ``series_selector_text`` looks meant for ``expr`` but can
+    never be selected by it, or None.
+
+    Stricter than ``series_feed(...) is False``: a series that a selector's matchers reject
+    on purpose (``status="True"`` where the alert wants ``status="False"``: a test that the
+    filter works) is not a mistake. A mistake is a series whose metric name no selector reads
+    (the result is then ``"metric"``), or one that a selector of its metric rejects only
+    through a typo-like difference: a label value one edit away from an equality matcher's
+    (``job="apx"`` for ``job="api"``) or a label name one edit away from a required one
+    (``jbo`` for ``job``). Returns ``"metric"`` or the matcher it misses (``job="api"``)."""
+    labels = parse_series(series_selector_text)
+    sels = selectors(expr, recording_rules)
+    if labels is None or sels is None or series_feed(expr, series_selector_text, recording_rules) is not False:
+        return None
+    hint = None
+    for ms in sels:
+        if any(lab == "__name__" and _match(op, v, labels.get("__name__", "")) is False for lab, op, v in ms):
+            continue  # another metric: this selector was never the series' target
+        if any(lab == "__name__" and op != "=" for lab, op, _ in ms) or \
+                not any(lab == "__name__" for lab, _, _ in ms):
+            return None  # a selector on any metric name (regex, none): its filters were the target
+        typo = None
+        for lab, op, v in ms:
+            if lab == "__name__" or _match(op, v, labels.get(lab, "")) is not False:
+                continue
+            if op == "=" and lab in labels and _typo(labels[lab], v):
+                typo = f'{lab}="{v}"'
+            elif op == "=" and lab not in labels and any(_typo(k, lab) for k in labels):
+                typo = f'{lab}="{v}"'
+            else:
+                return None  # a deliberate other value: the test checks the filter
+        if typo is None:
+            return None
+        hint = hint or typo
+    return hint or "metric"
+

@@ -1,0 +1,129 @@
+"""Tests that cannot prove anything (RG608-RG610), and what they count for in coverage."""
+
+from __future__ import annotations
+
+import pytest
+
+from rulegen.run.testing import collect_cases, coverage
+from rulegen.validate import validate_texts
+
+
+SPEC = """\
+app: demo
+groups:
+  - name: demo
+    rules:
+      - record: job:http_requests:rate5m
+        expr: sum by (job) (rate(http_requests_total[5m]))
+      - alert: HighErrors
+        expr: sum by (job, instance) (rate(http_errors_total{{job="api"}}[5m])) > 1
+        severity: warning
+        summary: "Errors on {{{{ $labels.instance }}}}"
+        description: d
+        tests:
+          - name: quiet
+            input_series:
+              - series: {quiet}
+                values: 0+1x10
+            alert_rule_test:
+              - eval_time: 5m
+          - name: fires
+            input_series:
+              - series: http_errors_total{{job="api", instance="a"}}
+                values: 0+600x10
+            alert_rule_test:
+              - eval_time: 5m
+                exp_alerts:
+{items}
+      - alert: ManyRequests
+        expr: job:http_requests:rate5m > 100
+        severity: warning
+        summary: s
+        description: d
+        tests:
+          - name: through the recording rule
+            input_series:
+              - series: {through}
+                values: 0+1x10
+            alert_rule_test:
+              - eval_time: 5m
+"""
+
+
+GOOD_ITEMS = "                  - exp_labels: {job: api, instance: a}"
+
+
+def run(quiet='http_errors_total{job="api", instance="a"}', items=GOOD_ITEMS,
+        through='http_requests_total{job="api"}'):
+    text = SPEC.format(quiet=quiet, items=items, through=through)
+    res = validate_texts({"a.yaml": text})
+    return [(f.code, f.line, f.col, f.severity.value, f.message) for f in res.findings
+            if f.code in ("RG608", "RG609", "RG610")], res
+
+
+def test_good_tests_pass():
+    assert run()[0] == []
+
+
+def test_misspelled_metric_feeds_nothing():
+    # issue 12: the test passed and counted as the "not firing" case
+    found, _ = run(quiet='http_error_total{job="api", instance="a"}')
+    assert found == [("RG608", 15, 25, "warning",
+                      'input series http_error_total{job="api", instance="a"} matches no selector of HighErrors '
+                      "(nor of the recording rules it reads), so it feeds nothing and the test proves nothing; "
+                      "fix its metric name or labels; did you mean http_errors_total?")]
+
+
+@pytest.mark.parametrize("quiet,through,fed", [
+    ('http_errors_total{job="apl", instance="a"}', 'http_requests_total{job="api"}', False),  # job typo
+    ('http_errors_total{job="api"}', 'http_request_total{job="api"}', False),  # typo through the recording rule
+    ('http_errors_total{job="api"}', 'job:http_requests:rate5m{job="api"}', True),  # the recorded series itself
+    ('http_errors_total{job="api"}', 'http_requests_total{job="x"}', True),  # the recording rule reads any job
+    # a value the selector rejects on purpose: the test checks the filter, it is not a mistake
+    ('http_errors_total{job="billing", instance="a"}', 'http_requests_total{job="api"}', True),
+    ('http_errors_total{jbo="api", instance="a"}', 'http_requests_total{job="api"}', False),  # label name typo
+    ('http_errors_total{instance="a"}', 'http_requests_total{job="api"}', True),  # no job at all: on purpose
+])
+def test_variants(quiet, through, fed):
+    found, _ = run(quiet=quiet, through=through)
+    assert (found == []) is fed
+    assert all(code == "RG608" for code, *_ in found)
+
+
+def test_label_value_typo_says_which_matcher():
+    found, _ = run(quiet='http_errors_total{job="apl", instance="a"}')
+    assert found[0][:4] == ("RG608", 15, 25, "warning")
+    assert found[0][4].endswith('fix its metric name or labels; did you mean job="api"?')
+
+
+def test_stray_dash_splits_an_expected_alert():
+    found, _ = run(items="                  - exp_labels: {job: api, instance: a}\n"
+                         "                  - exp_annotations: {description: d}")
+    assert found == [("RG609", 27, 21, "warning",
+                      "exp_alerts item 2 has only exp_annotations and the item before it only the other: one "
+                      "expected alert split in two by a stray `-`, so the test expects two alerts; join them "
+                      "into one item")]
+
+
+def test_filled_annotation_reads_a_label_the_expected_labels_lack():
+    found, _ = run(items="                  - exp_labels: {job: api}")
+    assert found == [("RG610", 26, 21, "warning",
+                      "expected annotation summary is filled in from a template reading $labels.instance, which "
+                      "exp_labels lack: the test would lock in an empty value there; add instance to exp_labels "
+                      "or write the value in exp_annotations")]
+    # written out, it is the test's own statement
+    assert run(items="                  - exp_labels: {job: api}\n"
+                     "                    exp_annotations: {summary: Errors on}")[0] == []
+
+
+def _coverage_of(res, name):
+    cases = collect_cases(res.specs)
+    for c in cases:
+        c.passed = True  # as promtool reports them: a test fed by a misspelled series passes
+    row = next(r for r in coverage(res.specs, cases).rows if r.name == name)
+    return row.fires, row.quiet
+
+
+def test_a_test_that_feeds_nothing_counts_for_nothing_in_coverage():
+    assert _coverage_of(run(quiet='http_error_total{job="api", instance="a"}')[1], "HighErrors") == (True, False)
+    assert _coverage_of(run()[1], "HighErrors") == (True, True)

@@ -7,6 +7,7 @@ Codes:
   ``rate(x[300y])`` or ``x offset 300y`` load in no Prometheus. Applies to ``for``,
   ``keep_firing_for``, group ``interval``/``query_offset``, test ``interval``/``eval_time``,
   and to ranges, subquery steps and offsets inside ``expr``.
+  Bad: ``for: 300y``; good: ``for: 10m``.
 """
 
 from __future__ import annotations

@@ -7,16 +7,20 @@ Codes:
   ``alert: llama_swap_down``; good: ``alert: LlamaSwapDown``.
 * ``RG402`` (warning) alert name longer than 40 characters (mixtool's limit): it is cut in
   notification titles and dashboards. Bad: ``LlamaSwapDeploymentHasNoAvailableReplicasForAWhile``.
+  Good: ``LlamaSwapNoReplicas``.
 * ``RG403`` recording rule name is not a valid metric name (``[a-zA-Z_:][a-zA-Z0-9_:]*``);
   Prometheus refuses to load it. Bad: ``record: job:http-requests:rate5m``.
+  Good: ``record: job:http_requests:rate5m``.
 * ``RG404`` recording rule name not in the ``level:metric:operations`` form of the
   Prometheus docs ("Recording rules" best practices): three non-empty parts separated by
   colons, e.g. ``job:http_requests:rate5m`` (level = labels kept, metric = metric name,
   operations = newest first). Bad: ``record: http_requests_rate5m``, ``record: job::rate5m``.
+  Good: ``record: job:http_requests:rate5m``.
 * ``RG405`` label name starts with ``__``: Prometheus reserves those names for internal use
   (``__name__``, ``__address__``...). Bad: ``labels: {__team: ai}``; good: ``labels: {team: ai}``.
   (Label names that do not match ``[a-zA-Z_][a-zA-Z0-9_]*`` at all are ``RG204`` from the schema.)
 * ``RG406`` group name is blank (only spaces). Bad: ``name: " "``.
+  Good: ``name: llama-swap``.
 """
 
 from __future__ import annotations

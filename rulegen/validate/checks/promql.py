@@ -5,6 +5,7 @@ Codes:
 * ``RG301`` ``expr`` does not parse, with the parser's message. Reported at the character at
   fault when it can be found (the unclosed ``(`` or ``{``, an unexpected character inside
   braces), else at the expression's start. Bad: ``sum(rate(x[5m])``.
+  Good: ``sum(rate(x[5m]))``.
 * ``RG303`` a range selector on something that is not a series selector, reported at its
   ``[``. Bad: ``max_over_time(x > 0[5m])``; good: ``max_over_time((x > 0)[5m:1m])`` (a subquery).
 * ``RG310`` an experimental function or aggregation (``limitk``, ``sort_by_label``,
@@ -12,6 +13,7 @@ Codes:
   unless started with ``--enable-feature=promql-experimental-functions``. Where the feature
   is on, downgrade the code to a warning in ``.rulegen.yaml``. The ``{n}`` repeat count of a
   regex matcher over 1000, which Go's regexp rejects, is an ``RG301``.
+  Bad: ``limitk(3, x)`` without the feature; good: ``topk(3, x)``.
 * ``RG304`` (warning) an alert that can never resolve: its ``expr`` has no filtering
   comparison (``x > 0``), or only ``bool`` comparisons, so every evaluation returns series and
   the alert always fires. ``absent()``, set operators (``and``, ``unless``) and a bare series
@@ -19,6 +21,7 @@ Codes:
   filters; ``rate(x[5m])`` or ``x > bool 0`` do not.
   A deliberate always-firing alert (a dead man's switch such as ``vector(1)``) can switch the
   code off in ``.rulegen.yaml``.
+  Bad: ``expr: rate(errors_total[5m])``; good: ``expr: rate(errors_total[5m]) > 0.1``.
 """
 
 from __future__ import annotations

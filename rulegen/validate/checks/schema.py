@@ -3,12 +3,17 @@
 Codes:
 
 * ``RG201`` unknown key (with "did you mean" for near misses). Bad: ``severty: critical``.
-* ``RG202`` wrong type. Bad: ``labels: [a]``, ``values: 0x15`` (the number 21). A unitless
-  ``for: 5`` is ``RG302``.
+  Good: ``severity: critical``.
+* ``RG202`` wrong type (a unitless ``for: 5`` is ``RG302``). Bad: ``labels: [a]``,
+  ``values: 0x15`` (the number 21); good: ``labels: {team: a}``, ``values: "0x15"``.
 * ``RG203`` required field missing. Bad: an alert without ``expr``.
+  Good: ``expr: up == 0`` in the alert.
 * ``RG204`` value not allowed (pattern, enum, length). Bad: ``app: My App``.
+  Good: ``app: my-app``.
 * ``RG205`` a rule is neither an alert nor a recording rule, or both.
+  Bad: a rule with both ``alert: X`` and ``record: job:x:sum``; good: one of the two.
 * ``RG302`` duration not in Prometheus syntax. Bad: ``for: 1.5m``, ``for: "90"``, ``for: 5 m``.
+  Good: ``for: 90s``, ``for: 1m30s``, ``for: 0``.
 """
 
 from __future__ import annotations

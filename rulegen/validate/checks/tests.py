@@ -10,20 +10,28 @@ Codes:
 * ``RG601`` (error) an expected alert's annotation or label uses a template rulegen cannot
   expand (``$value``, functions), so the test must spell it out in ``exp_annotations`` or
   ``exp_labels``.
+  Bad: ``summary: "{{ $value | humanize }} errors"`` and a test without ``exp_annotations``; good:
+  ``exp_annotations: {summary: "1.5k errors"}`` in the test.
 * ``RG602`` (warning) an input ``interval`` longer than the 5-minute lookback: between two
   samples the series is absent, so ``up == 0`` looks like "no series". Bad: ``interval: 10m``.
+  Good: ``interval: 1m``.
 * ``RG603`` (warning) an ``eval_time`` after the last sample of every input series: the result
   depends on the 5-minute lookback, not on the data. Bad: ``values: "0x5"`` with
   ``interval: 1m`` and ``eval_time: 30m``.
+  Good: ``eval_time: 5m``, or ``values: "0x30"``.
 * ``RG604`` (warning) a range selector in the rule's ``expr`` shorter than twice the test's
   input interval: ``rate(x[1m])`` over 1m samples sees one sample (ranges are left-open in
   Prometheus 3) and returns nothing. Bad: ``rate(x[1m])`` with ``interval: 1m``.
+  Good: ``rate(x[5m])`` with ``interval: 1m``.
 * ``RG605`` (warning) ``_`` at the end of a series' values: a missing sample does not end the
   series for 5 minutes; write ``stale`` where the series is meant to disappear.
   Bad: ``values: "1x5 _x10"``; good: ``values: "1x5 stale"``.
 * ``RG606`` (warning) a test that asserts nothing (no ``alert_rule_test``, no
   ``promql_expr_test``).
+  Bad: a test with ``input_series`` only; good: an ``alert_rule_test`` with the ``eval_time`` and
+  ``exp_alerts`` to check.
 * ``RG607`` (error) a series' ``values`` is not in expanding notation. Bad: ``values: "1,2,3"``.
+  Good: ``values: "1 2 3"`` or ``values: "1+1x2"``.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ Codes:
   ``related: [{alert: LlamaSwapNoMetric}]``; good: ``related: [{alert: LlamaSwapNoMetrics}]``.
 * ``RG421`` a test's ``alert_rule_test[].alertname`` names no alert of the same spec (tests
   run against the spec's own rules only), with "did you mean". Bad: ``alertname: LlamaSwapDwn``.
+  Good: ``alertname: LlamaSwapDown``.
 """
 
 from __future__ import annotations

@@ -82,7 +82,8 @@ def check_project(specs, ctx):
         lf = spec.source
         if spec.app in apps:
             yield lf.finding(("app",), "RG413", f"app {spec.app!r} is also defined in "
-                             f"{apps[spec.app].file}; each app has one spec")
+                             f"{apps[spec.app].file}; each app has one spec, so merge the two "
+                             "specs or give one another `app`")
         else:
             apps[spec.app] = spec
         tp = spec.chart.template_path

@@ -79,10 +79,11 @@ def check_spec(spec, ctx):
                 if not METRIC_NAME.fullmatch(r.name):
                     yield lf.finding(p, "RG403", f"recording rule name {r.name!r} is not a valid "
                                      "metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); Prometheus will not "
-                                     "load it", rule=r.name)
+                                     "load it, so use only letters, digits, `_` and `:`", rule=r.name)
                 elif not is_level_metric_operations(r.name):
                     yield lf.finding(p, "RG404", f"recording rule name {r.name!r} is not in the "
-                                     "level:metric:operations form (e.g. job:http_requests:rate5m)",
+                                     "level:metric:operations form; rename it, e.g. "
+                                     "job:http_requests:rate5m",
                                      rule=r.name)
 
 

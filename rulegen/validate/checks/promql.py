@@ -152,7 +152,8 @@ def check_spec(spec, ctx):
         for value in _bad_regexes(ast):
             yield _f(lf, line, col, "RG301", rule,
                      f"regular expression {value!r} repeats more than 1000 times ({{n}} > 1000), "
-                     "which Go's regexp engine, and so Prometheus, rejects")
+                     "which Go's regexp engine, and so Prometheus, rejects; use a smaller count, "
+                     "or `+`")
         if rule.is_alert and not _filters(ast):
             yield _f(lf, line, col, "RG304", rule,
                      "alert expr has no filtering comparison (or only `bool` ones), so it returns "

@@ -40,6 +40,7 @@ import re
 
 from ...findings import Severity
 from ...spec.durations import DurationError, parse_ms
+from . import gotemplate
 from .promql import nodes, parse
 
 ID = "tests"
@@ -51,7 +52,18 @@ _BLANK = re.compile(r"^_(?:x(?P<n>\d+))?$")
 _HIST = re.compile(r"\{\{[^}]*\}\}(?:[+-]\{\{[^}]*\}\})?(?:x\d+)?")
 
 
-_UNKNOWN_VAR = re.compile(r"\$(?!(?:labels|value|externalLabels|externalURL)\b)[A-Za-z_]\w*")
+def _not_expandable(problems: list) -> str:
+    """One RG601 message for every label and annotation of an expected alert that rulegen
+    cannot expand: ``(kind, key, template, NotExpandable)`` entries, as
+    :func:`rulegen.render.promtool_tests.expected_alert` collects them."""
+    uses = [str(err).split(", which rulegen cannot expand", 1)[0] for _, _, _, err in problems]
+    fields = []
+    for kind, field in (("label", "exp_labels"), ("annotation", "exp_annotations")):
+        keys = [key for k, key, _, _ in problems if k == kind]
+        if keys:
+            fields.append(f"`{field}: {{{', '.join(f'{key}: ...' for key in keys)}}}`")
+    return (f"{' and '.join(uses)}, which rulegen cannot expand; write {' and '.join(fields)} "
+            "in the test")
 
 
 class ValuesError(ValueError):
@@ -97,7 +109,7 @@ def _ranges_ms(ast) -> list[int]:
 
 
 def check_spec(spec, ctx):
-    from ...render.promtool_tests import NotExpandable, expected_alert
+    from ...render.promtool_tests import expected_alert
     lf = spec.source
     for group, rule in spec.rules():
         ast, _ = parse(rule.expr)
@@ -161,12 +173,12 @@ def check_spec(spec, ctx):
                     continue
                 for ei, e in enumerate(a.get("exp_alerts") or []):
                     from ...render.site import DEFAULT_SITE_URL  # ruamel: only for specs with tests
-                    try:
-                        expected_alert(spec, target[0], target[1], e, d, DEFAULT_SITE_URL)
-                    except NotExpandable as err:
-                        if _UNKNOWN_VAR.search(str(err)):
-                            continue  # an undefined variable: the templates check (RG306) says so
+                    problems: list = []  # every label and annotation, not just the first
+                    expected_alert(spec, target[0], target[1], e, d, DEFAULT_SITE_URL, problems)
+                    # a broken template is the templates check's (RG305-RG308), not reported twice
+                    problems = [p for p in problems if not gotemplate.parse(p[2]).issues]
+                    if problems:
                         yield lf.finding(tp + ("alert_rule_test", ai, "exp_alerts", ei), "RG601",
-                                         str(err), rule.name)
+                                         _not_expandable(problems), rule.name)
 
 

@@ -89,6 +89,24 @@ def cmd_build(args) -> int:
     return EXIT_OK
 
 
+def cmd_new(args) -> int:
+    from .starter import write_starter
+    root = Path(args.root)
+    path = write_starter(root, args.app, args.title)
+    print(f"wrote {path.relative_to(root)}")
+    chart = root / "charts" / args.app
+    if not chart.exists():
+        # the chart is missing: make it (and the page and the tests) from the new spec alone
+        built = argparse.Namespace(root=args.root, paths=[str(path.relative_to(root))],
+                                   format="helm", force=False)
+        code = cmd_build(built)
+        if code != EXIT_OK:
+            return code
+    print(f"next: edit {path.relative_to(root)}, then `rulegen build` and "
+          f"`rulegen test --app {args.app}`")
+    return EXIT_OK
+
+
 def cmd_check(args) -> int:
     from .gitops.check import run_check
     return run_check(Path(args.root), args.paths or None, sys.stdout, args.format)
@@ -170,6 +188,11 @@ def parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-C", "--root", default=argparse.SUPPRESS, help="project root (default: current folder)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("new", parents=[common], help="write a starter spec (and the chart if missing) for an app")
+    s.add_argument("app", help="app name, a DNS label (e.g. shop)")
+    s.add_argument("--title", default=None, help="display title on the runbook site (default: the app name)")
+    s.set_defaults(func=cmd_new)
 
     s = sub.add_parser("validate", parents=[common], help="check specs; exit 1 on any error")
     s.add_argument("paths", nargs="*", help="spec files or folders (default: rules/)")

@@ -40,7 +40,8 @@ def test_nav_lists_every_app_sorted(project):
         {"Apps": [{"inferencecache": "inferencecache.md"}, {"llama-swap": "llama-swap.md"},
                   {"Noctaya": "noctaya.md"}]},
         {"Guides": [{"Deploying with Argo CD": "guides/argocd.md"},  # the bundled guides
-                    {"Check reference": "guides/checks.md"}]},
+                    {"Check reference": "guides/checks.md"},
+                    {"Spec format": "guides/spec-format.md"}]},
     ]
 
 
@@ -53,7 +54,8 @@ def test_nav_lists_guides_and_keeps_the_rest_of_mkdocs_yml(project):
     out = site.render_mkdocs(specs, existing, project)
     assert nav(out)[3] == {"Guides": [{"a-first": "guides/a-first.md"},
                                       {"Argo CD sync guide": "guides/argocd.md"},
-                                      {"Check reference": "guides/checks.md"}]}
+                                      {"Check reference": "guides/checks.md"},
+                                      {"Spec format": "guides/spec-format.md"}]}
     assert out.startswith("# The on-call runbook site.")  # comments kept
     assert "  anchors: warn\n" in out
     # without a root (plan does not pass one yet) the Guides section already in mkdocs.yml stays
@@ -72,7 +74,7 @@ def test_mkdocs_yml_whose_nav_is_up_to_date_is_kept_byte_for_byte(project):
             "      emoji_index: !!python/name:material.extensions.emoji.twemoji\n"
             f"nav: [{{Home: 'index.md'}}, {{Alert index: alerts.md}}, {{Apps: [{apps}]}},\n"
             "      {Guides: [{Deploying with Argo CD: guides/argocd.md},\n"
-            "                {Check reference: guides/checks.md}]}]\n")
+            "                {Check reference: guides/checks.md}, {Spec format: guides/spec-format.md}]}]\n")
     assert site.render_mkdocs(specs, text, project) == text
     # one app missing from the nav: the nav is rewritten, the rest kept
     out = site.render_mkdocs(specs[:1], text, project)

@@ -90,7 +90,7 @@ def test_durations_accept_zero_as_prometheus_does():
     assert got == [("RG302", 7, 14, "`for`: 90 is a number, not a Prometheus duration; add a unit: "
                     "1m30s if seconds were meant")]
     got = findings(spec(for_="true"))
-    assert got == [("RG202", 7, 14, "`for` must be a Prometheus duration such as 5m, not a boolean")]
+    assert got == [("RG202", 7, 14, "`for` must be a Prometheus duration, not a boolean; write one such as `for: 5m`")]
 
 
 def test_a_zero_for_builds_like_0s(tmp_path, capsys):
@@ -145,3 +145,39 @@ def test_test_app_is_not_blocked_by_another_apps_error(project, helm_bin, promto
     assert main(["-C", str(project), "test"]) == 1
     assert ("validation failed; no test ran (fix the errors above, or test one app with --app)"
             in capsys.readouterr().err)
+
+
+#: Words that start the fix in a message ("...; quote it", "...; add `expr:`", "did you mean").
+FIX = ("quote it", "correct the expression", "add ", "use ", "write ", "rename", "remove", "did you mean", "move ", "give ",
+       "change ", "merge", "shorten", "sample more", "extend ", "declare ", "compare with",
+       "start it", "close ", "downgrade", "prefix it", "tell them apart", "put ")
+
+BAD = [  # (what, text substituted into ALERT through spec(...))
+    dict(for_="1.5m"), dict(for_="true"), dict(for_="300y"), dict(summary='"{{ $label.x }}"'),
+    dict(summary='"{{ $value | humanise }}"'), dict(summary='"{{ labels.x }}"'),
+    dict(summary="Disk: full"), dict(step="a: b"), dict(step="[a, b]"),
+    dict(summary='"{{ $value }} down"'), dict(description='""'), dict(summary="off"),
+]
+
+
+def test_every_finding_says_how_to_fix_it():
+    texts = [spec(**b) for b in BAD] + [
+        spec().replace("expr: up == 0", "expr: sum(rate(x[5m])"),
+        spec().replace("expr: up == 0", "expr: max_over_time(x > 0[5m])"),
+        spec().replace("expr: up == 0", "expr: rate(x[5m])"),
+        spec().replace("alert: DemoDown", "alert: demo_down"),
+        spec().replace("severity: warning", "severity: page"),
+        spec().replace("severity: warning", "severty: warning"),
+        spec().replace("values: \"0x10\"", "values: \"0,1\""),
+        spec().replace("interval: 1m", "interval: 10m"),
+        spec().replace("        runbook:\n", "        runbook:\n          related: [{alert: Nope}]\n"),
+        spec().replace("app: demo", "app: Demo App"),
+        spec().replace("      - alert: DemoDown\n", "      - alert: DemoDown\n        labels: {__x: y}\n"),
+        "- app: x\n", "",
+    ]
+    seen = set()
+    for text in texts:
+        for code, _line, _col, message in findings(text):
+            seen.add(code)
+            assert any(w in message for w in FIX), (code, message)
+    assert len(seen) >= 18, sorted(seen)

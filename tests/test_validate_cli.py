@@ -71,7 +71,7 @@ def test_json_output(proj, capsys):
     assert doc["findings"] == [{
         "file": "rules/demo.yaml", "line": 7, "col": 19, "code": "RG501", "severity": "error",
         "rule": "DemoDown",
-        "message": "severity 'page' is not one of critical, warning, info (conventions.severities in .rulegen.yaml)",
+        "message": "severity 'page' is not one of critical, warning, info (conventions.severities in .rulegen.yaml); use one of them",
     }]
 
 

@@ -220,7 +220,7 @@ def check_spec(spec, ctx):
             elif severity not in cfg.severities:
                 path = r.path + ("severity",) if r.severity is not None else name_path
                 yield lf.finding(path, "RG501", f"severity {severity!r} is not one of {allowed} "
-                                 "(conventions.severities in .rulegen.yaml)", rule=r.name)
+                                 "(conventions.severities in .rulegen.yaml); use one of them", rule=r.name)
         for key, required, code in (("summary", cfg.require_summary, "RG502"),
                                     ("description", cfg.require_description, "RG503")):
             if required and not str(r.annotations.get(key) or "").strip():

@@ -44,6 +44,16 @@ _FILTER_FUNCS = {"absent", "absent_over_time"}
 MAX_NESTING = 256
 _BRACKETS = re.compile(r"[^()\[\]{}]+")
 
+_CLOSERS = {"parenthesis": ")", "brace": "}", "bracket": "]"}
+
+
+def _parse_fix(err: str) -> str:
+    """What to do about a PromQL parse error: the missing closer of an unclosed ``(``, ``{`` or
+    ``[``, else correct the expression where the finding points."""
+    m = re.search(r"unclosed left (parenthesis|brace|bracket)", err)
+    if m:
+        return f"add the missing `{_CLOSERS[m.group(1)]}`"
+    return "correct the expression where this points (promtool check rules reads it the same way)"
 
 def _nesting(expr: str) -> int:
     """Deepest nesting of ``(``, ``[`` and ``{`` in ``expr`` (counted naively, also inside
@@ -142,7 +152,7 @@ def check_spec(spec, ctx):
                          f"{err}: a range [5m] applies only to a series selector; to take a range of "
                          "an expression use a subquery such as (x > 0)[5m:1m]")
             else:
-                yield _f(lf, line, col, "RG301", rule, f"expr does not parse as PromQL: {err}")
+                yield _f(lf, line, col, "RG301", rule, f"expr does not parse as PromQL: {err}; {_parse_fix(err)}")
             continue
         for name in experimental(ast):
             yield _f(lf, line, col, "RG310", rule,

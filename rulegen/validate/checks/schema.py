@@ -251,8 +251,8 @@ def _one(lf, e, path, rule):
                 written = lf.source_token(path) or _yaml_text(e.instance)
                 return lf.finding(path, "RG302", f"`{_last(path)}`: {written} is a number, not a "
                                   f"Prometheus duration; {hint(written)}", rule=rule)
-            return lf.finding(path, "RG202", f"`{_last(path)}` must be a Prometheus duration such as "
-                              f"5m, not a {got}", rule=rule)
+            return lf.finding(path, "RG202", f"`{_last(path)}` must be a Prometheus duration, not a "
+                              f"{got}; write one such as `{_last(path)}: 5m`", rule=rule)
         if want == "string" and got in ("number", "boolean", "null"):
             written = lf.source_token(path) or _yaml_text(e.instance)
             if written != _yaml_text(e.instance) and got == "number":

@@ -95,7 +95,8 @@ def expand_values(text: str) -> list[str]:
             continue
         m = _TOKEN.match(tok)
         if not m:
-            raise ValuesError(f"`{tok}` is not promtool series notation (a, a+bxn, a-bxn, axn, _, _xn, stale)")
+            raise ValuesError(f"`{tok}` is not promtool series notation; write values separated by "
+                              "spaces as a, a+bxn, a-bxn, axn, _, _xn or stale (e.g. \"1+1x5 stale\")")
         n = int(m.group("n")) + 1 if m.group("n") else 1
         out.extend(["n"] * n)
     return out

@@ -19,7 +19,7 @@ ID = "xrefs"
 
 def _hint(name: str, names) -> str:
     near = difflib.get_close_matches(name, sorted(names), n=1, cutoff=0.6)
-    return f"; did you mean {near[0]}?" if near else ""
+    return f"; did you mean {near[0]}?" if near else "; use the name of a defined alert, or remove the entry"
 
 
 def check_project(specs, ctx):

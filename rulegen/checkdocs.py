@@ -138,18 +138,36 @@ def _parse_code(item: str, family: str) -> Code | None:
                 bad=clean(bad), good=clean(good), family=family)
 
 
+def _closes_at_end(text: str) -> bool:
+    """True when ``text`` ends with the ``)`` closing a parenthesis opened just before it."""
+    depth = 1
+    for i, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0:
+            return i == len(text) - 1
+    return False
+
+
 def parse(name: str, doc: str) -> Family:
     """One :class:`Family` from a module docstring (see the module docstring for the form)."""
     pars = _paragraphs(doc)
     first = " ".join(pars[0].split()) if pars else name
     m = re.match(r"(.+?\.)(\s|$)", first)
     title = (m.group(1) if m else first).rstrip(".")
-    fam = Family(name=name, title=rst_to_md(title))
     rest_first = first[len(m.group(1)):].strip() if m else ""
     if rest_first:
         pars[0] = rest_first
     else:
         pars = pars[1:]
+    # a short heading: "YAML traps: label and ..." and "Spec schema (JSON Schema ...)" keep the
+    # words before the colon or parenthesis; the rest opens the introduction
+    short = re.match(r"(.+?)(?:: | \()(.+)$", title)
+    if short and "`" not in short.group(1):
+        rest = short.group(2)[:-1] if short.group(0)[len(short.group(1)):].startswith(" (") \
+            and _closes_at_end(short.group(2)) else short.group(2)
+        title = short.group(1)
+        pars.insert(0, rest[:1].upper() + rest[1:] + ".")
+    fam = Family(name=name, title=rst_to_md(title))
     literal_next = False
     for par in pars:
         if literal_next and par.startswith((" ", "\t")):

@@ -12,13 +12,26 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "install-tools.sh"
+
+
+def _stale(tool: Path, current: bool) -> None:
+    """Skip (fail in CI) when ``tool`` was built by an older recipe of the script: locally the
+    shared tools folder is rebuilt by the next `make tools`, in CI it always is."""
+    if not current:
+        msg = f"{tool} was built by an older scripts/install-tools.sh; run it again to rebuild"
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
 
 
 def test_promtool_reports_the_prometheus_release(promtool_bin):
     out = subprocess.run([str(promtool_bin), "--version"], capture_output=True, text=True,
                          timeout=60).stdout
+    _stale(promtool_bin, "version v0.316.0 (branch: ," not in out)
     assert out.splitlines()[0].startswith("promtool, version 3.16.0 (branch: HEAD, revision: "), out
     assert re.search(r"^  tags:\s+netgo,builtinassets$", out, re.M), out
     assert re.search(r"^  build date:\s+\d{8}-\d\d:\d\d:\d\d$", out, re.M), out
@@ -26,6 +39,7 @@ def test_promtool_reports_the_prometheus_release(promtool_bin):
 
 def test_helm_reports_its_release(helm_bin):
     out = subprocess.run([str(helm_bin), "version"], capture_output=True, text=True, timeout=60).stdout
+    _stale(helm_bin, 'GitTreeState:""' not in out)
     assert out.startswith('version.BuildInfo{Version:"v3.22.0", GitCommit:'), out
     assert 'GitTreeState:"clean"' in out, out
 

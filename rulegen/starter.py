@@ -44,7 +44,8 @@ def write_starter(root: Path, app: str, title: str | None = None) -> Path:
 
     Raises:
         RulegenError: ``app`` is not a DNS label (the message suggests one, with the name as
-            ``--title``), or the spec file exists already.
+            ``--title``), the spec file exists already, or another spec under ``rules/`` has
+            ``app: <app>``.
     """
     if not APP_NAME.match(app):
         slug = re.sub(r"[^a-z0-9]+", "-", app.lower()).strip("-")[:53].strip("-") or "my-app"
@@ -56,6 +57,15 @@ def write_starter(root: Path, app: str, title: str | None = None) -> Path:
     path = folder / f"{app}.yaml"
     if path.exists():
         raise RulegenError(f"{path.relative_to(root)} exists already; edit it, or choose another app name")
+    for other in sorted(folder.glob("*.y*ml")) if folder.is_dir() else []:
+        try:
+            named = re.search(r"^app:[ \t]*[\"']?([a-z0-9-]+)[\"']?[ \t]*(?:#.*)?$",
+                              other.read_text(encoding="utf-8"), re.M)
+        except (OSError, UnicodeDecodeError):
+            continue
+        if named and named.group(1) == app:
+            raise RulegenError(f"{other.relative_to(root)} already defines app {app}; edit it, or "
+                               "choose another app name")
     folder.mkdir(parents=True, exist_ok=True)
     text = spec_text(app, title, schema_ref(folder))
     tmp = path.with_name(f".{path.name}.rulegen-new")

@@ -73,6 +73,10 @@ def test_new_never_overwrites_a_spec(tmp_path, capsys):
     assert main(["-C", str(tmp_path), "new", "demo"]) == 2
     assert "rules/demo.yaml exists already" in capsys.readouterr().err
     assert (tmp_path / "rules" / "demo.yaml").read_text() == "app: demo\n"
+    (tmp_path / "rules" / "demo.yaml").rename(tmp_path / "rules" / "old.yaml")
+    assert main(["-C", str(tmp_path), "new", "demo"]) == 2  # the app is taken by another file
+    assert "rules/old.yaml already defines app demo" in capsys.readouterr().err
+    assert not (tmp_path / "rules" / "demo.yaml").exists()
 
 
 def test_new_with_a_title_and_an_existing_chart(tmp_path, capsys):

@@ -101,6 +101,11 @@ def test_a_zero_for_builds_like_0s(tmp_path, capsys):
     assert '- alert: "DemoDown"\n        expr: "up == 0"\n        labels:' in rendered  # no `for`
 
 
+def test_a_misspelt_required_key_is_one_finding():
+    got = findings(spec().replace("expr: up == 0", "exp: up == 0"))
+    assert got == [("RG201", 6, 9, "unknown key `exp`; did you mean `expr`?")]  # no RG203 `expr`
+
+
 def test_rg601_reports_every_annotation_at_once():
     got = findings(spec(summary='"{{ $value | humanize }} down"', description='"now {{ $value }}"'))
     assert got == [("RG601", 23, 21, "annotation `summary` uses `{{$value | humanize}}` and "

@@ -194,8 +194,18 @@ def check_file(lf, ctx):
     if pre is not None and pre(data):
         findings = list(_kinds(lf))  # valid: jsonschema would report nothing
     else:
-        findings = list(_errors(lf, data, _fast_validator(), ())) + list(_kinds(lf))
+        findings = _one_per_typo(list(_errors(lf, data, _fast_validator(), ())) + list(_kinds(lf)))
     yield from sorted(findings, key=lambda f: (f.line, f.col, f.code))
+
+
+def _one_per_typo(findings: list) -> list:
+    """A misspelt required key (``exp:`` for ``expr:``) is one mistake: keep the RG201 that
+    says "did you mean `expr`?" and drop the RG203 "`expr` is required" of the same rule."""
+    meant = {(f.rule, m.group(1)) for f in findings if f.code == "RG201"
+             for m in [re.search(r"did you mean `([^`]+)`\?", f.message)] if m}
+    return [f for f in findings if not (
+        f.code == "RG203" and (m := re.match(r"`([^`]+)` is required", f.message))
+        and (f.rule, m.group(1)) in meant)]
 
 
 def _errors(lf, instance, validator, base):

@@ -2,5 +2,7 @@
 and one line to :data:`REGISTRY`; its docstring is its documentation (``rulegen checks``)."""
 
 from . import conventions, duplicates, durations, names, promql, schema, templates, tests, xrefs, yamltraps
+from . import yamlcomments
 
 REGISTRY = [schema, yamltraps, promql, durations, templates, names, duplicates, xrefs, conventions, tests]
+REGISTRY.insert(REGISTRY.index(yamltraps) + 1, yamlcomments)  # issue 17: a separate line, to merge easily

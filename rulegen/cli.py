@@ -1,5 +1,5 @@
-"""Command line: ``rulegen <command>``. This module only wires arguments to the pipeline and
-prints; every decision lives in the modules it calls.
+"""The ``rulegen`` command line. This module only wires arguments to the pipeline and prints;
+every decision lives in the modules it calls.
 
 Exit codes (all commands): 0 success, 1 findings/drift/test failures, 2 usage or internal fault.
 """
@@ -89,6 +89,24 @@ def cmd_build(args) -> int:
     return EXIT_OK
 
 
+def cmd_new(args) -> int:
+    from .starter import write_starter
+    root = Path(args.root)
+    path = write_starter(root, args.app, args.title)
+    print(f"wrote {path.relative_to(root)}")
+    chart = root / "charts" / args.app
+    if not chart.exists():
+        # the chart is missing: make it (and the page and the tests) from the new spec alone
+        built = argparse.Namespace(root=args.root, paths=[str(path.relative_to(root))],
+                                   format="helm", force=False)
+        code = cmd_build(built)
+        if code != EXIT_OK:
+            return code
+    print(f"next: edit {path.relative_to(root)}, then `rulegen build` and "
+          f"`rulegen test --app {args.app}`")
+    return EXIT_OK
+
+
 def cmd_check(args) -> int:
     from .gitops.check import run_check
     return run_check(Path(args.root), args.paths or None, sys.stdout, args.format)
@@ -109,27 +127,45 @@ def cmd_import(args) -> int:
     return run_import(args)
 
 
-#: Codes that come from making the outputs (build, check), not from validating a spec.
-OUTPUT_CODES = """\
-* ``RG701`` a shared chart file (``values.yaml``, ``values.schema.json``) cannot be updated: it
-  is not valid YAML/JSON (at the parser's position), not UTF-8, not a regular file, or has a
-  shape rulegen cannot extend safely (the message says which); fix it by hand.
-* ``RG730`` a key under ``<valuesKey>.disabled``, ``.customRules`` or ``.groups`` of the chart's
-  ``values.yaml`` names no rule or rule group of the chart (left behind by a rename or removal,
-  or a typo); the chart's values.schema.json rejects it, so ``helm template`` would fail.
-  Bad: ``disabled: {RedisDwn: true}``; good: ``disabled: {RedisDown: true}``, or remove the key.
-* ``RG720`` (warning) team notes of an alert the page no longer has (renamed or removed) were
-  moved to the page's catch-all notes slot; move them where they belong."""
-
-
 def cmd_checks(args) -> int:
-    from .gitops import links
-    from .validate.checks import REGISTRY
-    for mod in REGISTRY:
-        print(f"## {mod.ID}\n\n{(mod.__doc__ or '').strip()}\n")
-    print(f"## outputs (build, check)\n\n{OUTPUT_CODES}\n")
-    print(f"## links (check)\n\n{(links.__doc__ or '').strip()}\n")
+    from . import checkdocs
+    if args.code:
+        known = checkdocs.codes()
+        code = args.code.upper()
+        if code not in known:
+            import difflib
+            near = difflib.get_close_matches(code, known, n=3, cutoff=0.6)
+            _err(f"no check {args.code}" + (f"; did you mean {', '.join(near)}?" if near else "")
+                 + " (`rulegen checks` lists every code)")
+            return EXIT_USAGE
+        if args.format == "markdown":
+            _err("--format markdown prints the whole reference; drop the code")
+            return EXIT_USAGE
+    sys.stdout.write(checkdocs.render_markdown() if args.format == "markdown"
+                     else checkdocs.render_text(args.code))
     return EXIT_OK
+
+
+#: One line saying what rulegen does (``rulegen --help``; pyproject's description says the same).
+DESCRIPTION = ("Prometheus alerting as code: validate YAML specs, then write Helm-gated "
+               "PrometheusRules, runbook pages and promtool tests from them.")
+
+#: An example for each command's ``--help`` (a test requires one for every command).
+EXAMPLES = {
+    "new": "rulegen new shop          # writes rules/shop.yaml and charts/shop/ if missing\n"
+           "rulegen validate && rulegen build && rulegen test --app shop",
+    "validate": "rulegen validate                     # every spec under rules/\n"
+                "rulegen validate rules/shop.yaml -o github",
+    "build": "rulegen build                        # charts, runbook pages and promtool tests\n"
+             "rulegen build rules/shop.yaml        # only what that spec makes",
+    "check": "rulegen check                        # in CI: exit 1 when outputs and specs disagree",
+    "test": "rulegen test --app shop --min-coverage 100 --junit report.xml",
+    "diff": "rulegen diff --base origin/main -o markdown > pr-comment.md",
+    "import": "rulegen import alerts.rules.yml --app shop   # writes rules/shop.yaml",
+    "schema": "rulegen schema > spec.schema.json",
+    "checks": "rulegen checks RG404                 # one code, with a bad and a good example\n"
+              "rulegen checks --format markdown > runbooks/guides/checks.md",
+}
 
 
 def _percent(text: str) -> float:
@@ -144,13 +180,19 @@ def _percent(text: str) -> float:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="rulegen", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="rulegen", description=DESCRIPTION,
+                                epilog="Run `rulegen COMMAND --help` for a command's options and an example.")
     p.add_argument("--version", action="version", version=f"rulegen {__version__}")
     p.add_argument("-C", "--root", default=".", help="project root (default: current folder)")
     # -C also works after the command (`rulegen validate -C DIR`)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-C", "--root", default=argparse.SUPPRESS, help="project root (default: current folder)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("new", parents=[common], help="write a starter spec (and the chart if missing) for an app")
+    s.add_argument("app", help="app name, a DNS label (e.g. shop)")
+    s.add_argument("--title", default=None, help="display title on the runbook site (default: the app name)")
+    s.set_defaults(func=cmd_new)
 
     s = sub.add_parser("validate", parents=[common], help="check specs; exit 1 on any error")
     s.add_argument("paths", nargs="*", help="spec files or folders (default: rules/)")
@@ -196,8 +238,19 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("schema", parents=[common], help="print the spec JSON Schema")
     s.set_defaults(func=cmd_schema)
 
-    s = sub.add_parser("checks", parents=[common], help="print the documentation of every check")
+    s = sub.add_parser("checks", parents=[common], help="print the documentation of every check, or of one code")
+    s.add_argument("code", nargs="?", help="one code, e.g. RG404 (default: all)")
+    s.add_argument("--format", choices=("text", "markdown"), default="text",
+                   help="markdown: the site's check reference page")
     s.set_defaults(func=cmd_checks)
+
+    for name, cmd in sub.choices.items():
+        if name in EXAMPLES:
+            cmd.formatter_class = argparse.RawDescriptionHelpFormatter
+            cmd.epilog = "example:\n" + "\n".join("  " + line for line in EXAMPLES[name].splitlines())
+            if cmd.description is None:
+                summary = next(a.help for a in sub._choices_actions if a.dest == name)
+                cmd.description = summary[:1].upper() + summary[1:] + "."
     return p
 
 

@@ -1,10 +1,24 @@
 #!/usr/bin/env bash
 # Build the pinned promtool (Prometheus 3.x) and helm (3.x) from their Go modules into
 # .tools/bin, the project-local tools folder. The pins live in tools/*/go.mod (with go.sum),
-# the way kubernetes-mixin builds its promtool. A binary that already reports the pinned
-# version is reused, so running this twice costs nothing.
+# the way kubernetes-mixin builds its promtool.
+#
+# The binaries are stamped the way the upstream release builds stamp them, so `--version`
+# names the release: promtool with the ldflags of Prometheus' .promu.yml (Version from the
+# module's VERSION file, e.g. 3.16.0 for Go module v0.316.0; Revision; Branch; BuildUser;
+# BuildDate) and tags netgo,builtinassets; helm with the -X flags of Helm's Makefile
+# (version, gitCommit, gitTreeState, and the Kubernetes version of its client-go).
+# Revision and commit are the git commit of the release: the "Origin" hash that
+# `go mod download -json` reports when the module proxy records it, else the one written in
+# tools/<tool>/REVISION (optional), else "unknown" (helm: empty). BuildDate is the time of the
+# release's commit, from the module proxy, so two builds of one recipe print the same.
+#
+# Each binary has a stamp file next to it holding the recipe it was built with (module version,
+# build tags and ldflags, BuildUser aside). A binary whose stamp differs, such as one built by
+# an older version of this script, is rebuilt; running this twice costs nothing.
 #
 # Usage: scripts/install-tools.sh [--force]
+#   RULEGEN_TOOLS_DIR=DIR builds into DIR/bin instead of .tools/bin.
 # Needs: Go (1.26+) and access to the Go module proxy.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,28 +26,68 @@ bin="${RULEGEN_TOOLS_DIR:-$root/.tools}/bin"
 mkdir -p "$bin"
 force=${1:-}
 
-# module path | tool package | ldflags template (%s = version)
+# module_json MODDIR MODULE: `go mod download -json` of the module version pinned in MODDIR
+# (fields Version, Dir, Info, and Origin.Hash when the proxy reports it).
+module_json() {
+  (cd "$1" && go mod download -json "$2@$(go list -m -f '{{.Version}}' "$2")")
+}
+json_field() {  # json_field FIELD < json: the value of the first "FIELD": "value" (strings only)
+  { grep -o "\"$1\": *\"[^\"]*\"" || true; } | head -1 | sed 's/.*: *"\(.*\)"/\1/'
+}
+
+pinned_revision() {  # pinned_revision MODDIR JSON: the release's git commit, or nothing
+  local hash
+  hash=$(json_field Hash <<<"$2")
+  if [[ -z "$hash" && -f "$1/REVISION" ]]; then
+    hash=$(tr -d '[:space:]' < "$1/REVISION")
+  fi
+  echo "$hash"
+}
+
+# build NAME MODDIR PACKAGE TAGS LDFLAGS [USER_LDFLAGS]: USER_LDFLAGS (the build user) are
+# left out of the stamp, so another machine or user does not rebuild an identical binary.
 build() {
-  local name=$1 moddir=$2 pkg=$3 module=$4 ldflags=$5
-  local version
-  version=$(cd "$moddir" && go list -m -f '{{.Version}}' "$module")
+  local name=$1 moddir=$2 pkg=$3 tags=$4 ldflags=$5 user_ldflags=${6:-}
   local stamp="$bin/.$name.version"
-  if [[ "$force" != "--force" && -x "$bin/$name" && -f "$stamp" && "$(cat "$stamp")" == "$version" ]]; then
+  local recipe="$version tags=$tags ldflags=$ldflags"
+  if [[ "$force" != "--force" && -x "$bin/$name" && -f "$stamp" && "$(cat "$stamp")" == "$recipe" ]]; then
     echo "$name $version already in $bin"
     return
   fi
-  echo "building $name $version (from $module) into $bin ..."
-  (cd "$moddir" && CGO_ENABLED=0 go build -trimpath -ldflags "${ldflags//%s/$version}" -o "$bin/$name.tmp" "$pkg")
+  echo "building $name $version into $bin ..."
+  (cd "$moddir" && CGO_ENABLED=0 go build -trimpath -tags "$tags" -ldflags "$ldflags $user_ldflags" \
+    -o "$bin/$name.tmp" "$pkg")
   mv "$bin/$name.tmp" "$bin/$name"
-  echo "$version" > "$stamp"
+  echo "$recipe" > "$stamp"
 }
 
-# Prometheus publishes 3.x as Go module versions v0.3XX.Y (v0.316.0 is Prometheus 3.16.0).
-build promtool "$root/tools/promtool" github.com/prometheus/prometheus/cmd/promtool \
-  github.com/prometheus/prometheus \
-  "-X github.com/prometheus/common/version.Version=%s"
-build helm "$root/tools/helm" helm.sh/helm/v3/cmd/helm helm.sh/helm/v3 \
-  "-X helm.sh/helm/v3/internal/version.version=%s"
+# promtool: Prometheus publishes 3.x as Go module versions v0.3XX.Y; the release it is
+# (3.16.0 for v0.316.0) is the VERSION file at the root of the module.
+module=github.com/prometheus/prometheus
+info=$(module_json "$root/tools/promtool" $module)
+version=$(json_field Version <<<"$info")
+release=$(cat "$(json_field Dir <<<"$info")/VERSION")
+revision=$(pinned_revision "$root/tools/promtool" "$info"); revision=${revision:-unknown}
+info_time=$(json_field Time < "$(json_field Info <<<"$info")" || true)
+build_date=$(date -u -d "${info_time:-@0}" +%Y%m%d-%H:%M:%S)
+v=github.com/prometheus/common/version
+build promtool "$root/tools/promtool" $module/cmd/promtool netgo,builtinassets \
+  "-X $v.Version=$release -X $v.Revision=$revision -X $v.Branch=HEAD -X $v.BuildDate=$build_date" \
+  "-X $v.BuildUser=$(id -un)@$(hostname)"
+
+# helm: its Makefile sets the version (the tag), the commit, the tree state and the Kubernetes
+# version it assumes (client-go v0.X.Y is Kubernetes 1.X) for lint and `.Capabilities`.
+module=helm.sh/helm/v3
+info=$(module_json "$root/tools/helm" $module)
+version=$(json_field Version <<<"$info")
+commit=$(pinned_revision "$root/tools/helm" "$info")
+k8s_minor=$(cd "$root/tools/helm" && go list -m -f '{{.Version}}' k8s.io/client-go | cut -d. -f2)
+h=helm.sh/helm/v3
+build helm "$root/tools/helm" $h/cmd/helm "" \
+  "-X $h/internal/version.version=$version -X $h/internal/version.metadata= \
+-X $h/internal/version.gitCommit=$commit -X $h/internal/version.gitTreeState=clean \
+-X $h/pkg/lint/rules.k8sVersionMajor=1 -X $h/pkg/lint/rules.k8sVersionMinor=$k8s_minor \
+-X $h/pkg/chartutil.k8sVersionMajor=1 -X $h/pkg/chartutil.k8sVersionMinor=$k8s_minor"
 
 "$bin/promtool" --version | head -1
 "$bin/helm" version --short

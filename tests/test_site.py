@@ -39,7 +39,9 @@ def test_nav_lists_every_app_sorted(project):
         {"Alert index": "alerts.md"},
         {"Apps": [{"inferencecache": "inferencecache.md"}, {"llama-swap": "llama-swap.md"},
                   {"Noctaya": "noctaya.md"}]},
-        {"Guides": [{"Deploying with Argo CD": "guides/argocd.md"}]},  # the bundled guide
+        {"Guides": [{"Deploying with Argo CD": "guides/argocd.md"},  # the bundled guides
+                    {"Check reference": "guides/checks.md"},
+                    {"Spec format": "guides/spec-format.md"}]},
     ]
 
 
@@ -51,7 +53,9 @@ def test_nav_lists_guides_and_keeps_the_rest_of_mkdocs_yml(project):
     existing = (project / "mkdocs.yml").read_text()
     out = site.render_mkdocs(specs, existing, project)
     assert nav(out)[3] == {"Guides": [{"a-first": "guides/a-first.md"},
-                                      {"Argo CD sync guide": "guides/argocd.md"}]}
+                                      {"Argo CD sync guide": "guides/argocd.md"},
+                                      {"Check reference": "guides/checks.md"},
+                                      {"Spec format": "guides/spec-format.md"}]}
     assert out.startswith("# The on-call runbook site.")  # comments kept
     assert "  anchors: warn\n" in out
     # without a root (plan does not pass one yet) the Guides section already in mkdocs.yml stays
@@ -69,7 +73,8 @@ def test_mkdocs_yml_whose_nav_is_up_to_date_is_kept_byte_for_byte(project):
             "markdown_extensions:\n  - pymdownx.emoji:\n"
             "      emoji_index: !!python/name:material.extensions.emoji.twemoji\n"
             f"nav: [{{Home: 'index.md'}}, {{Alert index: alerts.md}}, {{Apps: [{apps}]}},\n"
-            "      {Guides: [{Deploying with Argo CD: guides/argocd.md}]}]\n")
+            "      {Guides: [{Deploying with Argo CD: guides/argocd.md},\n"
+            "                {Check reference: guides/checks.md}, {Spec format: guides/spec-format.md}]}]\n")
     assert site.render_mkdocs(specs, text, project) == text
     # one app missing from the nav: the nav is rewritten, the rest kept
     out = site.render_mkdocs(specs[:1], text, project)

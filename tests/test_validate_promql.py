@@ -34,7 +34,7 @@ def test_valid_expression():
 def test_unclosed_paren_points_at_it():
     found, res = run("sum(rate(x[5m]) > 0")
     assert found == [("RG301", 6, 18)]
-    assert res.findings[0].message == "expr does not parse as PromQL: unclosed left parenthesis"
+    assert res.findings[0].message == "expr does not parse as PromQL: unclosed left parenthesis; add the missing `)`"
 
 
 def test_unexpected_character_in_braces():

@@ -33,7 +33,7 @@ def test_unknown_key_with_did_you_mean():
 def test_wrong_type_and_missing_field():
     found, res = run("      - alert: DemoDown\n        for: 5\n")
     assert found == [("RG203", 5, 9), ("RG302", 6, 14)]
-    assert res.findings[0].message == "`expr` is required here"
+    assert res.findings[0].message == "`expr` is required here; add `expr:`"
     assert res.findings[1].message == "`for`: 5 is a number, not a Prometheus duration; add a unit: 5s if seconds were meant"
 
 

@@ -9,26 +9,41 @@ What is checked, and the finding codes (all errors; ``file:line`` points at the 
 for alert links and at the page line for page links):
 
 * ``RG710`` an alert's ``runbook_url`` opens a page the site does not have (page deleted or
-  renamed, app renamed, ``runbookUrl``/``customRules`` pointing at another path);
+  renamed, app renamed, ``runbookUrl``/``customRules`` pointing at another path).
+  Bad: a ``runbook_url`` annotation ``https://runbooks.example.com/llama/#llamaswapdown`` (no page
+  ``llama``); good: no ``runbook_url`` in the spec, so rulegen links the app's own page.
 * ``RG711`` the page exists but has no element with the URL's fragment as id (the alert was
-  renamed, its heading id changed): the message names the alert and the missing anchor;
+  renamed, its heading id changed): the message names the alert and the missing anchor.
+  Bad: a hand-written ``runbook_url`` ending in ``#llamaswapdwn``; good: none, so rulegen generates
+  ``#llamaswapdown``.
 * ``RG712`` the generated ``runbook_url`` is not under the site's ``site_url``
   (``mkdocs.yml``) because ``runbookUrl`` in ``values.yaml`` differs from it, so it does not
   open this site; or a ``runbook_url`` written by hand (spec annotation, ``customRules``,
   ``additionalRuleAnnotations``) outside the site is not an absolute ``http(s)`` URL. A
   hand-written absolute URL elsewhere (an imported upstream rule's
   ``https://runbooks.prometheus-operator.dev/...``) is an external link: its form is checked,
-  not our anchors;
-* ``RG713`` a ``related`` entry names an alert that no spec defines;
-* ``RG714`` a ``related`` entry's link (page and anchor of the related alert) does not resolve;
+  not our anchors. Bad: ``runbookUrl: https://wiki.example.com/`` in ``values.yaml`` with
+  ``site_url: https://runbooks.example.com/``; good: the same URL in both.
+* ``RG713`` a ``related`` entry names an alert that no spec defines.
+  Bad: ``related: [{alert: LlamaSwapGone}]`` when no spec defines it; good: the name of an alert a
+  spec defines.
+* ``RG714`` a ``related`` entry's link (page and anchor of the related alert) does not resolve.
+  Bad: a related alert whose app page is missing from the site; good: ``rulegen build`` of every
+  spec, so each app has its page.
 * ``RG715`` a Markdown link on a page (generated or hand-written, ``[x](page.md#id)`` or
-  ``[x](#id)``) points to a page or anchor that does not exist;
+  ``[x](#id)``) points to a page or anchor that does not exist.
+  Bad: ``[rollback](guides/deploy.md#rollback)`` with no such page or heading; good: a link to a
+  page and heading id that exist.
 * ``RG716`` two headings of one page share an id, so a link opens the first one only (two
-  alert names that slug alike, e.g. ``Foo-Bar`` and ``foo bar``);
+  alert names that slug alike, e.g. ``Foo-Bar`` and ``foo bar``).
+  Bad: alerts ``Foo-Bar`` and ``foo bar`` on one page; good: ``FooBar`` and ``FooBarSlow``.
 * ``RG717`` ``mkdocs.yml``'s ``docs_dir`` is not the folder rulegen writes pages to
-  (``runbooks``), so the built site would not contain them;
+  (``runbooks``), so the built site would not contain them.
+  Bad: ``docs_dir: docs``; good: ``docs_dir: runbooks``.
 * ``RG718`` the built site folder given to check does not exist (a page missing from it is
   ``RG710``).
+  Bad: a site folder that ``mkdocs build`` has not made yet; good: run ``mkdocs build --strict``
+  first.
 
 How a ``runbook_url`` is derived: exactly as the Helm template renders it with the chart's
 default values (the planned ``values.yaml``, else the one on disk): an annotation

@@ -16,18 +16,34 @@ imported):
 
 * ``RG801`` error: a file cannot be read, is not YAML (or YAML Prometheus rejects: duplicate
   keys, a self-referencing alias), or holds no rule groups; warning: a file rulegen generated
-  (nothing to import, its spec is named), or an app left with no rule;
-* ``RG802`` a Helm action cannot be read statically (error when rule content is lost);
-* ``RG803`` warning: Helm ``if``/``with`` conditions assumed true;
-* ``RG804`` warning: a value changed type (a label ``5`` becomes the string ``"5"``);
+  (nothing to import, its spec is named), or an app left with no rule.
+  Bad: a rule file without ``groups:``, or with two ``expr:`` in one rule; good: a file ``promtool
+  check rules`` accepts.
+* ``RG802`` a Helm action cannot be read statically (error when rule content is lost).
+  Bad: ``expr: {{ .Values.expr }}`` in a rule; good: the PromQL written out, or the output of ``helm
+  template`` imported instead.
+* ``RG803`` warning: Helm ``if``/``with`` conditions assumed true.
+  Bad: a rule inside ``{{- if .Values.alerts.enabled }}``; good: check the imported rule is wanted
+  (the chart's gates now switch it).
+* ``RG804`` warning: a value changed type (a label ``5`` becomes the string ``"5"``).
+  Bad: ``labels: {priority: 5}``; good: ``labels: {priority: "5"}``.
 * ``RG805`` warning: something with no place in a spec, not imported (PrometheusRule
-  metadata labels, unknown keys, a zero ``for`` on a recording rule, other Kubernetes objects);
+  metadata labels, unknown keys, a zero ``for`` on a recording rule, other Kubernetes objects).
+  Bad: ``metadata.labels`` on the PrometheusRule; good: the same labels as ``prometheusRule.labels``
+  in the chart's values.
 * ``RG806`` error: a rule, or a group for a group-level field, skipped whole because Prometheus
   would reject it too (no ``expr``, PromQL that does not parse, a bad duration, an invalid
-  name, a template that does not parse; see :mod:`.convert`), at the line of what is wrong;
-* ``RG807`` warning: a comment with nowhere to go;
-* ``RG808`` warning: a name changed (an app or a duplicate group);
+  name, a template that does not parse; see :mod:`.convert`), at the line of what is wrong.
+  Bad: ``for: 1.5m`` in the source; good: ``for: 90s``, then import again.
+* ``RG807`` warning: a comment with nowhere to go.
+  Bad: a comment on a key with no place in a spec (such as ``metadata``); good: the comment on the
+  rule or key it describes.
+* ``RG808`` warning: a name changed (an app or a duplicate group).
+  Bad: a rule file ``Foo_Bar.rules`` imported as app ``foo-bar-rules``; good: ``--app foo-bar`` to
+  choose the name.
 * ``RG809`` error: the spec exists (use ``--force``) or the written spec would not validate.
+  Bad: ``rules/shop.yaml`` exists already; good: ``--force`` to overwrite it, or ``--out`` another
+  folder.
 """
 
 from __future__ import annotations

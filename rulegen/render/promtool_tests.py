@@ -107,7 +107,8 @@ def _expand_or_explain(kind: str, key: str, template: str, series: dict, ext_lab
             f"`{field}: {{{key}: ...}}` in the test") from None
 
 
-def expected_alert(spec: Spec, group, rule, exp: dict, test: dict, site_url: str) -> dict:
+def expected_alert(spec: Spec, group, rule, exp: dict, test: dict, site_url: str,
+                   errors: list | None = None) -> dict:
     """One completed ``exp_alerts`` entry for ``rule`` (see the module docstring).
 
     As Prometheus does (``rules/alerting.go``), the rule's labels and annotations are
@@ -117,9 +118,23 @@ def expected_alert(spec: Spec, group, rule, exp: dict, test: dict, site_url: str
     A label that expands to ``""`` is dropped, as Prometheus drops empty labels. A label or
     annotation the test gives itself is taken as given, never expanded.
 
+    With ``errors`` (a list), every label or annotation that needs writing out is appended to
+    it as ``(kind, key, template, NotExpandable)`` (kind ``label`` or ``annotation``) and left
+    out of the result, instead of raising on the first.
+
     Raises:
-        NotExpandable: a label or annotation needs writing out in the test (names it).
+        NotExpandable: a label or annotation needs writing out in the test (names it); only
+            without ``errors``.
     """
+    def expand_or_note(kind, key, template):
+        try:
+            return _expand_or_explain(kind, key, template, series, ext_labels, ext_url)
+        except NotExpandable as e:
+            if errors is None:
+                raise
+            errors.append((kind, key, template, e))
+            return ""
+
     given_labels = dict(exp.get("exp_labels") or {})
     rule_labels = dict(rule.all_labels(spec.labels, group.labels))
     ext_labels = test.get("external_labels") or {}
@@ -129,7 +144,7 @@ def expected_alert(spec: Spec, group, rule, exp: dict, test: dict, site_url: str
     for k, v in rule_labels.items():
         if k in given_labels:
             continue
-        value = _expand_or_explain("label", k, v, series, ext_labels, ext_url)
+        value = expand_or_note("label", k, v)
         if value != "":
             labels[k] = value
     labels.update(given_labels)
@@ -143,7 +158,7 @@ def expected_alert(spec: Spec, group, rule, exp: dict, test: dict, site_url: str
         if k in given:
             done[k] = given[k]
         else:
-            done[k] = _expand_or_explain("annotation", k, v, series, ext_labels, ext_url)
+            done[k] = expand_or_note("annotation", k, v)
     for k, v in given.items():
         done.setdefault(k, v)
     return {"exp_labels": labels, "exp_annotations": dict(sorted(done.items()))}

@@ -237,7 +237,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
                                                             "resolution", "related")},
             "group": md_text(group.name),
             "severity": md_text(r.severity or "none"),
-            "component": md_text(r.component or spec.app),
+            "component": md_text(r.component) if r.component else "",  # `component: false`: none
             "for": canonical(r.for_) if r.for_ else "",
             "fires_when": fires_when(r, key),
             "expr": fence(r.expr, "promql") + params_note(r, key),
@@ -300,8 +300,8 @@ def render_alert_index(specs: list[Spec], header_lines: list[str]) -> str:
                     "name": r.name,
                     "alert_md": f"[{r.name}]({page_path(spec.app)}#{anchor(r.name)})",
                     "app": spec.app,
-                    "app_md": f"[{spec.app}]({page_path(spec.app)})",
-                    "component": md_cell(md_text(r.component or spec.app)),
+                    "app_md": f"[{md_cell(md_text(spec.title))}]({page_path(spec.app)})",
+                    "component": md_cell(md_text(r.component)) if r.component else "",
                     "summary": md_cell(md_text(r.annotations.get("summary", ""))),
                 })
     rows.sort(key=lambda x: (SEVERITY_ORDER.get(x["severity"], 9), x["severity"], x["app"], x["name"]))

@@ -34,11 +34,15 @@ class DurationError(ValueError):
 
 
 def parse_ms(text: str) -> int:
-    """Duration text to milliseconds. ``"1h30m"`` -> ``5400000``.
+    """Duration text to milliseconds. ``"1h30m"`` -> ``5400000``. The integer ``0`` (a spec's
+    unquoted ``for: 0``, or ``0.0``) is zero too: Prometheus reads a YAML duration as text, and ``"0"`` is
+    the one duration without a unit it accepts (model.ParseDuration).
 
     Raises:
         DurationError: with a sentence saying what the valid form is.
     """
+    if isinstance(text, (int, float)) and not isinstance(text, bool) and text == 0:
+        return 0
     if not isinstance(text, str) or text == "":
         raise DurationError("empty duration; write e.g. 5m")
     if text == "0":

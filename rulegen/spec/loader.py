@@ -319,7 +319,8 @@ def load_text(text: str, path: str) -> LoadedFile:
         return lf
     if not isinstance(root, MappingNode):
         lf.findings.append(Finding(path, 1, 1, "RG107", Severity.ERROR,
-                                   f"a spec must be a YAML mapping (app:, groups:, ...), not a {_kind(root)}"))
+                                   f"a spec must be a YAML mapping (app:, groups:, ...), not a {_kind(root)}; "
+                                   "start it with `app: <name>` at the left margin"))
         return lf
     try:
         lf.data = _build(root, (), lf, [0])
@@ -357,7 +358,52 @@ def _syntax(path: str, text: str, e) -> Finding:
         return _at(path, mark, "RG103", "tab character used for indentation; YAML indents with spaces only")
     if "nesting depth" in problem:
         return _at(path, mark, "RG105", "the spec is nested too deeply to be a rule spec")
-    return _at(path, mark, "RG101", f"YAML syntax error: {problem}")
+    return _at(path, mark, "RG101", f"YAML syntax error: {problem}{_syntax_hint(problem, line_text, mark)}")
+
+
+def _syntax_hint(problem: str, line_text: str, mark) -> str:
+    """How to fix the YAML errors people meet in prose values: the character that changed the
+    meaning and "quote it" with the value quoted (YAML 1.2: a plain scalar cannot hold ``: ``
+    in a mapping value, and cannot start with a reserved indicator such as a backquote or ``@``).
+    ``""`` when there is nothing specific to say."""
+    if mark is None:
+        return ""
+
+    def quote(v: str) -> str:
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    if "cannot start any token" in problem and mark.column < len(line_text):
+        ch = line_text[mark.column]
+        value = re.sub(r"\s+#.*$", "", line_text[mark.column:]).strip()
+        lead = line_text[:mark.column].strip()
+        what = "a backquote (`` ` ``)" if ch == "`" else f"`{ch}`"
+        return (f"; YAML reserves {what} at the start of a plain value; quote it: "
+                f"{lead + ' ' if lead else ''}{quote(value)}")
+    lead, item = re.match(r"(\s*(?:- )?(?:[^\s:\[{][^:]*: )?)(.*)", line_text).groups()
+    item = re.sub(r"\s+#.*$", "", item).strip()
+    if item[:1] in ("[", "{") and not item.endswith(("]", "}")) and mark.column >= len(lead):
+        kind = "list" if item[0] == "[" else "mapping"
+        return (f"; the `{item[0]}` at the start of the value makes YAML read a {kind}; quote it: "
+                f"{lead.strip()} {quote(item)}")
+    key, sep, value = line_text.partition(": ")
+    value = re.sub(r"\s+#.*$", "", value).strip()
+    if "mapping values are not allowed" in problem and sep and ": " in value \
+            and value[0] not in "\"'|>[{":
+        return (f"; the `: ` after `{value.split(': ', 1)[0].split()[-1]}` makes YAML read a mapping "
+                f"inside the value; quote it: {key.strip()}: {quote(value)}")
+    return ""
+    key, sep, value = line_text.partition(": ")
+    value = re.sub(r"\s+#.*$", "", value).strip()
+    if not sep or not value or value[0] in "\"'|>":
+        return ""
+    quoted = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if "mapping values are not allowed" in problem and ": " in value:
+        return (f"; the `: ` after `{value.split(': ', 1)[0].split()[-1]}` makes YAML read a mapping "
+                f"inside the value; quote it: {key.strip()}: {quoted}")
+    if "cannot start any token" in problem and mark.column < len(line_text):
+        ch = line_text[mark.column]
+        return f"; YAML reserves `{ch}` at the start of a plain value; quote it: {key.strip()}: {quoted}"
+    return ""
 
 
 def load_file(path: Path, display: str | None = None) -> LoadedFile:

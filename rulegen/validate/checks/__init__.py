@@ -3,6 +3,8 @@ and one line to :data:`REGISTRY`; its docstring is its documentation (``rulegen 
 
 from . import (conventions, duplicates, durations, flow, names, params, promql, schema, templates, tests,
                xrefs, yamltraps)
+from . import yamlcomments
 
 REGISTRY = [schema, yamltraps, promql, durations, templates, flow, names, duplicates, xrefs, conventions,
             tests, params]
+REGISTRY.insert(REGISTRY.index(yamltraps) + 1, yamlcomments)  # issue 17: a separate line, to merge easily

@@ -15,11 +15,13 @@ Codes:
 * ``RG502`` an alert has no ``summary`` (or a blank one). Bad: an alert without ``summary:``;
   good: ``summary: llama-swap has no available replica.``
 * ``RG503`` an alert has no ``description`` (or a blank one).
+  Bad: an alert without ``description:``; good: ``description: No replica of llama-swap has been
+  available for 5 minutes.``
 * ``RG504`` an alert whose severity is in ``require_runbook_for`` (default ``critical``) has
   no runbook content: none of ``runbook.causes``, ``runbook.diagnosis``,
   ``runbook.resolution``, and no ``runbook_url`` annotation of its own pointing at an
-  existing runbook. Whoever is paged needs to know what to do. Good:
-  ``runbook: {causes: [...], resolution: [...]}``.
+  existing runbook. Whoever is paged needs to know what to do. Bad: a ``critical`` alert
+  without ``runbook:``; good: ``runbook: {causes: [...], resolution: [...]}``.
 * ``RG505`` (warning) a ``runbook.diagnosis`` command changes something: the page calls that
   section "Diagnose (all read-only)", and whoever is paged at 3 a.m. runs it as such. Each
   simple command is judged (lines, backslash continuations, ``;``, ``&``, ``&&``, ``||``, pipes;
@@ -218,7 +220,7 @@ def check_spec(spec, ctx):
             elif severity not in cfg.severities:
                 path = r.path + ("severity",) if r.severity is not None else name_path
                 yield lf.finding(path, "RG501", f"severity {severity!r} is not one of {allowed} "
-                                 "(conventions.severities in .rulegen.yaml)", rule=r.name)
+                                 "(conventions.severities in .rulegen.yaml); use one of them", rule=r.name)
         for key, required, code in (("summary", cfg.require_summary, "RG502"),
                                     ("description", cfg.require_description, "RG503")):
             if required and not str(r.annotations.get(key) or "").strip():

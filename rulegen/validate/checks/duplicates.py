@@ -6,6 +6,7 @@ Codes:
 * ``RG410`` the same group name twice in one spec. A spec is one PrometheusRule, and the
   Prometheus Operator (like Prometheus itself) refuses groups with the same name in one rule
   file. Bad: two groups named ``llama-swap``.
+  Good: ``llama-swap`` and ``llama-swap-slow``.
 * ``RG411`` the same rule twice in one spec: an alert (or recording rule) with the same name
   and the same labels (app, group and rule labels, severity and component) as an earlier one,
   whose series can collide with the earlier one's. That is promtool's ``duplicate-rules``
@@ -15,12 +16,19 @@ Codes:
   ``code_verb:apiserver_request_total:increase1h`` rules with ``code=~"2.."`` ... ``"5.."``
   under ``sum by (cluster, code, verb)``). Alerts with the same name but different labels
   (e.g. a ``warning`` and a ``critical`` threshold) are fine.
+  Bad: two ``LlamaSwapDown`` alerts, both ``severity: critical``; good: one of them ``severity:
+  warning``.
 * ``RG412`` an alert name used by two apps. Routes, silences and runbook links are keyed by
   ``alertname``, so each app names its alerts apart. Error by default;
   ``duplicate_alert_across_apps: warning`` in ``.rulegen.yaml`` makes it a warning.
+  Bad: ``alert: HighErrorRate`` in two apps; good: ``ShopHighErrorRate`` and ``CartHighErrorRate``.
 * ``RG413`` two specs with the same ``app``: they would write the same chart and runbook page.
+  Bad: ``app: shop`` in ``rules/shop.yaml`` and in ``rules/shop-extra.yaml``; good: ``app:
+  shop-extra`` in the second.
 * ``RG414`` two specs render into the same chart template file (``chart.path`` and
   ``chart.template``): the second would overwrite the first.
+  Bad: two specs with ``chart: {path: charts/shop}``; good: ``chart: {path: charts/shop, template:
+  extra.yaml}`` in the second.
 * ``RG415`` two specs render PrometheusRules with the same name and namespace: applied
   together, one overwrites the other. Names and namespaces are compared as
   :func:`rulegen.render.helm.rule_identity` renders them: ``chart.name``/``chart.namespace``,
@@ -157,7 +165,8 @@ def check_project(specs, ctx):
         lf = spec.source
         if spec.app in apps:
             yield lf.finding(("app",), "RG413", f"app {spec.app!r} is also defined in "
-                             f"{apps[spec.app].file}; each app has one spec")
+                             f"{apps[spec.app].file}; each app has one spec, so merge the two "
+                             "specs or give one another `app`")
         else:
             apps[spec.app] = spec
         tp = spec.chart.template_path

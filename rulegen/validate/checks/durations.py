@@ -7,6 +7,7 @@ Codes:
   ``rate(x[300y])`` or ``x offset 300y`` load in no Prometheus. Applies to ``for``,
   ``keep_firing_for``, group ``interval``/``query_offset``, test ``interval``/``eval_time``,
   and to ranges, subquery steps and offsets inside ``expr``.
+  Bad: ``for: 300y``; good: ``for: 10m``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def _too_long(text) -> str | None:
     try:
         parse_ms(text)
     except DurationError as e:
-        return str(e) if "out of range" in str(e) else None
+        return f"{e}; use a shorter duration" if "out of range" in str(e) else None
     return None
 
 
@@ -62,5 +63,6 @@ def check_spec(spec, ctx):
             line, col = expr_position(lf, r.path + ("expr",))
             what = {"range": "a range", "step": "a subquery step", "offset": "an offset"}[bad[0]]
             yield Finding(lf.path, line, col, "RG309", Severity.ERROR,
-                          f"expr has {what} longer than Prometheus' longest duration (about 292 years)",
+                          f"expr has {what} longer than Prometheus' longest duration (about 292 years); "
+                          "shorten it",
                           r.name)

@@ -25,18 +25,20 @@ Codes:
   ``summary: "ask {{ $labels.owner }}"``; good: ``summary: "ask db-team"``.
 * ``RG313`` a test's ``exp_labels`` holds a label that the alert can never produce (neither
   the rule sets it nor its series can carry it): the test can never pass. Bad: ``exp_labels:
-  {instance: a}`` for ``count(up == 0) > 0``.
+  {instance: a}`` for ``count(up == 0) > 0``; good: ``exp_labels: {}`` (``count`` keeps no
+  label).
 * ``RG314`` an ``expr`` reads a recording-rule-shaped name (it contains ``:``) that no rule
   of the project records, with "did you mean" when one is close: the selector is always
   empty, so the alert never fires. An error when a project rule has a close name (a typo);
   a warning otherwise (the rule may be recorded outside the project), also when the names
   differ only in numbers or durations (``rate1h`` for ``rate5m``: another window, likely
   recorded elsewhere). Bad: ``instance:redis_memory_use:ratio`` when the project records
-  ``instance:redis_memory_used:ratio``.
+  ``instance:redis_memory_used:ratio``; good: the recorded name, ``instance:redis_memory_used:ratio``.
 * ``RG315`` a ``#`` comment in an ``expr`` that YAML made one line (a folded ``>`` block or a
   plain scalar over several lines): PromQL comments run to the end of the line, so the
   comment swallows everything after it and Prometheus evaluates only what comes before.
-  Write the expression as a ``|`` block, where each comment ends at its line.
+  Write the expression as a ``|`` block, where each comment ends at its line. Bad: ``expr: >``
+  over ``up == 0  # down`` and ``and on(job) x``; good: ``expr: |`` over the same lines.
 """
 
 from __future__ import annotations

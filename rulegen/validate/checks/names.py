@@ -9,8 +9,10 @@ Codes:
   ``alert: llama_swap_down``; good: ``alert: LlamaSwapDown``.
 * ``RG402`` (warning) alert name longer than 40 characters (mixtool's limit): it is cut in
   notification titles and dashboards. Bad: ``LlamaSwapDeploymentHasNoAvailableReplicasForAWhile``.
+  Good: ``LlamaSwapNoReplicas``.
 * ``RG403`` recording rule name is not a valid metric name (``[a-zA-Z_:][a-zA-Z0-9_:]*``);
   Prometheus refuses to load it. Bad: ``record: job:http-requests:rate5m``.
+  Good: ``record: job:http_requests:rate5m``.
 * ``RG404`` (warning) recording rule name without a colon, or with nothing but colons. The
   Prometheus docs ("Recording rules" best practices) name recorded series
   ``level:metric:operations`` (``job:http_requests:rate5m``) and reserve colons for them, so
@@ -25,6 +27,7 @@ Codes:
   (``__name__``, ``__address__``...). Bad: ``labels: {__team: ai}``; good: ``labels: {team: ai}``.
   (Label names that do not match ``[a-zA-Z_][a-zA-Z0-9_]*`` at all are ``RG204`` from the schema.)
 * ``RG406`` group name is blank (only spaces). Bad: ``name: " "``.
+  Good: ``name: llama-swap``.
 """
 
 from __future__ import annotations
@@ -91,7 +94,7 @@ def check_spec(spec, ctx):
                 if not METRIC_NAME.fullmatch(r.name):
                     yield lf.finding(p, "RG403", f"recording rule name {r.name!r} is not a valid "
                                      "metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); Prometheus will not "
-                                     "load it", rule=r.name)
+                                     "load it, so use only letters, digits, `_` and `:`", rule=r.name)
                 elif not is_recorded_name(r.name):
                     yield lf.finding(p, "RG404", f"recording rule name {r.name!r} has no "
                                      "level:metric:operations parts; name it after the labels it "

@@ -7,7 +7,7 @@ Codes:
   character inside braces, a lone ``=`` as in ``redis_up{job="x"} = 0``, the end after a
   dangling operator); else at the position and with the message of the installed promtool
   (``promtool check rules``, asked once per spec); else at the expression's start.
-  Bad: ``sum(rate(x[5m])``.
+  Bad: ``sum(rate(x[5m])``; good: ``sum(rate(x[5m]))``.
 * ``RG303`` a range selector on something that is not a series selector, reported at its
   ``[``. Bad: ``max_over_time(x > 0[5m])``; good: ``max_over_time((x > 0)[5m:1m])`` (a subquery).
 * ``RG310`` an experimental function or aggregation (``limitk``, ``sort_by_label``,
@@ -15,6 +15,7 @@ Codes:
   unless started with ``--enable-feature=promql-experimental-functions``. Where the feature
   is on, downgrade the code to a warning in ``.rulegen.yaml``. The ``{n}`` repeat count of a
   regex matcher over 1000, which Go's regexp rejects, is an ``RG301``.
+  Bad: ``limitk(3, x)`` without the feature; good: ``topk(3, x)``.
 * ``RG304`` (warning) an alert that can never resolve: its ``expr`` has no filtering
   comparison (``x > 0``), or only ``bool`` comparisons, so every evaluation returns series and
   the alert always fires. ``absent()``, set operators (``and``, ``unless``) and a bare series
@@ -22,6 +23,7 @@ Codes:
   filters; ``rate(x[5m])`` or ``x > bool 0`` do not.
   A deliberate always-firing alert (a dead man's switch such as ``vector(1)``) can switch the
   code off in ``.rulegen.yaml``.
+  Bad: ``expr: rate(errors_total[5m])``; good: ``expr: rate(errors_total[5m]) > 0.1``.
 """
 
 from __future__ import annotations
@@ -44,6 +46,16 @@ _FILTER_FUNCS = {"absent", "absent_over_time"}
 MAX_NESTING = 256
 _BRACKETS = re.compile(r"[^()\[\]{}]+")
 
+_CLOSERS = {"parenthesis": ")", "brace": "}", "bracket": "]"}
+
+
+def _parse_fix(err: str) -> str:
+    """What to do about a PromQL parse error: the missing closer of an unclosed ``(``, ``{`` or
+    ``[``, else correct the expression where the finding points."""
+    m = re.search(r"unclosed left (parenthesis|brace|bracket)", err)
+    if m:
+        return f"add the missing `{_CLOSERS[m.group(1)]}`"
+    return "correct the expression where this points (promtool check rules reads it the same way)"
 
 def _nesting(expr: str) -> int:
     """Deepest nesting of ``(``, ``[`` and ``{`` in ``expr`` (counted naively, also inside
@@ -149,7 +161,7 @@ def check_spec(spec, ctx):
                          f"{err}: a range [5m] applies only to a series selector; to take a range of "
                          "an expression use a subquery such as (x > 0)[5m:1m]")
             else:
-                yield _f(lf, line, col, "RG301", rule, f"expr does not parse as PromQL: {err}")
+                yield _f(lf, line, col, "RG301", rule, f"expr does not parse as PromQL: {err}; {_parse_fix(err)}")
             continue
         for name in experimental(ast):
             yield _f(lf, line, col, "RG310", rule,
@@ -159,7 +171,8 @@ def check_spec(spec, ctx):
         for value in _bad_regexes(ast):
             yield _f(lf, line, col, "RG301", rule,
                      f"regular expression {value!r} repeats more than 1000 times ({{n}} > 1000), "
-                     "which Go's regexp engine, and so Prometheus, rejects")
+                     "which Go's regexp engine, and so Prometheus, rejects; use a smaller count, "
+                     "or `+`")
         if rule.is_alert and not _filters(ast):
             yield _f(lf, line, col, "RG304", rule,
                      "alert expr has no filtering comparison (or only `bool` ones), so it returns "

@@ -3,12 +3,17 @@
 Codes:
 
 * ``RG201`` unknown key (with "did you mean" for near misses). Bad: ``severty: critical``.
-* ``RG202`` wrong type. Bad: ``labels: [a]``, ``values: 0x15`` (the number 21). A unitless
-  ``for: 5`` is ``RG302``.
+  Good: ``severity: critical``.
+* ``RG202`` wrong type (a unitless ``for: 5`` is ``RG302``). Bad: ``labels: [a]``,
+  ``values: 0x15`` (the number 21); good: ``labels: {team: a}``, ``values: "0x15"``.
 * ``RG203`` required field missing. Bad: an alert without ``expr``.
+  Good: ``expr: up == 0`` in the alert.
 * ``RG204`` value not allowed (pattern, enum, length). Bad: ``app: My App``.
+  Good: ``app: my-app``.
 * ``RG205`` a rule is neither an alert nor a recording rule, or both.
+  Bad: a rule with both ``alert: X`` and ``record: job:x:sum``; good: one of the two.
 * ``RG302`` duration not in Prometheus syntax. Bad: ``for: 1.5m``, ``for: "90"``, ``for: 5 m``.
+  Good: ``for: 90s``, ``for: 1m30s``, ``for: 0``.
 """
 
 from __future__ import annotations
@@ -189,8 +194,18 @@ def check_file(lf, ctx):
     if pre is not None and pre(data):
         findings = list(_kinds(lf))  # valid: jsonschema would report nothing
     else:
-        findings = list(_errors(lf, data, _fast_validator(), ())) + list(_kinds(lf))
+        findings = _one_per_typo(list(_errors(lf, data, _fast_validator(), ())) + list(_kinds(lf)))
     yield from sorted(findings, key=lambda f: (f.line, f.col, f.code))
+
+
+def _one_per_typo(findings: list) -> list:
+    """A misspelt required key (``exp:`` for ``expr:``) is one mistake: keep the RG201 that
+    says "did you mean `expr`?" and drop the RG203 "`expr` is required" of the same rule."""
+    meant = {(f.rule, m.group(1)) for f in findings if f.code == "RG201"
+             for m in [re.search(r"did you mean `([^`]+)`\?", f.message)] if m}
+    return [f for f in findings if not (
+        f.code == "RG203" and (m := re.match(r"`([^`]+)` is required", f.message))
+        and (f.rule, m.group(1)) in meant)]
 
 
 def _errors(lf, instance, validator, base):
@@ -233,29 +248,39 @@ def _one(lf, e, path, rule):
         return lf.finding(path + (key,), "RG201", f"unknown key `{key}`; {tip}", rule=rule, key=True)
     if v == "required":
         missing = e.message.split("'")[1] if "'" in e.message else e.message
-        return lf.finding(path, "RG203", f"`{missing}` is required here", rule=rule, key=True)
+        return lf.finding(path, "RG203", f"`{missing}` is required here; add `{missing}:`",
+                          rule=rule, key=True)
     if v == "type":
         want = e.validator_value
         want = " or ".join(want) if isinstance(want, list) else want
         got = _json_type(e.instance)
         extra = ""
-        if (want == "string" and got == "number"
-                and e.schema.get("description", "").startswith("Prometheus duration")):
-            # `for: 90` -> say which duration to write, not just "quote it" (which fails next)
-            written = lf.source_token(path) or _yaml_text(e.instance)
-            return lf.finding(path, "RG302", f"`{_last(path)}`: {written} is a number, not a Prometheus "
-                              f"duration; {hint(written)}", rule=rule)
+        if e.schema.get("description", "").startswith("Prometheus duration"):
+            if got == "number":
+                # `for: 1.5` -> say which duration to write, not just "quote it" (which fails next)
+                written = lf.source_token(path) or _yaml_text(e.instance)
+                return lf.finding(path, "RG302", f"`{_last(path)}`: {written} is a number, not a "
+                                  f"Prometheus duration; {hint(written)}", rule=rule)
+            return lf.finding(path, "RG202", f"`{_last(path)}` must be a Prometheus duration, not a "
+                              f"{got}; write one such as `{_last(path)}: 5m`", rule=rule)
         if want == "string" and got in ("number", "boolean", "null"):
             written = lf.source_token(path) or _yaml_text(e.instance)
             if written != _yaml_text(e.instance) and got == "number":
                 extra = f" (YAML reads {written} as the number {_yaml_text(e.instance)}); quote it: \"{written}\""
             else:
                 extra = f"; quote it: \"{written}\""
+        if "string" in want and got in ("mapping", "list"):
+            extra = _structure_trap(lf, path, got) or ""
         return lf.finding(path, "RG202", f"`{_last(path)}` must be a {want}, not a {got}{extra}",
                           rule=rule)
     if v == "pattern" and e.schema.get("description", "").startswith("Prometheus duration"):
         return lf.finding(path, "RG302", f"`{_last(path)}`: {e.instance!r} is not a Prometheus "
                           f"duration; {hint(e.instance)}", rule=rule)
+    if v in ("minimum", "maximum") and e.schema.get("description", "").startswith("Prometheus duration"):
+        # a number other than 0 (`for: 90`): Prometheus takes only 0 without a unit
+        written = lf.source_token(path) or _yaml_text(e.instance)
+        return lf.finding(path, "RG302", f"`{_last(path)}`: {written} is a number, not a Prometheus "
+                          f"duration; {hint(written)}", rule=rule)
     if v == "minLength" and e.schema.get("description", "").startswith("Prometheus duration"):
         return lf.finding(path, "RG302", f"`{_last(path)}` is empty; write a duration such as 5m", rule=rule)
     if v == "propertyNames":
@@ -266,7 +291,53 @@ def _one(lf, e, path, rule):
     if v == "oneOf":
         return lf.finding(path, "RG204", "a runbook block has exactly one of `markdown`, `commands`, "
                           "`promql`, `table`", rule=rule)
-    return lf.finding(path, "RG204", f"`{_last(path)}`: {e.message}", rule=rule)
+    if v == "minItems":
+        return lf.finding(path, "RG204", f"`{_last(path)}` is empty; add at least one entry", rule=rule)
+    if v == "enum":
+        allowed = ", ".join(str(x) for x in e.validator_value)
+        return lf.finding(path, "RG204", f"`{_last(path)}`: {e.instance!r} is not allowed; use one of "
+                          f"{allowed}", rule=rule)
+    if v in ("pattern", "maxLength") and path == ("app",):
+        slug = re.sub(r"[^a-z0-9]+", "-", str(e.instance).lower()).strip("-")[:53].strip("-") or "my-app"
+        return lf.finding(path, "RG204", f"`app`: {e.instance!r} is not a DNS label (lowercase letters, "
+                          f"digits and `-`, at most 53 characters); write `app: {slug}` and put the "
+                          f"name to show in `title: {e.instance}`", rule=rule)
+    return lf.finding(path, "RG204", f"`{_last(path)}`: {e.message}; change it to what `rulegen schema` "
+                      "allows here", rule=rule)
+
+
+def _structure_trap(lf, path, got: str) -> str | None:
+    """When text meant as a string was read by YAML as a mapping or a list, the character that
+    did it and the quoted line to write instead (``; the ": " after `wait` ... quote it: "..."``),
+    from the source line at ``path``; None when the value was written as a real structure
+    (several lines, several keys).
+
+    YAML (1.2 and 1.1 alike) reads ``: `` (a colon then a space) in a plain scalar as a key
+    separator, and ``{``/``[`` at the start of a value as a flow mapping/list."""
+    try:
+        line, col = lf.pos(path)
+        text = lf.text.splitlines()[line - 1][col - 1:]
+    except (IndexError, AttributeError, TypeError):
+        return None
+    text = re.sub(r"\s+#.*$", "", text).rstrip()
+    if not text:
+        return None
+    if text[0] in "{[":
+        if not text.endswith("}]"[text[0] == "["]):
+            return None
+        cause = f"the `{text[0]}` at its start makes YAML read a {got}"
+    elif got == "mapping":
+        m = re.search(r":(\s|$)", text)
+        if m is None:
+            return None
+        before = text[:m.start()].split()[-1] if text[:m.start()].split() else ""
+        cause = (f"the `: ` after `{before}` makes YAML read a mapping" if m.group(1)
+                 else "the `:` at its end makes YAML read a mapping")
+    else:
+        return None
+    quoted = ('"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"') if "'" in text \
+        else "'" + text + "'" if '"' in text else '"' + text + '"'
+    return f": {cause}; quote it: {quoted}"
 
 
 def _last(path) -> str:

@@ -35,6 +35,7 @@ Codes:
 from __future__ import annotations
 
 import difflib
+import re
 
 from ...findings import Finding, Severity
 from . import gotemplate
@@ -60,10 +61,17 @@ def check_spec(spec, ctx):
                 yield Finding(lf.path, line, col, "RG306", Severity.ERROR,
                               f"{kind} template uses undefined variable {issue.name}; "
                               f"{_var_hint(issue.name)}", rule)
+            elif "$" + issue.name in gotemplate.ALERT_VARS:
+                # `{{ labels.pod }}`: a variable written without its `$`, which Go reads as a call
+                chain = re.match(r"[\w.]*", value[issue.offset:]).group(0)
+                tip = (f"did you mean the variable ${issue.name}? write {{{{ ${chain} }}}} "
+                       "(Prometheus' variables start with $)")
+                yield Finding(lf.path, line, col, "RG308", Severity.ERROR,
+                              f"{kind} template calls unknown function {issue.name}; {tip}", rule)
             else:
                 near = difflib.get_close_matches(issue.name, sorted(gotemplate.FUNCS), n=1, cutoff=0.6)
                 tip = f"did you mean {near[0]}?" if near else \
-                    "see `rulegen checks` (templates) for the functions Prometheus defines"
+                    "use one of the functions Prometheus defines (`rulegen checks RG308` lists them)"
                 yield Finding(lf.path, line, col, "RG308", Severity.ERROR,
                               f"{kind} template calls unknown function {issue.name}; {tip}", rule)
         if kind == "label" and not any(i.kind == "syntax" for i in t.issues):

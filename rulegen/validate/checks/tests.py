@@ -10,26 +10,35 @@ Codes:
 * ``RG601`` (error) an expected alert's annotation or label uses a template rulegen cannot
   expand (``$value``, functions), so the test must spell it out in ``exp_annotations`` or
   ``exp_labels``.
+  Bad: ``summary: "{{ $value | humanize }} errors"`` and a test without ``exp_annotations``; good:
+  ``exp_annotations: {summary: "1.5k errors"}`` in the test.
 * ``RG602`` (warning) an input ``interval`` longer than the 5-minute lookback: between two
   samples the series is absent, so ``up == 0`` looks like "no series". Bad: ``interval: 10m``.
+  Good: ``interval: 1m``.
 * ``RG603`` (warning) an ``eval_time`` after the last sample of every input series: the result
   depends on the 5-minute lookback, not on the data. Bad: ``values: "0x5"`` with
   ``interval: 1m`` and ``eval_time: 30m``.
+  Good: ``eval_time: 5m``, or ``values: "0x30"``.
 * ``RG604`` (warning) a range selector in the rule's ``expr`` shorter than twice the test's
   input interval: ``rate(x[1m])`` over 1m samples sees one sample (ranges are left-open in
   Prometheus 3) and returns nothing. Bad: ``rate(x[1m])`` with ``interval: 1m``.
+  Good: ``rate(x[5m])`` with ``interval: 1m``.
 * ``RG605`` (warning) ``_`` at the end of a series' values: a missing sample does not end the
   series for 5 minutes; write ``stale`` where the series is meant to disappear.
   Bad: ``values: "1x5 _x10"``; good: ``values: "1x5 stale"``.
 * ``RG606`` (warning) a test that asserts nothing (no ``alert_rule_test``, no
   ``promql_expr_test``).
+  Bad: a test with ``input_series`` only; good: an ``alert_rule_test`` with the ``eval_time`` and
+  ``exp_alerts`` to check.
 * ``RG607`` (error) a series' ``values`` is not in expanding notation. Bad: ``values: "1,2,3"``.
+  Good: ``values: "1 2 3"`` or ``values: "1+1x2"``.
 * ``RG608`` (warning) an input series that no selector of the tested rule can select (nor of
   the recording rules of the spec it reads, nor of the test's other alerts and
   ``promql_expr_test`` exprs): a misspelled metric or label value. The series feeds nothing,
   so a "not firing" verdict proves nothing; such a test counts for nothing in ``rulegen
   test`` coverage. Bad: ``series: http_request_total{job="api"}`` for
-  ``sum(rate(http_requests_total{job="api"}[5m])) > 1``.
+  ``sum(rate(http_requests_total{job="api"}[5m])) > 1``; good: ``series:
+  http_requests_total{job="api"}``.
 * ``RG609`` (warning) an ``exp_alerts`` item with only ``exp_labels`` next to one with only
   ``exp_annotations``: one expected alert split in two by a stray ``-``, so the test expects
   two alerts. Bad: ``- exp_labels: {job: a}`` then ``- exp_annotations: {summary: x}``; good:
@@ -38,7 +47,8 @@ Codes:
   template reading ``$labels.X``, where the item's ``exp_labels`` lack ``X``: the filled-in
   text has an empty value there, and the test locks the empty text in. Add ``X`` to
   ``exp_labels`` (with the value the series has), or write the annotation in
-  ``exp_annotations``.
+  ``exp_annotations``. Bad: ``exp_labels: {job: api}`` for a summary reading
+  ``$labels.instance``; good: ``exp_labels: {job: api, instance: a:9100}``.
 """
 
 from __future__ import annotations
@@ -48,6 +58,7 @@ import re
 
 from ...findings import Severity
 from ...spec.durations import DurationError, parse_ms
+from . import gotemplate
 from .promql import nodes, parse
 
 ID = "tests"
@@ -59,7 +70,18 @@ _BLANK = re.compile(r"^_(?:x(?P<n>\d+))?$")
 _HIST = re.compile(r"\{\{[^}]*\}\}(?:[+-]\{\{[^}]*\}\})?(?:x\d+)?")
 
 
-_UNKNOWN_VAR = re.compile(r"\$(?!(?:labels|value|externalLabels|externalURL)\b)[A-Za-z_]\w*")
+def _not_expandable(problems: list) -> str:
+    """One RG601 message for every label and annotation of an expected alert that rulegen
+    cannot expand: ``(kind, key, template, NotExpandable)`` entries, as
+    :func:`rulegen.render.promtool_tests.expected_alert` collects them."""
+    uses = [str(err).split(", which rulegen cannot expand", 1)[0] for _, _, _, err in problems]
+    fields = []
+    for kind, field in (("label", "exp_labels"), ("annotation", "exp_annotations")):
+        keys = [key for k, key, _, _ in problems if k == kind]
+        if keys:
+            fields.append(f"`{field}: {{{', '.join(f'{key}: ...' for key in keys)}}}`")
+    return (f"{' and '.join(uses)}, which rulegen cannot expand; write {' and '.join(fields)} "
+            "in the test")
 
 
 def parse_series_name(text: str) -> str:
@@ -100,7 +122,8 @@ def expand_values(text: str) -> list[str]:
             continue
         m = _TOKEN.match(tok)
         if not m:
-            raise ValuesError(f"`{tok}` is not promtool series notation (a, a+bxn, a-bxn, axn, _, _xn, stale)")
+            raise ValuesError(f"`{tok}` is not promtool series notation; write values separated by "
+                              "spaces as a, a+bxn, a-bxn, axn, _, _xn or stale (e.g. \"1+1x5 stale\")")
         n = int(m.group("n")) + 1 if m.group("n") else 1
         out.extend(["n"] * n)
     return out
@@ -291,12 +314,12 @@ def check_spec(spec, ctx):
                                          rule.name, Severity.WARNING)
                 for ei, e in enumerate(items):
                     from ...render.site import DEFAULT_SITE_URL  # ruamel: only for specs with tests
-                    try:
-                        expected_alert(spec, target[0], target[1], e, d, DEFAULT_SITE_URL)
-                    except NotExpandable as err:
-                        if _UNKNOWN_VAR.search(str(err)):
-                            continue  # an undefined variable: the templates check (RG306) says so
+                    problems: list = []  # every label and annotation, not just the first
+                    expected_alert(spec, target[0], target[1], e, d, DEFAULT_SITE_URL, problems)
+                    # a broken template is the templates check's (RG305-RG308), not reported twice
+                    problems = [p for p in problems if not gotemplate.parse(p[2]).issues]
+                    if problems:
                         yield lf.finding(tp + ("alert_rule_test", ai, "exp_alerts", ei), "RG601",
-                                         str(err), rule.name)
+                                         _not_expandable(problems), rule.name)
 
 

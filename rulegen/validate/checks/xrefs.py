@@ -7,6 +7,7 @@ Codes:
   ``related: [{alert: LlamaSwapNoMetric}]``; good: ``related: [{alert: LlamaSwapNoMetrics}]``.
 * ``RG421`` a test's ``alert_rule_test[].alertname`` names no alert of the same spec (tests
   run against the spec's own rules only), with "did you mean". Bad: ``alertname: LlamaSwapDwn``.
+  Good: ``alertname: LlamaSwapDown``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ ID = "xrefs"
 
 def _hint(name: str, names) -> str:
     near = difflib.get_close_matches(name, sorted(names), n=1, cutoff=0.6)
-    return f"; did you mean {near[0]}?" if near else ""
+    return f"; did you mean {near[0]}?" if near else "; use the name of a defined alert, or remove the entry"
 
 
 def check_project(specs, ctx):

@@ -13,22 +13,30 @@ Codes:
   null (``~``, ``null``) or a timestamp (``2024-01-31``). Checked in the app's ``labels``,
   group ``labels``, an alert's ``labels``, ``severity``, ``component``, ``summary``,
   ``description`` and ``annotations``, a recording rule's ``labels``, and in tests'
-  ``external_labels``, ``exp_labels`` and ``exp_annotations``.
+  ``external_labels``, ``exp_labels`` and ``exp_annotations``. (Values that rulegen itself
+  reads as a non-string, e.g. ``replicas: 5``, are ``RG202``.)
   Bad: ``labels: {paging: off}``; good: ``labels: {paging: "off"}``.
-  (Values that rulegen itself reads as a non-string, e.g. ``replicas: 5``, are ``RG202``.)
 
 Reported by the loader (:mod:`rulegen.spec.loader`) before any check runs; a file with one
 of these is not checked further:
 
 * ``RG101`` YAML syntax error, at the parser's position. Bad: ``groups: [a, b`` (unclosed).
+  Good: ``groups: [a, b]``.
 * ``RG102`` duplicate key in a mapping, at the second key (YAML would silently keep one).
   Bad: two ``expr:`` in one rule.
+  Good: one ``expr:`` per rule.
 * ``RG103`` tab used for indentation. Bad: a line starting with a tab; good: spaces.
 * ``RG104`` an alias inside its own anchor. Bad: ``groups: &g [*g]``.
+  Good: the alias after the anchored node, ``base: &b {team: ai}`` then ``labels: *b``.
 * ``RG105`` too large or too deep: aliases expanding past 50,000 values ("billion laughs"),
   flow collections nested more than 100 deep, block nesting past libyaml's 1000 levels.
+  Bad: ten levels of anchors, each a list of ten aliases of the previous one; good: the values
+  written out, or shared with one level of anchors.
 * ``RG106`` not a spec file: larger than 512 KiB, not UTF-8, or binary (NUL bytes).
+  Bad: a spec saved as UTF-16, or one of 2 MiB; good: a UTF-8 spec under 512 KiB (split a very large
+  app into several apps).
 * ``RG107`` empty, or not a mapping. Bad: a file that is a list (``- app: x``).
+  Good: a mapping, ``app: x``.
 """
 
 from __future__ import annotations

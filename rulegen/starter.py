@@ -1,0 +1,74 @@
+"""``rulegen new APP``: a starter spec that validates, builds and tests green as written.
+
+The spec (``templates/starter.yaml.j2``) holds one recording rule (the 5xx ratio of
+``http_requests_total`` over 5 minutes, named ``job:http_requests_errors:ratio_rate5m`` in the
+``level:metric:operations`` form of the Prometheus docs), one alert on it (``> 0.05`` for
+``10m``), the runbook blocks of a page (context, facts, explanation, causes, read-only
+diagnosis, PromQL, resolution) and promtool tests on both sides of the threshold (``0.05``
+does not fire, ``0.051`` does) and of ``for`` (not at 9m, at 10m; a dip restarts the wait),
+so that a changed comparison, threshold or duration fails a test.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from .findings import RulegenError
+from .render import jinja
+
+#: An app name rulegen accepts: a DNS label of at most 53 characters (the spec schema's ``app``).
+APP_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,51}[a-z0-9])?$")
+
+
+def alert_name(app: str) -> str:
+    """The starter alert's name: the app in CamelCase plus ``HighErrorRate``
+    (``ci-build`` -> ``CiBuildHighErrorRate``), so two starters never share an alert name."""
+    camel = "".join(p[:1].upper() + p[1:] for p in app.split("-"))
+    if camel[:1].isdigit():
+        camel = "App" + camel
+    return camel + "HighErrorRate"
+
+
+def spec_text(app: str, title: str | None, schema_ref: str) -> str:
+    """The starter spec for ``app`` (a DNS label), with ``title`` as its display title when
+    given; ``schema_ref`` is the ``$schema`` path written on its first line."""
+    return jinja.render("starter.yaml.j2", app=app, alert=alert_name(app), title=title,
+                        title_yaml=json.dumps(title, ensure_ascii=False) if title else "",
+                        schema_path=schema_ref)
+
+
+def write_starter(root: Path, app: str, title: str | None = None) -> Path:
+    """Write ``rules/<app>.yaml`` under ``root`` and return its path.
+
+    Raises:
+        RulegenError: ``app`` is not a DNS label (the message suggests one, with the name as
+            ``--title``), the spec file exists already, or another spec under ``rules/`` has
+            ``app: <app>``.
+    """
+    if not APP_NAME.match(app):
+        slug = re.sub(r"[^a-z0-9]+", "-", app.lower()).strip("-")[:53].strip("-") or "my-app"
+        raise RulegenError(f"{app!r} is not an app name (a DNS label: lowercase letters, digits "
+                           f"and '-', at most 53 characters); run `rulegen new {slug} "
+                           f"--title {json.dumps(app)}` to show it as {app!r}")
+    from .importer import schema_ref
+    folder = root / "rules"
+    path = folder / f"{app}.yaml"
+    if path.exists():
+        raise RulegenError(f"{path.relative_to(root)} exists already; edit it, or choose another app name")
+    for other in sorted(folder.glob("*.y*ml")) if folder.is_dir() else []:
+        try:
+            named = re.search(r"^app:[ \t]*[\"']?([a-z0-9-]+)[\"']?[ \t]*(?:#.*)?$",
+                              other.read_text(encoding="utf-8"), re.M)
+        except (OSError, UnicodeDecodeError):
+            continue
+        if named and named.group(1) == app:
+            raise RulegenError(f"{other.relative_to(root)} already defines app {app}; edit it, or "
+                               "choose another app name")
+    folder.mkdir(parents=True, exist_ok=True)
+    text = spec_text(app, title, schema_ref(folder))
+    tmp = path.with_name(f".{path.name}.rulegen-new")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path

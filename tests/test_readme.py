@@ -1,0 +1,53 @@
+"""The README gets a platform engineer going: set-up commands first, what rulegen does with a
+picture of the path, the steps in the order they work, links to the reference pages that
+exist, and a LICENSE matching pyproject (issue 17)."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def test_setup_commands_come_first_then_what_rulegen_does_with_a_picture():
+    lines = README.splitlines()
+    assert lines[:5] == ["# rulegen", "", "```sh", lines[3], lines[4]]
+    assert lines[3].startswith("make build ") and lines[4].startswith("make test ")
+    top = README.split("## Commands", 1)[0]
+    picture = top.split("```text\n", 1)[1].split("```", 1)[0]
+    for step in ("rules/<app>.yaml", "rulegen build", "charts/<app>/templates/prometheusrule.yaml",
+                 "runbooks/<app>.md", "charts/<app>/tests/<app>.test.yaml", "rulegen test"):
+        assert step in picture, step
+
+
+def test_adding_an_app_steps_are_in_the_true_order():
+    steps = README.split("### Adding an app\n", 1)[1].split("\n## ", 1)[0]
+    firsts = [(m.group(1), m.group(2)) for m in re.finditer(r"^(\d)\. (.*)$", steps, re.M)]
+    assert [n for n, _ in firsts] == ["1", "2", "3", "4", "5", "6"]
+    wanted = ["`rulegen new <app>`", "`rulegen validate`", "`rulegen build`", "`rulegen test --app",
+              "Turn the gates on", "`rulegen check`"]
+    for (n, _), what in zip(firsts, wanted):
+        step = steps.split(f"\n{n}. ", 1)[1].split(f"\n{int(n) + 1}. ", 1)[0]
+        assert what in step, (n, what)
+    # `rulegen test` turns the gates on itself (run/testing.py renders with every gate true)
+    assert "gate set true itself" in steps
+
+
+def test_reference_links_point_at_pages_that_exist():
+    links = set(re.findall(r"\]\((runbooks/[^)#]+)\)", README))
+    assert {"runbooks/guides/spec-format.md", "runbooks/guides/checks.md"} <= links
+    for link in links:
+        assert (REPO / link).is_file(), link
+
+
+def test_license_is_the_apache_2_text_pyproject_declares():
+    assert tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["license"] == "Apache-2.0"
+    text = (REPO / "LICENSE").read_text(encoding="utf-8")
+    assert text.split("\n", 3)[:3] == ["                                 Apache License",
+                                       "                           Version 2.0, January 2004",
+                                       "                        http://www.apache.org/licenses/"]
+    assert "END OF TERMS AND CONDITIONS" in text and "APPENDIX: How to apply the Apache License" in text
+    assert len(text.splitlines()) == 201

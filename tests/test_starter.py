@@ -1,0 +1,91 @@
+"""`rulegen new APP`: a starter that validates, builds and tests green as written, with tests
+strong enough that a changed threshold, comparison, `for` or range fails them."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from rulegen.cli import main
+
+MUTATIONS = [  # (what, old text, new text): each must fail `rulegen test --app demo`
+    ("threshold lower", "> 0.05", "> 0.04"),
+    ("threshold higher", "> 0.05", "> 0.06"),
+    ("comparison", "> 0.05", ">= 0.05"),
+    ("for shorter", "for: 10m", "for: 9m"),
+    ("for longer", "for: 10m", "for: 11m"),
+    ("range longer", '"5.."}[5m]))', '"5.."}[10m]))'),
+    ("error codes", 'code=~"5.."', 'code=~"4.."'),
+    ("aggregation", "sum by (job) (rate(http_requests_total{job=\"demo\", code", "sum (rate(http_requests_total{job=\"demo\", code"),
+]
+
+
+def test_new_validate_build_test_pass_on_a_clean_project(project, helm_bin, promtool_bin, capsys):
+    assert not (project / "charts" / "demo").exists()
+    assert main(["-C", str(project), "new", "demo"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "wrote rules/demo.yaml"
+    assert "wrote charts/demo/Chart.yaml" in out  # the chart was missing
+    spec = yaml.safe_load((project / "rules" / "demo.yaml").read_text())
+    rules = spec["groups"][0]["rules"]
+    assert [("record" in r, "alert" in r) for r in rules] == [(True, False), (False, True)]
+    assert {"causes", "diagnosis", "resolution", "explanation"} <= set(rules[1]["runbook"])
+    assert main(["-C", str(project), "validate"]) == 0
+    assert "no findings" in capsys.readouterr().out
+    assert main(["-C", str(project), "build"]) == 0
+    assert main(["-C", str(project), "test", "--min-coverage", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "0 failed" in out.splitlines()[-1]
+    assert main(["-C", str(project), "check"]) == 0
+
+
+@pytest.fixture(scope="module")
+def demo_project(tmp_path_factory):
+    root = tmp_path_factory.mktemp("starter")
+    assert main(["-C", str(root), "new", "demo"]) == 0
+    return root
+
+
+@pytest.mark.parametrize("what,old,new", MUTATIONS, ids=[m[0] for m in MUTATIONS])
+def test_the_starter_tests_catch_a_changed_rule(demo_project, helm_bin, promtool_bin, capsys, what, old, new):
+    spec = demo_project / "rules" / "demo.yaml"
+    original = spec.read_text()
+    assert original.count(old) >= 1, old
+    try:
+        spec.write_text(original.replace(old, new, 1))
+        assert main(["-C", str(demo_project), "test", "--app", "demo", "--min-coverage", "100"]) == 1, what
+    finally:
+        spec.write_text(original)
+    assert main(["-C", str(demo_project), "test", "--app", "demo", "--min-coverage", "100"]) == 0
+
+
+def test_new_refuses_a_name_that_is_not_a_dns_label_and_suggests_one(tmp_path, capsys):
+    assert main(["-C", str(tmp_path), "new", "CI Build"]) == 2
+    err = capsys.readouterr().err
+    assert ("'CI Build' is not an app name (a DNS label: lowercase letters, digits and '-', at most "
+            "53 characters); run `rulegen new ci-build --title \"CI Build\"` to show it as 'CI Build'") in err
+    assert not (tmp_path / "rules").exists()
+
+
+def test_new_never_overwrites_a_spec(tmp_path, capsys):
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "demo.yaml").write_text("app: demo\n")
+    assert main(["-C", str(tmp_path), "new", "demo"]) == 2
+    assert "rules/demo.yaml exists already" in capsys.readouterr().err
+    assert (tmp_path / "rules" / "demo.yaml").read_text() == "app: demo\n"
+    (tmp_path / "rules" / "demo.yaml").rename(tmp_path / "rules" / "old.yaml")
+    assert main(["-C", str(tmp_path), "new", "demo"]) == 2  # the app is taken by another file
+    assert "rules/old.yaml already defines app demo" in capsys.readouterr().err
+    assert not (tmp_path / "rules" / "demo.yaml").exists()
+
+
+def test_new_with_a_title_and_an_existing_chart(tmp_path, capsys):
+    (tmp_path / "charts" / "ci-build").mkdir(parents=True)
+    assert main(["-C", str(tmp_path), "new", "ci-build", "--title", 'CI "Build"']) == 0
+    out = capsys.readouterr().out
+    assert "charts/ci-build/" not in out  # an existing chart is left for `rulegen build`
+    text = (tmp_path / "rules" / "ci-build.yaml").read_text()
+    assert 'title: "CI \\"Build\\""\n' in text
+    assert yaml.safe_load(text)["title"] == 'CI "Build"'
+    assert "alert: CiBuildHighErrorRate" in text
+    assert main(["-C", str(tmp_path), "validate"]) == 0

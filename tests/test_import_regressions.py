@@ -360,7 +360,7 @@ def test_no_note_at_line_zero(tmp_path):
     assert [(n.file, n.line, n.col, n.code) for n in res.notes] == [
         ("b.yml", 1, 1, "RG801"),        # no rule groups
         ("b.yml", 1, 1, "RG807"),        # its comment has nowhere to go
-        ("big.yml", 1, 1, "RG801"),      # app `big`: no rule to import
+        ("big.yml", 1, 1, "RG810"),      # app `big`: no rule to import (not RG801: one code, one meaning)
         ("x/same.yml", 3, 1, "RG808"),   # renamed x-same: at its `groups:` line
         ("y/same.yml", 2, 1, "RG808"),
     ]

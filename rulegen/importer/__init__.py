@@ -6,17 +6,19 @@ PrometheusRule (:mod:`.sources`, :mod:`.helmtext`), turns their groups into one 
 ruamel.yaml after checking that it passes the spec schema. :mod:`.compare` checks the
 round-trip (import, build, ``helm template``) rule by rule.
 
-App names: ``--app`` puts every rule into one app; otherwise each PrometheusRule is an app
-named after it, and each rule file an app named after the file (a Helm template: after its
-chart). Names are made DNS labels (``Foo_Bar.rules`` -> ``foo-bar-rules``); when two sources
-would get the same name, the folder name is put in front (``caddy-embedded-exporter``).
+App names (:mod:`.naming`): ``--app`` puts every rule into one app; otherwise each
+PrometheusRule is an app named after it, and each rule file an app named after the file (a
+Helm template whose PrometheusRule name Helm computes: after the file, or after the chart
+when the file is ``prometheusrule.yaml`` or the like). Names are made DNS labels
+(``Foo_Bar.rules`` -> ``foo-bar-rules``); when two sources would get the same name, folders
+are put in front (``caddy-embedded-exporter``), never a number.
 
 Notes (``rulegen.findings.Finding``, always at line 1 or later; errors mean something was not
 imported):
 
 * ``RG801`` error: a file cannot be read, is not YAML (or YAML Prometheus rejects: duplicate
   keys, a self-referencing alias), or holds no rule groups; warning: a file rulegen generated
-  (nothing to import, its spec is named), or an app left with no rule;
+  (nothing to import, its spec is named);
 * ``RG802`` a Helm action cannot be read statically (error when rule content is lost);
 * ``RG803`` warning: Helm ``if``/``with`` conditions assumed true;
 * ``RG804`` warning: a value changed type (a label ``5`` becomes the string ``"5"``);
@@ -27,7 +29,9 @@ imported):
   name, a template that does not parse; see :mod:`.convert`), at the line of what is wrong;
 * ``RG807`` warning: a comment with nowhere to go;
 * ``RG808`` warning: a name changed (an app or a duplicate group);
-* ``RG809`` error: the spec exists (use ``--force``) or the written spec would not validate.
+* ``RG809`` error: the spec exists (use ``--force``) or the written spec would not validate;
+* ``RG810`` warning: an app is left with no rule to import (its groups are empty); no spec
+  is written for it.
 """
 
 from __future__ import annotations
@@ -46,10 +50,10 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarStri
 from ..findings import Finding, RulegenError, Severity
 from ..spec import SCHEMA_PATH, load_text
 from .convert import convert, place_comments
+from .naming import APP_MAX, Source, app_name, assign_names, dns_label
 from .sources import RuleSet, read_source
 
 SUFFIXES = (".yaml", ".yml")
-APP_MAX = 53
 
 
 @dataclass
@@ -74,14 +78,6 @@ class ImportResult:
     @property
     def ok(self) -> bool:
         return not any(n.is_error for n in self.notes)
-
-
-def app_name(hint: str) -> str:
-    """``hint`` as a DNS label of at most 53 characters (Helm's release-name limit):
-    lower case, runs of other characters made ``-``. ``"Foo_Bar.rules"`` -> ``"foo-bar-rules"``."""
-    s = re.sub(r"[^a-z0-9]+", "-", hint.lower()).strip("-")
-    s = s[:APP_MAX].rstrip("-")
-    return s or "app"
 
 
 def expand(paths: list[Path]) -> list[Path]:
@@ -109,25 +105,18 @@ def expand(paths: list[Path]) -> list[Path]:
     return [q for q in out if not (q.resolve() in seen or seen.add(q.resolve()))]
 
 
+def _naming_source(rs: RuleSet) -> Source:
+    return Source(key=f"{rs.source}#{dns_label(rs.app_hint)}", hint=rs.app_hint, folders=rs.folders)
+
+
 def _assign_apps(sets: list[RuleSet], app: str | None) -> dict[str, list[RuleSet]]:
+    """Rule sets per app name (see :mod:`.naming`); ``app`` puts them all into one."""
     if app:
         return {app: list(sets)}
-    by_name: dict[str, list[RuleSet]] = {}
-    for rs in sets:
-        by_name.setdefault(app_name(rs.app_hint), []).append(rs)
+    names = assign_names([_naming_source(rs) for rs in sets])
     out: dict[str, list[RuleSet]] = {}
-    for name, group in by_name.items():
-        sources = {rs.source for rs in group}
-        if len(sources) == 1:
-            out.setdefault(name, []).extend(group)
-            continue
-        for rs in group:
-            cand = app_name(f"{rs.parent_hint}-{rs.app_hint}")
-            base, n = cand, 2
-            while cand in out and out[cand][0].source != rs.source or cand in by_name and cand != name:
-                cand = app_name(f"{base}-{n}")
-                n += 1
-            out.setdefault(cand, []).append(rs)
+    for rs in sets:
+        out.setdefault(names[_naming_source(rs).key], []).append(rs)
     return out
 
 
@@ -233,7 +222,7 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
         data, notes, where = convert(group, name)
         result.notes.extend(notes)
         if not data["groups"]:
-            result.notes.append(Finding(group[0].source, group[0].line, 1, "RG801", Severity.WARNING,
+            result.notes.append(Finding(group[0].source, group[0].line, 1, "RG810", Severity.WARNING,
                                         f"app `{name}`: no rule to import; no spec written"))
             continue
         result.notes.extend(place_comments(group, where, data))

@@ -34,6 +34,12 @@ from ..findings import Finding, Severity
 from ..gitops.ownership import source_of
 from . import comments as cm
 from .helmtext import PLACEHOLDER_RE, looks_like_helm, read_template
+from .naming import dns_label
+
+#: File names of a chart template that say nothing about its rules: the app is named after
+#: the chart instead.
+GENERIC_STEMS = frozenset({"prometheusrule", "prometheusrules", "prometheus-rule", "prometheus-rules",
+                           "rules", "alerts", "alerting-rules", "recording-rules"})
 
 MAX_BYTES = 8 * 1024 * 1024
 
@@ -47,7 +53,9 @@ class RuleSet:
         kind: ``rules`` (plain rule file), ``manifest`` or ``helm``.
         app_hint: the name the app gets unless ``--app`` is given (PrometheusRule name, chart
             name or file stem, not yet made a DNS label).
-        parent_hint: the source folder's name, used when two sources would share an app name.
+        folders: folder names of the source, outermost first, put in front of the name when
+            two sources would share an app name (:mod:`rulegen.importer.naming`); for a
+            PrometheusRule with its own name the file's stem comes last.
         groups: the ``groups`` node (ruamel round-trip data, positions kept).
         prefix: path of ``groups`` in the file's documents, starting with the document index.
         chart_name / chart_namespace: the PrometheusRule's static ``metadata.name``/``namespace``.
@@ -61,7 +69,7 @@ class RuleSet:
     source: str
     kind: str
     app_hint: str
-    parent_hint: str
+    folders: tuple
     groups: CommentedSeq
     prefix: tuple
     chart_name: str | None = None
@@ -207,12 +215,16 @@ def read_source(path: Path, display: str) -> tuple[list[RuleSet], list[Finding]]
     found = cm.find_comments(text)
     attached, unattached = cm.attach(found or [], anchor_lines, text)
 
+    folders = tuple(p for p in Path(display).parent.parts if p not in ("", ".", "/", "..")) \
+        or (path.resolve().parent.name,)
     if chart is not None:
-        default_hint = _chart_name(chart)
-        parent = chart.name
+        # a template whose PrometheusRule name Helm computes: named after the file, or after
+        # the chart when the file name says nothing more (templates/prometheusrule.yaml)
+        generic = dns_label(path.stem) in GENERIC_STEMS
+        default_hint = _chart_name(chart) if generic else path.stem
+        folders = folders if generic else folders + (_chart_name(chart),)
     else:
         default_hint = path.stem
-        parent = path.resolve().parent.name
     sets: list[RuleSet] = []
     claimed_prefixes = []
     claimed: set = set()
@@ -235,7 +247,7 @@ def read_source(path: Path, display: str) -> tuple[list[RuleSet], list[Finding]]
             if isinstance(obj, CommentedMap) and obj.get("kind") not in (None, "PrometheusRule") and \
                     "groups" not in obj:
                 other_kinds += 1
-            rs = _rule_set(obj, opath, display, default_hint, parent, notes, placeholders, helm)
+            rs = _rule_set(obj, opath, display, default_hint, folders, path.stem, notes, placeholders, helm)
             if rs is not None:
                 rs.lines = lines
                 rs.comments = {p[len(rs.prefix):]: c for p, c in attached.items() if _is_under(p, rs.prefix)}
@@ -301,7 +313,7 @@ def _line_of(node, key=None) -> int:
         return 0
 
 
-def _rule_set(obj, opath: tuple, display: str, default_hint: str, parent: str, notes: list,
+def _rule_set(obj, opath: tuple, display: str, default_hint: str, folders: tuple, stem: str, notes: list,
               placeholders: dict, helm: bool) -> RuleSet | None:
     if not isinstance(obj, CommentedMap):
         return None
@@ -323,6 +335,8 @@ def _rule_set(obj, opath: tuple, display: str, default_hint: str, parent: str, n
         name = _static(meta.get("name"), helm)
         ns = _static(meta.get("namespace"), helm)
         hint = name or default_hint
+        if name:
+            folders = folders + (stem,)
         if meta.get("name") is not None and name is None:
             notes.append(_note(display, _line_of(meta, "name"), "RG802",
                                f"the PrometheusRule name is computed by Helm; the app is named `{default_hint}` "
@@ -355,5 +369,5 @@ def _rule_set(obj, opath: tuple, display: str, default_hint: str, parent: str, n
         notes.append(_note(display, _line_of(obj), "RG801",
                            "`groups` is not a list of rule groups; nothing imported from it", True))
         return None
-    return RuleSet(source=display, kind=kind, app_hint=hint, parent_hint=parent, groups=groups, prefix=prefix,
+    return RuleSet(source=display, kind=kind, app_hint=hint, folders=folders, groups=groups, prefix=prefix,
                    chart_name=name, chart_namespace=ns, line=groups_line or _line_of(obj) or 1)

@@ -1,0 +1,139 @@
+"""App names of imported rule sets: distinct, valid, from names not positions, and import ends.
+
+Regression (issue 15): two PrometheusRules named ``core.storage.management-cluster.rules`` in
+two folders made ``rulegen import`` loop forever: the ``-N`` suffix that told the apps apart
+was cut off again by the 53-character app-name limit.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rulegen.importer import import_paths
+from rulegen.importer.naming import APP_MAX, Source, app_name, assign_names
+
+DNS_LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
+
+PR = """apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata:
+  name: {name}
+spec:
+  groups:
+    - name: g
+      rules:
+        - alert: X
+          expr: up == 0
+"""
+
+
+def _bounded(fn, seconds: float = 20.0):
+    """Run ``fn`` in a thread; fail when it does not return within ``seconds``."""
+    box: dict = {}
+    t = threading.Thread(target=lambda: box.setdefault("r", fn()), daemon=True)
+    t.start()
+    t.join(seconds)
+    assert not t.is_alive(), f"did not end within {seconds}s"
+    return box["r"]
+
+
+def _assert_good(names: dict[str, str], taken=frozenset()):
+    for n in names.values():
+        assert DNS_LABEL.match(n) and len(n) <= APP_MAX, n
+    assert len(set(names.values())) == len(names), names
+    assert not set(names.values()) & set(taken)
+
+
+def test_same_long_name_in_two_folders_imports_and_ends(tmp_path):
+    for d in ("capa", "capz"):
+        (tmp_path / d / "management-cluster").mkdir(parents=True)
+        (tmp_path / d / "management-cluster" / "r.yaml").write_text(
+            PR.format(name="core.storage.management-cluster.rules"), encoding="utf-8")
+    res = _bounded(lambda: import_paths([tmp_path], out_dir=tmp_path / "rules", display_base=tmp_path))
+    assert sorted(s.app for s in res.specs) == ["capa-core-storage-management-cluster-rules",
+                                                "capz-core-storage-management-cluster-rules"]
+    assert res.ok
+
+
+def test_names_differing_only_past_the_limit_stay_apart(tmp_path):
+    long = "x" * 60
+    (tmp_path / "a.yaml").write_text(PR.format(name=long + "-one") + "---\n" + PR.format(name=long + "-two"),
+                                     encoding="utf-8")
+    res = _bounded(lambda: import_paths([tmp_path / "a.yaml"], out_dir=tmp_path / "rules", display_base=tmp_path))
+    apps = [s.app for s in res.specs]
+    assert len(apps) == 2 and len(set(apps)) == 2
+    assert all(DNS_LABEL.match(a) and len(a) <= APP_MAX and a.startswith("x" * 40) for a in apps)
+    # not from a position: the same file imported again gives the same names
+    again = import_paths([tmp_path / "a.yaml"], out_dir=tmp_path / "rules", display_base=tmp_path)
+    assert [s.app for s in again.specs] == apps
+
+
+def test_a_name_does_not_depend_on_the_other_inputs(tmp_path):
+    (tmp_path / "one").mkdir()
+    (tmp_path / "one" / "alertmanager.rules.yaml").write_text(PR.format(name="alertmanager.rules"),
+                                                              encoding="utf-8")
+    (tmp_path / "two.yaml").write_text(PR.format(name="node.rules"), encoding="utf-8")
+    alone = import_paths([tmp_path / "one"], out_dir=tmp_path / "rules", display_base=tmp_path)
+    both = import_paths([tmp_path], out_dir=tmp_path / "rules", display_base=tmp_path)
+    assert [s.app for s in alone.specs] == ["alertmanager-rules"]
+    assert sorted(s.app for s in both.specs) == ["alertmanager-rules", "node-rules"]
+
+
+def test_chart_templates_are_named_after_their_files(tmp_path):
+    """Each template of a chart whose PrometheusRule name Helm computes is an app named after
+    the file (kube-prometheus-stack's 41 templates), not the chart name plus a position."""
+    chart = tmp_path / "kps"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: kube-prometheus-stack\nversion: 1.0.0\n")
+    for stem in ("alertmanager.rules", "node.rules"):
+        (chart / "templates" / f"{stem}.yaml").write_text(
+            PR.replace("{name}", '{{ printf "%s-%s" (include "x.fullname" .) "' + stem + '" }}'), encoding="utf-8")
+    res = import_paths([chart], out_dir=tmp_path / "rules", display_base=tmp_path)
+    assert [s.app for s in res.specs] == ["alertmanager-rules", "node-rules"]
+    one = import_paths([chart / "templates" / "node.rules.yaml"], out_dir=tmp_path / "rules", display_base=tmp_path)
+    assert [s.app for s in one.specs] == ["node-rules"]
+    assert yaml.safe_load(one.specs[0].text)["app"] == "node-rules"
+
+
+_words = st.sampled_from(["core", "storage", "management-cluster", "rules", "a", "x" * 30, "node.exporter",
+                          "Kube_API", "--", "é"])
+_hint = st.one_of(
+    st.lists(_words, min_size=1, max_size=6).map(".".join),
+    st.text(alphabet="ab-._", min_size=0, max_size=70),
+    st.builds(lambda tail: "y" * 55 + tail, st.text(alphabet="abc", min_size=0, max_size=4)),  # past the limit
+)
+_folder = st.sampled_from(["capa", "capz", "management-cluster", "templates", "x" * 40, "a_b", "a-b", "rules"])
+
+
+@st.composite
+def _sources(draw):
+    n = draw(st.integers(1, 25))
+    shared_hint = draw(_hint)
+    out = []
+    for i in range(n):
+        hint = shared_hint if draw(st.booleans()) else draw(_hint)   # many sources with one name
+        folders = tuple(draw(st.lists(_folder, max_size=4)))
+        out.append(Source(key=f"{'/'.join(folders)}/{i}.yaml#{hint}", hint=hint, folders=folders))
+    return out
+
+
+@settings(max_examples=300, deadline=2000)
+@given(_sources(), st.frozensets(st.sampled_from(["core-storage-management-cluster-rules", "app", "rules"])))
+def test_generated_name_sets_end_with_distinct_valid_names(sources, taken):
+    names = assign_names(sources, taken)
+    assert set(names) == {s.key for s in sources}
+    _assert_good(names, taken)
+    # the order of the inputs does not matter
+    assert assign_names(list(reversed(sources)), taken) == names
+
+
+@given(st.text(max_size=120))
+def test_app_name_is_always_a_dns_label(hint):
+    n = app_name(hint)
+    assert DNS_LABEL.match(n) and len(n) <= APP_MAX

@@ -191,12 +191,12 @@ def test_prometheusrule_manifest_exact_spec(tmp_path):
     assert res.specs[0].text == MANIFEST_SPEC.format(ref=schema_ref(out))
     assert (res.specs[0].alerts, res.specs[0].records) == (1, 1)
     assert _notes(res) == [
-        ("manifest.yaml", 7, "RG805", "warning", ""),                       # metadata.labels
         ("manifest.yaml", 24, "RG804", "warning", "PaymentsErrorRateHigh"),  # priority: 5 -> "5"
         ("manifest.yaml", 33, "RG805", "warning", ""),                      # the ConfigMap
     ]
-    assert "prometheusRule.labels" in res.notes[0].message
-    assert "imported as the string '5'" in res.notes[1].message
+    # metadata.labels (a ruleSelector's `release:`) are chart settings now, not a note
+    assert res.specs[0].chart_labels == {"release": "kube-prometheus-stack"}
+    assert "imported as the string '5'" in res.notes[0].message
     assert res.ok
 
 

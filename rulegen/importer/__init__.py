@@ -49,6 +49,7 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarStri
 
 from ..findings import Finding, RulegenError, Severity
 from ..spec import SCHEMA_PATH, load_text
+from . import chart
 from .convert import convert, place_comments
 from .naming import APP_MAX, Source, app_name, assign_names, dns_label
 from .sources import RuleSet, read_source
@@ -59,13 +60,18 @@ SUFFIXES = (".yaml", ".yml")
 @dataclass
 class ImportedSpec:
     """One spec ready to write: ``app``, the ``text`` to write, its ``sources`` (display
-    paths), and counts of alerts and recording rules."""
+    paths), counts of alerts and recording rules, the spec ``data`` (plain Python), and the
+    PrometheusRule's static ``metadata.labels``/``annotations`` (``chart_labels``,
+    ``chart_annotations``), which are chart settings: ``<values_key>.labels`` in values.yaml."""
 
     app: str
     text: str
     sources: list[str]
     alerts: int = 0
     records: int = 0
+    data: dict = field(default_factory=dict)
+    chart_labels: dict = field(default_factory=dict)
+    chart_annotations: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -186,28 +192,46 @@ def _check_written(text: str, data, display: str) -> list[Finding]:
 
 
 def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path("rules"),
-                 display_base: Path | None = None) -> ImportResult:
+                 display_base: Path | None = None, render: chart.RenderOptions | None = None) -> ImportResult:
     """Import ``paths`` (files or folders) into specs, in memory.
+
+    ``render``: a chart folder in ``paths`` is rendered with the real helm with these options
+    and its PrometheusRules imported (:mod:`.chart`); None (or ``render.static``) reads chart
+    templates statically (:mod:`.helmtext`).
 
     ``app`` puts everything into one app; ``out_dir`` only sets the ``$schema`` reference and
     the file names shown. Paths in notes are shown relative to ``display_base`` when possible.
 
     Raises:
-        RulegenError: a path does not exist; ``app`` is not a DNS label.
+        RulegenError: a path does not exist; ``app`` is not a DNS label; helm is missing or
+            fails on a chart.
     """
     if app is not None and app_name(app) != app:
         raise RulegenError(f"--app {app!r} is not a DNS label (lower case letters, digits and '-', at most "
                            f"{APP_MAX}); try {app_name(app)!r}")
     result = ImportResult()
     sets: list[RuleSet] = []
-    for f in expand(paths):
-        shown = f.as_posix()
+
+    def shown_of(f: Path) -> str:
         if display_base is not None:
             try:
-                shown = f.resolve().relative_to(display_base.resolve()).as_posix()
+                return f.resolve().relative_to(display_base.resolve()).as_posix()
             except ValueError:
                 pass
-        found, notes = read_source(f, shown)
+        return f.as_posix()
+
+    rendered = [p for p in paths if render is not None and not render.static and chart.is_chart(p)]
+    for c in rendered:
+        text = chart.render(c, render, display_base)
+        of_chart: list[RuleSet] = []
+        for shown, doc in chart.documents(text, shown_of(c)):
+            found, notes = read_source(c / "Chart.yaml", shown, rendered=doc)
+            of_chart.extend(found)
+            result.notes.extend(notes)
+        chart.strip_common_prefix(of_chart)
+        sets.extend(of_chart)
+    for f in expand([p for p in paths if p not in rendered]) if len(rendered) < len(paths) else []:
+        found, notes = read_source(f, shown_of(f))
         sets.extend(found)
         result.notes.extend(notes)
     ref = schema_ref(out_dir)
@@ -242,7 +266,17 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
             continue
         n_alerts = sum(1 for g in data["groups"] for r in g["rules"] if "alert" in r)
         n_records = sum(1 for g in data["groups"] for r in g["rules"] if "record" in r)
-        result.specs.append(ImportedSpec(name, text, sources, n_alerts, n_records))
+        meta: dict = {"labels": {}, "annotations": {}}
+        for rs in group:
+            for k, got in (("labels", rs.meta_labels), ("annotations", rs.meta_annotations)):
+                for a, b in got.items():
+                    if meta[k].setdefault(a, b) != b:
+                        result.notes.append(Finding(rs.source, rs.line, 1, "RG808", Severity.WARNING,
+                                                    f"app `{name}`: PrometheusRule metadata.{k} `{a}` is "
+                                                    f"`{meta[k][a]}` in one source and `{b}` in another; "
+                                                    f"`{meta[k][a]}` is kept"))
+        result.specs.append(ImportedSpec(name, text, sources, n_alerts, n_records, _plain(data),
+                                         meta["labels"], meta["annotations"]))
     result.notes.sort(key=lambda f: (f.file, f.line, f.col, f.code, f.message))
     return result
 
@@ -265,29 +299,180 @@ def write_specs(result: ImportResult, out_dir: Path, force: bool = False) -> lis
     return written
 
 
+def _atomic_write(target: Path, text: str) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, target)
+
+
+def chart_values_text(existing: str | None, labels: dict, annotations: dict,
+                      values_key: str = "prometheusRule") -> str | None:
+    """``values.yaml`` text holding the imported PrometheusRule's ``metadata.labels`` and
+    ``annotations`` as ``<values_key>.labels``/``annotations`` (the chart renders them on its
+    PrometheusRule), added to ``existing`` without changing what it states; None when there
+    is nothing to add."""
+    if not labels and not annotations:
+        return None
+    y = YAML(typ="rt")
+    y.preserve_quotes = True
+    y.indent(mapping=2, sequence=4, offset=2)
+    doc = y.load(existing) if existing and existing.strip() else None
+    if not isinstance(doc, CommentedMap):
+        doc = CommentedMap()
+    knobs = doc.get(values_key)
+    if not isinstance(knobs, CommentedMap):
+        knobs = CommentedMap()
+        doc[values_key] = knobs
+    changed = False
+    for k, got in (("labels", labels), ("annotations", annotations)):
+        if not got:
+            continue
+        node = knobs.get(k)
+        if not isinstance(node, CommentedMap):
+            node = CommentedMap()
+            knobs[k] = node
+            knobs.yaml_set_comment_before_after_key(
+                k, before=f"metadata.{k} of the imported PrometheusRule (`rulegen import`)", indent=2)
+        for a, b in got.items():
+            if a not in node:
+                node[a] = DoubleQuotedScalarString(b)
+                changed = True
+    if not changed:
+        return None
+    buf = StringIO()
+    y.dump(doc, buf)
+    return buf.getvalue()
+
+
+def _existing_spec_texts(out_dir: Path, root: Path, replaced: set) -> dict:
+    """``{display path: text}`` of the project's specs under ``out_dir`` not being replaced."""
+    from ..spec import SPEC_SUFFIXES, shown_path
+    out = {}
+    if out_dir.is_dir():
+        for f in sorted(out_dir.rglob("*")):
+            if f.suffix in SPEC_SUFFIXES and f.is_file() and f.resolve() not in replaced:
+                try:
+                    out[shown_path(f, root)] = f.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    continue
+    return out
+
+
+def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool) -> dict:
+    """Everything ``rulegen import`` would write for ``result``, decided before anything is
+    written: ``{"files": {path: text}, "messages": [...], "baseline": [...]}``. Problems are
+    added to ``result.notes`` as errors (then nothing may be written):
+
+    * RG809: a spec exists and ``force`` is not given;
+    * RG813: an imported spec has a validation error that a baseline cannot hold (not a
+      naming or convention finding; the message names it).
+
+    The imported specs are validated with the project's config plus the conventions read
+    from them (:mod:`.conventions`), next to the project's other specs; their policy errors
+    (:data:`rulegen.baseline.POLICY_CODES`) go into the baseline.
+    """
+    from .. import baseline as bl
+    from ..config import CONFIG_FILE, load_config
+    from ..spec import shown_path
+    from ..validate import validate_texts
+    from . import conventions
+    files: dict[Path, str] = {}
+    messages: list[str] = []
+    targets = {s.app: out_dir / f"{s.app}.yaml" for s in result.specs}
+    for s in result.specs:
+        t = targets[s.app]
+        if t.exists() and not force:
+            result.notes.append(Finding(shown_path(t, root), 1, 1, "RG809", Severity.ERROR,
+                                        "spec exists; not overwritten (rerun with --force to replace it, or "
+                                        f"--app {s.app} to add the imported groups to it)"))
+    config = load_config(root)
+    alerts = [r for s in result.specs for g in s.data.get("groups", []) for r in g.get("rules", []) if "alert" in r]
+    updates, conv_msgs = conventions.infer(alerts, config, root)
+    if updates:
+        files[root / CONFIG_FILE] = conventions.text_with(root, updates)
+        messages += [f"{CONFIG_FILE}: {m}" for m in conv_msgs]
+        config = conventions.apply(config, updates)
+    new_texts = {shown_path(targets[s.app], root): s.text for s in result.specs}
+    texts = _existing_spec_texts(out_dir, root, {t.resolve() for t in targets.values()})
+    texts.update(new_texts)
+    res = validate_texts(texts, config)
+    app_of = {sp.file: sp.app for sp in res.specs}
+    entries = set()
+    for f in res.findings:
+        if f.file not in new_texts or not f.is_error:
+            continue
+        key = bl.key_of(f, app_of)
+        if key is not None:
+            entries.add(key)
+        else:
+            result.notes.append(Finding(f.file, f.line, f.col, "RG813", Severity.ERROR,
+                                        f"the imported spec would not validate: {f.code} {f.message}; nothing "
+                                        "written (fix the source and import again)", f.rule))
+    if entries:
+        old = bl.load(root)
+        imported = {s.app for s in result.specs}
+        keep = {k for k in (old.entries if old else []) if k[0] not in imported}
+        files[root / bl.BASELINE_FILE] = bl.dump(keep | entries)
+        by_code: dict = {}
+        for _, _, c in entries:
+            by_code[c] = by_code.get(c, 0) + 1
+        messages.append(f"{bl.BASELINE_FILE}: {len(entries)} policy finding(s) of the imported rules baselined ("
+                        + ", ".join(f"{c} {n}" for c, n in sorted(by_code.items()))
+                        + "); they show as warnings until fixed, then `rulegen baseline` removes them")
+    for s in result.specs:
+        vpath = root / "charts" / s.app / "values.yaml"
+        existing = vpath.read_text(encoding="utf-8") if vpath.is_file() else None
+        text = chart_values_text(existing, s.chart_labels, s.chart_annotations)
+        if text is not None:
+            files[vpath] = text
+            messages.append(f"{shown_path(vpath, root)}: PrometheusRule metadata.labels "
+                            f"({', '.join(s.chart_labels) or 'none'}) kept as prometheusRule.labels")
+    for s in result.specs:
+        files[targets[s.app]] = s.text
+    return {"files": files, "messages": messages}
+
+
 def run_import(args) -> int:
-    """``rulegen import`` (see :mod:`rulegen.cli`): returns 0 when everything was imported and
-    written, 1 when a note is an error (something not imported, or a spec not overwritten).
+    """``rulegen import`` (see :mod:`rulegen.cli`). All or nothing: when every source was
+    imported and the specs validate (policy findings baselined), writes the specs, the
+    conventions read from them (``.rulegen.yaml``), the baseline and chart values, and
+    returns 0; otherwise writes nothing, names every problem and returns 1.
 
     Raises:
-        RulegenError: a source path does not exist or ``--app`` is not a DNS label (exit 2).
+        RulegenError: a source path does not exist, ``--app`` is not a DNS label, or helm
+            fails on a chart (exit 2).
     """
-    from ..formatters import render
+    from ..formatters import render as render_notes
+    from ..spec import shown_path
     root = Path(getattr(args, "root", ".") or ".")
     paths = [Path(p) if Path(p).is_absolute() else root / p for p in args.sources]
     out_dir = Path(args.out) if Path(args.out).is_absolute() else root / args.out
-    result = import_paths(paths, args.app, out_dir, display_base=root)
-    written = write_specs(result, out_dir, bool(getattr(args, "force", False)))
+    opts = chart.RenderOptions(
+        values=[Path(v) if Path(v).is_absolute() else root / v for v in getattr(args, "values", None) or []],
+        set_values=list(getattr(args, "set", None) or []),
+        release=getattr(args, "release", None),
+        namespace=getattr(args, "namespace", None) or chart.helm.DEFAULT_NAMESPACE,
+        kube_version=getattr(args, "kube_version", None),
+        helm_args=list(getattr(args, "helm_arg", None) or []),
+        static=bool(getattr(args, "static", False)))
+    result = import_paths(paths, args.app, out_dir, display_base=root, render=opts)
+    plan = plan_import(result, root, out_dir, bool(getattr(args, "force", False))) if result.ok else None
     if result.notes:
-        print(render(result.notes, "text"), file=sys.stderr)
+        result.notes.sort(key=lambda f: (f.file, f.line, f.col, f.code, f.message))
+        print(render_notes(result.notes, "text"), file=sys.stderr)
+    if plan is None or not result.ok:
+        n = sum(1 for x in result.notes if x.is_error)
+        print(f"rulegen: {n} problem(s) above; nothing was written. Fix the sources (or, for a Helm "
+              "chart, import what helm renders: `rulegen import CHART_DIR`), then import again", file=sys.stderr)
+        return 1
     by_app = {s.app: s for s in result.specs}
-    for p in written:
-        s = by_app[p.stem]
-        shown = p.as_posix()
-        try:
-            shown = p.resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            pass
-        print(f"wrote {shown}: {s.alerts} alert(s), {s.records} recording rule(s) from {', '.join(s.sources)}")
-    print(f"{len(written)} spec(s) written")
-    return 0 if result.ok else 1
+    for p, text in plan["files"].items():
+        _atomic_write(p, text)
+    for m in plan["messages"]:
+        print(m)
+    for s in result.specs:
+        print(f"wrote {shown_path(out_dir / f'{s.app}.yaml', root)}: {s.alerts} alert(s), {s.records} recording "
+              f"rule(s) from {', '.join(s.sources)}")
+    print(f"{len(by_app)} spec(s) written; next: `rulegen build`")
+    return 0

@@ -420,14 +420,18 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool) ->
         messages.append(f"{bl.BASELINE_FILE}: {len(entries)} policy finding(s) of the imported rules baselined ("
                         + ", ".join(f"{c} {n}" for c, n in sorted(by_code.items()))
                         + "); they show as warnings until fixed, then `rulegen baseline` removes them")
+    kept: dict = {}
     for s in result.specs:
         vpath = root / "charts" / s.app / "values.yaml"
         existing = vpath.read_text(encoding="utf-8") if vpath.is_file() else None
         text = chart_values_text(existing, s.chart_labels, s.chart_annotations)
         if text is not None:
             files[vpath] = text
-            messages.append(f"{shown_path(vpath, root)}: PrometheusRule metadata.labels "
-                            f"({', '.join(s.chart_labels) or 'none'}) kept as prometheusRule.labels")
+            kept.setdefault(", ".join(list(s.chart_labels) + [f"annotation {a}" for a in s.chart_annotations]),
+                            []).append(shown_path(vpath, root))
+    for what, where in kept.items():
+        messages.append(f"PrometheusRule metadata ({what}) kept as chart settings (prometheusRule.labels/"
+                        f"annotations) in {where[0]}" + (f" and {len(where) - 1} more values.yaml" if len(where) > 1 else ""))
     for s in result.specs:
         files[targets[s.app]] = s.text
     return {"files": files, "messages": messages}

@@ -188,7 +188,7 @@ def test_prometheusrule_manifest_exact_spec(tmp_path):
     out = root / "rules"
     res = import_paths([root / "manifest.yaml"], out_dir=out, display_base=root)
     assert [s.app for s in res.specs] == ["payments"]
-    assert res.specs[0].text == MANIFEST_SPEC.format(ref=schema_ref(out))
+    assert res.specs[0].text == MANIFEST_SPEC.format(ref=schema_ref(out, out.parent))
     assert (res.specs[0].alerts, res.specs[0].records) == (1, 1)
     assert _notes(res) == [
         ("manifest.yaml", 24, "RG804", "warning", "PaymentsErrorRateHigh"),  # priority: 5 -> "5"
@@ -205,7 +205,7 @@ def test_helm_template_exact_spec(tmp_path):
     out = root / "rules"
     res = import_paths([root / "mychart"], out_dir=out, display_base=root)
     assert [s.app for s in res.specs] == ["checkout"]   # the chart's name: metadata.name is computed
-    assert res.specs[0].text == HELM_SPEC.format(ref=schema_ref(out))
+    assert res.specs[0].text == HELM_SPEC.format(ref=schema_ref(out, out.parent))
     src = "mychart/templates/prometheusrule.yaml"
     assert _notes(res) == [
         (src, 1, "RG803", "warning", ""),   # the if-wrapper, assumed true
@@ -219,7 +219,7 @@ def test_plain_rule_file_keeps_comments_exact_spec(tmp_path):
     root = _tree(tmp_path)
     out = root / "rules"
     res = import_paths([root / "plain.rules.yml"], out_dir=out, display_base=root)
-    assert res.specs[0].text == PLAIN_SPEC.format(ref=schema_ref(out))
+    assert res.specs[0].text == PLAIN_SPEC.format(ref=schema_ref(out, out.parent))
     assert res.notes == []
 
 

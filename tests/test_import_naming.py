@@ -137,3 +137,18 @@ def test_generated_name_sets_end_with_distinct_valid_names(sources, taken):
 def test_app_name_is_always_a_dns_label(hint):
     n = app_name(hint)
     assert DNS_LABEL.match(n) and len(n) <= APP_MAX
+
+
+def test_schema_reference_stays_inside_the_project(tmp_path, capsys):
+    """`$schema` names a path inside the project (a copy of the schema that import writes),
+    never ../../<install dir>/rulegen/spec/schema.json."""
+    from rulegen.cli import main
+    (tmp_path / "r.yml").write_text("groups:\n  - name: g\n    rules:\n      - record: a:b:c\n        expr: up\n",
+                                    encoding="utf-8")
+    assert main(["-C", str(tmp_path), "import", "r.yml"]) == 0
+    first = (tmp_path / "rules" / "r.yaml").read_text(encoding="utf-8").splitlines()[0]
+    assert first == "# yaml-language-server: $schema=../.rulegen/schema.json"
+    import json
+
+    from rulegen.spec import SCHEMA_PATH
+    assert json.loads((tmp_path / ".rulegen" / "schema.json").read_text()) == json.loads(SCHEMA_PATH.read_text())

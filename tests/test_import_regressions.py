@@ -74,7 +74,7 @@ def test_plain_rule_file_keeps_go_template_escapes_byte_for_byte(tmp_path):
     out = tmp_path / "rules"
     res = import_paths([tmp_path / "esc.yml"], out_dir=out, display_base=tmp_path)
     assert res.specs[0].text == (
-        f"# yaml-language-server: $schema={schema_ref(out)}\n"
+        f"# yaml-language-server: $schema={schema_ref(out, out.parent)}\n"
         "# Imported by `rulegen import` from esc.yml.\n"
         "app: esc\ncomponent: false\ngroups:\n  - name: g\n" + ESCAPES_RULES)
     assert res.notes == []   # no "written without Helm escaping": Helm never reads this file
@@ -89,7 +89,7 @@ def test_prometheusrule_manifest_keeps_go_template_escapes_byte_for_byte(tmp_pat
     out = tmp_path / "rules"
     res = import_paths([tmp_path / "esc.yaml"], out_dir=out, display_base=tmp_path)
     assert res.specs[0].text == (
-        f"# yaml-language-server: $schema={schema_ref(out)}\n"
+        f"# yaml-language-server: $schema={schema_ref(out, out.parent)}\n"
         "# Imported by `rulegen import` from esc.yaml.\n"
         "app: escapes\ncomponent: false\nchart:\n  name: escapes\ngroups:\n  - name: g\n" + ESCAPES_RULES)
     assert res.notes == []

@@ -126,13 +126,24 @@ def _assign_apps(sets: list[RuleSet], app: str | None) -> dict[str, list[RuleSet
     return out
 
 
-def schema_ref(out_dir: Path) -> str:
-    """The ``$schema`` reference written at the top of a spec in ``out_dir``: the packaged
-    schema, relative to ``out_dir`` (``../rulegen/spec/schema.json`` for ``rules/`` here)."""
+#: Where ``rulegen import`` puts a copy of the spec schema in a project that does not hold
+#: rulegen's own (relative to the project root), so that ``$schema`` stays inside the project.
+PROJECT_SCHEMA = ".rulegen/schema.json"
+
+
+def schema_ref(out_dir: Path, root: Path | None = None) -> str:
+    """The ``$schema`` reference written at the top of a spec in ``out_dir``, relative to it:
+    the packaged schema when it lies inside the project at ``root`` (``../rulegen/spec/schema.json``
+    for ``rules/`` in rulegen's own repository), else the project's copy
+    (:data:`PROJECT_SCHEMA`, written by ``rulegen import``). Without ``root``, the packaged
+    schema."""
+    target = SCHEMA_PATH.resolve()
+    if root is not None and not target.is_relative_to(root.resolve()):
+        target = (root / PROJECT_SCHEMA).resolve()
     try:
-        return Path(os.path.relpath(SCHEMA_PATH.resolve(), out_dir.resolve())).as_posix()
+        return Path(os.path.relpath(target, out_dir.resolve())).as_posix()
     except ValueError:  # another drive on Windows
-        return SCHEMA_PATH.resolve().as_uri()
+        return target.as_uri()
 
 
 def _yaml() -> YAML:
@@ -234,7 +245,7 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
         found, notes = read_source(f, shown_of(f))
         sets.extend(found)
         result.notes.extend(notes)
-    ref = schema_ref(out_dir)
+    ref = schema_ref(out_dir, display_base)
     for name, group in _assign_apps(sets, app).items():
         if not group:
             continue  # --app and no source held rule groups: each file's notes say why
@@ -434,6 +445,12 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool) ->
                         f"annotations) in {where[0]}" + (f" and {len(where) - 1} more values.yaml" if len(where) > 1 else ""))
     for s in result.specs:
         files[targets[s.app]] = s.text
+    if not SCHEMA_PATH.resolve().is_relative_to(root.resolve()):
+        schema = SCHEMA_PATH.read_text(encoding="utf-8")
+        p = root / PROJECT_SCHEMA
+        if not p.is_file() or p.read_text(encoding="utf-8") != schema:
+            files[p] = schema
+            messages.append(f"{PROJECT_SCHEMA}: the spec schema, for editors (specs name it in their `$schema` line)")
     return {"files": files, "messages": messages}
 
 

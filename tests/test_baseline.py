@@ -170,3 +170,20 @@ def test_existing_spec_stops_the_whole_import(tmp_path, capsys):
     assert "rules/shop-rules.yaml:1:1: error RG809" in capsys.readouterr().err
     assert not (tmp_path / "rules" / "other.yaml").exists()
     assert {p: p.read_text() for p in (tmp_path / "rules").iterdir()} == before
+
+
+def test_app_merges_into_an_existing_spec(tmp_path, capsys):
+    """One-by-one imports into one app (`--app`) add groups instead of stopping on RG809."""
+    (tmp_path / "a.yml").write_text(RULES, encoding="utf-8")
+    (tmp_path / "b.yml").write_text(RULES.replace("name: shop", "name: shop").replace("Shop", "Store"),
+                                    encoding="utf-8")
+    assert _run(tmp_path, "import", "a.yml", "--app", "shop") == 0
+    assert _run(tmp_path, "import", "b.yml", "--app", "shop") == 0
+    out = capsys.readouterr()
+    assert "rules/shop.yaml: the imported groups were added to the existing spec (--app)" in out.out
+    assert "group `shop` is already in the spec; the imported one is named `shop-2`" in out.err
+    spec = yaml.safe_load((tmp_path / "rules" / "shop.yaml").read_text(encoding="utf-8"))
+    assert [g["name"] for g in spec["groups"]] == ["shop", "shop-2"]
+    assert [r["alert"] for g in spec["groups"] for r in g["rules"]] == ["ShopDown", "ShopSlow", "StoreDown", "StoreSlow"]
+    assert {e["rule"] for e in _entries(tmp_path)} == {"ShopDown", "ShopSlow", "StoreDown", "StoreSlow"}
+    assert _run(tmp_path, "validate") == 0

@@ -370,7 +370,53 @@ def _existing_spec_texts(out_dir: Path, root: Path, replaced: set) -> dict:
     return out
 
 
-def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool) -> dict:
+def merge_spec_text(existing: str, imported: str, display: str) -> tuple[str, list[Finding]]:
+    """``existing`` spec text with the groups of the ``imported`` spec text added after its
+    own (``--app`` into an existing spec). A group whose name the spec already has gets
+    ``-2``, ``-3``... (RG808 note); the existing text's comments and layout stay. Chart
+    ``name``/``namespace`` are taken from the import only where the spec has none.
+
+    Raises:
+        RulegenError: the existing spec is not a mapping with a ``groups`` list.
+    """
+    y = _yaml()
+    y.preserve_quotes = True
+    old = y.load(existing)
+    new = y.load(imported)
+    if not isinstance(old, CommentedMap) or not isinstance(old.get("groups"), CommentedSeq):
+        raise RulegenError(f"{display}: not a spec with `groups:`; cannot add the imported groups to it")
+    notes = []
+    names = {str(g.get("name")) for g in old["groups"] if isinstance(g, dict)}
+    for g in new.get("groups") or []:
+        name = base = str(g["name"])
+        n = 2
+        while name in names:
+            name = f"{base}-{n}"
+            n += 1
+        if name != base:
+            notes.append(Finding(display, 1, 1, "RG808", Severity.WARNING,
+                                 f"group `{base}` is already in the spec; the imported one is named `{name}`", base))
+            g["name"] = name
+        names.add(name)
+        old["groups"].append(g)
+    if isinstance(new.get("chart"), dict):
+        chart_old = old.setdefault("chart", CommentedMap())
+        if isinstance(chart_old, CommentedMap):
+            for k in ("name", "namespace"):
+                if k in new["chart"] and k not in chart_old:
+                    chart_old[k] = new["chart"][k]
+    if new.get("component") is False and "component" not in old:
+        # the imported alerts had no component label; the spec's own alerts keep theirs
+        for g in new.get("groups") or []:
+            for r in g.get("rules") or []:
+                if "alert" in r and "component" not in r:
+                    r["component"] = False
+    buf = StringIO()
+    y.dump(old, buf)
+    return buf.getvalue(), notes
+
+
+def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, app: str | None = None) -> dict:
     """Everything ``rulegen import`` would write for ``result``, decided before anything is
     written: ``{"files": {path: text}, "messages": [...], "baseline": [...]}``. Problems are
     added to ``result.notes`` as errors (then nothing may be written):
@@ -393,6 +439,12 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool) ->
     targets = {s.app: out_dir / f"{s.app}.yaml" for s in result.specs}
     for s in result.specs:
         t = targets[s.app]
+        if app and t.is_file() and not force:
+            # --app into an existing spec: the imported groups are added to it
+            s.text, merge_notes = merge_spec_text(t.read_text(encoding="utf-8"), s.text, shown_path(t, root))
+            result.notes.extend(merge_notes)
+            messages.append(f"{shown_path(t, root)}: the imported groups were added to the existing spec (--app)")
+            continue
         if t.exists() and not force:
             result.notes.append(Finding(shown_path(t, root), 1, 1, "RG809", Severity.ERROR,
                                         "spec exists; not overwritten (rerun with --force to replace it, or "
@@ -410,12 +462,15 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool) ->
     res = validate_texts(texts, config)
     app_of = {sp.file: sp.app for sp in res.specs}
     entries = set()
+    imported_rules = {s.app: {r.get("alert") or r.get("record") for g in s.data.get("groups", [])
+                              for r in g.get("rules", [])} for s in result.specs}
     for f in res.findings:
         if f.file not in new_texts or not f.is_error:
             continue
         key = bl.key_of(f, app_of)
         if key is not None:
-            entries.add(key)
+            if key[1] in imported_rules.get(key[0], ()):   # not the rules a merged spec had before
+                entries.add(key)
         else:
             result.notes.append(Finding(f.file, f.line, f.col, "RG813", Severity.ERROR,
                                         f"the imported spec would not validate: {f.code} {f.message}; nothing "
@@ -423,7 +478,8 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool) ->
     if entries:
         old = bl.load(root)
         imported = {s.app for s in result.specs}
-        keep = {k for k in (old.entries if old else []) if k[0] not in imported}
+        replaced = {a for a in imported if not (app and targets[a].is_file())}
+        keep = {k for k in (old.entries if old else []) if k[0] not in replaced}
         files[root / bl.BASELINE_FILE] = bl.dump(keep | entries)
         by_code: dict = {}
         for _, _, c in entries:
@@ -478,7 +534,7 @@ def run_import(args) -> int:
         helm_args=list(getattr(args, "helm_arg", None) or []),
         static=bool(getattr(args, "static", False)))
     result = import_paths(paths, args.app, out_dir, display_base=root, render=opts)
-    plan = plan_import(result, root, out_dir, bool(getattr(args, "force", False))) if result.ok else None
+    plan = plan_import(result, root, out_dir, bool(getattr(args, "force", False)), args.app) if result.ok else None
     if result.notes:
         result.notes.sort(key=lambda f: (f.file, f.line, f.col, f.code, f.message))
         print(render_notes(result.notes, "text"), file=sys.stderr)

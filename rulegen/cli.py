@@ -130,6 +130,9 @@ def cmd_checks(args) -> int:
         print(f"## {mod.ID}\n\n{(mod.__doc__ or '').strip()}\n")
     print(f"## outputs (build, check)\n\n{OUTPUT_CODES}\n")
     print(f"## links (check)\n\n{(links.__doc__ or '').strip()}\n")
+    from . import baseline, importer
+    print(f"## import\n\n{(importer.__doc__ or '').strip()}\n")
+    print(f"## baseline\n\n{(baseline.__doc__ or '').strip()}\n")
     return EXIT_OK
 
 

@@ -31,7 +31,11 @@ imported):
 * ``RG808`` warning: a name changed (an app or a duplicate group);
 * ``RG809`` error: the spec exists (use ``--force``) or the written spec would not validate;
 * ``RG810`` warning: an app is left with no rule to import (its groups are empty); no spec
-  is written for it.
+  is written for it;
+* ``RG813`` error: an imported spec has a validation error a baseline cannot hold (PromQL,
+  duplicates...; naming and convention findings are baselined, see :mod:`rulegen.baseline`).
+
+Any error note means nothing is written (:func:`run_import`).
 """
 
 from __future__ import annotations

@@ -205,6 +205,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--helm-arg", action="append", default=[], metavar="ARG",
                    help="any other helm template argument, passed as is (repeatable: --helm-arg=--api-versions "
                         "--helm-arg=monitoring.coreos.com/v1)")
+    s.add_argument("--tests", action="append", nargs="+", default=[], metavar="FILE",
+                   help="promtool test files: each test group is attached to the imported rules it exercises")
     s.add_argument("--static", action="store_true",
                    help="read a chart folder's templates statically instead of rendering it with helm")
     s.set_defaults(func=cmd_import)

@@ -157,6 +157,19 @@ def _yaml() -> YAML:
     return y
 
 
+def reload_text(text: str) -> CommentedMap:
+    """A spec text read back with ruamel.yaml's round trip (comments kept), to change and
+    write again with :func:`dump_text`."""
+    return _yaml().load(text)
+
+
+def dump_text(data: CommentedMap) -> str:
+    """``data`` written as :func:`dump_spec` writes a spec (after :func:`reload_text`)."""
+    buf = StringIO()
+    _yaml().dump(data, buf)
+    return buf.getvalue()
+
+
 def _plain(node):
     if isinstance(node, dict):
         return {str(k): _plain(v) for k, v in node.items()}
@@ -538,6 +551,14 @@ def run_import(args) -> int:
         helm_args=list(getattr(args, "helm_arg", None) or []),
         static=bool(getattr(args, "static", False)))
     result = import_paths(paths, args.app, out_dir, display_base=root, render=opts)
+    test_files = [Path(t) if Path(t).is_absolute() else root / t
+                  for group in (getattr(args, "tests", None) or []) for t in group]
+    if test_files:
+        from .tests import attach
+        for t in test_files:
+            if not t.is_file():
+                raise RulegenError(f"{t}: no such test file")
+        result.notes.extend(attach([(t, shown_path(t, root)) for t in test_files], result.specs))
     plan = plan_import(result, root, out_dir, bool(getattr(args, "force", False)), args.app) if result.ok else None
     if result.notes:
         result.notes.sort(key=lambda f: (f.file, f.line, f.col, f.code, f.message))

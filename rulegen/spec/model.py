@@ -128,6 +128,7 @@ class Spec:
     labels: dict
     runbook: dict
     source: LoadedFile
+    promtool: dict = field(default_factory=dict)   # promtool test-file settings (evaluation_interval...)
 
     @property
     def file(self) -> str:
@@ -196,4 +197,5 @@ def build_spec(lf: LoadedFile) -> Spec:
                             query_offset=g.get("query_offset"), limit=g.get("limit"),
                             labels=dict(g.get("labels") or {})))
     return Spec(app=app, title=d.get("title", app), chart=chart, groups=groups,
-                labels=dict(d.get("labels") or {}), runbook=d.get("runbook") or {}, source=lf)
+                labels=dict(d.get("labels") or {}), runbook=d.get("runbook") or {}, source=lf,
+                promtool=dict(d.get("promtool") or {}))

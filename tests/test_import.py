@@ -62,6 +62,7 @@ component: false
 chart:
   name: payments
   namespace: shop
+  runbook_url: false
 groups:
   - name: payments.rules
     interval: 1m
@@ -115,6 +116,8 @@ HELM_SPEC = """\
 # yaml-language-server: $schema={ref}
 # Imported by `rulegen import` from mychart/templates/prometheusrule.yaml.
 app: checkout
+chart:
+  runbook_url: false
 groups:
   - name: checkout
     rules:
@@ -152,6 +155,8 @@ PLAIN_SPEC = """\
 # Team: storage.
 app: plain-rules
 component: false
+chart:
+  runbook_url: false
 groups:
   # Node-level alerts.
   - name: node

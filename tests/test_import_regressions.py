@@ -76,7 +76,7 @@ def test_plain_rule_file_keeps_go_template_escapes_byte_for_byte(tmp_path):
     assert res.specs[0].text == (
         f"# yaml-language-server: $schema={schema_ref(out, out.parent)}\n"
         "# Imported by `rulegen import` from esc.yml.\n"
-        "app: esc\ncomponent: false\ngroups:\n  - name: g\n" + ESCAPES_RULES)
+        "app: esc\ncomponent: false\nchart:\n  runbook_url: false\ngroups:\n  - name: g\n" + ESCAPES_RULES)
     assert res.notes == []   # no "written without Helm escaping": Helm never reads this file
     spec = yaml.safe_load(res.specs[0].text)["groups"][0]["rules"]
     assert spec[0]["summary"] == 'Write {{ "{{" }} $labels.job }} to print the job'
@@ -91,7 +91,8 @@ def test_prometheusrule_manifest_keeps_go_template_escapes_byte_for_byte(tmp_pat
     assert res.specs[0].text == (
         f"# yaml-language-server: $schema={schema_ref(out, out.parent)}\n"
         "# Imported by `rulegen import` from esc.yaml.\n"
-        "app: escapes\ncomponent: false\nchart:\n  name: escapes\ngroups:\n  - name: g\n" + ESCAPES_RULES)
+        "app: escapes\ncomponent: false\nchart:\n  name: escapes\n  runbook_url: false\ngroups:\n  - name: g\n"
+        + ESCAPES_RULES)
     assert res.notes == []
 
 

@@ -91,3 +91,58 @@ def test_imported_suite_runs_green_under_rulegen_test(tmp_path, helm_bin, promto
     out = capsys.readouterr().out
     assert "2 test group(s) in 1 file(s), 2 passed, 0 failed" in out
     assert "coverage:" in out
+
+
+# --- No invented links ----------------------------------------------------------------------------
+
+LINKS = """\
+groups:
+  - name: g
+    rules:
+      - alert: HasNone
+        expr: up == 0
+        labels: {severity: warning}
+        annotations: {summary: s, description: d}
+      - alert: HasOwn
+        expr: up == 1
+        labels: {severity: warning}
+        annotations: {summary: s, description: d, runbook_url: "https://wiki.example.org/HasOwn"}
+"""
+
+
+def _rendered_annotations(root: Path, app: str) -> dict:
+    from rulegen.pipeline import load_project
+    from rulegen.run import helm
+    spec = next(s for s in load_project(root).specs if s.app == app)
+    r = helm.template(root / spec.chart.path, values=[helm.gate_values(spec.chart.gates)], root=REPO)
+    return {x["alert"]: x.get("annotations", {}) for g in r.rule_groups() for x in g["rules"]}
+
+
+@pytest.mark.tools
+def test_no_runbook_site_no_invented_link(tmp_path, helm_bin, capsys):
+    (tmp_path / "l.yml").write_text(LINKS, encoding="utf-8")
+    assert main(["-C", str(tmp_path), "import", "l.yml"]) == 0
+    assert _spec_of(tmp_path, "l")["chart"] == {"runbook_url": False}
+    assert main(["-C", str(tmp_path), "build"]) == 0
+    ann = _rendered_annotations(tmp_path, "l")
+    assert "runbook_url" not in ann["HasNone"]
+    assert ann["HasOwn"]["runbook_url"] == "https://wiki.example.org/HasOwn"
+    shipped = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "charts").rglob("*") if p.is_file())
+    assert "example.com" not in shipped
+
+
+@pytest.mark.tools
+def test_runbook_site_gets_links_to_its_pages(tmp_path, helm_bin, capsys):
+    (tmp_path / "mkdocs.yml").write_text("site_name: Runbooks\nsite_url: https://runbooks.acme.test/\n"
+                                         "docs_dir: runbooks\n", encoding="utf-8")
+    (tmp_path / "l.yml").write_text(LINKS, encoding="utf-8")
+    assert main(["-C", str(tmp_path), "import", "l.yml"]) == 0
+    assert "chart" not in _spec_of(tmp_path, "l")
+    assert main(["-C", str(tmp_path), "build"]) == 0
+    ann = _rendered_annotations(tmp_path, "l")
+    assert ann["HasNone"]["runbook_url"] == "https://runbooks.acme.test/l/#hasnone"
+    assert (tmp_path / "runbooks" / "l.md").is_file()
+
+
+def _spec_of(root: Path, app: str) -> dict:
+    return yaml.safe_load((root / "rules" / f"{app}.yaml").read_text(encoding="utf-8"))

@@ -438,6 +438,8 @@ def default_runbook_url(spec, group, rule, site_url: str, values: dict | None = 
                 rule.annotations):
         if isinstance(src, dict) and src.get("runbook_url"):
             return str(src["runbook_url"])
+    if not spec.chart.runbook_url:
+        return ""   # chart.runbook_url: false, no generated link
     base = cfg.get("runbookUrl") or site_url
     return f"{str(base).rstrip('/')}/{page_url(spec.app)}#{anchor(rule.name)}"
 
@@ -541,6 +543,8 @@ def _check_links(outputs, specs, root, site_dir) -> list[Finding]:
                 continue
             # positions only for a finding: a spec loaded by a forked child remakes them on use
             url = next(urls) if urls is not None else default_runbook_url(spec, group, rule, base, values_of[vkey])
+            if not url:
+                continue
             if not url.startswith(base) and url.rstrip("/") != base.rstrip("/"):
                 line, col = spec.source.pos(rule.path)
                 findings.append(_err(spec.file, line, col, "RG712",

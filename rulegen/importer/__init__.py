@@ -135,6 +135,16 @@ def _assign_apps(sets: list[RuleSet], app: str | None) -> dict[str, list[RuleSet
 PROJECT_SCHEMA = ".rulegen/schema.json"
 
 
+def _no_generated_links(data: CommentedMap) -> None:
+    """Set ``chart.runbook_url: false`` in the spec ``data`` (``chart`` placed before
+    ``groups``): the chart adds no generated ``runbook_url``; alerts keep their own."""
+    chart_map = data.get("chart")
+    if not isinstance(chart_map, CommentedMap):
+        chart_map = CommentedMap()
+        data.insert(list(data.keys()).index("groups"), "chart", chart_map)
+    chart_map["runbook_url"] = False
+
+
 def schema_ref(out_dir: Path, root: Path | None = None) -> str:
     """The ``$schema`` reference written at the top of a spec in ``out_dir``, relative to it:
     the packaged schema when it lies inside the project at ``root`` (``../rulegen/spec/schema.json``
@@ -223,6 +233,9 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
                  display_base: Path | None = None, render: chart.RenderOptions | None = None) -> ImportResult:
     """Import ``paths`` (files or folders) into specs, in memory.
 
+    When the project at ``display_base`` has no runbook site (no ``mkdocs.yml``), each spec
+    says ``chart.runbook_url: false``: an alert without ``runbook_url`` gets none invented.
+
     ``render``: a chart folder in ``paths`` is rendered with the real helm with these options
     and its PrometheusRules imported (:mod:`.chart`); None (or ``render.static``) reads chart
     templates statically (:mod:`.helmtext`).
@@ -239,6 +252,8 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
                            f"{APP_MAX}); try {app_name(app)!r}")
     result = ImportResult()
     sets: list[RuleSet] = []
+    # no runbook site (mkdocs.yml) in the project: no page to link to, so no invented link
+    runbook_site = display_base is not None and (display_base / "mkdocs.yml").is_file()
 
     def shown_of(f: Path) -> str:
         if display_base is not None:
@@ -273,6 +288,8 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
                                         f"`{app_name(group[0].app_hint)}`"))
         data, notes, where = convert(group, name)
         result.notes.extend(notes)
+        if not runbook_site:
+            _no_generated_links(data)
         if not data["groups"]:
             result.notes.append(Finding(group[0].source, group[0].line, 1, "RG810", Severity.WARNING,
                                         f"app `{name}`: no rule to import; no spec written"))

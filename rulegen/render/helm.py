@@ -199,14 +199,14 @@ def render_template(spec: Spec, root: Path, site_url: str, header: str, checksum
     # A spec that sets its own runbook_url keeps it as a static annotation: drop the generated one.
     for g in groups:
         for r in g["rules"]:
-            if r["has_own_runbook_url"]:
+            if r["has_own_runbook_url"] or not spec.chart.runbook_url:
                 r["runbook_path"] = None
     text = jinja.render(
         "prometheusrule.yaml.j2",
         header=header,
         checksum=checksum,
         values_key_go=go_string(spec.chart.values_key),
-        default_runbook_base=go_string(site_url.rstrip("/")),
+        default_runbook_base=go_string(site_url.rstrip("/") if spec.chart.runbook_url else ""),
         gates=[[go_string(p) for p in gate.split(".")] for gate in spec.chart.gates],
         groups=groups,
         metadata_name=metadata_name,

@@ -135,7 +135,7 @@ def expected_alert(spec: Spec, group, rule, exp: dict, test: dict, site_url: str
     labels.update(given_labels)
     labels = dict(sorted(labels.items()))
     annotations = dict(rule.annotations)
-    if "runbook_url" not in annotations:
+    if "runbook_url" not in annotations and spec.chart.runbook_url:
         annotations["runbook_url"] = runbook_url(site_url, spec.app, rule.name)
     given = exp.get("exp_annotations") or {}
     done = {}

@@ -213,7 +213,7 @@ def test_helm_template_exact_spec(tmp_path):
     assert res.specs[0].text == HELM_SPEC.format(ref=schema_ref(out, out.parent))
     src = "mychart/templates/prometheusrule.yaml"
     assert _notes(res) == [
-        (src, 1, "RG803", "warning", ""),   # the if-wrapper, assumed true
+        # (no RG803: the if-wrapper is true with the chart's values.yaml, prometheusRule.enabled)
         (src, 5, "RG802", "warning", ""),   # name from include: the chart's default is used
         (src, 7, "RG802", "warning", ""),   # labels from include: not readable, metadata only
     ]

@@ -62,3 +62,81 @@ def test_kps_needs_kube_version_and_says_so(tmp_path, helm_bin, capsys, shared_d
     err = capsys.readouterr().err
     assert "--kube-version 1.33.0" in err and "--static" in err
     assert list(tmp_path.iterdir()) == []
+
+
+# --- static reading of the 41 templates ---------------------------------------------------------
+
+def test_kps_templates_read_statically(tmp_path, shared_dir):
+    """The chart's idioms are read with its values.yaml: `dig "<Alert>" "for" "15m"
+    .Values.customRules` is the default, `$kubeStateMetricsJob := include ...` variables,
+    `.Values.defaultRules.runbookUrl` prefixes, empty `range`/`toYaml` blocks print nothing.
+    All 155 alerts come in (target >= 140); the 6 templates off by default are RG816 notes."""
+    from rulegen.importer import import_paths
+    from rulegen.importer.chart import RenderOptions
+    res = import_paths([KPS / "chart"], out_dir=tmp_path / "rules", display_base=KPS,
+                       render=RenderOptions(static=True, release="kps", namespace="monitoring"))
+    assert [n for n in res.notes if n.is_error] == []
+    assert (sum(s.alerts for s in res.specs), sum(s.records for s in res.specs)) == (155, 94)
+    off = sorted(n.file.rsplit("/", 1)[1] for n in res.notes if n.code == "RG816")
+    assert off == ["k8s.rules.container_cpu_limits.yaml", "k8s.rules.container_cpu_requests.yaml",
+                   "k8s.rules.container_memory_limits.yaml", "k8s.rules.container_memory_requests.yaml",
+                   "windows.node.rules.yaml", "windows.pod.rules.yaml"]
+    rules = {r["alert"]: r for s in res.specs for g in yaml.safe_load(s.text)["groups"] for r in g["rules"]
+             if "alert" in r}
+    a = rules["AlertmanagerFailedReload"]
+    assert (a["for"], a["severity"]) == ("10m", "critical")   # dig defaults
+    assert a["annotations"]["runbook_url"] == \
+        "https://runbooks.prometheus-operator.dev/runbooks/alertmanager/alertmanagerfailedreload"
+    assert 'job="kps-kube-prometheus-stack-alertmanager"' in a["expr"]   # variable from a helper
+    assert 'namespace="monitoring"' in a["expr"]
+    ksm = rules["KubeStateMetricsListErrors"]["expr"]
+    assert "by (cluster)" in ksm and "{{" not in ksm                    # empty range: nothing
+    assert 'job="kube-state-metrics"' in ksm
+    names = {s.app for s in res.specs}
+    assert "alertmanager-rules" in names and len(names) == 35
+
+
+def test_static_reading_reports_every_unreadable_construct(tmp_path):
+    """Each construct that cannot be read is reported, all of them, per rule, with the hint."""
+    from rulegen.importer import import_paths
+    chart = tmp_path / "c"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n", encoding="utf-8")
+    (chart / "values.yaml").write_text("x: {}\n", encoding="utf-8")
+    (chart / "templates" / "r.yaml").write_text(
+        "apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata:\n  name: r\n"
+        "  labels: {{- include \"c.labels\" . | nindent 4 }}\nspec:\n  groups:\n    - name: g\n      rules:\n"
+        "        - alert: A\n          expr: up{job=\"{{ .Capabilities.KubeVersion.Major }}\"} == 0\n"
+        "          for: {{ lookup \"v1\" \"Pod\" \"\" \"\" }}\n"
+        "        - alert: B\n          expr: up == 0\n          for: {{ dig \"B\" \"for\" \"7m\" .Values.x }}\n",
+        encoding="utf-8")
+    res = import_paths([chart], out_dir=tmp_path / "rules", display_base=tmp_path)
+    a = [(n.line, n.code) for n in res.notes if n.rule == "A"]
+    assert a == [(11, "RG802"), (12, "RG802")]     # both constructs of A, not only the first
+    assert all("rulegen import CHART_DIR" in n.message for n in res.notes if n.rule == "A")
+    [spec] = res.specs
+    [b] = yaml.safe_load(spec.text)["groups"][0]["rules"]
+    assert (b["alert"], b["for"]) == ("B", "7m")
+    # `labels: {{- include ... | nindent 4}}` on the key's line is valid YAML, not RG801
+    assert not any(n.code == "RG801" for n in res.notes)
+
+
+def test_helper_that_prints_a_constant_is_known(tmp_path):
+    from rulegen.importer import import_paths
+    chart = tmp_path / "c"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n", encoding="utf-8")
+    (chart / "values.yaml").write_text("team: {name: ''}\n", encoding="utf-8")
+    (chart / "templates" / "_helpers.tpl").write_text(
+        '{{- define "providerTeam" -}}\n{{- default "storage" .Values.team.name -}}\n{{- end -}}\n'
+        '{{- define "c.labels" -}}\napp: c\nteam: {{ include "providerTeam" . }}\n{{- end -}}\n', encoding="utf-8")
+    (chart / "templates" / "r.yaml").write_text(
+        "apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata:\n  name: r\n"
+        "  labels: {{- include \"c.labels\" . | nindent 4 }}\nspec:\n  groups:\n    - name: g\n      rules:\n"
+        "        - alert: A\n          expr: up == 0\n          labels:\n            team: {{ include \"providerTeam\" . }}\n",
+        encoding="utf-8")
+    res = import_paths([chart], out_dir=tmp_path / "rules", display_base=tmp_path)
+    assert [n for n in res.notes if n.is_error] == []
+    [spec] = res.specs
+    assert yaml.safe_load(spec.text)["groups"][0]["rules"][0]["labels"] == {"team": "storage"}
+    assert spec.chart_labels == {"app": "c", "team": "storage"}

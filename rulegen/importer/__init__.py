@@ -32,6 +32,8 @@ imported):
 * ``RG809`` error: the spec exists (use ``--force``) or the written spec would not validate;
 * ``RG810`` warning: an app is left with no rule to import (its groups are empty); no spec
   is written for it;
+* ``RG816`` warning: a Helm template read statically renders nothing with the chart's
+  default values (its gate is off); nothing imported from it;
 * ``RG813`` error: an imported spec has a validation error a baseline cannot hold (PromQL,
   duplicates...; naming and convention findings are baselined, see :mod:`rulegen.baseline`).
 
@@ -273,10 +275,23 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
             result.notes.extend(notes)
         chart.strip_common_prefix(of_chart)
         sets.extend(of_chart)
-    for f in expand([p for p in paths if p not in rendered]) if len(rendered) < len(paths) else []:
-        found, notes = read_source(f, shown_of(f))
-        sets.extend(found)
-        result.notes.extend(notes)
+    release = (render.release, render.namespace, tuple(str(v) for v in render.values)) \
+        if render is not None else (None, "default", ())
+    seen: set = set()
+    for p in paths:
+        if p in rendered:
+            continue
+        of_path: list[RuleSet] = []
+        for f in expand([p]):
+            if f.resolve() in seen:
+                continue
+            seen.add(f.resolve())
+            found, notes = read_source(f, shown_of(f), release=release)
+            of_path.extend(found)
+            result.notes.extend(notes)
+        if chart.is_chart(p):
+            chart.strip_common_prefix(of_path)
+        sets.extend(of_path)
     ref = schema_ref(out_dir, display_base)
     for name, group in _assign_apps(sets, app).items():
         if not group:

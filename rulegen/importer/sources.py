@@ -21,6 +21,7 @@ Every problem becomes a finding with the file's own line (codes in :mod:`rulegen
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,7 +155,67 @@ def _static(v, helm: bool) -> str | None:
     return v if isinstance(v, str) and v and not (helm and PLACEHOLDER_RE.search(v)) else None
 
 
-def read_source(path: Path, display: str, rendered: str | None = None) -> tuple[list[RuleSet], list[Finding]]:
+def chart_context(chart: Path, release: str | None = None, namespace: str = "default", values_files: tuple = ()):
+    """The :class:`rulegen.importer.helmeval.Context` a template of ``chart`` is read with:
+    the chart's ``values.yaml`` (with ``values_files`` merged over it, as Helm merges
+    ``--values``), the ``define`` helpers of its ``templates/*.tpl``, its ``Chart.yaml`` and
+    the release (name: ``release`` or the chart's name). Each call gives a fresh set of
+    template variables."""
+    import copy
+
+    import yaml
+
+    from .helmeval import Context
+    values, meta, helpers = _chart_parts(str(chart.resolve()))
+    if values_files:
+        values = copy.deepcopy(values)
+        for f in values_files:
+            _merge_values(values, yaml.safe_load(Path(f).read_text(encoding="utf-8")) or {})
+    rel = {"Name": release or meta.get("Name") or chart.name, "Namespace": namespace, "Service": "Helm",
+           "IsInstall": True, "IsUpgrade": False, "Revision": 1}
+    return Context(values=values, chart=meta, release=rel, helpers=helpers)
+
+
+def _merge_values(dst: dict, src) -> None:
+    """Merge ``src`` into ``dst`` as Helm merges values files: maps key by key, other values
+    replaced, null deletes."""
+    if not isinstance(src, dict):
+        return
+    for k, v in src.items():
+        if v is None:
+            dst.pop(k, None)
+        elif isinstance(v, dict) and isinstance(dst.get(k), dict):
+            _merge_values(dst[k], v)
+        else:
+            dst[k] = v
+
+
+@functools.lru_cache(maxsize=16)
+def _chart_parts(chart: str) -> tuple:
+    import yaml
+
+    from .helmeval import helpers_of
+    c = Path(chart)
+    try:
+        values = yaml.safe_load((c / "values.yaml").read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        values = {}
+    try:
+        raw = yaml.safe_load((c / "Chart.yaml").read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        raw = {}
+    meta = {k[0].upper() + k[1:]: v for k, v in raw.items() if isinstance(k, str) and k} if isinstance(raw, dict) else {}
+    helpers: dict = {}
+    for tpl in sorted((c / "templates").glob("*.tpl")):
+        try:
+            helpers.update(helpers_of(tpl.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError):
+            continue
+    return (values if isinstance(values, dict) else {}), meta, helpers
+
+
+def read_source(path: Path, display: str, rendered: str | None = None,
+                release: tuple = (None, "default", ())) -> tuple[list[RuleSet], list[Finding]]:
     """The rule sets in one file and the notes about it. Never raises for bad content.
 
     ``rendered``: the text Helm rendered from the template at ``path`` (see
@@ -186,10 +247,16 @@ def read_source(path: Path, display: str, rendered: str | None = None) -> tuple[
     placeholders: dict = {}
     groups_line = 0
     if helm:
-        ht = read_template(text)
+        ht = read_template(text, chart_context(chart, *release) if chart is not None else None)
         text = ht.text
         placeholders = ht.placeholders
         helm_notes = ht.notes
+        if ht.empty_blocks and not text.strip():
+            return [], [_note(display, ht.empty_blocks[0], "RG816",
+                              "renders nothing with the chart's default values (the block at this line is "
+                              "false); nothing to import. To import it, give the values that turn it on "
+                              "(--values FILE), or import what Helm renders: `rulegen import CHART_DIR "
+                              "--values FILE`")]
         if ht.assumed_true:
             shown = ", ".join(str(n) for n in ht.assumed_true[:12]) + (", ..." if len(ht.assumed_true) > 12 else "")
             notes.append(_note(display, ht.assumed_true[0], "RG803",

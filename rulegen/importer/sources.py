@@ -196,8 +196,9 @@ def _chart_parts(chart: str) -> tuple:
 
     from .helmeval import helpers_of
     c = Path(chart)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)   # libyaml: a chart's values.yaml can be large
     try:
-        values = yaml.safe_load((c / "values.yaml").read_text(encoding="utf-8")) or {}
+        values = yaml.load((c / "values.yaml").read_text(encoding="utf-8"), Loader=loader) or {}
     except (OSError, yaml.YAMLError, UnicodeDecodeError):
         values = {}
     try:

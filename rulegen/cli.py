@@ -207,6 +207,9 @@ def parser() -> argparse.ArgumentParser:
                         "--helm-arg=monitoring.coreos.com/v1)")
     s.add_argument("--tests", action="append", nargs="+", default=[], metavar="FILE",
                    help="promtool test files: each test group is attached to the imported rules it exercises")
+    s.add_argument("--variant", default=None, metavar="NAME",
+                   help="name of this value set: apps are named <app>-NAME, one app per variant "
+                        "(import a chart once per --values file)")
     s.add_argument("--static", action="store_true",
                    help="read a chart folder's templates statically instead of rendering it with helm")
     s.set_defaults(func=cmd_import)

@@ -152,3 +152,33 @@ def test_schema_reference_stays_inside_the_project(tmp_path, capsys):
 
     from rulegen.spec import SCHEMA_PATH
     assert json.loads((tmp_path / ".rulegen" / "schema.json").read_text()) == json.loads(SCHEMA_PATH.read_text())
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=5), st.sampled_from(
+    ["a", "x" * 53, "x" * 52 + "y", "core-storage-management-cluster-rules"]), max_size=8),
+    st.sampled_from(["capa", "capz", "aws-eu-1"]))
+def test_variant_suffix_survives_the_limit(names, variant):
+    from rulegen.importer.naming import with_suffix
+    out = with_suffix(names, variant)
+    _assert_good(out)
+    assert all(n.endswith("-" + variant) for n in out.values())
+
+
+def test_one_app_per_variant(tmp_path, capsys):
+    """One chart imported once per value set keeps one app per variant."""
+    from rulegen.cli import main
+    chart = tmp_path / "c"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n", encoding="utf-8")
+    (chart / "values.yaml").write_text("threshold: 1\n", encoding="utf-8")
+    (chart / "templates" / "r.yaml").write_text(
+        PR.replace("{name}", "core.storage.management-cluster.rules").replace(
+            "up == 0", "up < {{ .Values.threshold }}"), encoding="utf-8")
+    (tmp_path / "capa.yaml").write_text("threshold: 2\n", encoding="utf-8")
+    (tmp_path / "capz.yaml").write_text("threshold: 3\n", encoding="utf-8")
+    for v in ("capa", "capz"):
+        assert main(["-C", str(tmp_path), "import", "c", "--static", "--values", f"{v}.yaml", "--variant", v]) == 0
+    specs = {p.stem: yaml.safe_load(p.read_text()) for p in (tmp_path / "rules").glob("*.yaml")}
+    assert {k: v["groups"][0]["rules"][0]["expr"] for k, v in specs.items()} == {
+        "core-storage-management-cluster-rules-capa": "up < 2",
+        "core-storage-management-cluster-rules-capz": "up < 3"}

@@ -57,7 +57,7 @@ from ..findings import Finding, RulegenError, Severity
 from ..spec import SCHEMA_PATH, load_text
 from . import chart
 from .convert import convert, place_comments
-from .naming import APP_MAX, Source, app_name, assign_names, dns_label
+from .naming import APP_MAX, Source, app_name, assign_names, dns_label, with_suffix
 from .sources import RuleSet, read_source
 
 SUFFIXES = (".yaml", ".yml")
@@ -121,11 +121,14 @@ def _naming_source(rs: RuleSet) -> Source:
     return Source(key=f"{rs.source}#{dns_label(rs.app_hint)}", hint=rs.app_hint, folders=rs.folders)
 
 
-def _assign_apps(sets: list[RuleSet], app: str | None) -> dict[str, list[RuleSet]]:
-    """Rule sets per app name (see :mod:`.naming`); ``app`` puts them all into one."""
+def _assign_apps(sets: list[RuleSet], app: str | None, variant: str | None = None) -> dict[str, list[RuleSet]]:
+    """Rule sets per app name (see :mod:`.naming`); ``app`` puts them all into one;
+    ``variant`` ends every derived name with ``-<variant>``."""
     if app:
         return {app: list(sets)}
     names = assign_names([_naming_source(rs) for rs in sets])
+    if variant:
+        names = with_suffix(names, variant)
     out: dict[str, list[RuleSet]] = {}
     for rs in sets:
         out.setdefault(names[_naming_source(rs).key], []).append(rs)
@@ -249,6 +252,9 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
         RulegenError: a path does not exist; ``app`` is not a DNS label; helm is missing or
             fails on a chart.
     """
+    if render is not None and render.variant is not None and (
+            app_name(render.variant) != render.variant or len(render.variant) >= 30):
+        raise RulegenError(f"--variant {render.variant!r} is not a DNS label shorter than 30 characters")
     if app is not None and app_name(app) != app:
         raise RulegenError(f"--app {app!r} is not a DNS label (lower case letters, digits and '-', at most "
                            f"{APP_MAX}); try {app_name(app)!r}")
@@ -293,11 +299,12 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
             chart.strip_common_prefix(of_path)
         sets.extend(of_path)
     ref = schema_ref(out_dir, display_base)
-    for name, group in _assign_apps(sets, app).items():
+    variant = render.variant if render is not None else None
+    for name, group in _assign_apps(sets, app, variant).items():
         if not group:
             continue  # --app and no source held rule groups: each file's notes say why
         hints = {app_name(rs.app_hint) for rs in group}
-        if not app and name not in hints:
+        if not app and not variant and name not in hints:
             result.notes.append(Finding(group[0].source, group[0].line, 1, "RG808", Severity.WARNING,
                                         f"app named `{name}`: another source also maps to "
                                         f"`{app_name(group[0].app_hint)}`"))
@@ -465,7 +472,8 @@ def merge_spec_text(existing: str, imported: str, display: str) -> tuple[str, li
     return buf.getvalue(), notes
 
 
-def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, app: str | None = None) -> dict:
+def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, app: str | None = None,
+                variant: str | None = None) -> dict:
     """Everything ``rulegen import`` would write for ``result``, decided before anything is
     written: ``{"files": {path: text}, "messages": [...], "baseline": [...]}``. Problems are
     added to ``result.notes`` as errors (then nothing may be written):
@@ -501,10 +509,20 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, ap
     config = load_config(root)
     alerts = [r for s in result.specs for g in s.data.get("groups", []) for r in g.get("rules", []) if "alert" in r]
     updates, conv_msgs = conventions.infer(alerts, config, root)
-    if updates:
-        files[root / CONFIG_FILE] = conventions.text_with(root, updates)
+    top = {}
+    if variant and config.duplicate_alert_across_apps == "error" and \
+            "duplicate_alert_across_apps" not in conventions.stated_top(root):
+        # the variants of one chart define the same alerts, for different clusters
+        top["duplicate_alert_across_apps"] = "warning"
+        conv_msgs.append("--variant: the apps of a chart's variants define the same alerts (each for its own "
+                         "clusters): duplicate_alert_across_apps: warning")
+    if updates or top:
+        files[root / CONFIG_FILE] = conventions.text_with(root, updates, top)
         messages += [f"{CONFIG_FILE}: {m}" for m in conv_msgs]
         config = conventions.apply(config, updates)
+        if top:
+            from dataclasses import replace
+            config = replace(config, duplicate_alert_across_apps="warning")
     new_texts = {shown_path(targets[s.app], root): s.text for s in result.specs}
     texts = _existing_spec_texts(out_dir, root, {t.resolve() for t in targets.values()})
     texts.update(new_texts)
@@ -581,7 +599,8 @@ def run_import(args) -> int:
         namespace=getattr(args, "namespace", None) or chart.helm.DEFAULT_NAMESPACE,
         kube_version=getattr(args, "kube_version", None),
         helm_args=list(getattr(args, "helm_arg", None) or []),
-        static=bool(getattr(args, "static", False)))
+        static=bool(getattr(args, "static", False)),
+        variant=getattr(args, "variant", None))
     result = import_paths(paths, args.app, out_dir, display_base=root, render=opts)
     test_files = [Path(t) if Path(t).is_absolute() else root / t
                   for group in (getattr(args, "tests", None) or []) for t in group]
@@ -591,7 +610,8 @@ def run_import(args) -> int:
             if not t.is_file():
                 raise RulegenError(f"{t}: no such test file")
         result.notes.extend(attach([(t, shown_path(t, root)) for t in test_files], result.specs))
-    plan = plan_import(result, root, out_dir, bool(getattr(args, "force", False)), args.app) if result.ok else None
+    plan = plan_import(result, root, out_dir, bool(getattr(args, "force", False)), args.app,
+                       opts.variant) if result.ok else None
     if result.notes:
         result.notes.sort(key=lambda f: (f.file, f.line, f.col, f.code, f.message))
         print(render_notes(result.notes, "text"), file=sys.stderr)

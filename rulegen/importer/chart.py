@@ -41,6 +41,9 @@ class RenderOptions:
         helm_args: more ``helm template`` arguments, passed as they are
             (``--api-versions monitoring.coreos.com/v1``).
         static: read the chart's templates statically instead (no helm).
+        variant: a name for this value set (``capa``): every app is named ``<app>-<variant>``,
+            so one chart imported once per variant (``--values capa.yaml --variant capa``)
+            keeps one app per variant, each with its own tests.
     """
 
     values: list = field(default_factory=list)
@@ -50,6 +53,7 @@ class RenderOptions:
     kube_version: str | None = None
     helm_args: list = field(default_factory=list)
     static: bool = False
+    variant: str | None = None
 
 
 def is_chart(path: Path) -> bool:

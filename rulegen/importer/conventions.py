@@ -43,6 +43,19 @@ def _stated(root: Path) -> dict:
     return conv if isinstance(conv, dict) else {}
 
 
+def stated_top(root: Path) -> dict:
+    """The top-level mapping the project's config states (empty when none)."""
+    p = root / CONFIG_FILE
+    if not p.is_file():
+        return {}
+    import yaml
+    try:
+        raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError:
+        return {}
+    return raw if isinstance(raw, dict) else {}
+
+
 def infer(alerts: list[dict], config: Config, root: Path) -> tuple[dict, list[str]]:
     """``(updates, messages)``: the ``conventions`` keys to add (``{"severities": [...]}``...)
     and one sentence per update, from ``alerts`` (spec alert mappings: ``severity``,
@@ -86,9 +99,10 @@ def apply(config: Config, updates: dict) -> Config:
     return replace(config, **kw)
 
 
-def text_with(root: Path, updates: dict) -> str:
-    """The ``.rulegen.yaml`` text with ``updates`` added under ``conventions`` (the file's
-    other content kept as it is). Raises RulegenError when the result is not a valid config."""
+def text_with(root: Path, updates: dict, top: dict | None = None) -> str:
+    """The ``.rulegen.yaml`` text with ``updates`` added under ``conventions`` and ``top``
+    keys at the top level (the file's other content kept as it is). Raises RulegenError when
+    the result is not a valid config."""
     p = root / CONFIG_FILE
     y = YAML(typ="rt")
     y.preserve_quotes = True
@@ -98,8 +112,10 @@ def text_with(root: Path, updates: dict) -> str:
     if not isinstance(doc, CommentedMap):
         doc = CommentedMap()
         doc.yaml_set_start_comment("rulegen project configuration (see the README, \"Project configuration\").")
+    for k, v in (top or {}).items():
+        doc[k] = v
     conv = doc.get("conventions")
-    if not isinstance(conv, CommentedMap):
+    if not isinstance(conv, CommentedMap) and updates:
         conv = CommentedMap()
         doc["conventions"] = conv
     first = True

@@ -62,6 +62,25 @@ class Source:
     folders: tuple = ()
 
 
+def with_suffix(names: dict[str, str], suffix: str) -> dict[str, str]:
+    """``names`` each ending with ``-<suffix>`` (a variant: ``--variant capa``), cut before
+    the suffix so that it always survives the limit; names that would then be equal get a
+    hash as in :func:`assign_names`. ``suffix`` must be a DNS label shorter than 30."""
+    room = APP_MAX - len(suffix) - 1
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for key, name in sorted(names.items()):
+        cand = f"{name[:room].rstrip('-') or 'app'}-{suffix}"
+        salt = key
+        while cand in used:   # ends: each round draws a new digest, and the digest is never cut
+            salt += "\0"
+            digest = hashlib.sha256(salt.encode("utf-8")).hexdigest()[:_HASH]
+            cand = f"{name[:room - _HASH - 1].rstrip('-') or 'app'}-{digest}-{suffix}"
+        out[key] = cand
+        used.add(cand)
+    return out
+
+
 def assign_names(sources: list[Source], taken: frozenset = frozenset()) -> dict[str, str]:
     """A name per source ``key``: valid (:func:`app_name`), distinct between keys, not in
     ``taken``. Sources with the same key get the same name. Deterministic: the result does

@@ -31,15 +31,7 @@ MAX_SEVERITIES = 6
 
 def _stated(root: Path) -> dict:
     """The ``conventions`` mapping the project's config states (empty when none)."""
-    p = root / CONFIG_FILE
-    if not p.is_file():
-        return {}
-    import yaml
-    try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError:
-        return {}
-    conv = raw.get("conventions") if isinstance(raw, dict) else None
+    conv = stated_top(root).get("conventions")
     return conv if isinstance(conv, dict) else {}
 
 

@@ -125,6 +125,9 @@ class HelmText:
         assumed_true: lines of ``if``/``with`` actions whose condition was assumed true.
         empty_blocks: lines of ``if``/``with``/``range`` blocks that render nothing with the
             chart's default values (skipped; not an error).
+        dropped: 1-based lines that held only actions and were emptied (Helm prints no line
+            there; inside a block scalar the reader removes the empty line again, see
+            :func:`rulegen.importer.sources.read_source`).
     """
 
     text: str
@@ -132,6 +135,7 @@ class HelmText:
     notes: list = field(default_factory=list)
     assumed_true: list = field(default_factory=list)
     empty_blocks: list = field(default_factory=list)
+    dropped: set = field(default_factory=set)
 
 
 def _split(text: str):
@@ -470,5 +474,6 @@ def read_template(text: str, ctx=None) -> HelmText:
                                           "time (from values or helpers); it cannot be read "
                                           "statically and is not imported"))
             out[i] = ""
+            res.dropped.add(i + 1)
     res.text = "\n".join(out)
     return res

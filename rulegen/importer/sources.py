@@ -288,6 +288,10 @@ def read_source(path: Path, display: str, rendered: str | None = None,
                                   "(it contains itself); Prometheus and Kubernetes reject the file (\"anchor "
                                   f"'{name}' value contains itself\"), so fix the source first", True)]
 
+    if helm and ht.dropped:
+        fixed = _undrop_values(text, ht.dropped) if len(docs) == 1 else {}
+        for d in docs:
+            _undrop(d, fixed)
     lines = text.split("\n")
     anchor_lines: dict = {}
     for di, d in enumerate(docs):
@@ -365,6 +369,60 @@ def read_source(path: Path, display: str, rendered: str | None = None,
     for rs in sets:
         rs.placeholders = placeholders
     return sets, notes
+
+
+def _undrop_values(text: str, dropped: set) -> dict:
+    """``{(line, col): value}`` (0-based position of the value) for each scalar of ``text``
+    that spans a line the static reading emptied (it held only actions): the value as Helm
+    prints it, read again from the scalar's own lines without the emptied ones (Helm prints no
+    line there: ``{{- end }}`` trims it away). Quoting and block styles are read by YAML."""
+    import yaml
+    out: dict = {}
+    try:
+        nodes = [yaml.compose(text)]
+    except yaml.YAMLError:
+        return out
+    lines = text.split("\n")
+    stack = [n for n in nodes if n is not None]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, yaml.MappingNode):
+            stack.extend(v for _, v in n.value)
+        elif isinstance(n, yaml.SequenceNode):
+            stack.extend(n.value)
+        elif isinstance(n, yaml.ScalarNode) and n.end_mark.line > n.start_mark.line:
+            span = range(n.start_mark.line + 2, n.end_mark.line + 2)   # 1-based lines after the first
+            if not any(ln in dropped for ln in span):
+                continue
+            first = lines[n.start_mark.line][n.start_mark.column:]
+            rest = [lines[ln - 1] for ln in span if ln not in dropped and ln - 1 < len(lines)]
+            # the scalar as the value of a one-key mapping; its other lines shifted right
+            # alike, so a block scalar keeps its relative indentation
+            frag = "\n".join(["x: " + first] + ["  " + r for r in rest])
+            try:
+                v = yaml.safe_load(frag)
+            except yaml.YAMLError:
+                continue
+            if isinstance(v, dict) and isinstance(v.get("x"), str):
+                out[(n.start_mark.line, n.start_mark.column)] = v["x"]
+    return out
+
+
+def _undrop(node, fixed: dict) -> None:
+    """Replace each scalar under ``node`` found in ``fixed`` (see :func:`_undrop_values`),
+    keeping its style."""
+    from ruamel.yaml.scalarstring import ScalarString
+    items = node.items() if isinstance(node, CommentedMap) else enumerate(node) if isinstance(node, CommentedSeq) else ()
+    for k, v in list(items):
+        if isinstance(v, str):
+            try:
+                pos = tuple(node.lc.value(k) if isinstance(node, CommentedMap) else node.lc.item(k))
+            except (AttributeError, KeyError, TypeError, IndexError):
+                continue
+            if pos in fixed and fixed[pos] != str(v):
+                node[k] = type(v)(fixed[pos]) if isinstance(v, ScalarString) else fixed[pos]
+        elif isinstance(v, (CommentedMap, CommentedSeq)):
+            _undrop(v, fixed)
 
 
 def _helm_notes(display: str, helm_notes, groups_line: int) -> list[Finding]:

@@ -182,3 +182,19 @@ def test_one_app_per_variant(tmp_path, capsys):
     assert {k: v["groups"][0]["rules"][0]["expr"] for k, v in specs.items()} == {
         "core-storage-management-cluster-rules-capa": "up < 2",
         "core-storage-management-cluster-rules-capz": "up < 3"}
+
+
+def test_static_reading_takes_set_values(tmp_path):
+    from rulegen.importer import import_paths
+    from rulegen.importer.chart import RenderOptions
+    chart = tmp_path / "c"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n", encoding="utf-8")
+    (chart / "values.yaml").write_text("rules: {threshold: 1, extra: false}\n", encoding="utf-8")
+    (chart / "templates" / "r.yaml").write_text(
+        PR.replace("{name}", "r").replace("up == 0", "up < {{ .Values.rules.threshold }}")
+        + "{{- if .Values.rules.extra }}\n        - alert: Y\n          expr: up == 2\n{{- end }}\n", encoding="utf-8")
+    res = import_paths([chart], out_dir=tmp_path / "rules", display_base=tmp_path,
+                       render=RenderOptions(static=True, set_values=["rules.threshold=5", "rules.extra=true"]))
+    rules = yaml.safe_load(res.specs[0].text)["groups"][0]["rules"]
+    assert [(r["alert"], r["expr"]) for r in rules] == [("X", "up < 5"), ("Y", "up == 2")]

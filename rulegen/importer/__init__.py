@@ -281,8 +281,8 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
             result.notes.extend(notes)
         chart.strip_common_prefix(of_chart)
         sets.extend(of_chart)
-    release = (render.release, render.namespace, tuple(str(v) for v in render.values)) \
-        if render is not None else (None, "default", ())
+    release = (render.release, render.namespace, tuple(str(v) for v in render.values), tuple(render.set_values)) \
+        if render is not None else (None, "default", (), ())
     seen: set = set()
     for p in paths:
         if p in rendered:

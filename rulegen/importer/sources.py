@@ -155,10 +155,12 @@ def _static(v, helm: bool) -> str | None:
     return v if isinstance(v, str) and v and not (helm and PLACEHOLDER_RE.search(v)) else None
 
 
-def chart_context(chart: Path, release: str | None = None, namespace: str = "default", values_files: tuple = ()):
+def chart_context(chart: Path, release: str | None = None, namespace: str = "default", values_files: tuple = (),
+                  set_values: tuple = ()):
     """The :class:`rulegen.importer.helmeval.Context` a template of ``chart`` is read with:
     the chart's ``values.yaml`` (with ``values_files`` merged over it, as Helm merges
-    ``--values``), the ``define`` helpers of its ``templates/*.tpl``, its ``Chart.yaml`` and
+    ``--values``, then ``set_values``, ``a.b=c`` strings as ``--set`` takes them: ``true``,
+    ``false``, ``null`` and whole numbers typed, everything else a string), the ``define`` helpers of its ``templates/*.tpl``, its ``Chart.yaml`` and
     the release (name: ``release`` or the chart's name). Each call gives a fresh set of
     template variables."""
     import copy
@@ -167,10 +169,18 @@ def chart_context(chart: Path, release: str | None = None, namespace: str = "def
 
     from .helmeval import Context
     values, meta, helpers = _chart_parts(str(chart.resolve()))
-    if values_files:
+    if values_files or set_values:
         values = copy.deepcopy(values)
         for f in values_files:
             _merge_values(values, yaml.safe_load(Path(f).read_text(encoding="utf-8")) or {})
+        for sv in set_values:
+            path, _, raw = sv.partition("=")
+            v: object = {"true": True, "false": False, "null": None}.get(raw, raw)
+            if isinstance(v, str) and re.fullmatch(r"-?\d+", raw):
+                v = int(raw)
+            for part in reversed(path.split(".")):
+                v = {part: v}
+            _merge_values(values, v)
     rel = {"Name": release or meta.get("Name") or chart.name, "Namespace": namespace, "Service": "Helm",
            "IsInstall": True, "IsUpgrade": False, "Revision": 1}
     return Context(values=values, chart=meta, release=rel, helpers=helpers)
@@ -216,7 +226,7 @@ def _chart_parts(chart: str) -> tuple:
 
 
 def read_source(path: Path, display: str, rendered: str | None = None,
-                release: tuple = (None, "default", ())) -> tuple[list[RuleSet], list[Finding]]:
+                release: tuple = (None, "default", (), ())) -> tuple[list[RuleSet], list[Finding]]:
     """The rule sets in one file and the notes about it. Never raises for bad content.
 
     ``rendered``: the text Helm rendered from the template at ``path`` (see

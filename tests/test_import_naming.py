@@ -198,3 +198,42 @@ def test_static_reading_takes_set_values(tmp_path):
                        render=RenderOptions(static=True, set_values=["rules.threshold=5", "rules.extra=true"]))
     rules = yaml.safe_load(res.specs[0].text)["groups"][0]["rules"]
     assert [(r["alert"], r["expr"]) for r in rules] == [("X", "up < 5"), ("Y", "up == 2")]
+
+
+# --- the template evaluator, both ways: what it knows, and what it must not guess ------------------
+
+import pytest  # noqa: E402
+
+from rulegen.importer.helmeval import UNKNOWN, Context, evaluate  # noqa: E402
+
+_CTX = Context(values={"a": {"b": "x", "empty": {}, "off": False, "list": []}, "customRules": {"A": {"for": "1m"}}},
+               chart={"Name": "c"}, release={"Name": "r", "Namespace": "ns"},
+               helpers={"h": '{{- if .Values.a.off -}}no{{- else -}}{{ .Values.a.b }}-{{ .Release.Name }}{{- end -}}'})
+
+
+@pytest.mark.parametrize("expr, want", [
+    ('dig "A" "for" "5m" .Values.customRules', "1m"),            # the knob set in values wins
+    ('dig "B" "for" "5m" .Values.customRules', "5m"),            # else the default
+    (".Values.a.b", "x"),
+    ('.Values.a.missing | default "d"', "d"),
+    ('not (.Values.a.off | default false)', True),
+    ('and .Values.a.off .Capabilities.KubeVersion', False),      # a known false decides `and`
+    ('include "h" .', "x-r"),
+    ('printf "%s-%s" .Release.Name "alertmanager"', "r-alertmanager"),
+    ('toYaml .Values.a.empty | nindent 4', "\n    {}"),
+    ('hasKey (dict "k" 1) "k"', True),
+])
+def test_evaluator_knows(expr, want):
+    assert evaluate(expr, _CTX, _CTX.root()) == want
+
+
+@pytest.mark.parametrize("expr", [
+    ".Capabilities.KubeVersion.GitVersion",
+    'semverCompare ">=1.14" "1.20"',
+    'lookup "v1" "Pod" "" ""',
+    'and .Capabilities.KubeVersion .Values.a.b',                  # true so far, the rest unknown
+    'include "nope" .',
+    "$undefined",
+])
+def test_evaluator_does_not_guess(expr):
+    assert evaluate(expr, _CTX, _CTX.root()) is UNKNOWN

@@ -43,7 +43,6 @@ Any error note means nothing is written (:func:`run_import`).
 from __future__ import annotations
 
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from io import StringIO

@@ -488,13 +488,8 @@ def helpers_of(text: str) -> dict:
         if name is None:
             m = re.match(r'define\s+"([^"]+)"', piece.body)
             if m:
-                name, depth, buf = m.group(1), 0, []
-                if piece.trim_right:
-                    buf.append("")  # the body's leading whitespace is trimmed by the marker
-                    buf_trim = True
-                else:
-                    buf_trim = False
-                continue
+                # a `-}}` on the define trims the body's leading whitespace
+                name, depth, buf, buf_trim = m.group(1), 0, [], piece.trim_right
             continue
         if k in ("if", "with", "range", "define", "block"):
             depth += 1

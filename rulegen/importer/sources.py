@@ -35,6 +35,7 @@ from ..findings import Finding, Severity
 from ..gitops.ownership import source_of
 from . import comments as cm
 from .helmtext import PLACEHOLDER_RE, looks_like_helm, read_template
+from .chart import chart_name
 from .naming import dns_label
 
 #: File names of a chart template that say nothing about its rules: the app is named after
@@ -144,11 +145,6 @@ def _in_chart(path: Path) -> Path | None:
         if parent.name == "templates" and (parent.parent / "Chart.yaml").is_file():
             return parent.parent
     return None
-
-
-def _chart_name(chart: Path) -> str:
-    m = re.search(r"^name:\s*['\"]?([^'\"\s#]+)", (chart / "Chart.yaml").read_text(encoding="utf-8"), re.M)
-    return m.group(1) if m else chart.name
 
 
 def _static(v, helm: bool) -> str | None:
@@ -315,8 +311,8 @@ def read_source(path: Path, display: str, rendered: str | None = None,
         # a template whose PrometheusRule name Helm computes: named after the file, or after
         # the chart when the file name says nothing more (templates/prometheusrule.yaml)
         generic = dns_label(path.stem) in GENERIC_STEMS
-        default_hint = _chart_name(chart) if generic else path.stem
-        folders = folders if generic else folders + (_chart_name(chart),)
+        default_hint = chart_name(chart) if generic else path.stem
+        folders = folders if generic else folders + (chart_name(chart),)
     else:
         default_hint = path.stem
     sets: list[RuleSet] = []

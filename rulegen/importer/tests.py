@@ -30,7 +30,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import yaml
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from ..findings import Finding, Severity

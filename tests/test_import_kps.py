@@ -18,6 +18,7 @@ from rulegen.importer.compare import compare_groups
 from rulegen.pipeline import load_project
 from rulegen.run import helm
 
+from chartfixture import mini_chart
 from conftest import REPO, SHARED
 
 pytestmark = [pytest.mark.slow, pytest.mark.tools]
@@ -26,32 +27,44 @@ KPS = SHARED / "corpus" / "kube-prometheus-stack"
 HELM_FLAGS = ["--release", "kps", "--namespace", "monitoring", "--kube-version", "1.33.0"]
 
 
+def _originals() -> dict:
+    """The chart's own rendering (``rendered-defaults.yaml``): PrometheusRule name -> object."""
+    return {d["metadata"]["name"]: d for d in yaml.safe_load_all((KPS / "rendered-defaults.yaml").read_text())
+            if d and d.get("kind") == "PrometheusRule"}
+
+
+def _compare_with_chart(root, specs) -> tuple[int, list, list]:
+    """(rules equal, differences, rendered PrometheusRules): each spec's chart rendered by
+    helm (gates on, namespace monitoring) against the chart's own rendering."""
+    originals = _originals()
+    assert (len(originals), sum(len(g["rules"]) for d in originals.values() for g in d["spec"]["groups"])) \
+        == (35, 249)
+    equal, diffs, prs = 0, [], []
+    for spec in specs:
+        [pr] = helm.template(root / spec.chart.path, values=[helm.gate_values(spec.chart.gates)], root=REPO,
+                             namespace="monitoring").prometheus_rules()
+        e, d = compare_groups(originals[pr["metadata"]["name"]]["spec"]["groups"], pr["spec"]["groups"])
+        equal += e
+        diffs += d
+        prs.append(pr)
+    return equal, diffs, prs
+
+
 def test_kps_rendered_chart_adopted(tmp_path, helm_bin, capsys, shared_dir):
     root = tmp_path
     assert main(["-C", str(root), "import", str(KPS / "chart"), *HELM_FLAGS]) == 0
     for cmd in ("build", "check"):
         assert main(["-C", str(root), cmd]) == 0, capsys.readouterr()
-    originals = {d["metadata"]["name"]: d for d in yaml.safe_load_all((KPS / "rendered-defaults.yaml").read_text())
-                 if d and d.get("kind") == "PrometheusRule"}
-    n_rules = sum(len(g["rules"]) for d in originals.values() for g in d["spec"]["groups"])
-    assert (len(originals), n_rules) == (35, 249)
     loaded = load_project(root)
     assert len(loaded.specs) == 35
-    equal, diffs, names = 0, [], set()
-    for spec in loaded.specs:
-        r = helm.template(root / spec.chart.path, values=[helm.gate_values(spec.chart.gates)], root=REPO,
-                          namespace="monitoring")
-        [pr] = r.prometheus_rules()
-        names.add(pr["metadata"]["name"])
+    equal, diffs, prs = _compare_with_chart(root, loaded.specs)
+    for pr in prs:
         assert pr["metadata"]["namespace"] == "monitoring"
         # the labels kube-prometheus-stack's Prometheus selects rules by
-        assert pr["metadata"]["labels"]["release"] == "kps", spec.app
+        assert pr["metadata"]["labels"]["release"] == "kps", pr["metadata"]["name"]
         assert pr["metadata"]["labels"]["app"] == "kube-prometheus-stack"
-        e, d = compare_groups(originals[pr["metadata"]["name"]]["spec"]["groups"], pr["spec"]["groups"])
-        equal += e
-        diffs += d
     assert diffs == []
-    assert names == set(originals)
+    assert {pr["metadata"]["name"] for pr in prs} == set(_originals())
     assert equal == 249
     # apps are named after what tells the PrometheusRules apart, not the release's fullname
     assert "alertmanager-rules" in {s.app for s in loaded.specs}
@@ -111,15 +124,7 @@ def test_kps_templates_read_statically_render_as_the_chart_does(tmp_path, helm_b
     for o in outputs:
         (tmp_path / o.path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / o.path).write_text(o.content, encoding="utf-8")
-    originals = {d["metadata"]["name"]: d for d in yaml.safe_load_all((KPS / "rendered-defaults.yaml").read_text())
-                 if d and d.get("kind") == "PrometheusRule"}
-    equal, diffs = 0, []
-    for spec in loaded.specs:
-        [pr] = helm.template(tmp_path / spec.chart.path, values=[helm.gate_values(spec.chart.gates)], root=REPO,
-                             namespace="monitoring").prometheus_rules()
-        e, d = compare_groups(originals[pr["metadata"]["name"]]["spec"]["groups"], pr["spec"]["groups"])
-        equal += e
-        diffs += d
+    equal, diffs, _ = _compare_with_chart(tmp_path, loaded.specs)
     assert diffs == []
     assert equal == 249
 
@@ -127,17 +132,12 @@ def test_kps_templates_read_statically_render_as_the_chart_does(tmp_path, helm_b
 def test_static_reading_reports_every_unreadable_construct(tmp_path):
     """Each construct that cannot be read is reported, all of them, per rule, with the hint."""
     from rulegen.importer import import_paths
-    chart = tmp_path / "c"
-    (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n", encoding="utf-8")
-    (chart / "values.yaml").write_text("x: {}\n", encoding="utf-8")
-    (chart / "templates" / "r.yaml").write_text(
+    chart = mini_chart(tmp_path, "x: {}\n", {"r.yaml":
         "apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata:\n  name: r\n"
         "  labels: {{- include \"c.labels\" . | nindent 4 }}\nspec:\n  groups:\n    - name: g\n      rules:\n"
         "        - alert: A\n          expr: up{job=\"{{ .Capabilities.KubeVersion.Major }}\"} == 0\n"
         "          for: {{ lookup \"v1\" \"Pod\" \"\" \"\" }}\n"
-        "        - alert: B\n          expr: up == 0\n          for: {{ dig \"B\" \"for\" \"7m\" .Values.x }}\n",
-        encoding="utf-8")
+        "        - alert: B\n          expr: up == 0\n          for: {{ dig \"B\" \"for\" \"7m\" .Values.x }}\n"})
     res = import_paths([chart], out_dir=tmp_path / "rules", display_base=tmp_path)
     a = [(n.line, n.code) for n in res.notes if n.rule == "A"]
     assert a == [(11, "RG802"), (12, "RG802")]     # both constructs of A, not only the first
@@ -151,18 +151,13 @@ def test_static_reading_reports_every_unreadable_construct(tmp_path):
 
 def test_helper_that_prints_a_constant_is_known(tmp_path):
     from rulegen.importer import import_paths
-    chart = tmp_path / "c"
-    (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n", encoding="utf-8")
-    (chart / "values.yaml").write_text("team: {name: ''}\n", encoding="utf-8")
-    (chart / "templates" / "_helpers.tpl").write_text(
-        '{{- define "providerTeam" -}}\n{{- default "storage" .Values.team.name -}}\n{{- end -}}\n'
-        '{{- define "c.labels" -}}\napp: c\nteam: {{ include "providerTeam" . }}\n{{- end -}}\n', encoding="utf-8")
-    (chart / "templates" / "r.yaml").write_text(
+    helpers = ('{{- define "providerTeam" -}}\n{{- default "storage" .Values.team.name -}}\n{{- end -}}\n'
+               '{{- define "c.labels" -}}\napp: c\nteam: {{ include "providerTeam" . }}\n{{- end -}}\n')
+    chart = mini_chart(tmp_path, "team: {name: ''}\n", {"r.yaml":
         "apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata:\n  name: r\n"
         "  labels: {{- include \"c.labels\" . | nindent 4 }}\nspec:\n  groups:\n    - name: g\n      rules:\n"
-        "        - alert: A\n          expr: up == 0\n          labels:\n            team: {{ include \"providerTeam\" . }}\n",
-        encoding="utf-8")
+        "        - alert: A\n          expr: up == 0\n          labels:\n            team: {{ include \"providerTeam\" . }}\n"},
+        helpers)
     res = import_paths([chart], out_dir=tmp_path / "rules", display_base=tmp_path)
     assert [n for n in res.notes if n.is_error] == []
     [spec] = res.specs

@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 from rulegen.importer import import_paths
 from rulegen.importer.naming import APP_MAX, Source, app_name, assign_names
 
+from chartfixture import mini_chart
+
 DNS_LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
 
 PR = """apiVersion: monitoring.coreos.com/v1
@@ -167,13 +169,8 @@ def test_variant_suffix_survives_the_limit(names, variant):
 def test_one_app_per_variant(tmp_path, capsys):
     """One chart imported once per value set keeps one app per variant."""
     from rulegen.cli import main
-    chart = tmp_path / "c"
-    (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n", encoding="utf-8")
-    (chart / "values.yaml").write_text("threshold: 1\n", encoding="utf-8")
-    (chart / "templates" / "r.yaml").write_text(
-        PR.replace("{name}", "core.storage.management-cluster.rules").replace(
-            "up == 0", "up < {{ .Values.threshold }}"), encoding="utf-8")
+    mini_chart(tmp_path, "threshold: 1\n", {"r.yaml": PR.replace("{name}", "core.storage.management-cluster.rules")
+                                             .replace("up == 0", "up < {{ .Values.threshold }}")})
     (tmp_path / "capa.yaml").write_text("threshold: 2\n", encoding="utf-8")
     (tmp_path / "capz.yaml").write_text("threshold: 3\n", encoding="utf-8")
     for v in ("capa", "capz"):
@@ -187,13 +184,9 @@ def test_one_app_per_variant(tmp_path, capsys):
 def test_static_reading_takes_set_values(tmp_path):
     from rulegen.importer import import_paths
     from rulegen.importer.chart import RenderOptions
-    chart = tmp_path / "c"
-    (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n", encoding="utf-8")
-    (chart / "values.yaml").write_text("rules: {threshold: 1, extra: false}\n", encoding="utf-8")
-    (chart / "templates" / "r.yaml").write_text(
+    chart = mini_chart(tmp_path, "rules: {threshold: 1, extra: false}\n", {"r.yaml":
         PR.replace("{name}", "r").replace("up == 0", "up < {{ .Values.rules.threshold }}")
-        + "{{- if .Values.rules.extra }}\n        - alert: Y\n          expr: up == 2\n{{- end }}\n", encoding="utf-8")
+        + "{{- if .Values.rules.extra }}\n        - alert: Y\n          expr: up == 2\n{{- end }}\n"})
     res = import_paths([chart], out_dir=tmp_path / "rules", display_base=tmp_path,
                        render=RenderOptions(static=True, set_values=["rules.threshold=5", "rules.extra=true"]))
     rules = yaml.safe_load(res.specs[0].text)["groups"][0]["rules"]

@@ -105,14 +105,15 @@ def test_fixed_finding_leaves_and_stale_entry_fails_check(tmp_path, capsys):
 def test_baseline_does_not_grow_without_add(tmp_path, capsys):
     spec = _imported(tmp_path)
     spec.write_text(spec.read_text(encoding="utf-8") + (
-        "      - alert: shop_bad_name\n        expr: up == 0\n        severity: warning\n"
+        "      - alert: ShopCartLost\n        expr: up == 0\n        severity: critical\n"
         "        summary: x\n        description: why\n"), encoding="utf-8")
     capsys.readouterr()
     assert _run(tmp_path, "baseline") == 0
     assert "1 policy error(s) not in the baseline stay errors" in capsys.readouterr().out
     assert len(_entries(tmp_path)) == 2
+    assert _run(tmp_path, "validate") == 1
     assert _run(tmp_path, "baseline", "--add") == 0
-    assert {"app": "shop-rules", "rule": "shop_bad_name", "code": "RG401"} in _entries(tmp_path)
+    assert {"app": "shop-rules", "rule": "ShopCartLost", "code": "RG504"} in _entries(tmp_path)
     assert _run(tmp_path, "validate") == 0
 
 

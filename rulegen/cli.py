@@ -196,8 +196,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", default="rules", help="folder to write specs to (default rules/)")
     s.add_argument("--force", action="store_true", help="overwrite existing spec files")
     s.add_argument("--values", "-f", action="append", default=[], metavar="FILE",
-                   help="a chart folder is rendered by helm: values file (repeatable, later wins)")
-    s.add_argument("--set", action="append", default=[], metavar="K=V", help="helm --set for a chart folder (repeatable)")
+                   help="values file for a chart folder, rendered by helm or read --static (repeatable, later wins)")
+    s.add_argument("--set", action="append", default=[], metavar="K=V", help="--set for a chart folder, as helm takes it (repeatable)")
     s.add_argument("--release", default=None, help="release name for helm template (default: the chart's name)")
     s.add_argument("--namespace", "-n", default=None, help="release namespace for helm template (default: default)")
     s.add_argument("--kube-version", default=None, metavar="V",

@@ -122,6 +122,11 @@ def cmd_diff(args) -> int:
     return run_diff(Path(args.root), args.base, args.output, sys.stdout)
 
 
+def cmd_baseline(args) -> int:
+    from .baseline import run_baseline
+    return run_baseline(Path(args.root), args.add, sys.stdout)
+
+
 def cmd_import(args) -> int:
     from .importer import run_import
     return run_import(args)
@@ -233,7 +238,30 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--app", default=None, help="app name for all imported rules")
     s.add_argument("--out", default="rules", help="folder to write specs to (default rules/)")
     s.add_argument("--force", action="store_true", help="overwrite existing spec files")
+    s.add_argument("--values", "-f", action="append", default=[], metavar="FILE",
+                   help="values file for a chart folder, rendered by helm or read --static (repeatable, later wins)")
+    s.add_argument("--set", action="append", default=[], metavar="K=V", help="--set for a chart folder, as helm takes it (repeatable)")
+    s.add_argument("--release", default=None, help="release name for helm template (default: the chart's name)")
+    s.add_argument("--namespace", "-n", default=None, help="release namespace for helm template (default: default)")
+    s.add_argument("--kube-version", default=None, metavar="V",
+                   help="helm --kube-version, for charts that need a newer Kubernetes than helm's default 1.20")
+    s.add_argument("--helm-arg", action="append", default=[], metavar="ARG",
+                   help="any other helm template argument, passed as is (repeatable: --helm-arg=--api-versions "
+                        "--helm-arg=monitoring.coreos.com/v1)")
+    s.add_argument("--tests", action="append", nargs="+", default=[], metavar="FILE",
+                   help="promtool test files: each test group is attached to the imported rules it exercises")
+    s.add_argument("--variant", default=None, metavar="NAME",
+                   help="name of this value set: apps are named <app>-NAME, one app per variant "
+                        "(import a chart once per --values file)")
+    s.add_argument("--static", action="store_true",
+                   help="read a chart folder's templates statically instead of rendering it with helm")
     s.set_defaults(func=cmd_import)
+
+    s = sub.add_parser("baseline", parents=[common],
+                       help="update .rulegen-baseline.yaml: drop fixed findings (--add records new ones)")
+    s.add_argument("--add", action="store_true",
+                   help="also record the current policy errors (naming, conventions) in the baseline")
+    s.set_defaults(func=cmd_baseline)
 
     s = sub.add_parser("schema", parents=[common], help="print the spec JSON Schema")
     s.set_defaults(func=cmd_schema)

@@ -35,14 +35,20 @@ class Loaded:
         return not has_errors(self.findings)
 
 
-def load_project(root: Path, paths: list[str] | None = None, meanwhile=None) -> Loaded:
+def load_project(root: Path, paths: list[str] | None = None, meanwhile=None,
+                 stale_baseline_is_error: bool = False, use_baseline: bool = True) -> Loaded:
     """Load and validate the specs under ``paths`` (default ``rules/``) of the project at ``root``.
+
+    The project's baseline (:mod:`rulegen.baseline`) makes baselined policy findings warnings;
+    an entry that matches nothing is RG811, an error when ``stale_baseline_is_error`` (``check``)
+    and a warning otherwise. ``use_baseline=False`` gives the findings as they are (for
+    ``rulegen baseline``).
 
     ``meanwhile``: run by this process while a forked child loads its share of a large project
     (see :func:`rulegen.parallel.split_map`); :func:`warm_render` for commands that render next.
 
     Raises:
-        RulegenError: no spec found, or the project config is invalid.
+        RulegenError: no spec found, or the project config or baseline file is invalid.
     """
     config = load_config(root)
     if not paths and not (root / DEFAULT_SPEC_DIR).is_dir():
@@ -64,7 +70,13 @@ def load_project(root: Path, paths: list[str] | None = None, meanwhile=None) -> 
     # validate(load_paths(targets, root), ctx), each file loaded and checked on two cores
     # when there are many (rulegen.parallel); same findings, same order
     result = finish(split_map(one, find_spec_files(targets), meanwhile), ctx)
-    return Loaded(root=root, config=config, specs=result.specs, findings=result.findings)
+    findings = result.findings
+    if use_baseline:
+        from . import baseline
+        app_of = {s.file: s.app for s in result.specs}
+        findings = baseline.apply(findings, baseline.load(root), app_of, stale_baseline_is_error,
+                                  None if not paths else {s.app for s in result.specs})
+    return Loaded(root=root, config=config, specs=result.specs, findings=findings)
 
 
 def warm_render() -> None:

@@ -109,3 +109,53 @@ def test_corpus_round_trip(tmp_path, helm_bin, promtool_bin, capsys, shared_dir)
     assert unexplained == []
     assert equal == EXPECTED_ALERTS - len(KNOWN_DIFFERENCES)
     assert rc == 0, out
+
+
+def _cli(root: Path, *args: str) -> int:
+    from rulegen.cli import main
+    return main(["-C", str(root), *args])
+
+
+def test_corpus_adopted_with_default_config(tmp_path, helm_bin, promtool_bin, capsys, shared_dir):
+    """What a new user does, with the default configuration: `rulegen import` (exit 0, the
+    policy findings of the imported rules baselined), then `validate`, `build`, `check`, each
+    exit 0; the rules helm renders from the built charts equal the originals, 954/954."""
+    files = sorted(p for p in CORPUS.rglob("*") if p.suffix in (".yml", ".yaml"))
+    originals = {p.relative_to(CORPUS).as_posix(): yaml.safe_load(p.read_text(encoding="utf-8")) for p in files}
+    assert _cli(tmp_path, "import", str(CORPUS)) == 0
+    out = capsys.readouterr()
+    assert ".rulegen-baseline.yaml: " in out.out
+    baseline = yaml.safe_load((tmp_path / ".rulegen-baseline.yaml").read_text(encoding="utf-8"))
+    by_code = Counter(e["code"] for e in baseline["findings"])
+    assert set(by_code) <= {"RG401", "RG402", "RG404", "RG501", "RG502", "RG503", "RG504", "RG505"}
+    assert by_code["RG504"] == 370      # the critical alerts without runbook content
+    for cmd in ("validate", "build", "check"):
+        assert _cli(tmp_path, cmd) == 0, (cmd, capsys.readouterr())
+    loaded = load_project(tmp_path)
+    assert [f for f in loaded.findings if f.is_error] == []
+    assert sum(1 for f in loaded.findings if "(baselined" in f.message) == sum(by_code.values())
+
+    def render(spec):
+        return spec, helm.template(tmp_path / spec.chart.path, values=[helm.gate_values(spec.chart.gates)], root=REPO)
+
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+        rendered = list(pool.map(render, loaded.specs))
+    equal = 0
+    diffs = []
+    for spec, r in rendered:
+        src = _source_of(tmp_path / spec.file)
+        # strict: no runbook_url invented (the project has no runbook site)
+        e, d = compare_groups(originals[src]["groups"], r.rule_groups(), generated_runbook_url=False)
+        equal += e
+        diffs.extend(d)
+    assert diffs == []
+    assert equal == EXPECTED_ALERTS
+    assert not any("example.com" in p.read_text(encoding="utf-8") for p in (tmp_path / "charts").rglob("*")
+                   if p.is_file())
+
+
+def _source_of(spec_file: Path) -> str:
+    """The corpus file a spec was imported from (its `Imported by rulegen import from` line)."""
+    import re
+    m = re.search(r"Imported by `rulegen import` from (\S+?)\.?$", spec_file.read_text(encoding="utf-8"), re.M)
+    return Path(m.group(1)).resolve().relative_to(CORPUS.resolve()).as_posix()

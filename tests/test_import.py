@@ -62,6 +62,7 @@ component: false
 chart:
   name: payments
   namespace: shop
+  runbook_url: false
 groups:
   - name: payments.rules
     interval: 1m
@@ -115,6 +116,8 @@ HELM_SPEC = """\
 # yaml-language-server: $schema={ref}
 # Imported by `rulegen import` from mychart/templates/prometheusrule.yaml.
 app: checkout
+chart:
+  runbook_url: false
 groups:
   - name: checkout
     rules:
@@ -152,6 +155,8 @@ PLAIN_SPEC = """\
 # Team: storage.
 app: plain-rules
 component: false
+chart:
+  runbook_url: false
 groups:
   # Node-level alerts.
   - name: node
@@ -188,15 +193,15 @@ def test_prometheusrule_manifest_exact_spec(tmp_path):
     out = root / "rules"
     res = import_paths([root / "manifest.yaml"], out_dir=out, display_base=root)
     assert [s.app for s in res.specs] == ["payments"]
-    assert res.specs[0].text == MANIFEST_SPEC.format(ref=schema_ref(out))
+    assert res.specs[0].text == MANIFEST_SPEC.format(ref=schema_ref(out, out.parent))
     assert (res.specs[0].alerts, res.specs[0].records) == (1, 1)
     assert _notes(res) == [
-        ("manifest.yaml", 7, "RG805", "warning", ""),                       # metadata.labels
         ("manifest.yaml", 24, "RG804", "warning", "PaymentsErrorRateHigh"),  # priority: 5 -> "5"
         ("manifest.yaml", 33, "RG805", "warning", ""),                      # the ConfigMap
     ]
-    assert "prometheusRule.labels" in res.notes[0].message
-    assert "imported as the string '5'" in res.notes[1].message
+    # metadata.labels (a ruleSelector's `release:`) are chart settings now, not a note
+    assert res.specs[0].chart_labels == {"release": "kube-prometheus-stack"}
+    assert "imported as the string '5'" in res.notes[0].message
     assert res.ok
 
 
@@ -205,10 +210,10 @@ def test_helm_template_exact_spec(tmp_path):
     out = root / "rules"
     res = import_paths([root / "mychart"], out_dir=out, display_base=root)
     assert [s.app for s in res.specs] == ["checkout"]   # the chart's name: metadata.name is computed
-    assert res.specs[0].text == HELM_SPEC.format(ref=schema_ref(out))
+    assert res.specs[0].text == HELM_SPEC.format(ref=schema_ref(out, out.parent))
     src = "mychart/templates/prometheusrule.yaml"
     assert _notes(res) == [
-        (src, 1, "RG803", "warning", ""),   # the if-wrapper, assumed true
+        # (no RG803: the if-wrapper is true with the chart's values.yaml, prometheusRule.enabled)
         (src, 5, "RG802", "warning", ""),   # name from include: the chart's default is used
         (src, 7, "RG802", "warning", ""),   # labels from include: not readable, metadata only
     ]
@@ -219,7 +224,7 @@ def test_plain_rule_file_keeps_comments_exact_spec(tmp_path):
     root = _tree(tmp_path)
     out = root / "rules"
     res = import_paths([root / "plain.rules.yml"], out_dir=out, display_base=root)
-    assert res.specs[0].text == PLAIN_SPEC.format(ref=schema_ref(out))
+    assert res.specs[0].text == PLAIN_SPEC.format(ref=schema_ref(out, out.parent))
     assert res.notes == []
 
 

@@ -74,9 +74,9 @@ def test_plain_rule_file_keeps_go_template_escapes_byte_for_byte(tmp_path):
     out = tmp_path / "rules"
     res = import_paths([tmp_path / "esc.yml"], out_dir=out, display_base=tmp_path)
     assert res.specs[0].text == (
-        f"# yaml-language-server: $schema={schema_ref(out)}\n"
+        f"# yaml-language-server: $schema={schema_ref(out, out.parent)}\n"
         "# Imported by `rulegen import` from esc.yml.\n"
-        "app: esc\ncomponent: false\ngroups:\n  - name: g\n" + ESCAPES_RULES)
+        "app: esc\ncomponent: false\nchart:\n  runbook_url: false\ngroups:\n  - name: g\n" + ESCAPES_RULES)
     assert res.notes == []   # no "written without Helm escaping": Helm never reads this file
     spec = yaml.safe_load(res.specs[0].text)["groups"][0]["rules"]
     assert spec[0]["summary"] == 'Write {{ "{{" }} $labels.job }} to print the job'
@@ -89,9 +89,10 @@ def test_prometheusrule_manifest_keeps_go_template_escapes_byte_for_byte(tmp_pat
     out = tmp_path / "rules"
     res = import_paths([tmp_path / "esc.yaml"], out_dir=out, display_base=tmp_path)
     assert res.specs[0].text == (
-        f"# yaml-language-server: $schema={schema_ref(out)}\n"
+        f"# yaml-language-server: $schema={schema_ref(out, out.parent)}\n"
         "# Imported by `rulegen import` from esc.yaml.\n"
-        "app: escapes\ncomponent: false\nchart:\n  name: escapes\ngroups:\n  - name: g\n" + ESCAPES_RULES)
+        "app: escapes\ncomponent: false\nchart:\n  name: escapes\n  runbook_url: false\ngroups:\n  - name: g\n"
+        + ESCAPES_RULES)
     assert res.notes == []
 
 
@@ -362,7 +363,7 @@ def test_no_note_at_line_zero(tmp_path):
     assert [(n.file, n.line, n.col, n.code) for n in res.notes] == [
         ("b.yml", 1, 1, "RG801"),        # no rule groups
         ("b.yml", 1, 1, "RG807"),        # its comment has nowhere to go
-        ("big.yml", 1, 1, "RG801"),      # app `big`: no rule to import
+        ("big.yml", 1, 1, "RG810"),      # app `big`: no rule to import (not RG801: one code, one meaning)
         ("x/same.yml", 3, 1, "RG808"),   # renamed x-same: at its `groups:` line
         ("y/same.yml", 2, 1, "RG808"),
     ]

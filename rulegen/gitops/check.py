@@ -98,7 +98,7 @@ def _run(root: Path, paths, stream, fmt: str) -> int:
     def out(text: str = "") -> None:
         print(text, file=stream)
 
-    loaded = load_project(root, paths, warm_render)
+    loaded = load_project(root, paths, warm_render, stale_baseline_is_error=True)
     findings = list(loaded.findings)
     if not loaded.ok:
         out(render(findings, "text"))

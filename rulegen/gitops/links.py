@@ -451,6 +451,8 @@ def default_runbook_url(spec, group, rule, site_url: str, values: dict | None = 
     static = static_runbook_url(spec, group, rule, values)
     if static is not None:
         return static
+    if not spec.chart.runbook_url:
+        return ""   # chart.runbook_url: false, no generated link
     cfg = _knobs(spec, values)
     base = cfg.get("runbookUrl") or site_url
     return f"{str(base).rstrip('/')}/{page_url(spec.app)}#{anchor(rule.name)}"
@@ -584,6 +586,8 @@ def _check_links(outputs, specs, root, site_dir) -> list[Finding]:
                 continue
             # positions only for a finding: a spec loaded by a forked child remakes them on use
             url = next(urls) if urls is not None else default_runbook_url(spec, group, rule, base, values_of[vkey])
+            if not url:
+                continue
             outside = not url.startswith(base) and url.rstrip("/") != base.rstrip("/")
             if outside and static_runbook_url(spec, group, rule, values_of.get(vkey) or _values(text)) is not None:
                 # a runbook_url written by hand (an imported upstream rule's, a wiki page): an

@@ -6,10 +6,12 @@ PrometheusRule (:mod:`.sources`, :mod:`.helmtext`), turns their groups into one 
 ruamel.yaml after checking that it passes the spec schema. :mod:`.compare` checks the
 round-trip (import, build, ``helm template``) rule by rule.
 
-App names: ``--app`` puts every rule into one app; otherwise each PrometheusRule is an app
-named after it, and each rule file an app named after the file (a Helm template: after its
-chart). Names are made DNS labels (``Foo_Bar.rules`` -> ``foo-bar-rules``); when two sources
-would get the same name, the folder name is put in front (``caddy-embedded-exporter``).
+App names (:mod:`.naming`): ``--app`` puts every rule into one app; otherwise each
+PrometheusRule is an app named after it, and each rule file an app named after the file (a
+Helm template whose PrometheusRule name Helm computes: after the file, or after the chart
+when the file is ``prometheusrule.yaml`` or the like). Names are made DNS labels
+(``Foo_Bar.rules`` -> ``foo-bar-rules``); when two sources would get the same name, folders
+are put in front (``caddy-embedded-exporter``), never a number.
 
 Notes (``rulegen.findings.Finding``, always at line 1 or later; errors mean something was not
 imported):
@@ -44,12 +46,23 @@ imported):
 * ``RG809`` error: the spec exists (use ``--force``) or the written spec would not validate.
   Bad: ``rules/shop.yaml`` exists already; good: ``--force`` to overwrite it, or ``--out`` another
   folder.
+* ``RG810`` warning: an app is left with no rule to import (its groups are empty); no spec
+  is written for it. Bad: a PrometheusRule with ``groups: []``; good: nothing to do, or import
+  the file that holds the rules.
+* ``RG816`` warning: a Helm template read statically renders nothing with the chart's
+  default values (its gate is off); nothing imported from it. Bad: a template wrapped in
+  ``{{- if .Values.extraAlerts.enabled }}`` with ``enabled: false``; good: ``--set
+  extraAlerts.enabled=true`` to import it.
+* ``RG813`` error: an imported spec has a validation error a baseline cannot hold (PromQL,
+  duplicates...; naming and convention findings are baselined, see :mod:`rulegen.baseline`).
+  Bad: ``expr: rate(x[5m]`` in the source; good: the expression fixed, then import again.
+
+Any error note means nothing is written (:func:`run_import`).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from io import StringIO
@@ -61,23 +74,29 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarStri
 
 from ..findings import Finding, RulegenError, Severity
 from ..spec import SCHEMA_PATH, load_text
+from . import chart
 from .convert import convert, place_comments
+from .naming import APP_MAX, Source, app_name, assign_names, dns_label, with_suffix
 from .sources import RuleSet, read_source
 
 SUFFIXES = (".yaml", ".yml")
-APP_MAX = 53
 
 
 @dataclass
 class ImportedSpec:
     """One spec ready to write: ``app``, the ``text`` to write, its ``sources`` (display
-    paths), and counts of alerts and recording rules."""
+    paths), counts of alerts and recording rules, the spec ``data`` (plain Python), and the
+    PrometheusRule's static ``metadata.labels``/``annotations`` (``chart_labels``,
+    ``chart_annotations``), which are chart settings: ``<values_key>.labels`` in values.yaml."""
 
     app: str
     text: str
     sources: list[str]
     alerts: int = 0
     records: int = 0
+    data: dict = field(default_factory=dict)
+    chart_labels: dict = field(default_factory=dict)
+    chart_annotations: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -90,14 +109,6 @@ class ImportResult:
     @property
     def ok(self) -> bool:
         return not any(n.is_error for n in self.notes)
-
-
-def app_name(hint: str) -> str:
-    """``hint`` as a DNS label of at most 53 characters (Helm's release-name limit):
-    lower case, runs of other characters made ``-``. ``"Foo_Bar.rules"`` -> ``"foo-bar-rules"``."""
-    s = re.sub(r"[^a-z0-9]+", "-", hint.lower()).strip("-")
-    s = s[:APP_MAX].rstrip("-")
-    return s or "app"
 
 
 def expand(paths: list[Path]) -> list[Path]:
@@ -125,35 +136,52 @@ def expand(paths: list[Path]) -> list[Path]:
     return [q for q in out if not (q.resolve() in seen or seen.add(q.resolve()))]
 
 
-def _assign_apps(sets: list[RuleSet], app: str | None) -> dict[str, list[RuleSet]]:
+def _naming_source(rs: RuleSet) -> Source:
+    return Source(key=f"{rs.source}#{dns_label(rs.app_hint)}", hint=rs.app_hint, folders=rs.folders)
+
+
+def _assign_apps(sets: list[RuleSet], app: str | None, variant: str | None = None) -> dict[str, list[RuleSet]]:
+    """Rule sets per app name (see :mod:`.naming`); ``app`` puts them all into one;
+    ``variant`` ends every derived name with ``-<variant>``."""
     if app:
         return {app: list(sets)}
-    by_name: dict[str, list[RuleSet]] = {}
-    for rs in sets:
-        by_name.setdefault(app_name(rs.app_hint), []).append(rs)
+    names = assign_names([_naming_source(rs) for rs in sets])
+    if variant:
+        names = with_suffix(names, variant)
     out: dict[str, list[RuleSet]] = {}
-    for name, group in by_name.items():
-        sources = {rs.source for rs in group}
-        if len(sources) == 1:
-            out.setdefault(name, []).extend(group)
-            continue
-        for rs in group:
-            cand = app_name(f"{rs.parent_hint}-{rs.app_hint}")
-            base, n = cand, 2
-            while cand in out and out[cand][0].source != rs.source or cand in by_name and cand != name:
-                cand = app_name(f"{base}-{n}")
-                n += 1
-            out.setdefault(cand, []).append(rs)
+    for rs in sets:
+        out.setdefault(names[_naming_source(rs).key], []).append(rs)
     return out
 
 
-def schema_ref(out_dir: Path) -> str:
-    """The ``$schema`` reference written at the top of a spec in ``out_dir``: the packaged
-    schema, relative to ``out_dir`` (``../rulegen/spec/schema.json`` for ``rules/`` here)."""
+#: Where ``rulegen import`` puts a copy of the spec schema in a project that does not hold
+#: rulegen's own (relative to the project root), so that ``$schema`` stays inside the project.
+PROJECT_SCHEMA = ".rulegen/schema.json"
+
+
+def _no_generated_links(data: CommentedMap) -> None:
+    """Set ``chart.runbook_url: false`` in the spec ``data`` (``chart`` placed before
+    ``groups``): the chart adds no generated ``runbook_url``; alerts keep their own."""
+    chart_map = data.get("chart")
+    if not isinstance(chart_map, CommentedMap):
+        chart_map = CommentedMap()
+        data.insert(list(data.keys()).index("groups"), "chart", chart_map)
+    chart_map["runbook_url"] = False
+
+
+def schema_ref(out_dir: Path, root: Path | None = None) -> str:
+    """The ``$schema`` reference written at the top of a spec in ``out_dir``, relative to it:
+    the packaged schema when it lies inside the project at ``root`` (``../rulegen/spec/schema.json``
+    for ``rules/`` in rulegen's own repository), else the project's copy
+    (:data:`PROJECT_SCHEMA`, written by ``rulegen import``). Without ``root``, the packaged
+    schema."""
+    target = SCHEMA_PATH.resolve()
+    if root is not None and not target.is_relative_to(root.resolve()):
+        target = (root / PROJECT_SCHEMA).resolve()
     try:
-        return Path(os.path.relpath(SCHEMA_PATH.resolve(), out_dir.resolve())).as_posix()
+        return Path(os.path.relpath(target, out_dir.resolve())).as_posix()
     except ValueError:  # another drive on Windows
-        return SCHEMA_PATH.resolve().as_uri()
+        return target.as_uri()
 
 
 def _yaml() -> YAML:
@@ -161,6 +189,19 @@ def _yaml() -> YAML:
     y.width = 1_000_000
     y.indent(mapping=2, sequence=4, offset=2)
     return y
+
+
+def reload_text(text: str) -> CommentedMap:
+    """A spec text read back with ruamel.yaml's round trip (comments kept), to change and
+    write again with :func:`dump_text`."""
+    return _yaml().load(text)
+
+
+def dump_text(data: CommentedMap) -> str:
+    """``data`` written as :func:`dump_spec` writes a spec (after :func:`reload_text`)."""
+    buf = StringIO()
+    _yaml().dump(data, buf)
+    return buf.getvalue()
 
 
 def _plain(node):
@@ -213,43 +254,85 @@ def _check_written(text: str, data, display: str) -> list[Finding]:
 
 
 def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path("rules"),
-                 display_base: Path | None = None) -> ImportResult:
+                 display_base: Path | None = None, render: chart.RenderOptions | None = None) -> ImportResult:
     """Import ``paths`` (files or folders) into specs, in memory.
+
+    When the project at ``display_base`` has no runbook site (no ``mkdocs.yml``), each spec
+    says ``chart.runbook_url: false``: an alert without ``runbook_url`` gets none invented.
+
+    ``render``: a chart folder in ``paths`` is rendered with the real helm with these options
+    and its PrometheusRules imported (:mod:`.chart`); None (or ``render.static``) reads chart
+    templates statically (:mod:`.helmtext`).
 
     ``app`` puts everything into one app; ``out_dir`` only sets the ``$schema`` reference and
     the file names shown. Paths in notes are shown relative to ``display_base`` when possible.
 
     Raises:
-        RulegenError: a path does not exist; ``app`` is not a DNS label.
+        RulegenError: a path does not exist; ``app`` is not a DNS label; helm is missing or
+            fails on a chart.
     """
+    if render is not None and render.variant is not None and (
+            app_name(render.variant) != render.variant or len(render.variant) >= 30):
+        raise RulegenError(f"--variant {render.variant!r} is not a DNS label shorter than 30 characters")
     if app is not None and app_name(app) != app:
         raise RulegenError(f"--app {app!r} is not a DNS label (lower case letters, digits and '-', at most "
                            f"{APP_MAX}); try {app_name(app)!r}")
     result = ImportResult()
     sets: list[RuleSet] = []
-    for f in expand(paths):
-        shown = f.as_posix()
+    # no runbook site (mkdocs.yml) in the project: no page to link to, so no invented link
+    runbook_site = display_base is not None and (display_base / "mkdocs.yml").is_file()
+
+    def shown_of(f: Path) -> str:
         if display_base is not None:
             try:
-                shown = f.resolve().relative_to(display_base.resolve()).as_posix()
+                return f.resolve().relative_to(display_base.resolve()).as_posix()
             except ValueError:
                 pass
-        found, notes = read_source(f, shown)
-        sets.extend(found)
-        result.notes.extend(notes)
-    ref = schema_ref(out_dir)
-    for name, group in _assign_apps(sets, app).items():
+        return f.as_posix()
+
+    rendered = [p for p in paths if render is not None and not render.static and chart.is_chart(p)]
+    for c in rendered:
+        text = chart.render(c, render, display_base)
+        of_chart: list[RuleSet] = []
+        for shown, doc in chart.documents(text, shown_of(c)):
+            found, notes = read_source(c / "Chart.yaml", shown, rendered=doc)
+            of_chart.extend(found)
+            result.notes.extend(notes)
+        chart.strip_common_prefix(of_chart)
+        sets.extend(of_chart)
+    release = (render.release, render.namespace, tuple(str(v) for v in render.values), tuple(render.set_values)) \
+        if render is not None else (None, "default", (), ())
+    seen: set = set()
+    for p in paths:
+        if p in rendered:
+            continue
+        of_path: list[RuleSet] = []
+        for f in expand([p]):
+            if f.resolve() in seen:
+                continue
+            seen.add(f.resolve())
+            found, notes = read_source(f, shown_of(f), release=release)
+            of_path.extend(found)
+            result.notes.extend(notes)
+        if chart.is_chart(p):
+            chart.strip_common_prefix(of_path)
+        sets.extend(of_path)
+    ref = schema_ref(out_dir, display_base)
+    variant = render.variant if render is not None else None
+    for name, group in _assign_apps(sets, app, variant).items():
         if not group:
             continue  # --app and no source held rule groups: each file's notes say why
         hints = {app_name(rs.app_hint) for rs in group}
-        if not app and name not in hints:
+        if not app and not variant and name not in hints:
             result.notes.append(Finding(group[0].source, group[0].line, 1, "RG808", Severity.WARNING,
                                         f"app named `{name}`: another source also maps to "
                                         f"`{app_name(group[0].app_hint)}`"))
         data, notes, where = convert(group, name)
         result.notes.extend(notes)
+        if not runbook_site:
+            _no_generated_links(data)
         if not data["groups"]:
-            result.notes.append(Finding(group[0].source, group[0].line, 1, "RG801", Severity.WARNING,
+            result.notes.append(Finding(group[0].source, group[0].line, 1, "RG810", Severity.WARNING,
                                         f"app `{name}`: no rule to import; no spec written"))
             continue
         result.notes.extend(place_comments(group, where, data))
@@ -269,7 +352,17 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
             continue
         n_alerts = sum(1 for g in data["groups"] for r in g["rules"] if "alert" in r)
         n_records = sum(1 for g in data["groups"] for r in g["rules"] if "record" in r)
-        result.specs.append(ImportedSpec(name, text, sources, n_alerts, n_records))
+        meta: dict = {"labels": {}, "annotations": {}}
+        for rs in group:
+            for k, got in (("labels", rs.meta_labels), ("annotations", rs.meta_annotations)):
+                for a, b in got.items():
+                    if meta[k].setdefault(a, b) != b:
+                        result.notes.append(Finding(rs.source, rs.line, 1, "RG808", Severity.WARNING,
+                                                    f"app `{name}`: PrometheusRule metadata.{k} `{a}` is "
+                                                    f"`{meta[k][a]}` in one source and `{b}` in another; "
+                                                    f"`{meta[k][a]}` is kept"))
+        result.specs.append(ImportedSpec(name, text, sources, n_alerts, n_records, _plain(data),
+                                         meta["labels"], meta["annotations"]))
     result.notes.sort(key=lambda f: (f.file, f.line, f.col, f.code, f.message))
     return result
 
@@ -292,29 +385,267 @@ def write_specs(result: ImportResult, out_dir: Path, force: bool = False) -> lis
     return written
 
 
-def run_import(args) -> int:
-    """``rulegen import`` (see :mod:`rulegen.cli`): returns 0 when everything was imported and
-    written, 1 when a note is an error (something not imported, or a spec not overwritten).
+def _atomic_write(target: Path, text: str) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, target)
+
+
+def chart_values_text(existing: str | None, labels: dict, annotations: dict,
+                      values_key: str = "prometheusRule") -> str | None:
+    """``values.yaml`` text holding the imported PrometheusRule's ``metadata.labels`` and
+    ``annotations`` as ``<values_key>.labels``/``annotations`` (the chart renders them on its
+    PrometheusRule), added to ``existing`` without changing what it states; None when there
+    is nothing to add."""
+    if not labels and not annotations:
+        return None
+    y = YAML(typ="rt")
+    y.preserve_quotes = True
+    y.indent(mapping=2, sequence=4, offset=2)
+    doc = y.load(existing) if existing and existing.strip() else None
+    if not isinstance(doc, CommentedMap):
+        doc = CommentedMap()
+    knobs = doc.get(values_key)
+    if not isinstance(knobs, CommentedMap):
+        knobs = CommentedMap()
+        doc[values_key] = knobs
+    changed = False
+    for k, got in (("labels", labels), ("annotations", annotations)):
+        if not got:
+            continue
+        node = knobs.get(k)
+        if not isinstance(node, CommentedMap):
+            node = CommentedMap()
+            knobs[k] = node
+            knobs.yaml_set_comment_before_after_key(
+                k, before=f"metadata.{k} of the imported PrometheusRule (`rulegen import`)", indent=2)
+        for a, b in got.items():
+            if a not in node:
+                node[a] = DoubleQuotedScalarString(b)
+                changed = True
+    if not changed:
+        return None
+    buf = StringIO()
+    y.dump(doc, buf)
+    return buf.getvalue()
+
+
+def _existing_spec_texts(out_dir: Path, root: Path, replaced: set) -> dict:
+    """``{display path: text}`` of the project's specs under ``out_dir`` not being replaced."""
+    from ..spec import SPEC_SUFFIXES, shown_path
+    out = {}
+    if out_dir.is_dir():
+        for f in sorted(out_dir.rglob("*")):
+            if f.suffix in SPEC_SUFFIXES and f.is_file() and f.resolve() not in replaced:
+                try:
+                    out[shown_path(f, root)] = f.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    continue
+    return out
+
+
+def merge_spec_text(existing: str, imported: str, display: str) -> tuple[str, list[Finding]]:
+    """``existing`` spec text with the groups of the ``imported`` spec text added after its
+    own (``--app`` into an existing spec). A group whose name the spec already has gets
+    ``-2``, ``-3``... (RG808 note); the existing text's comments and layout stay. Chart
+    ``name``/``namespace`` are taken from the import only where the spec has none.
 
     Raises:
-        RulegenError: a source path does not exist or ``--app`` is not a DNS label (exit 2).
+        RulegenError: the existing spec is not a mapping with a ``groups`` list.
     """
-    from ..formatters import render
+    y = _yaml()
+    y.preserve_quotes = True
+    old = y.load(existing)
+    new = y.load(imported)
+    if not isinstance(old, CommentedMap) or not isinstance(old.get("groups"), CommentedSeq):
+        raise RulegenError(f"{display}: not a spec with `groups:`; cannot add the imported groups to it")
+    notes = []
+    names = {str(g.get("name")) for g in old["groups"] if isinstance(g, dict)}
+    for g in new.get("groups") or []:
+        name = base = str(g["name"])
+        n = 2
+        while name in names:
+            name = f"{base}-{n}"
+            n += 1
+        if name != base:
+            notes.append(Finding(display, 1, 1, "RG808", Severity.WARNING,
+                                 f"group `{base}` is already in the spec; the imported one is named `{name}`", base))
+            g["name"] = name
+        names.add(name)
+        old["groups"].append(g)
+    if isinstance(new.get("chart"), dict):
+        chart_old = old.setdefault("chart", CommentedMap())
+        if isinstance(chart_old, CommentedMap):
+            for k in ("name", "namespace"):
+                if k in new["chart"] and k not in chart_old:
+                    chart_old[k] = new["chart"][k]
+    if new.get("component") is False and "component" not in old:
+        # the imported alerts had no component label; the spec's own alerts keep theirs
+        for g in new.get("groups") or []:
+            for r in g.get("rules") or []:
+                if "alert" in r and "component" not in r:
+                    r["component"] = False
+    buf = StringIO()
+    y.dump(old, buf)
+    return buf.getvalue(), notes
+
+
+def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, app: str | None = None,
+                variant: str | None = None) -> dict:
+    """Everything ``rulegen import`` would write for ``result``, decided before anything is
+    written: ``{"files": {path: text}, "messages": [...], "baseline": [...]}``. Problems are
+    added to ``result.notes`` as errors (then nothing may be written):
+
+    * RG809: a spec exists and ``force`` is not given;
+    * RG813: an imported spec has a validation error that a baseline cannot hold (not a
+      naming or convention finding; the message names it).
+
+    The imported specs are validated with the project's config plus the conventions read
+    from them (:mod:`.conventions`), next to the project's other specs; their policy errors
+    (:data:`rulegen.baseline.POLICY_CODES`) go into the baseline.
+    """
+    from .. import baseline as bl
+    from ..config import CONFIG_FILE, load_config
+    from ..spec import shown_path
+    from ..validate import validate_texts
+    from . import conventions
+    files: dict[Path, str] = {}
+    messages: list[str] = []
+    targets = {s.app: out_dir / f"{s.app}.yaml" for s in result.specs}
+    for s in result.specs:
+        t = targets[s.app]
+        if app and t.is_file() and not force:
+            # --app into an existing spec: the imported groups are added to it
+            s.text, merge_notes = merge_spec_text(t.read_text(encoding="utf-8"), s.text, shown_path(t, root))
+            result.notes.extend(merge_notes)
+            messages.append(f"{shown_path(t, root)}: the imported groups were added to the existing spec (--app)")
+            continue
+        if t.exists() and not force:
+            result.notes.append(Finding(shown_path(t, root), 1, 1, "RG809", Severity.ERROR,
+                                        "spec exists; not overwritten (rerun with --force to replace it, or "
+                                        f"--app {s.app} to add the imported groups to it)"))
+    config = load_config(root)
+    alerts = [r for s in result.specs for g in s.data.get("groups", []) for r in g.get("rules", []) if "alert" in r]
+    updates, conv_msgs = conventions.infer(alerts, config, root)
+    top = {}
+    if variant and config.duplicate_alert_across_apps == "error" and \
+            "duplicate_alert_across_apps" not in conventions.stated_top(root):
+        # the variants of one chart define the same alerts, for different clusters
+        top["duplicate_alert_across_apps"] = "warning"
+        conv_msgs.append("--variant: the apps of a chart's variants define the same alerts (each for its own "
+                         "clusters): duplicate_alert_across_apps: warning")
+    if updates or top:
+        files[root / CONFIG_FILE] = conventions.text_with(root, updates, top)
+        messages += [f"{CONFIG_FILE}: {m}" for m in conv_msgs]
+        config = conventions.apply(config, updates)
+        if top:
+            from dataclasses import replace
+            config = replace(config, duplicate_alert_across_apps="warning")
+    new_texts = {shown_path(targets[s.app], root): s.text for s in result.specs}
+    texts = _existing_spec_texts(out_dir, root, {t.resolve() for t in targets.values()})
+    texts.update(new_texts)
+    res = validate_texts(texts, config)
+    app_of = {sp.file: sp.app for sp in res.specs}
+    entries = set()
+    imported_rules = {s.app: {r.get("alert") or r.get("record") for g in s.data.get("groups", [])
+                              for r in g.get("rules", [])} for s in result.specs}
+    for f in res.findings:
+        if f.file not in new_texts or not f.is_error:
+            continue
+        key = bl.key_of(f, app_of)
+        if key is not None:
+            if key[1] in imported_rules.get(key[0], ()):   # not the rules a merged spec had before
+                entries.add(key)
+        else:
+            result.notes.append(Finding(f.file, f.line, f.col, "RG813", Severity.ERROR,
+                                        f"the imported spec would not validate: {f.code} {f.message}; nothing "
+                                        "written (fix the source and import again)", f.rule))
+    if entries:
+        old = bl.load(root)
+        imported = {s.app for s in result.specs}
+        replaced = {a for a in imported if not (app and targets[a].is_file())}
+        keep = {k for k in (old.entries if old else []) if k[0] not in replaced}
+        files[root / bl.BASELINE_FILE] = bl.dump(keep | entries)
+        by_code: dict = {}
+        for _, _, c in entries:
+            by_code[c] = by_code.get(c, 0) + 1
+        messages.append(f"{bl.BASELINE_FILE}: {len(entries)} policy finding(s) of the imported rules baselined ("
+                        + ", ".join(f"{c} {n}" for c, n in sorted(by_code.items()))
+                        + "); they show as warnings until fixed, then `rulegen baseline` removes them")
+    kept: dict = {}
+    for s in result.specs:
+        vpath = root / "charts" / s.app / "values.yaml"
+        existing = vpath.read_text(encoding="utf-8") if vpath.is_file() else None
+        text = chart_values_text(existing, s.chart_labels, s.chart_annotations)
+        if text is not None:
+            files[vpath] = text
+            kept.setdefault(", ".join(list(s.chart_labels) + [f"annotation {a}" for a in s.chart_annotations]),
+                            []).append(shown_path(vpath, root))
+    for what, where in kept.items():
+        messages.append(f"PrometheusRule metadata ({what}) kept as chart settings (prometheusRule.labels/"
+                        f"annotations) in {where[0]}" + (f" and {len(where) - 1} more values.yaml" if len(where) > 1 else ""))
+    for s in result.specs:
+        files[targets[s.app]] = s.text
+    if not SCHEMA_PATH.resolve().is_relative_to(root.resolve()):
+        schema = SCHEMA_PATH.read_text(encoding="utf-8")
+        p = root / PROJECT_SCHEMA
+        if not p.is_file() or p.read_text(encoding="utf-8") != schema:
+            files[p] = schema
+            messages.append(f"{PROJECT_SCHEMA}: the spec schema, for editors (specs name it in their `$schema` line)")
+    return {"files": files, "messages": messages}
+
+
+def run_import(args) -> int:
+    """``rulegen import`` (see :mod:`rulegen.cli`). All or nothing: when every source was
+    imported and the specs validate (policy findings baselined), writes the specs, the
+    conventions read from them (``.rulegen.yaml``), the baseline and chart values, and
+    returns 0; otherwise writes nothing, names every problem and returns 1.
+
+    Raises:
+        RulegenError: a source path does not exist, ``--app`` is not a DNS label, or helm
+            fails on a chart (exit 2).
+    """
+    from ..formatters import render as render_notes
+    from ..spec import shown_path
     root = Path(getattr(args, "root", ".") or ".")
     paths = [Path(p) if Path(p).is_absolute() else root / p for p in args.sources]
     out_dir = Path(args.out) if Path(args.out).is_absolute() else root / args.out
-    result = import_paths(paths, args.app, out_dir, display_base=root)
-    written = write_specs(result, out_dir, bool(getattr(args, "force", False)))
+    opts = chart.RenderOptions(
+        values=[Path(v) if Path(v).is_absolute() else root / v for v in getattr(args, "values", None) or []],
+        set_values=list(getattr(args, "set", None) or []),
+        release=getattr(args, "release", None),
+        namespace=getattr(args, "namespace", None) or chart.helm.DEFAULT_NAMESPACE,
+        kube_version=getattr(args, "kube_version", None),
+        helm_args=list(getattr(args, "helm_arg", None) or []),
+        static=bool(getattr(args, "static", False)),
+        variant=getattr(args, "variant", None))
+    result = import_paths(paths, args.app, out_dir, display_base=root, render=opts)
+    test_files = [Path(t) if Path(t).is_absolute() else root / t
+                  for group in (getattr(args, "tests", None) or []) for t in group]
+    if test_files:
+        from .tests import attach
+        for t in test_files:
+            if not t.is_file():
+                raise RulegenError(f"{t}: no such test file")
+        result.notes.extend(attach([(t, shown_path(t, root)) for t in test_files], result.specs))
+    plan = plan_import(result, root, out_dir, bool(getattr(args, "force", False)), args.app,
+                       opts.variant) if result.ok else None
     if result.notes:
-        print(render(result.notes, "text"), file=sys.stderr)
+        result.notes.sort(key=lambda f: (f.file, f.line, f.col, f.code, f.message))
+        print(render_notes(result.notes, "text"), file=sys.stderr)
+    if plan is None or not result.ok:
+        n = sum(1 for x in result.notes if x.is_error)
+        print(f"rulegen: {n} problem(s) above; nothing was written. Fix the sources (or, for a Helm "
+              "chart, import what helm renders: `rulegen import CHART_DIR`), then import again", file=sys.stderr)
+        return 1
     by_app = {s.app: s for s in result.specs}
-    for p in written:
-        s = by_app[p.stem]
-        shown = p.as_posix()
-        try:
-            shown = p.resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            pass
-        print(f"wrote {shown}: {s.alerts} alert(s), {s.records} recording rule(s) from {', '.join(s.sources)}")
-    print(f"{len(written)} spec(s) written")
-    return 0 if result.ok else 1
+    for p, text in plan["files"].items():
+        _atomic_write(p, text)
+    for m in plan["messages"]:
+        print(m)
+    for s in result.specs:
+        print(f"wrote {shown_path(out_dir / f'{s.app}.yaml', root)}: {s.alerts} alert(s), {s.records} recording "
+              f"rule(s) from {', '.join(s.sources)}")
+    print(f"{len(by_app)} spec(s) written; next: `rulegen build`")
+    return 0

@@ -32,8 +32,11 @@ class Comment:
 
 def find_comments(text: str) -> list[Comment] | None:
     """All comments of ``text`` in order, or None when PyYAML cannot scan it."""
+    # libyaml's scanner when the text is ASCII (its marks then count characters as Python
+    # does); the pure-Python one otherwise. Same tokens, a tenth of the time.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader) if text.isascii() else yaml.SafeLoader
     try:
-        tokens = list(yaml.scan(text, Loader=yaml.SafeLoader))
+        tokens = list(yaml.scan(text, Loader=loader))
     except yaml.YAMLError:
         return None
     spans = sorted((t.start_mark.index, t.end_mark.index) for t in tokens

@@ -64,11 +64,13 @@ def rule_view(rule: dict, group_labels: dict | None = None) -> dict:
     return view
 
 
-def compare_groups(original: list[dict], rendered: list[dict]) -> tuple[int, list[Difference]]:
+def compare_groups(original: list[dict], rendered: list[dict],
+                   generated_runbook_url: bool = True) -> tuple[int, list[Difference]]:
     """Compare the rules of ``original`` groups with ``rendered`` ones.
 
     Returns ``(number of original rules found equal, differences)``. A generated
-    ``runbook_url`` (present only in the rendered rule) is not a difference.
+    ``runbook_url`` (present only in the rendered rule) is not a difference, unless
+    ``generated_runbook_url`` is False (the chart must not invent one).
     """
     rendered_by_name = {}
     for g in rendered:
@@ -98,7 +100,7 @@ def compare_groups(original: list[dict], rendered: list[dict]) -> tuple[int, lis
                 diffs.append(Difference(gname, a["name"], "not rendered"))
                 continue
             b = rule_view(rrules[i], rg.get("labels"))
-            if a["kind"] == "alert" and "runbook_url" not in a["annotations"]:
+            if generated_runbook_url and a["kind"] == "alert" and "runbook_url" not in a["annotations"]:
                 b.get("annotations", {}).pop("runbook_url", None)
             found = [f"{k}: {a[k]!r} != {b.get(k)!r}" for k in a if a[k] != b.get(k)]
             if found:

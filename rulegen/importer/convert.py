@@ -127,10 +127,13 @@ def _placeholder(ctx: _Ctx, rs: RuleSet, value, what: str, rule: str, line: int)
     m = PLACEHOLDER_RE.search(str(value)) if isinstance(value, str) and rs.kind == "helm" else None
     if not m or int(m.group(1)) not in rs.placeholders:
         return False
-    ln, raw = rs.placeholders.get(int(m.group(1)), (line, "a Helm action"))
-    ctx.note(rs, ln, "RG802", f"{what} uses `{raw}`, whose value is known only at install time; "
-             "the rule cannot be read statically and is not imported; write it out and import again",
-             error=True, rule=rule)
+    for m in PLACEHOLDER_RE.finditer(str(value)):
+        if int(m.group(1)) not in rs.placeholders:
+            continue
+        ln, raw = rs.placeholders[int(m.group(1))]
+        ctx.note(rs, ln, "RG802", f"{what} uses `{raw}`, whose value is known only at install time, so "
+                 "the rule is not imported; write it out, or import what Helm renders instead "
+                 "(`rulegen import CHART_DIR`, with --values/--set as you install it)", error=True, rule=rule)
     return True
 
 
@@ -149,19 +152,21 @@ def _has_placeholder(v, rs: RuleSet) -> bool:
 
 
 def _first_placeholder(ctx, rs, node, rule: str) -> bool:
-    """Report the first Helm value action found anywhere in ``node``."""
+    """Report every Helm value action found anywhere in ``node`` (all of them, so that one
+    round of fixes is enough), each at its line. True when there was one."""
     stack = [(node, _line(node))]
+    found = False
     while stack:
         n, ln = stack.pop(0)
         if isinstance(n, dict):
             for k, v in n.items():
                 kl = _line(n, k) or ln
-                if _placeholder(ctx, rs, k, f"key `{k}`", rule, kl) or _placeholder(ctx, rs, v, f"`{k}`", rule, kl):
-                    return True
+                found |= _placeholder(ctx, rs, k, f"key `{k}`", rule, kl)
+                found |= _placeholder(ctx, rs, v, f"`{k}`", rule, kl)
                 stack.append((v, kl))
         elif isinstance(n, list):
             stack.extend((x, ln) for x in n)
-    return False
+    return found
 
 
 def _scalar_text(rs: RuleSet, node, key) -> str | None:

@@ -123,12 +123,19 @@ class HelmText:
         placeholders: placeholder index -> (line, action text) for value actions left in lines.
         notes: what was skipped or assumed.
         assumed_true: lines of ``if``/``with`` actions whose condition was assumed true.
+        empty_blocks: lines of ``if``/``with``/``range`` blocks that render nothing with the
+            chart's default values (skipped; not an error).
+        dropped: 1-based lines that held only actions and were emptied (Helm prints no line
+            there; inside a block scalar the reader removes the empty line again, see
+            :func:`rulegen.importer.sources.read_source`).
     """
 
     text: str
     placeholders: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
     assumed_true: list = field(default_factory=list)
+    empty_blocks: list = field(default_factory=list)
+    dropped: set = field(default_factory=set)
 
 
 def _split(text: str):
@@ -295,23 +302,63 @@ def _kind(a: Action) -> str:
     return "value"
 
 
-def read_template(text: str) -> HelmText:
+def read_template(text: str, ctx=None) -> HelmText:
     """Read a Helm template as the YAML it prints (see the module docstring).
+
+    ``ctx``: a :class:`rulegen.importer.helmeval.Context` (the chart's values, helpers,
+    release) to evaluate actions with; then an action whose output is known with the default
+    values prints it (``dig`` defaults, ``.Values`` defaults, variables, helpers), ``if`` and
+    ``with`` follow their condition, and a block that renders nothing with the default values
+    is skipped and listed in :attr:`HelmText.empty_blocks` (not an error). Without ``ctx``,
+    only literals are known and conditions are assumed true.
 
     Returns a :class:`HelmText` whose ``text`` has exactly as many lines as ``text``.
     """
+    from . import helmeval as ev
     nlines = text.count("\n") + 1
     out = [""] * nlines
     has_action = [False] * nlines
     keeps = [False] * nlines       # a line with text or printed literals: never dropped
     values_on = [[] for _ in range(nlines)]
     res = HelmText(text="")
-    stack: list[list] = []         # [keyword, skipping_body]
+    stack: list[list] = []         # [keyword, skipping_body, condition (True/False/None unknown), saved dot]
     line = 0                       # 0-based current line
     lstrip_next = False
+    dot = ctx.root() if ctx is not None else None
 
     def skipping() -> bool:
         return any(s[1] for s in stack)
+
+    def cond_of(expr: str):
+        if ctx is None:
+            return None, None
+        v = ev.evaluate(expr, ctx, dot)
+        t = ev.truthy(v)
+        return (None, None) if t is ev.UNKNOWN else (t, v)
+
+    def value_text(body: str, after_text: bool):
+        """What a value action prints, when known and on one line; None otherwise. A known
+        mapping or list printed over several lines (``{{- include "x.labels" . | nindent 4 }}``
+        after ``labels:``) is written in flow style on the key's line (``after_text``)."""
+        if ctx is None:
+            return None
+        v = ev.evaluate(body, ctx, dot)
+        if not ev.known(v) or isinstance(v, (dict, list)):
+            return None
+        t = ev._text(v)
+        if t.strip() == "":
+            return ""
+        if "\n" in t:
+            import yaml
+            try:
+                parsed = yaml.safe_load(t)
+            except yaml.YAMLError:
+                return None
+            if isinstance(parsed, (dict, list)) and after_text:
+                import json
+                return " " + json.dumps(parsed, ensure_ascii=False)   # flow style, on the key's line
+            return None
+        return t
 
     for kind, piece in _split(text):
         if kind == "text":
@@ -339,22 +386,57 @@ def read_template(text: str) -> HelmText:
         k = _kind(a)
         if k in ("if", "with", "range", "define", "block"):
             skip_body = k in ("range", "define", "block")
-            if k in ("if", "with") and not skipping():
-                res.assumed_true.append(a.line)
+            cond, cval = (None, None)
+            if not skipping() and k in ("if", "with"):
+                cond, cval = cond_of(a.body[len(k):])
+                if cond is None:
+                    res.assumed_true.append(a.line)
+                elif not cond:
+                    skip_body = True
+                    res.empty_blocks.append(a.line)
             if k == "range" and not skipping():
-                res.notes.append(HelmNote(a.line, "error", f"`{a.raw.strip()}` repeats its body once per "
-                                          "item of a value known only at install time; its body "
-                                          "is not imported"))
-            stack.append([k, skip_body])
+                coll = ev.evaluate(re.sub(r"^range\s+(\$\w+\s*(,\s*\$\w+\s*)?:=\s*)?", "", a.body), ctx, dot) \
+                    if ctx is not None else ev.UNKNOWN
+                if ev.known(coll) and not ev.truthy(coll):
+                    res.empty_blocks.append(a.line)
+                    cond = False
+                else:
+                    res.notes.append(HelmNote(a.line, "error", f"`{a.raw.strip()}` repeats its body once per "
+                                              "item of a value known only at install time; its body "
+                                              "is not imported"))
+            stack.append([k, skip_body, cond, dot])
+            if k == "with" and cond:
+                dot = cval
         elif k == "else":
             if stack:
-                if stack[-1][0] in ("if", "with") and not stack[-1][1] and not any(s[1] for s in stack[:-1]):
+                f = stack[-1]
+                dot = f[3]
+                outer_skip = any(s[1] for s in stack[:-1])
+                rest = a.body[4:].strip()
+                if f[0] in ("if", "with") and not f[1] and not outer_skip and f[2] is None:
                     res.notes.append(HelmNote(a.line, "warning", f"`{a.raw.strip()}`: the import assumes "
                                               "the `if` above is true, so this branch is not imported"))
-                stack[-1][1] = True
+                    f[1] = True
+                elif f[0] in ("if", "with") and f[2] is False and not outer_skip:
+                    # the branch above renders nothing with the default values: this one does
+                    if rest.startswith("if"):
+                        c, _ = cond_of(rest[2:])
+                        f[2] = c
+                        f[1] = c is False
+                        if c is None:
+                            res.assumed_true.append(a.line)
+                    else:
+                        f[1], f[2] = False, True
+                else:
+                    f[1] = True
         elif k == "end":
             if stack:
-                stack.pop()
+                dot = stack.pop()[3]
+        elif k == "assign" and not skipping():
+            if ctx is not None:
+                m = re.match(r"\$(\w*)\s*:?=\s*(.*)", a.body, re.S)
+                if m:
+                    ctx.variables[m.group(1)] = ev.evaluate(m.group(2), ctx, dot)
         elif k == "literal" and not skipping():
             out[line] += literal_value(a.body)
             keeps[line] = True
@@ -364,16 +446,23 @@ def read_template(text: str) -> HelmText:
             res.notes.append(HelmNote(a.line, "warning", f"`{a.raw}` is a Prometheus template written "
                                       "without Helm escaping: `helm template` fails on it (undefined "
                                       "variable); imported as the Prometheus template it was meant to be"))
-        elif k == "value" and not skipping():
-            idx = len(res.placeholders)
-            res.placeholders[idx] = (a.line, a.raw.strip())
-            out[line] += PLACEHOLDER.format(idx)
-            values_on[line].append(idx)
-        elif k == "template" and not skipping():
-            idx = len(res.placeholders)
-            res.placeholders[idx] = (a.line, a.raw.strip())
-            out[line] += PLACEHOLDER.format(idx)
-            values_on[line].append(idx)
+        elif k in ("value", "template") and not skipping():
+            known_text = value_text(a.body, bool(out[line].strip()))
+            if known_text is not None:
+                out[line] += known_text
+                if known_text:
+                    keeps[line] = True
+            elif out[line].rstrip().endswith(":") and re.search(r"\b(nindent|indent|toYaml)\b", a.body):
+                # `labels: {{- include "x.labels" . | nindent 4 }}`: a block printed under the
+                # key, which Helm accepts; unknown here, so the key is left empty, with a note
+                res.notes.append(HelmNote(a.line, "error", f"`{a.raw.strip()}` prints a block that Helm "
+                                          "computes at install time (from values or helpers); it cannot be "
+                                          "read statically and is not imported"))
+            else:
+                idx = len(res.placeholders)
+                res.placeholders[idx] = (a.line, a.raw.strip())
+                out[line] += PLACEHOLDER.format(idx)
+                values_on[line].append(idx)
         line += span
         if a.trim_right:
             lstrip_next = True
@@ -385,5 +474,6 @@ def read_template(text: str) -> HelmText:
                                           "time (from values or helpers); it cannot be read "
                                           "statically and is not imported"))
             out[i] = ""
+            res.dropped.add(i + 1)
     res.text = "\n".join(out)
     return res

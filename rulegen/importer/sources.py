@@ -21,6 +21,7 @@ Every problem becomes a finding with the file's own line (codes in :mod:`rulegen
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,13 @@ from ..findings import Finding, Severity
 from ..gitops.ownership import source_of
 from . import comments as cm
 from .helmtext import PLACEHOLDER_RE, looks_like_helm, read_template
+from .chart import chart_name
+from .naming import dns_label
+
+#: File names of a chart template that say nothing about its rules: the app is named after
+#: the chart instead.
+GENERIC_STEMS = frozenset({"prometheusrule", "prometheusrules", "prometheus-rule", "prometheus-rules",
+                           "rules", "alerts", "alerting-rules", "recording-rules"})
 
 MAX_BYTES = 8 * 1024 * 1024
 
@@ -47,7 +55,9 @@ class RuleSet:
         kind: ``rules`` (plain rule file), ``manifest`` or ``helm``.
         app_hint: the name the app gets unless ``--app`` is given (PrometheusRule name, chart
             name or file stem, not yet made a DNS label).
-        parent_hint: the source folder's name, used when two sources would share an app name.
+        folders: folder names of the source, outermost first, put in front of the name when
+            two sources would share an app name (:mod:`rulegen.importer.naming`); for a
+            PrometheusRule with its own name the file's stem comes last.
         groups: the ``groups`` node (ruamel round-trip data, positions kept).
         prefix: path of ``groups`` in the file's documents, starting with the document index.
         chart_name / chart_namespace: the PrometheusRule's static ``metadata.name``/``namespace``.
@@ -56,12 +66,15 @@ class RuleSet:
         placeholders: Helm value actions left in lines (index -> (line, action)).
         line: 1-based line of the ``groups`` key (or of the document), for notes about the
             whole rule set.
+        meta_labels / meta_annotations: the PrometheusRule's static ``metadata.labels`` and
+            ``metadata.annotations`` (a ``release:`` label a ``ruleSelector`` needs), which
+            import carries into the chart's values (``<values_key>.labels``/``annotations``).
     """
 
     source: str
     kind: str
     app_hint: str
-    parent_hint: str
+    folders: tuple
     groups: CommentedSeq
     prefix: tuple
     chart_name: str | None = None
@@ -70,6 +83,8 @@ class RuleSet:
     lines: list = field(default_factory=list)
     placeholders: dict = field(default_factory=dict)
     line: int = 1
+    meta_labels: dict = field(default_factory=dict)
+    meta_annotations: dict = field(default_factory=dict)
 
 
 def _note(src: str, line: int, code: str, msg: str, error: bool = False, rule: str = "") -> Finding:
@@ -132,44 +147,123 @@ def _in_chart(path: Path) -> Path | None:
     return None
 
 
-def _chart_name(chart: Path) -> str:
-    m = re.search(r"^name:\s*['\"]?([^'\"\s#]+)", (chart / "Chart.yaml").read_text(encoding="utf-8"), re.M)
-    return m.group(1) if m else chart.name
-
-
 def _static(v, helm: bool) -> str | None:
     return v if isinstance(v, str) and v and not (helm and PLACEHOLDER_RE.search(v)) else None
 
 
-def read_source(path: Path, display: str) -> tuple[list[RuleSet], list[Finding]]:
-    """The rule sets in one file and the notes about it. Never raises for bad content."""
+def chart_context(chart: Path, release: str | None = None, namespace: str = "default", values_files: tuple = (),
+                  set_values: tuple = ()):
+    """The :class:`rulegen.importer.helmeval.Context` a template of ``chart`` is read with:
+    the chart's ``values.yaml`` (with ``values_files`` merged over it, as Helm merges
+    ``--values``, then ``set_values``, ``a.b=c`` strings as ``--set`` takes them: ``true``,
+    ``false``, ``null`` and whole numbers typed, everything else a string), the ``define`` helpers of its ``templates/*.tpl``, its ``Chart.yaml`` and
+    the release (name: ``release`` or the chart's name). Each call gives a fresh set of
+    template variables."""
+    import copy
+
+    import yaml
+
+    from .helmeval import Context
+    values, meta, helpers = _chart_parts(str(chart.resolve()))
+    if values_files or set_values:
+        values = copy.deepcopy(values)
+        for f in values_files:
+            _merge_values(values, yaml.safe_load(Path(f).read_text(encoding="utf-8")) or {})
+        for sv in set_values:
+            path, _, raw = sv.partition("=")
+            v: object = {"true": True, "false": False, "null": None}.get(raw, raw)
+            if isinstance(v, str) and re.fullmatch(r"-?\d+", raw):
+                v = int(raw)
+            for part in reversed(path.split(".")):
+                v = {part: v}
+            _merge_values(values, v)
+    rel = {"Name": release or meta.get("Name") or chart.name, "Namespace": namespace, "Service": "Helm",
+           "IsInstall": True, "IsUpgrade": False, "Revision": 1}
+    return Context(values=values, chart=meta, release=rel, helpers=helpers)
+
+
+def _merge_values(dst: dict, src) -> None:
+    """Merge ``src`` into ``dst`` as Helm merges values files: maps key by key, other values
+    replaced, null deletes."""
+    if not isinstance(src, dict):
+        return
+    for k, v in src.items():
+        if v is None:
+            dst.pop(k, None)
+        elif isinstance(v, dict) and isinstance(dst.get(k), dict):
+            _merge_values(dst[k], v)
+        else:
+            dst[k] = v
+
+
+@functools.lru_cache(maxsize=16)
+def _chart_parts(chart: str) -> tuple:
+    import yaml
+
+    from .helmeval import helpers_of
+    c = Path(chart)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)   # libyaml: a chart's values.yaml can be large
+    try:
+        values = yaml.load((c / "values.yaml").read_text(encoding="utf-8"), Loader=loader) or {}
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        values = {}
+    try:
+        raw = yaml.safe_load((c / "Chart.yaml").read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        raw = {}
+    meta = {k[0].upper() + k[1:]: v for k, v in raw.items() if isinstance(k, str) and k} if isinstance(raw, dict) else {}
+    helpers: dict = {}
+    for tpl in sorted((c / "templates").glob("*.tpl")):
+        try:
+            helpers.update(helpers_of(tpl.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError):
+            continue
+    return (values if isinstance(values, dict) else {}), meta, helpers
+
+
+def read_source(path: Path, display: str, rendered: str | None = None,
+                release: tuple = (None, "default", (), ())) -> tuple[list[RuleSet], list[Finding]]:
+    """The rule sets in one file and the notes about it. Never raises for bad content.
+
+    ``rendered``: the text Helm rendered from the template at ``path`` (see
+    :mod:`rulegen.importer.chart`), read as the manifests it is instead of the file."""
     notes: list[Finding] = []
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        return [], [_note(display, 1, "RG801", f"cannot read the file: {e.strerror or e}", True)]
-    if len(raw) > MAX_BYTES:
-        return [], [_note(display, 1, "RG801", f"file is {len(raw)} bytes, more than {MAX_BYTES}; split it", True)]
-    try:
-        text = raw.decode("utf-8").lstrip("\ufeff")
-    except UnicodeDecodeError as e:
-        line = raw[:e.start].count(b"\n") + 1
-        return [], [_note(display, line, "RG801", f"not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start}); "
-                          "save it as UTF-8", True)]
+    if rendered is not None:
+        text = rendered
+    else:
+        try:
+            raw = path.read_bytes()
+        except OSError as e:
+            return [], [_note(display, 1, "RG801", f"cannot read the file: {e.strerror or e}", True)]
+        if len(raw) > MAX_BYTES:
+            return [], [_note(display, 1, "RG801", f"file is {len(raw)} bytes, more than {MAX_BYTES}; split it",
+                              True)]
+        try:
+            text = raw.decode("utf-8").lstrip("\ufeff")
+        except UnicodeDecodeError as e:
+            line = raw[:e.start].count(b"\n") + 1
+            return [], [_note(display, line, "RG801", f"not UTF-8 text (byte 0x{raw[e.start]:02x} at offset "
+                              f"{e.start}); save it as UTF-8", True)]
     spec = source_of(text)
     if spec is not None:
         line = text[:text.find("Code generated by")].count("\n") + 1
         return [], [_note(display, line, "RG801", f"generated by rulegen from {spec}: nothing to import; that "
                           "spec is the source of these rules, edit it (and run `rulegen build`) instead")]
-    chart = _in_chart(path)
-    helm = chart is not None or looks_like_helm(text)
+    chart = _in_chart(path) if rendered is None else None
+    helm = rendered is None and (chart is not None or looks_like_helm(text))
     placeholders: dict = {}
     groups_line = 0
     if helm:
-        ht = read_template(text)
+        ht = read_template(text, chart_context(chart, *release) if chart is not None else None)
         text = ht.text
         placeholders = ht.placeholders
         helm_notes = ht.notes
+        if ht.empty_blocks and not text.strip():
+            return [], [_note(display, ht.empty_blocks[0], "RG816",
+                              "renders nothing with the chart's default values (the block at this line is "
+                              "false); nothing to import. To import it, give the values that turn it on "
+                              "(--values FILE), or import what Helm renders: `rulegen import CHART_DIR "
+                              "--values FILE`")]
         if ht.assumed_true:
             shown = ", ".join(str(n) for n in ht.assumed_true[:12]) + (", ..." if len(ht.assumed_true) > 12 else "")
             notes.append(_note(display, ht.assumed_true[0], "RG803",
@@ -200,6 +294,10 @@ def read_source(path: Path, display: str) -> tuple[list[RuleSet], list[Finding]]
                                   "(it contains itself); Prometheus and Kubernetes reject the file (\"anchor "
                                   f"'{name}' value contains itself\"), so fix the source first", True)]
 
+    if helm and ht.dropped:
+        fixed = _undrop_values(text, ht.dropped) if len(docs) == 1 else {}
+        for d in docs:
+            _undrop(d, fixed)
     lines = text.split("\n")
     anchor_lines: dict = {}
     for di, d in enumerate(docs):
@@ -207,12 +305,16 @@ def read_source(path: Path, display: str) -> tuple[list[RuleSet], list[Finding]]
     found = cm.find_comments(text)
     attached, unattached = cm.attach(found or [], anchor_lines, text)
 
+    folders = tuple(p for p in Path(display).parent.parts if p not in ("", ".", "/", "..")) \
+        or (path.resolve().parent.name,)
     if chart is not None:
-        default_hint = _chart_name(chart)
-        parent = chart.name
+        # a template whose PrometheusRule name Helm computes: named after the file, or after
+        # the chart when the file name says nothing more (templates/prometheusrule.yaml)
+        generic = dns_label(path.stem) in GENERIC_STEMS
+        default_hint = chart_name(chart) if generic else path.stem
+        folders = folders if generic else folders + (chart_name(chart),)
     else:
         default_hint = path.stem
-        parent = path.resolve().parent.name
     sets: list[RuleSet] = []
     claimed_prefixes = []
     claimed: set = set()
@@ -235,7 +337,7 @@ def read_source(path: Path, display: str) -> tuple[list[RuleSet], list[Finding]]
             if isinstance(obj, CommentedMap) and obj.get("kind") not in (None, "PrometheusRule") and \
                     "groups" not in obj:
                 other_kinds += 1
-            rs = _rule_set(obj, opath, display, default_hint, parent, notes, placeholders, helm)
+            rs = _rule_set(obj, opath, display, default_hint, folders, path.stem, notes, placeholders, helm)
             if rs is not None:
                 rs.lines = lines
                 rs.comments = {p[len(rs.prefix):]: c for p, c in attached.items() if _is_under(p, rs.prefix)}
@@ -275,6 +377,60 @@ def read_source(path: Path, display: str) -> tuple[list[RuleSet], list[Finding]]
     return sets, notes
 
 
+def _undrop_values(text: str, dropped: set) -> dict:
+    """``{(line, col): value}`` (0-based position of the value) for each scalar of ``text``
+    that spans a line the static reading emptied (it held only actions): the value as Helm
+    prints it, read again from the scalar's own lines without the emptied ones (Helm prints no
+    line there: ``{{- end }}`` trims it away). Quoting and block styles are read by YAML."""
+    import yaml
+    out: dict = {}
+    try:
+        nodes = [yaml.compose(text)]
+    except yaml.YAMLError:
+        return out
+    lines = text.split("\n")
+    stack = [n for n in nodes if n is not None]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, yaml.MappingNode):
+            stack.extend(v for _, v in n.value)
+        elif isinstance(n, yaml.SequenceNode):
+            stack.extend(n.value)
+        elif isinstance(n, yaml.ScalarNode) and n.end_mark.line > n.start_mark.line:
+            span = range(n.start_mark.line + 2, n.end_mark.line + 2)   # 1-based lines after the first
+            if not any(ln in dropped for ln in span):
+                continue
+            first = lines[n.start_mark.line][n.start_mark.column:]
+            rest = [lines[ln - 1] for ln in span if ln not in dropped and ln - 1 < len(lines)]
+            # the scalar as the value of a one-key mapping; its other lines shifted right
+            # alike, so a block scalar keeps its relative indentation
+            frag = "\n".join(["x: " + first] + ["  " + r for r in rest])
+            try:
+                v = yaml.safe_load(frag)
+            except yaml.YAMLError:
+                continue
+            if isinstance(v, dict) and isinstance(v.get("x"), str):
+                out[(n.start_mark.line, n.start_mark.column)] = v["x"]
+    return out
+
+
+def _undrop(node, fixed: dict) -> None:
+    """Replace each scalar under ``node`` found in ``fixed`` (see :func:`_undrop_values`),
+    keeping its style."""
+    from ruamel.yaml.scalarstring import ScalarString
+    items = node.items() if isinstance(node, CommentedMap) else enumerate(node) if isinstance(node, CommentedSeq) else ()
+    for k, v in list(items):
+        if isinstance(v, str):
+            try:
+                pos = tuple(node.lc.value(k) if isinstance(node, CommentedMap) else node.lc.item(k))
+            except (AttributeError, KeyError, TypeError, IndexError):
+                continue
+            if pos in fixed and fixed[pos] != str(v):
+                node[k] = type(v)(fixed[pos]) if isinstance(v, ScalarString) else fixed[pos]
+        elif isinstance(v, (CommentedMap, CommentedSeq)):
+            _undrop(v, fixed)
+
+
 def _helm_notes(display: str, helm_notes, groups_line: int) -> list[Finding]:
     out = []
     for hn in helm_notes:
@@ -301,7 +457,7 @@ def _line_of(node, key=None) -> int:
         return 0
 
 
-def _rule_set(obj, opath: tuple, display: str, default_hint: str, parent: str, notes: list,
+def _rule_set(obj, opath: tuple, display: str, default_hint: str, folders: tuple, stem: str, notes: list,
               placeholders: dict, helm: bool) -> RuleSet | None:
     if not isinstance(obj, CommentedMap):
         return None
@@ -315,14 +471,18 @@ def _rule_set(obj, opath: tuple, display: str, default_hint: str, parent: str, n
         groups_line = _line_of(obj, "groups")
         prefix = opath + ("groups",)
         name = ns = None
+        meta_kept = {}
         hint = default_hint
     elif obj.get("kind") == "PrometheusRule":
         kind = "helm" if helm else "manifest"
         meta = obj.get("metadata") if isinstance(obj.get("metadata"), CommentedMap) else CommentedMap()
+        meta_kept: dict = {}
         spec = obj.get("spec") if isinstance(obj.get("spec"), CommentedMap) else CommentedMap()
         name = _static(meta.get("name"), helm)
         ns = _static(meta.get("namespace"), helm)
         hint = name or default_hint
+        if name:
+            folders = folders + (stem,)
         if meta.get("name") is not None and name is None:
             notes.append(_note(display, _line_of(meta, "name"), "RG802",
                                f"the PrometheusRule name is computed by Helm; the app is named `{default_hint}` "
@@ -330,11 +490,14 @@ def _rule_set(obj, opath: tuple, display: str, default_hint: str, parent: str, n
         for k in ("labels", "annotations"):
             v = meta.get(k)
             if isinstance(v, dict) and v:
-                shown = ", ".join(f"{a}: {b}" for a, b in v.items() if not (helm and PLACEHOLDER_RE.search(f"{a}{b}")))
-                if shown:
+                kept = {str(a): str(b) for a, b in v.items() if isinstance(b, (str, int, float)) and
+                        not isinstance(b, bool) and not (helm and PLACEHOLDER_RE.search(f"{a}{b}"))}
+                meta_kept[k] = kept
+                lost = [str(a) for a in v if str(a) not in kept and not (helm and PLACEHOLDER_RE.search(str(a)))]
+                if lost:
                     notes.append(_note(display, _line_of(meta, k), "RG805",
-                                       f"PrometheusRule metadata.{k} ({shown}) have no place in the spec; set them "
-                                       f"in the chart values as prometheusRule.{k}"))
+                                       f"PrometheusRule metadata.{k} {', '.join(lost)} are not strings; not carried "
+                                       f"over (set them in the chart values as prometheusRule.{k})"))
         for k in meta:
             if k not in ("name", "namespace", "labels", "annotations"):
                 notes.append(_note(display, _line_of(meta, k), "RG805",
@@ -355,5 +518,6 @@ def _rule_set(obj, opath: tuple, display: str, default_hint: str, parent: str, n
         notes.append(_note(display, _line_of(obj), "RG801",
                            "`groups` is not a list of rule groups; nothing imported from it", True))
         return None
-    return RuleSet(source=display, kind=kind, app_hint=hint, parent_hint=parent, groups=groups, prefix=prefix,
-                   chart_name=name, chart_namespace=ns, line=groups_line or _line_of(obj) or 1)
+    return RuleSet(source=display, kind=kind, app_hint=hint, folders=folders, groups=groups, prefix=prefix,
+                   chart_name=name, chart_namespace=ns, line=groups_line or _line_of(obj) or 1,
+                   meta_labels=meta_kept.get("labels", {}), meta_annotations=meta_kept.get("annotations", {}))

@@ -30,7 +30,8 @@ def rule_groups(spec: Spec, site_url: str) -> list[dict]:
                 d["labels"] = labels
             if r.is_alert:
                 ann = dict(sorted(r.annotations.items()))
-                ann.setdefault("runbook_url", runbook_url(site_url, spec.app, r.name))
+                if spec.chart.runbook_url:
+                    ann.setdefault("runbook_url", runbook_url(site_url, spec.app, r.name))
                 d["annotations"] = ann
             rules.append(d)
         gd: dict = {"name": g.name}

@@ -150,7 +150,7 @@ def expected_alert(spec: Spec, group, rule, exp: dict, test: dict, site_url: str
     labels.update(given_labels)
     labels = dict(sorted(labels.items()))
     annotations = dict(rule.annotations)
-    if "runbook_url" not in annotations:
+    if "runbook_url" not in annotations and spec.chart.runbook_url:
         annotations["runbook_url"] = runbook_url(site_url, spec.app, rule.name)
     given = exp.get("exp_annotations") or {}
     done = {}
@@ -210,9 +210,11 @@ def test_groups(spec: Spec, site_url: str) -> list[dict]:
 
 
 def evaluation_interval(spec: Spec) -> str:
-    """promtool's ``evaluation_interval``: the smallest group interval, else 1m (Prometheus'
-    default ``evaluation_interval``)."""
+    """promtool's ``evaluation_interval``: the spec's ``promtool.evaluation_interval``, else
+    the smallest group interval, else 1m (Prometheus' default ``evaluation_interval``)."""
     from ..spec.durations import format_ms, parse_ms
+    if spec.promtool.get("evaluation_interval"):
+        return canonical(spec.promtool["evaluation_interval"])
     ivs = [parse_ms(g.interval) for g in spec.groups if g.interval]
     return format_ms(min(ivs)) if ivs else "1m"
 
@@ -222,6 +224,11 @@ def render_test_file(spec: Spec, site_url: str, header_lines: list[str]) -> str 
     tests = test_groups(spec, site_url)
     if not tests:
         return None
-    doc = {"rule_files": [RULES_FILE], "evaluation_interval": evaluation_interval(spec), "tests": tests}
+    doc = {"rule_files": [RULES_FILE], "evaluation_interval": evaluation_interval(spec)}
+    # the spec's own promtool settings (rulegen import carries them over from a test file)
+    for k in ("group_eval_order", "fuzzy_compare"):
+        if k in spec.promtool:
+            doc[k] = spec.promtool[k]
+    doc["tests"] = tests
     body = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100000, default_flow_style=False)
     return "\n".join(header_lines) + "\n" + body

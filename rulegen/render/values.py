@@ -87,7 +87,7 @@ def _wanted(spec: Spec, site_url: str) -> dict:
         else:
             node.setdefault(parts[-1], _Want(False, eol=gate_note))
     knobs = {
-        "runbookUrl": _Want(site_url.rstrip("/")),
+        **({"runbookUrl": _Want(site_url.rstrip("/"))} if spec.chart.runbook_url else {}),
         "labels": _Want({}), "annotations": _Want({}),
         "additionalRuleLabels": _Want({}), "additionalRuleAnnotations": _Want({}),
         "groups": _Want({g.name: _Want({"enabled": _Want(True)}) for g in spec.groups}),

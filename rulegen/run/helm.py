@@ -109,7 +109,9 @@ def template(chart: Path, values: list[dict] | None = None, set_values: list[str
                               env=_env(tmp))
     if proc.returncode != 0:
         raise HelmError(f"helm template {chart} failed: {proc.stderr.strip()}")
-    docs = [d for d in yaml.safe_load_all(proc.stdout) if d is not None]
+    # libyaml when available: a chart can render megabytes (same documents as safe_load_all)
+    docs = [d for d in yaml.load_all(proc.stdout, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            if d is not None]
     return Rendered(text=proc.stdout, documents=docs)
 
 

@@ -33,6 +33,7 @@ class Chart:
         namespace: PrometheusRule namespace; None means the release namespace.
         gates: values paths that must all be true for the resource to render.
         values_key: top-level values key holding the per-rule knobs.
+        runbook_url: False when the chart adds no generated ``runbook_url`` annotation.
     """
 
     path: str
@@ -41,6 +42,7 @@ class Chart:
     namespace: str | None = None
     gates: tuple[str, ...] = DEFAULT_GATES
     values_key: str = DEFAULT_VALUES_KEY
+    runbook_url: bool = True   # False: no generated runbook_url annotation (chart.runbook_url)
 
     @property
     def template_path(self) -> str:
@@ -168,6 +170,7 @@ class Spec:
     labels: dict
     runbook: dict
     source: LoadedFile
+    promtool: dict = field(default_factory=dict)   # promtool test-file settings (evaluation_interval...)
 
     @property
     def file(self) -> str:
@@ -212,6 +215,7 @@ def build_spec(lf: LoadedFile) -> Spec:
         namespace=c.get("namespace"),
         gates=tuple(c.get("gates", DEFAULT_GATES)),
         values_key=c.get("values_key", DEFAULT_VALUES_KEY),
+        runbook_url=c.get("runbook_url", True),
     )
     # ``component``: a string names the label; ``false`` (spec- or alert-level) means no
     # component label, which ``rulegen import`` writes so rendered rules equal the originals.
@@ -250,4 +254,5 @@ def build_spec(lf: LoadedFile) -> Spec:
                             query_offset=g.get("query_offset"), limit=g.get("limit"),
                             labels=dict(g.get("labels") or {})))
     return Spec(app=app, title=d.get("title", app), chart=chart, groups=groups,
-                labels=dict(d.get("labels") or {}), runbook=d.get("runbook") or {}, source=lf)
+                labels=dict(d.get("labels") or {}), runbook=d.get("runbook") or {}, source=lf,
+                promtool=dict(d.get("promtool") or {}))

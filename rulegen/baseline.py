@@ -1,0 +1,206 @@
+"""The baseline: policy findings a team accepted when it adopted rulegen, so that adopting
+does not mean fixing hundreds of alerts first (the usual way to adopt a linter).
+
+File: ``.rulegen-baseline.yaml`` at the project root, written by ``rulegen import`` and
+``rulegen baseline``, reviewed in pull requests like any other file. Shape::
+
+    version: 1
+    findings:
+      - {app: node-exporter, rule: HostOutOfMemory, code: RG504}
+
+Entries are keyed by app, rule name and code (never by line, so unrelated edits keep them
+valid). Only policy codes (:data:`POLICY_CODES`: names and conventions) can be baselined;
+a PromQL or schema error never can.
+
+How it acts on findings (:func:`apply`):
+
+* a finding of a baselined (app, rule, code) is still shown and counted, as a warning, with
+  ``(baselined)`` in its message, until it is fixed;
+* any other finding keeps its severity: a new critical alert without runbook content is an
+  error;
+* ``RG811``: an entry that matches no finding any more (it was fixed, or the alert renamed or
+  removed). ``rulegen check`` fails on it, so the baseline only shrinks; ``validate`` and
+  ``build`` show it as a warning. ``rulegen baseline`` removes it. Bad: an entry for
+  ``{app: shop, rule: ShopDown, code: RG504}`` after ShopDown got its runbook; good: the entry
+  removed by ``rulegen baseline``;
+* ``RG812`` (error): the baseline file cannot be read (not YAML, wrong shape); the message
+  says what is wrong. Bad: ``findings: {app: shop}``; good: ``findings: [{app: shop, rule:
+  ShopDown, code: RG504}]``.
+
+``rulegen baseline`` drops the entries that match nothing and keeps the rest; with
+``--add`` it also records the policy errors found now (to adopt, or to accept a finding on
+purpose). Without a baseline file it records every current policy error.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from .findings import Finding, RulegenError, Severity
+
+BASELINE_FILE = ".rulegen-baseline.yaml"
+#: Codes a baseline can hold: naming and conventions (team policy), not correctness.
+POLICY_CODES = frozenset({"RG401", "RG402", "RG404", "RG501", "RG502", "RG503", "RG504", "RG505"})
+_HEADER = """\
+# rulegen baseline: policy findings accepted when these rules were adopted.
+# Each is still shown, as a warning, until it is fixed; any other finding stays an error.
+# `rulegen baseline` removes the entries that were fixed (`rulegen check` fails until it is
+# run), and `rulegen baseline --add` records new ones on purpose.
+"""
+
+Key = tuple  # (app, rule, code)
+
+
+@dataclass
+class Baseline:
+    """The entries of a baseline file, as ``(app, rule, code)`` keys, in file order."""
+
+    entries: list = field(default_factory=list)
+    lines: dict = field(default_factory=dict)   # key -> 1-based line in the file
+
+    def keys(self) -> set:
+        return set(self.entries)
+
+
+def load(root: Path) -> Baseline | None:
+    """The baseline of the project at ``root``, or None when it has none.
+
+    Raises:
+        RulegenError: the file is not YAML or not of the documented shape (code RG812 in
+            the message).
+    """
+    p = root / BASELINE_FILE
+    if not p.is_file():
+        return None
+    try:
+        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise RulegenError(f"{BASELINE_FILE}: RG812 not valid YAML: {e}") from None
+    if raw is None:
+        return Baseline()
+    if not isinstance(raw, dict) or not isinstance(raw.get("findings", []), list) or \
+            set(raw) - {"version", "findings"}:
+        raise RulegenError(f"{BASELINE_FILE}: RG812 must be a mapping with `version: 1` and `findings:`, "
+                           "a list of {app, rule, code}; rerun `rulegen baseline --add` to rewrite it")
+    out = []
+    lines: dict = {}
+    try:
+        node = yaml.compose(p.read_text(encoding="utf-8"))
+        items = next(v for k, v in node.value if k.value == "findings").value
+    except (yaml.YAMLError, StopIteration, AttributeError, TypeError):
+        items = []
+    for i, e in enumerate(raw.get("findings") or []):
+        if not (isinstance(e, dict) and set(e) == {"app", "rule", "code"}
+                and all(isinstance(e[k], str) and e[k] for k in e)):
+            raise RulegenError(f"{BASELINE_FILE}: RG812 findings[{i}] must have exactly app, rule and code, "
+                               "each a non-empty string")
+        out.append((e["app"], e["rule"], e["code"]))
+        if i < len(items):
+            lines.setdefault(out[-1], items[i].start_mark.line + 1)
+    return Baseline(out, lines)
+
+
+def dump(entries) -> str:
+    """The baseline file text for ``entries`` (keys), sorted and without duplicates."""
+    rows = sorted(set(entries))
+    body = yaml.safe_dump({"version": 1, "findings": [{"app": a, "rule": r, "code": c} for a, r, c in rows]},
+                          sort_keys=False, default_flow_style=None, width=1_000_000)
+    return _HEADER + body
+
+
+def write(root: Path, entries) -> Path:
+    """Write the baseline file for ``entries`` atomically (temp file, then rename)."""
+    p = root / BASELINE_FILE
+    tmp = p.with_name(f".{p.name}.tmp")
+    tmp.write_text(dump(entries), encoding="utf-8")
+    os.replace(tmp, p)
+    return p
+
+
+def key_of(f: Finding, app_of: dict) -> Key | None:
+    """The baseline key of finding ``f`` (``app_of``: spec file -> app), or None when it
+    cannot be baselined (not a policy code, no rule, not in a loaded spec)."""
+    if f.code not in POLICY_CODES or not f.rule or f.file not in app_of:
+        return None
+    return (app_of[f.file], f.rule, f.code)
+
+
+def policy_errors(findings: list[Finding], app_of: dict) -> set:
+    """The keys of the policy findings in ``findings`` that are errors."""
+    return {k for f in findings if f.is_error and (k := key_of(f, app_of)) is not None}
+
+
+def apply(findings: list[Finding], baseline: Baseline | None, app_of: dict, stale_is_error: bool,
+          apps_loaded: set | None = None) -> list[Finding]:
+    """``findings`` with the baseline applied (see the module docstring), plus one RG811 per
+    entry that matches nothing. ``apps_loaded``: the apps whose specs were loaded (entries of
+    other apps are not judged); None means every app of the project was loaded."""
+    if baseline is None:
+        return findings
+    keys = baseline.keys()
+    seen: set = set()
+    out = []
+    for f in findings:
+        k = key_of(f, app_of)
+        if k is not None and k in keys:
+            seen.add(k)
+            if f.is_error:
+                f = Finding(f.file, f.line, f.col, f.code, Severity.WARNING,
+                            f"{f.message} (baselined in {BASELINE_FILE})", f.rule)
+        out.append(f)
+    sev = Severity.ERROR if stale_is_error else Severity.WARNING
+    for k in baseline.entries:
+        if k in seen or (apps_loaded is not None and k[0] not in apps_loaded):
+            continue
+        seen.add(k)
+        out.append(Finding(BASELINE_FILE, baseline.lines.get(k, 1), 1, "RG811", sev,
+                           f"{k[2]} on {k[0]}/{k[1]} is no longer found (fixed, renamed or removed); "
+                           "run `rulegen baseline` to remove the entry, so the baseline only shrinks", k[1]))
+    return out
+
+
+def run_baseline(root: Path, add: bool, stream) -> int:
+    """``rulegen baseline``: remove the entries that match no finding; with ``add`` (or when
+    there is no baseline yet) also record the current policy errors. Prints what changed;
+    returns 0.
+
+    Raises:
+        RulegenError: no ``rules/`` folder, or an invalid config or baseline file.
+    """
+    from .pipeline import load_project
+    loaded = load_project(root, use_baseline=False)
+    app_of = {s.file: s.app for s in loaded.specs}
+    found = {k for f in loaded.findings if (k := key_of(f, app_of)) is not None}
+    errors = policy_errors(loaded.findings, app_of)
+    old = load(root)
+    before = set(old.entries) if old is not None else set()
+    after = {k for k in before if k in found}
+    if add or old is None:
+        after |= errors
+    removed, added = sorted(before - after), sorted(after - before)
+    for a, r, c in removed:
+        print(f"removed {c} on {a}/{r}: no longer found", file=stream)
+    if len(added) <= 20:
+        for a, r, c in added:
+            print(f"recorded {c} on {a}/{r}", file=stream)
+    else:
+        by_code: dict = {}
+        for _, _, c in added:
+            by_code[c] = by_code.get(c, 0) + 1
+        print(f"recorded {len(added)} finding(s): " + ", ".join(f"{c} {n}" for c, n in sorted(by_code.items())),
+              file=stream)
+    left_out = sorted(errors - after)
+    if left_out:
+        print(f"{len(left_out)} policy error(s) not in the baseline stay errors; fix them, or run "
+              "`rulegen baseline --add` to accept them on purpose", file=stream)
+    if old is None or removed or added:
+        write(root, after)
+        print(f"{BASELINE_FILE}: {len(after)} entr{'y' if len(after) == 1 else 'ies'} "
+              f"({len(removed)} removed, {len(added)} added)", file=stream)
+    else:
+        print(f"{BASELINE_FILE}: unchanged, {len(after)} entr{'y' if len(after) == 1 else 'ies'}", file=stream)
+    return 0

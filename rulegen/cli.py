@@ -166,7 +166,10 @@ EXAMPLES = {
     "check": "rulegen check                        # in CI: exit 1 when outputs and specs disagree",
     "test": "rulegen test --app shop --min-coverage 100 --junit report.xml",
     "diff": "rulegen diff --base origin/main -o markdown > pr-comment.md",
-    "import": "rulegen import alerts.rules.yml --app shop   # writes rules/shop.yaml",
+    "import": "rulegen import alerts.rules.yml --app shop   # writes rules/shop.yaml\n"
+              "rulegen import charts/kube-prometheus-stack --kube-version 1.30 --tests tests/*.yaml",
+    "baseline": "rulegen baseline                     # drop entries whose findings are fixed\n"
+                "rulegen baseline --add               # also accept today's policy findings",
     "schema": "rulegen schema > spec.schema.json",
     "checks": "rulegen checks RG404                 # one code, with a bad and a good example\n"
               "rulegen checks --format markdown > runbooks/guides/checks.md",

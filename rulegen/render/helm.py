@@ -181,7 +181,8 @@ def _with_checksum(text: str, checksum: str | None) -> str:
 def chart_settings(spec: Spec, root: Path, site_url: str) -> dict:
     """What the template needs to know about ``spec`` (the rules file's ``# rulegen-chart:``
     line): ``template`` (file name under ``templates/``), ``app``, ``valuesKey``, ``gates``
-    (values paths), ``runbookBase`` (the site URL the rules file's runbook_urls start with),
+    (values paths), ``runbookBase`` (the site URL the rules file's runbook_urls start with;
+    absent with ``chart.runbook_url: false``),
     and when they apply ``name``/``namespace`` (from the spec), ``fullname`` (the chart's
     helper naming the PrometheusRule), ``nameSuffix`` (see :func:`name_suffix`) and
     ``labelsHelper`` (the chart's ``<chart>.labels``)."""
@@ -189,7 +190,9 @@ def chart_settings(spec: Spec, root: Path, site_url: str) -> dict:
     helpers = chart_helpers(chart_dir)
     cname = chart_name(chart_dir, spec.app)
     out: dict = {"template": spec.chart.template, "app": spec.app, "valuesKey": spec.chart.values_key,
-                 "gates": list(spec.chart.gates), "runbookBase": site_url.rstrip("/")}
+                 "gates": list(spec.chart.gates)}
+    if spec.chart.runbook_url:  # chart.runbook_url: false generates no link, so has no base
+        out["runbookBase"] = site_url.rstrip("/")
     if spec.chart.name:
         out["name"] = spec.chart.name
     elif f"{cname}.fullname" in helpers:

@@ -214,7 +214,7 @@ def rule_knobs(rule, values_key: str = "prometheusRule") -> str:
 def owner_md(owner: dict | None) -> str:
     """The owner line: team, chat and paging handles; what the spec does not record is said."""
     if not owner:
-        return "*not recorded in the spec*"
+        return "*not recorded: the spec names no team, chat or paging handle*"
     parts = [md_text(owner["team"])]
     for key, what in (("chat", "chat"), ("paging", "paging")):
         if owner.get(key):

@@ -449,7 +449,8 @@ def cause_order(spec: Spec) -> list:
     """The alerts of ``spec`` (first rule of each name), likely root causes first.
 
     An alert whose ``runbook.related`` entry says ``cause: true`` comes after that related
-    alert (topological order, ties by severity, then spec order); a cycle keeps spec order."""
+    alert (topological order; ties: alerts that cause others first, then by severity, then
+    spec order); a cycle keeps spec order."""
     alerts: dict[str, object] = {}
     for _, r in spec.rules():
         if r.is_alert:
@@ -460,7 +461,9 @@ def cause_order(spec: Spec) -> list:
             if x.get("cause") and x["alert"] in alerts and x["alert"] != n:
                 after[n].add(x["alert"])
     pos = {n: i for i, n in enumerate(alerts)}
-    rank = lambda n: (SEVERITY_ORDER.get(alerts[n].severity or "", 9), pos[n])  # noqa: E731
+    causes = set().union(*after.values()) if after else set()
+    # ties: an alert that causes others first, then the more severe, then spec order
+    rank = lambda n: (n not in causes, SEVERITY_ORDER.get(alerts[n].severity or "", 9), pos[n])  # noqa: E731
     out, done = [], set()
     while len(out) < len(alerts):
         ready = [n for n in alerts if n not in done and after[n] <= done]
@@ -504,9 +507,9 @@ def render_alert_index(specs: list[Spec], header_lines: list[str]) -> str:
                 "alert_md": f"[{md_cell(md_text(r.name))}]({page_path(spec.app)}#{anchor(r.name)})",
                 "badge": severity_badge(r.severity or "none"),
                 "team": md_cell(md_text(team)) if team else "—",
-                "together": ", ".join(_index_link(n, index) + (" (cause)" if n in causes else "")
-                                      for n in with_.get(r.name, [])) or "—",
-                "summary": md_cell(md_text(readable(r.annotations.get("summary", "")))),
+                "together": "<br>".join(_index_link(n, index) + (" (cause)" if n in causes else "")
+                                        for n in with_.get(r.name, [])) or "—",
+                "summary": f'<span class="rg-summary">{md_cell(md_text(readable(r.annotations.get("summary", ""))))}</span>',
             })
         total += len(rows)
         apps.append({"app": spec.app, "app_id": _unique(f"app-{anchor(spec.app)}", set()),

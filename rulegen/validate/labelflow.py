@@ -25,7 +25,7 @@ from collections.abc import Mapping
 import promql_parser
 
 _KEEP_ALL_AGGS = {"topk", "bottomk", "limitk", "limit_ratio"}
-_NO_LABEL_CALLS = {"vector", "time", "pi", "scalar"}
+_NO_LABEL_CALLS = {"vector", "time", "pi", "scalar"}  # and days_in_month() etc. are not listed: unknown
 _SET_OPS = {"and", "or", "unless"}
 
 
@@ -84,10 +84,9 @@ def _carry(node, label: str) -> bool | None:
         return None
     if kind == "BinaryExpr":
         lhs, rhs = node.lhs, node.rhs
-        scalar = ("NumberLiteral",)
-        if type(rhs).__name__ in scalar:
+        if _scalar(rhs):
             return _carry(lhs, label)
-        if type(lhs).__name__ in scalar:
+        if _scalar(lhs):
             return _carry(rhs, label)
         op = str(node.op)
         mod = node.modifier
@@ -109,3 +108,18 @@ def _carry(node, label: str) -> bool | None:
         side = rhs if card.endswith("OneToMany") else lhs
         return False if _carry(side, label) is False else None
     return None
+
+
+def _scalar(node) -> bool:
+    """True when ``node`` is certainly a scalar (a number, ``time()``, ``scalar()``, ``pi()``,
+    or arithmetic of scalars): the other side of a binary operation keeps its labels."""
+    kind = type(node).__name__
+    if kind == "NumberLiteral":
+        return True
+    if kind in ("ParenExpr", "UnaryExpr"):
+        return _scalar(node.expr)
+    if kind == "Call":
+        return node.func.name in ("time", "scalar", "pi")
+    if kind == "BinaryExpr":
+        return _scalar(node.lhs) and _scalar(node.rhs)
+    return False

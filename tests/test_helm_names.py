@@ -86,4 +86,4 @@ def test_two_specs_in_one_chart_share_values_and_check_settles(tmp_path, capsys)
     assert values["prometheusRule"]["groups"] == {"tt": {"enabled": True}, "tt2": {"enabled": True}}
     capsys.readouterr()
     assert main(["-C", str(tmp_path), "check"]) == 0
-    assert capsys.readouterr().out == "check: 8 generated file(s) up to date\n"
+    assert capsys.readouterr().out == "check: 10 generated file(s) up to date\n"

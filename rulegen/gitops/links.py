@@ -36,7 +36,7 @@ then stripped and the rest mapped to a page the way mkdocs serves it (``use_dire
 ``<app>/`` is ``<app>.md`` or ``<app>/index.md``; otherwise ``<app>.html`` is ``<app>.md``).
 
 Anchors of a Markdown page are the element ids that Python-Markdown produces for it with
-``attr_list`` and ``toc`` (the site's own extensions), so explicit ``{ #id }`` and automatic
+``attr_list``, ``md_in_html`` and ``toc`` (the site's own extensions), so explicit ``{ #id }`` and automatic
 heading slugs are both counted; of a built page, every ``id`` in its HTML. Pages written in the
 plain subset of Markdown that rulegen generates are read from their text without rendering
 (:func:`page_ids`); any other page is rendered.
@@ -100,7 +100,7 @@ def _markdown():
     global _MD
     if _MD is None:
         import markdown
-        exts = ["attr_list", "tables", "toc"]
+        exts = ["attr_list", "md_in_html", "tables", "toc"]  # md_in_html: triage box, index, details
         cfg = {}
         try:
             import pymdownx.superfences  # noqa: F401  (the site's fence extension, when installed)

@@ -87,7 +87,7 @@ def test_bundled_packs_parse_as_shell():
     for p in sorted((REPO / "rules").glob("*.yaml")):
         for block in _command_blocks(yaml.safe_load(p.read_text())):
             assert shell_error(block) is None, (p.name, block)
-            assert subprocess.run(["bash", "-n", "-c", block]).returncode == 0
+            assert subprocess.run(["bash", "-n", "-c", "--", block]).returncode == 0
 
 
 def _command_blocks(node):
@@ -307,3 +307,28 @@ def test_alert_index_groups_by_app_with_root_causes_first():
 def test_llama_swap_page_names_one_values_path():
     page = (REPO / "runbooks/llama-swap.md").read_text()
     assert set(re.findall(r"[\w./-]*llama-swap/values\.yaml", page)) == {"charts/llama-swap/values.yaml"}
+
+
+def test_plain_text_shortcut_agrees_with_bash():
+    """plainly_valid() skips bash only where bash agrees (random plain-looking texts)."""
+    import random
+    from rulegen.validate.checks.runbook import plainly_valid
+    rnd = random.Random(5)
+    words = ["kubectl", "-n", "ai", "get", "pods", "fi", "then", "done", "x=1", "a:b", "if", "in",
+             "esac", "do", "time", "%", "~", "--x=y", "case", "for"]
+    checked = 0
+    for _ in range(300):
+        text = "\n".join(" ".join(rnd.choice(words) for _ in range(rnd.randint(1, 4)))
+                         for _ in range(rnd.randint(1, 3)))
+        if plainly_valid(text):
+            checked += 1
+            assert subprocess.run(["bash", "-n", "-c", "--", text], capture_output=True).returncode == 0, text
+    assert checked > 50
+    assert not plainly_valid("fi") and not plainly_valid("kubectl get x <name>")
+
+
+def test_a_block_starting_with_a_dash_is_parsed_not_taken_for_bash_options():
+    """Regression: `bash -n -c TEXT` read a TEXT starting with '-' as options."""
+    from rulegen.validate.checks.runbook import shell_error
+    assert shell_error("-x <") is not None
+    assert shell_error("--help (") is not None

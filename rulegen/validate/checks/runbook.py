@@ -27,6 +27,7 @@ Codes:
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 import subprocess
@@ -41,13 +42,31 @@ ID = "runbook"
 _BASH_LINE = re.compile(r"line (\d+): (.*)")
 
 
+#: Text made only of these characters has no quoting, grouping, redirection or expansion:
+#: bash reads it as simple commands, valid unless a line starts with a reserved word.
+_PLAIN = re.compile(r"[A-Za-z0-9 _.,:/=@%+^~\n-]*")
+_RESERVED = {"case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if",
+             "in", "select", "then", "until", "while", "time"}
+
+
+def plainly_valid(text: str) -> bool:
+    """True when shell ``text`` certainly parses without asking bash (see :data:`_PLAIN`): the
+    common ``kubectl -n ai get pods`` lines cost no process."""
+    return _PLAIN.fullmatch(text) is not None and not any(
+        line.split()[0] in _RESERVED for line in text.split("\n") if line.split())
+
+
+@functools.lru_cache(maxsize=4096)  # the same block repeats across alerts and apps
 def shell_error(text: str) -> tuple[int, str] | None:
     """``bash -n``'s verdict on shell ``text``: None when it parses (or bash is missing), else
-    (0-based character offset of the line bash names, bash's message)."""
+    (0-based character offset of the line bash names, bash's message). About 5 ms a block
+    (one process), except for text :func:`plainly_valid` clears."""
+    if plainly_valid(text):
+        return None
     bash = shutil.which("bash")
     if bash is None:
         return None
-    r = subprocess.run([bash, "-n", "-c", text], capture_output=True, text=True, timeout=30,
+    r = subprocess.run([bash, "-n", "-c", "--", text], capture_output=True, text=True, timeout=30,
                        env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"})
     if r.returncode == 0:
         return None

@@ -332,3 +332,16 @@ def test_a_block_starting_with_a_dash_is_parsed_not_taken_for_bash_options():
     from rulegen.validate.checks.runbook import shell_error
     assert shell_error("-x <") is not None
     assert shell_error("--help (") is not None
+
+
+def test_alert_shows_the_app_sections_it_depends_on_and_rg511_flags_unknown_titles():
+    page = (REPO / "runbooks/inferencecache.md").read_text()
+    section = page[page.index("## InferenceCacheBackendProbeFailed"):page.index("## InferenceCacheBackendProbeError")]
+    assert "**From [Functional probe failure reasons](#functional-probe-failure-reasons):**" in section
+    assert "| Reason | Stage | Meaning | First response |" in section
+    sections = "runbook:\n  sections:\n    - title: Reasons\n      blocks: [{markdown: x}]\n"
+    text = _spec("kubectl get pods\n").replace("runbook:\n", sections, 1).replace(
+        "          impact:", "          context: [Reason]\n          impact:")
+    found = _findings(text, codes=("RG511",))
+    assert [(c, "'Reason'" in m and "sections: Reasons" in m) for _, _, c, m in found] == [("RG511", True)]
+    assert _findings(text.replace("context: [Reason]", "context: [Reasons]"), codes=("RG511",)) == []

@@ -322,6 +322,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
     context_id = _unique("context", used)
     sections = [{"title": md_text(s["title"]), "anchor": _unique(anchor(s["title"]), used),
                  "body": blocks_md(s["blocks"], links=links)} for s in rb.get("sections") or []]
+    by_title = {s["title"]: sec for s, sec in zip(rb.get("sections") or [], sections)}
     by_name: dict = {}
     for group, r in spec.rules():
         if not r.is_alert:
@@ -394,6 +395,9 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
             "dashboards": [dashboard_md(d, r.expr) for d in tf.get("dashboards") or []],
             "links": [f"[{md_text(x['title'])}]({x['url']})" for x in tf.get("links") or []],
             "explanation": (rr.get("explanation") or "").strip(),
+            # the app sections it depends on, shown here too (unknown titles are RG511)
+            "context": [{"link": f"[{by_title[t]['title']}](#{by_title[t]['anchor']})", "body": by_title[t]["body"]}
+                        for t in rr.get("context") or [] if t in by_title],
             "causes": [c.strip() for c in rr.get("causes") or []],
             "diagnosis": blocks_md(rr.get("diagnosis") or [], r.expr, variables, links),
             "resolution": [x.strip() for x in rr.get("resolution") or []],

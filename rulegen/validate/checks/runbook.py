@@ -20,6 +20,8 @@ Codes:
   (``dashboards[].variables``); same judgement as RG507.
 * ``RG509`` a silence matcher (``silence.matchers``) names a label the alert can never carry:
   the silence would match nothing. Same judgement as RG507.
+* ``RG511`` an alert's ``runbook.context`` names a section the app's runbook does not have
+  (``runbook.sections[].title``, exactly), so the page cannot show it in the alert's section.
 * ``RG510`` an alert lacks a triage field the project requires for its severity
   (``conventions.require_triage`` in ``.rulegen.yaml``, e.g. ``{critical: [impact, owner,
   do_not]}``; off by default). The field may be set at app level or on the alert.
@@ -99,7 +101,7 @@ def _never(expr: str, label: str, static: dict) -> bool:
 
 
 def check_spec(spec, ctx):
-    """Yield RG506-RG510 findings for the runbook content of ``spec``."""
+    """Yield RG506-RG511 findings for the runbook content of ``spec``."""
     lf = spec.source
     cmd_blocks = [(p, b, None) for p, b in _blocks(spec)]
     for g, r in spec.rules():
@@ -158,6 +160,13 @@ def check_spec(spec, ctx):
                                  f"silence matcher {label!r} names a label this alert never carries, so "
                                  "the silence would match nothing; use a label the alert keeps",
                                  rule=r.name, key=True)
+        titles = {sec.get("title") for sec in (spec.runbook or {}).get("sections") or []}
+        for ci, title in enumerate(own.get("context") or []):
+            if title not in titles:
+                known = ", ".join(sorted(t for t in titles if t)) or "none"
+                yield lf.finding(base + ("context", ci), "RG511",
+                                 f"runbook.context names the section {title!r}, which the app's runbook "
+                                 f"does not have (sections: {known})", rule=r.name)
         severity = static.get("severity")
         for name in ctx.config.require_triage.get(severity, ()):
             if not fields.get(name):

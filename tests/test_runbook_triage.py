@@ -345,3 +345,15 @@ def test_alert_shows_the_app_sections_it_depends_on_and_rg511_flags_unknown_titl
     found = _findings(text, codes=("RG511",))
     assert [(c, "'Reason'" in m and "sections: Reasons" in m) for _, _, c, m in found] == [("RG511", True)]
     assert _findings(text.replace("context: [Reason]", "context: [Reasons]"), codes=("RG511",)) == []
+
+
+def test_rg512_warns_when_mkdocs_yml_lacks_what_the_pages_need(project, capsys):
+    assert main(["-C", str(project), "build"]) == 0
+    assert "RG512" not in capsys.readouterr().err  # the bundled mkdocs.yml lists them
+    mk = project / "mkdocs.yml"
+    mk.write_text(mk.read_text().replace("  - md_in_html\n", "").replace("  - assets/rulegen.js\n", "")
+                  .replace("extra_javascript:\n", ""))
+    assert main(["-C", str(project), "build"]) == 0  # a warning
+    out = capsys.readouterr().err
+    assert ("mkdocs.yml:1:1: warning RG512 mkdocs.yml lacks markdown_extensions: md_in_html, "
+            "extra_javascript: assets/rulegen.js") in out

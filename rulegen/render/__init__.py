@@ -236,6 +236,13 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
         # The nav is rewritten through ruamel.yaml, which writes "\n": give it LF text and put
         # the file's own line ending back.
         lf_text = None if mk_text is None else mk_text.replace("\r\n", "\n")
+        if lf_text is not None:
+            missing = site.missing_page_settings(lf_text, root)
+            if missing:
+                findings.append(Finding("mkdocs.yml", 1, 1, "RG512", Severity.WARNING,
+                                        f"mkdocs.yml lacks {', '.join(missing)}: the runbook pages' triage "
+                                        "boxes, badges and index filters need them (see the README, "
+                                        "\"Site assets and settings\")"))
         mk = site.render_mkdocs(specs, lf_text, root)
         if mk is not None and mk == lf_text:
             mk = mk_text  # nav current: the file as it is, mixed line endings and all

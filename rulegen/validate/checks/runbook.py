@@ -22,6 +22,11 @@ Codes:
   the silence would match nothing. Same judgement as RG507.
 * ``RG511`` an alert's ``runbook.context`` names a section the app's runbook does not have
   (``runbook.sections[].title``, exactly), so the page cannot show it in the alert's section.
+* ``RG512`` (warning; ``build``, ``check``) ``mkdocs.yml`` does not list what the runbook
+  pages need: ``md_in_html`` in ``markdown_extensions`` (the triage box, the index and the
+  collapsed rule details are Markdown inside HTML), ``assets/rulegen.css`` in ``extra_css``
+  and ``assets/rulegen.js`` in ``extra_javascript`` (badges, index filters, commands filled
+  from the URL). Without them the pages show raw ``**Impact:**`` text.
 * ``RG510`` an alert lacks a triage field the project requires for its severity
   (``conventions.require_triage`` in ``.rulegen.yaml``, e.g. ``{critical: [impact, owner,
   do_not]}``; off by default). The field may be set at app level or on the alert.

@@ -357,3 +357,11 @@ def test_rg512_warns_when_mkdocs_yml_lacks_what_the_pages_need(project, capsys):
     out = capsys.readouterr().err
     assert ("mkdocs.yml:1:1: warning RG512 mkdocs.yml lacks markdown_extensions: md_in_html, "
             "extra_javascript: assets/rulegen.js") in out
+
+
+def test_link_urls_with_parentheses_stay_one_link():
+    assert runbook.link_url("https://x.example.com/a_(b)") == "https://x.example.com/a_%28b%29"
+    md = runbook.dashboard_md({"title": "D", "url": "https://g.example.com/d/x?orgId=1",
+                               "variables": {"namespace": "ns"}}, 'up{namespace="ai"}')
+    assert md == ('[D](https://g.example.com/d/x?orgId=1&var-ns=ai)'
+                  '{ data-rg-labels="namespace=var-ns" }')

@@ -253,7 +253,13 @@ def dashboard_md(d: dict, expr: str) -> str:
     attrs = ""
     if mapping:
         attrs = '{ data-rg-labels="' + " ".join(f"{label}=var-{var}" for label, var in mapping.items()) + '" }'
-    return f"[{md_text(d['title'])}]({url}){attrs}"
+    return f"[{md_text(d['title'])}]({link_url(url)}){attrs}"
+
+
+def link_url(url: str) -> str:
+    """``url`` safe inside a Markdown link's parentheses (``(``, ``)``, ``<``, ``>`` and spaces
+    percent-encoded, which leaves the address the same)."""
+    return url.replace("(", "%28").replace(")", "%29").replace("<", "%3C").replace(">", "%3E").replace(" ", "%20")
 
 
 def _plain_key(name: str) -> bool:
@@ -336,7 +342,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
                 "for": canonical(r.for_) if r.for_ else "",
                 "fires_when": fires_when(r, key),
                 "expr": fence(r.expr, "promql"),
-                "summary": md_text(r.annotations.get("summary", "")),
+                "summary": md_text(readable(r.annotations.get("summary", ""))),
                 "explanation": (r.runbook.get("explanation") or "").strip(),
             })
             # its runbook content joins the section's (nothing a variant says is dropped)
@@ -393,7 +399,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
             "silence_cmd": fence(with_preamble(silence_command(r.name, silence), r.expr, variables), "bash")
             if silence else "",
             "dashboards": [dashboard_md(d, r.expr) for d in tf.get("dashboards") or []],
-            "links": [f"[{md_text(x['title'])}]({x['url']})" for x in tf.get("links") or []],
+            "links": [f"[{md_text(x['title'])}]({link_url(x['url'])})" for x in tf.get("links") or []],
             "explanation": (rr.get("explanation") or "").strip(),
             # the app sections it depends on, shown here too (unknown titles are RG511)
             "context": [{"link": f"[{by_title[t]['title']}](#{by_title[t]['anchor']})", "body": by_title[t]["body"]}

@@ -257,7 +257,9 @@ def test_search_finds_the_alert_heading_first(site, browser, query, anchor_):
     _, _, base = site
     browser.viewport(1280, 800)
     browser.open(base)
-    browser.js("""(() => { const i = document.querySelector(".md-search__input"); i.focus();
+    browser.js("""(() => { const t = document.querySelector("[data-md-toggle=search]");
+      if (t) { t.checked = true; t.dispatchEvent(new Event("change")); }
+      const i = document.querySelector(".md-search__input"); i.focus();
       i.value = %s; i.dispatchEvent(new Event("input", {bubbles: true}));
       i.dispatchEvent(new KeyboardEvent("keyup", {bubbles: true, key: "a"})); })()""" % json.dumps(query))
     hrefs = []

@@ -1,17 +1,30 @@
 """Runbook pages of the mkdocs-material site (``runbooks/``).
 
 One page per app (``runbooks/<app>.md``) in the shape of an on-call runbook: where the rule
-lives and when it renders, context, facts table, extra sections, then one section per alert
-(severity and component, what fires it, likely causes, read-only diagnosis commands, PromQL,
-resolution, related alerts). Plus ``index.md`` (home) and ``alerts.md`` (every alert, grouped
-by severity).
+lives and when it renders, context, facts table, extra sections, then one section per alert:
+
+1. the triage box, right under the heading (``<div class="rg-triage" markdown>``, md_in_html):
+   severity badge and readable summary, impact, owner and escalation, the first check (the
+   first diagnosis command with its preamble), the do-not line;
+2. the readable description, "Fires when" (the expression shown once), the explanation, the
+   app sections the alert depends on (``runbook.context``), "Rule details" collapsed
+   (``<details>``: severity, component, group, ``for``, templates as written, the exact
+   expression, the values knobs);
+3. likely causes, read-only diagnosis (commands with a preamble setting the alert labels they
+   use, see :mod:`rulegen.spec.triage`; PromQL with "open in" links), resolution, silencing,
+   dashboards and links, related alerts.
+
+Plus ``index.md`` (home) and ``alerts.md`` (every alert by app, root causes first), and the
+site's ``rulegen.css``/``rulegen.js`` (:func:`render_asset`).
 
 Anchors: each alert heading carries an explicit id made by :func:`rulegen.render.slug.anchor`,
 the site's own slug function, which is also what ``runbook_url`` links to.
 
-Text that is Prometheus template or PromQL (summary, description, expr) is shown literally:
-in code blocks, or Markdown-escaped, so ``{{ $labels.pod }}`` or ``<5`` never breaks the page.
-Markdown fields (``markdown``, causes, resolution, notes) are Markdown by design.
+Text that is Prometheus template or PromQL (summary, description, expr) is Markdown-escaped or
+in code: summaries and descriptions read ``‹namespace›/‹pod›`` (:func:`readable`) and appear
+as written in Rule details, so ``{{ $labels.pod }}`` or ``<5`` never breaks the page. Markdown
+fields (``markdown``, causes, resolution, impact, escalation, do_not, silence.when, notes) are
+Markdown by design; the new ones go through :func:`blocks_md` as the runbook blocks do.
 
 Team notes: every alert section and the page end with a slot
 ``<!-- notes:<name> -->`` ... ``<!-- /notes -->``; text written there survives ``rulegen build``.

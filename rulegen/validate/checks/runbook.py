@@ -101,13 +101,16 @@ def _blocks(spec, rule=None):
             yield rule.path + ("runbook", "diagnosis", i), b
 
 
-def _never(expr: str, label: str, static: dict) -> bool:
-    return label != "alertname" and label not in static and can_carry(expr, label) is False
+def _never(expr: str, label: str, static: dict, records: dict) -> bool:
+    """True when the alert (``expr``, its own labels ``static``) certainly never carries
+    ``label``; ``records``: the spec's recording rules, name -> expr, for the label flow."""
+    return label != "alertname" and label not in static and can_carry(expr, label, records) is False
 
 
 def check_spec(spec, ctx):
     """Yield RG506-RG511 findings for the runbook content of ``spec``."""
     lf = spec.source
+    records = {r.name: r.expr for _, r in spec.rules() if not r.is_alert}
     cmd_blocks = [(p, b, None) for p, b in _blocks(spec)]
     for g, r in spec.rules():
         if r.is_alert:
@@ -135,7 +138,7 @@ def check_spec(spec, ctx):
             if label is None or var in seen:
                 continue
             seen.add(var)
-            if _never(r.expr, label, static):
+            if _never(r.expr, label, static, records):
                 line, col = offset_position(lf, path, at)
                 yield Finding(lf.path, line, col, "RG507", Severity.ERROR,
                               f"${var} stands for the label {label!r}, which this alert never carries "
@@ -150,7 +153,7 @@ def check_spec(spec, ctx):
         base = r.path + ("runbook",)
         for di, d in enumerate(fields.get("dashboards") or []):
             for label in (d.get("variables") or {}):
-                if _never(r.expr, label, static):
+                if _never(r.expr, label, static, records):
                     n_app = len((spec.runbook or {}).get("dashboards") or [])
                     path = (base + ("dashboards", di - n_app, "variables", label)) if di >= n_app \
                         else ("runbook", "dashboards", di, "variables", label)
@@ -159,7 +162,7 @@ def check_spec(spec, ctx):
                                      rule=r.name, key=True)
         silence = fields.get("silence") or {}
         for label in silence.get("matchers") or {}:
-            if _never(r.expr, label, static):
+            if _never(r.expr, label, static, records):
                 where = base if "silence" in own else ("runbook",)
                 yield lf.finding(where + ("silence", "matchers", label), "RG509",
                                  f"silence matcher {label!r} names a label this alert never carries, so "

@@ -365,3 +365,9 @@ def test_link_urls_with_parentheses_stay_one_link():
                                "variables": {"namespace": "ns"}}, 'up{namespace="ai"}')
     assert md == ('[D](https://g.example.com/d/x?orgId=1&var-ns=ai)'
                   '{ data-rg-labels="namespace=var-ns" }')
+
+
+def test_first_check_skips_assignments_with_quoted_spaces():
+    blocks = [{"commands": "POD='‹engine pod›' C=\"a b\"   # not labels\nkubectl logs \"$POD\" -c \"$C\"\n"}]
+    assert runbook.first_check(blocks, "up", None) == (
+        "POD='‹engine pod›' C=\"a b\"   # not labels\nkubectl logs \"$POD\" -c \"$C\"")

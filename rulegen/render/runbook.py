@@ -116,6 +116,10 @@ def with_preamble(commands: str, expr: str, variables: dict | None) -> str:
     return f"{triage.preamble(pairs, expr)}\n{text}" if pairs else text
 
 
+#: A line that only assigns variables (``A='x y' B=2  # comment``).
+_ASSIGNMENTS = re.compile(r"""(?:[A-Za-z_]\w*=(?:'[^']*'|"[^"]*"|[^\s'"]*)\s*)+(?:#.*)?""")
+
+
 def first_check(blocks: list, expr: str, variables: dict | None) -> str | None:
     """The first command of the first ``commands`` block, with the preamble and the block's
     own assignments it needs (shell text), or None when there is no command."""
@@ -127,7 +131,7 @@ def first_check(blocks: list, expr: str, variables: dict | None) -> str | None:
         for line in text.splitlines():
             lines.append(line)
             stripped = line.strip()
-            if stripped and not stripped.startswith("#") and not re.match(r"[A-Za-z_][A-Za-z0-9_]*=\S*(\s+[A-Za-z_][A-Za-z0-9_]*=\S*)*(\s+#.*)?$", stripped):
+            if stripped and not stripped.startswith("#") and not _ASSIGNMENTS.fullmatch(stripped):
                 return with_preamble("\n".join(l for l in lines if l.strip()), expr, variables)
     return None
 

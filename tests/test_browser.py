@@ -288,6 +288,11 @@ def test_query_string_fills_the_commands(site, browser):
     first = browser.js("""document.querySelector("#noctayallmservicedegraded ~ .rg-triage pre code")
                           .textContent.split("\\n")[0]""")
     assert first == "NAME='‹name›' NAMESPACE='‹namespace›'  # alert labels: name namespace"
+    # a value with a quote stays one shell word: the filled block still parses, runs nothing
+    browser.open(base + "noctaya/?name=a%27b%3Brm%20-rf%20x#noctayallmservicedegraded")
+    code = browser.js("""document.querySelector("#noctayallmservicedegraded ~ .rg-triage pre code").textContent""")
+    assert code.split("\n")[0] == "NAME='a'\\''b;rm -rf x' NAMESPACE='‹namespace›'  # alert labels: name namespace"
+    assert subprocess.run(["bash", "-n", "-c", "--", code]).returncode == 0
 
 
 def test_table_of_contents_names_stay_whole(site, browser):

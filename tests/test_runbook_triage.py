@@ -371,3 +371,18 @@ def test_first_check_skips_assignments_with_quoted_spaces():
     blocks = [{"commands": "POD='‹engine pod›' C=\"a b\"   # not labels\nkubectl logs \"$POD\" -c \"$C\"\n"}]
     assert runbook.first_check(blocks, "up", None) == (
         "POD='‹engine pod›' C=\"a b\"   # not labels\nkubectl logs \"$POD\" -c \"$C\"")
+
+
+def test_bash_verdicts_are_kept_between_runs(tmp_path, monkeypatch):
+    import sys
+    from rulegen.validate.checks import runbook as rb
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path), raising=False)
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    text = "kubectl get x <name> # kept-verdict test"
+    rb.shell_error.cache_clear()
+    first = rb.shell_error(text)
+    assert first is not None and "newline" in first[1]
+    rb.shell_error.cache_clear()
+    monkeypatch.setattr(rb, "_ask_bash", lambda *a: pytest.fail("bash asked again"))
+    assert rb.shell_error(text) == first
+    rb.shell_error.cache_clear()

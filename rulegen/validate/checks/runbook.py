@@ -35,6 +35,8 @@ Codes:
 from __future__ import annotations
 
 import functools
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -67,12 +69,34 @@ def plainly_valid(text: str) -> bool:
 def shell_error(text: str) -> tuple[int, str] | None:
     """``bash -n``'s verdict on shell ``text``: None when it parses (or bash is missing), else
     (0-based character offset of the line bash names, bash's message). About 5 ms a block
-    (one process), except for text :func:`plainly_valid` clears."""
+    (one process) the first time, except for text :func:`plainly_valid` clears; then kept."""
     if plainly_valid(text):
         return None
     bash = shutil.which("bash")
     if bash is None:
         return None
+    # bash's verdict is kept between runs like Python's bytecode (rulegen.codecache), keyed by
+    # the text and the bash binary: an unchanged project asks bash nothing on the next run
+    from ... import codecache
+    try:
+        st = os.stat(bash)
+    except OSError:
+        return None
+    name = codecache.key("bash -n verdict v1", bash, str(st.st_mtime_ns), str(st.st_size), text)
+    kept = codecache.read_bytes(name)
+    if kept is not None:
+        try:
+            v = json.loads(kept)
+            return None if v is None else (int(v[0]), str(v[1]))
+        except (ValueError, TypeError, IndexError):
+            pass
+    verdict = _ask_bash(bash, text)
+    codecache.write_bytes(name, json.dumps(verdict).encode())
+    return verdict
+
+
+def _ask_bash(bash: str, text: str) -> tuple[int, str] | None:
+    """:func:`shell_error` from one ``bash -n`` process."""
     r = subprocess.run([bash, "-n", "-c", "--", text], capture_output=True, text=True, timeout=30,
                        env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"})
     if r.returncode == 0:

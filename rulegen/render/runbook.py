@@ -58,9 +58,12 @@ def md_cell(s) -> str:
     return str(s).replace("|", "\\|").replace("\n", "<br>")
 
 
+_TICKS = re.compile(r"`+")
+
+
 def fence(text: str, lang: str) -> str:
     """A fenced code block that no backtick run inside ``text`` can close early."""
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    longest = max((len(m) for m in _TICKS.findall(text)), default=0) if "`" in text else 0
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}{lang}\n{text.rstrip()}\n{ticks}"
 
@@ -68,7 +71,9 @@ def fence(text: str, lang: str) -> str:
 def inline_code(s: str) -> str:
     """``s`` as inline code, whatever backticks it holds."""
     s = s.replace("\n", " ")
-    longest = max((len(m) for m in re.findall(r"`+", s)), default=0)
+    if "`" not in s:
+        return f"`{s}`"
+    longest = max((len(m) for m in _TICKS.findall(s)), default=0)
     ticks = "`" * (longest + 1)
     pad = " " if s.startswith("`") or s.endswith("`") else ""
     return f"{ticks}{pad}{s}{pad}{ticks}"
@@ -152,7 +157,7 @@ def readable(text: str) -> str:
         if "$value" in body:
             return "‹value›"
         return "‹…›"
-    return _TEMPLATE.sub(one, text)
+    return _TEMPLATE.sub(one, text) if "{{" in text else text
 
 
 class QueryLinks:
@@ -279,8 +284,11 @@ def link_url(url: str) -> str:
     return url.replace("(", "%28").replace(")", "%29").replace("<", "%3C").replace(">", "%3E").replace(" ", "%20")
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def _plain_key(name: str) -> bool:
-    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) is not None
+    return _PLAIN_KEY.fullmatch(name) is not None
 
 
 _INDEX: tuple = ((), {}, [])  # (the specs, by identity, and their alert_index) of the last call
@@ -395,7 +403,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
             "group": md_text(group.name),
             "severity": md_text(sev),
             "badge": severity_badge(sev),
-            "sev_class": re.sub(r"[^a-z0-9-]", "", sev.lower()) or "none",
+            "sev_class": severity_class(sev),
             "component": md_text(r.component or spec.app),
             "for": canonical(r.for_) if r.for_ else "",
             "fires_when": fires_when(r, key),
@@ -456,10 +464,19 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
     }
 
 
+@functools.lru_cache(maxsize=64)
+def severity_class(severity: str) -> str:
+    """The CSS class suffix of ``severity`` (``critical``; ``none`` when nothing is left)."""
+    return _NOT_CLASS.sub("", severity.lower()) or "none"
+
+
+_NOT_CLASS = re.compile(r"[^a-z0-9-]")
+
+
+@functools.lru_cache(maxsize=64)
 def severity_badge(severity: str) -> str:
     """Inline HTML badge for ``severity`` (styled by the site's ``rulegen.css``)."""
-    cls = re.sub(r"[^a-z0-9-]", "", severity.lower()) or "none"
-    return f'<span class="rg-sev rg-sev-{cls}">{md_text(severity)}</span>'
+    return f'<span class="rg-sev rg-sev-{severity_class(severity)}">{md_text(severity)}</span>'
 
 
 def render_page(spec: Spec, specs: list[Spec], header_lines: list[str], fullname_helper: bool = False,

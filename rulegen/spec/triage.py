@@ -20,6 +20,7 @@ from the alert's equality matchers when they fix them, else a readable placehold
 
 from __future__ import annotations
 
+import functools
 import re
 
 TRIAGE_FIELDS = ("impact", "owner", "escalation", "silence", "dashboards", "links", "do_not")
@@ -85,7 +86,8 @@ _ASSIGN = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+|readonly\s+)?([A-Za-z
 _LOOP = re.compile(r"\b(?:for|select)\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\b|\bread\s+(?:-\w+\s+)*([A-Za-z_][A-Za-z0-9_ ]*)")
 
 
-def variables_used(text: str) -> list[tuple[str, int]]:
+@functools.lru_cache(maxsize=4096)  # the same blocks repeat across alerts
+def variables_used(text: str) -> tuple[tuple[str, int], ...]:
     """Variables shell ``text`` expands, as (name, offset of the ``$``), in order, without
     those it assigns itself and the environment's (see the module docstring)."""
     own = set()
@@ -95,7 +97,7 @@ def variables_used(text: str) -> list[tuple[str, int]]:
         for m in _LOOP.finditer(piece):
             own.update((m.group(1) or m.group(2) or "").split())
         uses.extend((m.group(1), off + m.start()) for m in _USE.finditer(piece))
-    return [(name, at) for name, at in uses if name not in own and name not in ENVIRONMENT]
+    return tuple((name, at) for name, at in uses if name not in own and name not in ENVIRONMENT)
 
 
 def label_of(var: str, declared: dict | None) -> str | None:
@@ -118,6 +120,7 @@ def label_variables(text: str, declared: dict | None) -> list[tuple[str, str]]:
     return list(out.items())
 
 
+@functools.lru_cache(maxsize=4096)
 def fixed_value(expr: str, label: str) -> str | None:
     """The value ``expr`` fixes for ``label`` by equality matchers (``label="v"``), when every
     such matcher agrees; else None."""

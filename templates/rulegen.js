@@ -4,7 +4,8 @@
  *      NAMESPACE='ai' DEPLOYMENT='llama-swap'  # alert labels: namespace deployment
  *    gets its values from the page URL's query string (?namespace=ai&deployment=x), which an
  *    Alertmanager template can append to the runbook_url. The copy button copies the result.
- * 2. Dashboard links with data-rg-labels="label=var-name ..." get var-name=<value> likewise.
+ * 2. Dashboard links with data-rg-labels="label=var-name ..." get var-name=<value> likewise,
+ *    and readable template text outside code (‹namespace›) shows the value.
  * 3. The alert index (.rg-index): filters by app, severity and team.
  */
 (function () {
@@ -80,6 +81,23 @@
     });
   }
 
+  /* readable template text (‹namespace›/‹name›) outside code shows the URL's values */
+  function fillText(values) {
+    var root = document.querySelector(".md-content");
+    if (!root || !Object.keys(values).length) { return; }
+    var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    var nodes = [];
+    while (walker.nextNode()) {
+      var n = walker.currentNode;
+      if (n.nodeValue.indexOf("\u2039") >= 0 && !n.parentElement.closest("pre, code")) { nodes.push(n); }
+    }
+    nodes.forEach(function (n) {
+      n.nodeValue = n.nodeValue.replace(/\u2039([A-Za-z_][A-Za-z0-9_]*)\u203a/g, function (all, label) {
+        return Object.prototype.hasOwnProperty.call(values, label) ? values[label] : all;
+      });
+    });
+  }
+
   function indexFilters() {
     var index = document.querySelector(".rg-index");
     var box = document.getElementById("rg-filters");
@@ -141,6 +159,7 @@
     var values = params();
     fillCommands(values);
     fillDashboards(values);
+    fillText(values);
     indexFilters();
   }
 

@@ -289,6 +289,8 @@ def test_query_string_fills_the_commands(site, browser):
     first = browser.js("""document.querySelector("#noctayallmservicedegraded ~ .rg-triage pre code")
                           .textContent.split("\\n")[0]""")
     assert first == "NAME='qwen3-8b' NAMESPACE='ml'  # alert labels: name namespace"
+    summary = browser.js("""document.querySelector("#noctayallmservicedegraded ~ .rg-triage p").textContent""")
+    assert summary == "critical LLMService ml/qwen3-8b is Degraded (‹reason›)."
     browser.open(base + "noctaya/#noctayallmservicedegraded")
     first = browser.js("""document.querySelector("#noctayallmservicedegraded ~ .rg-triage pre code")
                           .textContent.split("\\n")[0]""")

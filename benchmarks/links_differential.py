@@ -71,7 +71,7 @@ def run(seed: int = 1, mutations: int = 3000, corpus: bool = True, out=print) ->
     from rulegen.gitops import links
 
     def fresh_render(text):
-        exts = ["attr_list", "tables", "toc", "pymdownx.superfences"]
+        exts = ["attr_list", "md_in_html", "tables", "toc", "pymdownx.superfences"]
         p = links._parse_html(markdown.Markdown(extensions=exts).convert(text))
         return p.ids, p.heading_ids, p.hrefs
 

@@ -10,7 +10,12 @@ Shape::
       require_summary: true
       require_description: true
       require_runbook_for: [critical]         # [] switches RG504 off
+      require_triage:                         # RG510; default {} (nothing required)
+        critical: [impact, owner, do_not]     # triage fields each critical alert must have
     duplicate_alert_across_apps: error   # or warning (RG412)
+    runbooks:
+      prometheus_url: https://prometheus.example.com   # every PromQL block links to its query there
+      grafana_url: https://grafana.example.com         # ... and to Grafana Explore
 
 Everything has a default, so a project without the file behaves as documented in the README.
 """
@@ -39,6 +44,11 @@ class Config:
     require_description: bool = True
     require_runbook_for: tuple = ("critical",)
     duplicate_alert_across_apps: str = "error"
+    #: severity -> triage fields (:data:`rulegen.spec.triage.TRIAGE_FIELDS`) its alerts must have
+    require_triage: dict = field(default_factory=dict)
+    #: base URLs (http/https, no trailing slash) the runbook pages open PromQL in; None: no link
+    prometheus_url: str | None = None
+    grafana_url: str | None = None
 
     def apply(self, findings: list[Finding]) -> list[Finding]:
         """Drop disabled codes and apply severity overrides; result sorted by file, line, col."""
@@ -80,12 +90,14 @@ def parse_config(raw) -> Config:
     """
     if not isinstance(raw, dict):
         raise RulegenError(f"{CONFIG_FILE}: must be a mapping")
-    _known(raw, ("checks", "conventions", "duplicate_alert_across_apps"), "")
+    _known(raw, ("checks", "conventions", "duplicate_alert_across_apps", "runbooks"), "")
+    pages = _mapping(raw.get("runbooks"), "runbooks")
+    _known(pages, ("prometheus_url", "grafana_url"), "runbooks.")
     checks = _mapping(raw.get("checks"), "checks")
     conv = _mapping(raw.get("conventions"), "conventions")
     _known(checks, ("disable", "severity"), "checks.")
-    _known(conv, ("severities", "require_summary", "require_description", "require_runbook_for"),
-           "conventions.")
+    _known(conv, ("severities", "require_summary", "require_description", "require_runbook_for",
+                  "require_triage"), "conventions.")
     disabled = _strings(checks.get("disable"), "checks.disable", ())
     for c in disabled:
         _code(c, "checks.disable")
@@ -108,7 +120,34 @@ def parse_config(raw) -> Config:
         require_runbook_for=_strings(conv.get("require_runbook_for"), "conventions.require_runbook_for",
                                      Config.require_runbook_for),
         duplicate_alert_across_apps=dup,
+        require_triage=_triage(conv.get("require_triage")),
+        prometheus_url=_base_url(pages.get("prometheus_url"), "runbooks.prometheus_url"),
+        grafana_url=_base_url(pages.get("grafana_url"), "runbooks.grafana_url"),
     )
+
+
+def _base_url(v, name: str) -> str | None:
+    """An http(s) base URL without its trailing ``/``, or None when unset."""
+    if v is None:
+        return None
+    if not isinstance(v, str) or not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", v):
+        raise RulegenError(f"{CONFIG_FILE}: {name} must be an http:// or https:// URL without query "
+                           "or fragment, e.g. https://prometheus.example.com")
+    return v.rstrip("/")
+
+
+def _triage(v) -> dict:
+    """``conventions.require_triage``: severity -> list of triage field names."""
+    from .spec.triage import TRIAGE_FIELDS
+    out = {}
+    for sev, fields in _mapping(v, "conventions.require_triage").items():
+        names = _strings(fields, f"conventions.require_triage.{sev}", ())
+        bad = [f for f in names if f not in TRIAGE_FIELDS]
+        if bad:
+            raise RulegenError(f"{CONFIG_FILE}: conventions.require_triage.{sev}: unknown field(s) "
+                               f"{', '.join(bad)}; known: {', '.join(TRIAGE_FIELDS)}")
+        out[str(sev)] = tuple(names)
+    return out
 
 
 def _known(d: dict, keys: tuple, prefix: str) -> None:

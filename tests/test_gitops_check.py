@@ -23,7 +23,7 @@ HELPERS = "charts/llama-swap/templates/_rulegen.tpl"
 PAGE = "runbooks/llama-swap.md"
 GENERATED = [TEMPLATE, "charts/llama-swap/values.yaml", "charts/llama-swap/values.schema.json",
              "charts/llama-swap/tests/llama-swap.test.yaml", "mkdocs.yml", "runbooks/alerts.md",
-             "runbooks/index.md", PAGE, HELM_TEMPLATE, HELPERS]
+             "runbooks/assets/rulegen.css", "runbooks/assets/rulegen.js", "runbooks/index.md", PAGE, HELM_TEMPLATE, HELPERS]
 
 
 @pytest.fixture

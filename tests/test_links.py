@@ -81,7 +81,7 @@ def test_renamed_alert_heading_is_caught_with_the_missing_anchor(project):
     rg711 = [f for f in found if f.code == "RG711"]
     assert len(rg711) == 1
     f = rg711[0]
-    assert (f.file, f.line, f.rule) == ("rules/llama-swap.yaml", 41, "LlamaSwapDown")
+    assert (f.file, f.line, f.rule) == ("rules/llama-swap.yaml", 50, "LlamaSwapDown")
     assert f.message.startswith("LlamaSwapDown: runbook_url https://runbooks.example.com/llama-swap/#llamaswapdown "
                                 "opens runbooks/llama-swap.md but it has no anchor #llamaswapdown (missing anchor)")
     # the related link from LlamaSwapNoMetrics and the page/index links break too

@@ -102,7 +102,7 @@ def test_prometheus_templates_are_shown_literally(project):
     assert a == "llamaswap-pod_restarts-x"
     assert f"## LlamaSwap Pod\\_Restarts \\{{x\\}} {{ #{a} }}" in page
     import markdown
-    html = markdown.markdown(page, extensions=["attr_list", "toc", "tables", "fenced_code"])
+    html = markdown.markdown(page, extensions=["attr_list", "md_in_html", "toc", "tables", "fenced_code"])
     text = re.sub(r"<[^>]+>", "", html)
     import html as h
     text = h.unescape(text)

@@ -55,7 +55,7 @@ then stripped and the rest mapped to a page the way mkdocs serves it (``use_dire
 ``<app>/`` is ``<app>.md`` or ``<app>/index.md``; otherwise ``<app>.html`` is ``<app>.md``).
 
 Anchors of a Markdown page are the element ids that Python-Markdown produces for it with
-``attr_list`` and ``toc`` (the site's own extensions), so explicit ``{ #id }`` and automatic
+``attr_list``, ``md_in_html`` and ``toc`` (the site's own extensions), so explicit ``{ #id }`` and automatic
 heading slugs are both counted; of a built page, every ``id`` in its HTML. Pages written in the
 plain subset of Markdown that rulegen generates are read from their text without rendering
 (:func:`page_ids`); any other page is rendered.
@@ -119,7 +119,7 @@ def _markdown():
     global _MD
     if _MD is None:
         import markdown
-        exts = ["attr_list", "tables", "toc"]
+        exts = ["attr_list", "md_in_html", "tables", "toc"]  # md_in_html: triage box, index, details
         cfg = {}
         try:
             import pymdownx.superfences  # noqa: F401  (the site's fence extension, when installed)
@@ -153,6 +153,14 @@ def _render_ids(markdown_text: str) -> tuple[set[str], list[str], list[str]]:
 # _render_ids. benchmarks/links_differential.py checks both ways agree on real and mutated pages.
 _FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})[ ]*[\w+.-]*[ ]*$")
 _COMMENT = re.compile(r"^<!--(?:(?!--).)*-->[ ]*$")
+#: The block wrappers rulegen's pages use (md_in_html), read by the fast path exactly as written.
+_WRAPPER = re.compile(r'<(?P<open>div|details) class="rg-[a-z0-9-]+(?: rg-[a-z0-9-]+)*"'
+                      r'(?: data-app="[a-z0-9-]+")? markdown>'
+                      r'|</(?P<close>div|details)>'
+                      r'|<div id="(?P<empty>rg-[a-z0-9-]+)" class="rg-[a-z0-9-]+"></div>'
+                      r'|(?P<summary><summary>Rule details</summary>)')
+_SUMMARY = "<summary>Rule details</summary>"
+_OWN_INLINE = re.compile(r'<span class="rg-[a-z0-9-]+(?: rg-[a-z0-9-]+)*">|</span>|<br>')
 _ATX_ID = re.compile(r"^(#{1,6})[ ]+([^#\n]*?)[ ]+\{[ ]?#([A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*)[ ]?\}[ ]*$")
 _ATX_PLAIN = re.compile(r"^(#{1,6})[ ]+([A-Za-z0-9][A-Za-z0-9 .,:;()/'-]*?)[ ]*$")
 _SETEXT = re.compile(r"^[=-]+[ ]*$")
@@ -174,6 +182,8 @@ def _inline_hrefs(text: str, hrefs: list[str]) -> bool:
         text = "\0".join(parts[::2])
     if "\\" in text:
         text = _ESCAPED.sub("\0", text)
+    if "<" in text:
+        text = _OWN_INLINE.sub("\0", text)  # rulegen's badge/summary spans and <br>: no id, no link
     if "<" in text or "{" in text or "}" in text:
         return False
     if "[" in text or "]" in text:
@@ -193,6 +203,9 @@ def _fast_ids(text: str) -> tuple[set[str], list[str], list[str]] | None:
     hrefs: list[str] = []
     fence = None
     prev = "blank"  # what the previous line was: blank, text (paragraph or list), other
+    wrappers: list[str] = []  # open <div markdown>/<details markdown> of rulegen's pages
+    expect = None  # after a wrapper line: "blank" (or "summary" after <details>)
+    own_ids: set[str] = set()
     for line in text.split("\n"):
         if fence is not None:
             if line.startswith(fence[0] * 3):
@@ -203,6 +216,35 @@ def _fast_ids(text: str) -> tuple[set[str], list[str], list[str]] | None:
             continue
         if not line.strip(" "):
             prev = "blank"
+            expect = None
+            continue
+        if expect is not None and not (expect == "summary" and line == _SUMMARY):
+            return None
+        if line[0] == "<" and not _COMMENT.match(line) and not _OWN_INLINE.match(line):
+            # rulegen's own md_in_html wrappers, written exactly so: each on its own line,
+            # after a blank line, followed by one (the summary line after <details>)
+            m = _WRAPPER.fullmatch(line)
+            if m is None:
+                return None
+            if m.group("open"):
+                if prev != "blank":
+                    return None
+                wrappers.append(m.group("open"))
+                expect = "summary" if m.group("open") == "details" else "blank"
+            elif m.group("close"):
+                if prev != "blank" or not wrappers or wrappers.pop() != m.group("close"):
+                    return None
+                expect = "blank"
+            elif m.group("empty"):
+                if prev != "blank":
+                    return None
+                own_ids.add(m.group("empty"))
+                expect = "blank"
+            else:  # the summary line
+                if expect != "summary":
+                    return None
+                expect = "blank"
+            prev = "other"
             continue
         if line[0] in "`~":
             m = _FENCE_OPEN.match(line)
@@ -212,7 +254,7 @@ def _fast_ids(text: str) -> tuple[set[str], list[str], list[str]] | None:
                 fence = m.group(1)
                 prev = "other"
                 continue
-        if line[0] == "<":
+        if line[0] == "<" and not _OWN_INLINE.match(line):
             if not _COMMENT.match(line):
                 return None
             prev = "other"
@@ -245,10 +287,10 @@ def _fast_ids(text: str) -> tuple[set[str], list[str], list[str]] | None:
         if not _inline_hrefs(line, hrefs):
             return None
         prev = "other" if "|" in line else "text"
-    if fence is not None:
+    if fence is not None or wrappers or expect == "summary":
         return None
     from markdown.extensions.toc import slugify, unique
-    ids = {h for h, _ in headings if h is not None}
+    ids = {h for h, _ in headings if h is not None} | own_ids
     used = set(ids)
     counters: dict[str, int] = {}
     heading_ids = [h if h is not None else unique(slugify(t, "-"), used, counters) for h, t in headings]

@@ -8,7 +8,7 @@ the checksum line, with team-note slots emptied). A file whose body no longer ma
 checksum was edited by hand; ``rulegen build`` refuses to overwrite it without ``--force``.
 
 Comment styles: ``yaml`` (``# ...``), ``helm`` (``{{- /* ... */}}``), ``markdown``
-(``<!-- ... -->``).
+(``<!-- ... -->``), ``css`` (``/* ... */``, CSS and JavaScript).
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ def comment(style: str, text: str) -> str:
         return "{{- /* " + text + " */}}"
     if style == "markdown":
         return f"<!-- {text} -->"
+    if style == "css":  # CSS and JavaScript
+        return f"/* {text} */"
     raise ValueError(f"unknown comment style {style!r}")
 
 

@@ -24,6 +24,10 @@ from ..parallel import split_map
 from ..spec import Spec
 
 RUNBOOK_DIR = "runbooks"
+#: The site's own stylesheet and script, written under ``runbooks/assets/`` (listed in
+#: mkdocs.yml's ``extra_css`` and ``extra_javascript``; see the README).
+ASSETS_DIR = "assets"
+ASSETS = ("rulegen.css", "rulegen.js")
 
 
 @dataclass(frozen=True)
@@ -119,11 +123,13 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     """
     # imported here, not at module level: validation imports rulegen.render.helm and
     # rulegen.render.promtool_tests for a helper each, and should not pay for ruamel and Jinja
+    from ..config import load_config
     from . import helm, promtool_tests, runbook, site, values
     site_url = site.site_url(root)
+    cfg = load_config(root)
     if severities is None:
-        from ..config import load_config
-        severities = load_config(root).severities
+        severities = cfg.severities
+    query_links = runbook.QueryLinks(cfg.prometheus_url, cfg.grafana_url)
     outs: list[Output] = []
     findings: list[Finding] = []
     # Shared chart files by path. Several specs may render into one chart (each its own
@@ -151,7 +157,7 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
         except promtool_tests.NotExpandable as e:
             tests = (None, str(e))
         page = runbook.render_page(spec, specs, _headers("markdown", src),
-                                   helm.uses_fullname(spec, root), helm.name_suffix(spec))
+                                   helm.uses_fullname(spec, root), helm.name_suffix(spec), query_links)
         pp = f"{RUNBOOK_DIR}/{spec.app}.md"
         page_findings: list[Finding] = []
         page = _page(page, _read(root, pp), pp, page_findings)
@@ -240,6 +246,9 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
         outs.append(Output(home, _page(runbook.render_home(specs, _headers("markdown", "rules/")), _read(root, home),
                                        home, findings, "home"),
                            True))
+        for name in ASSETS:  # the site's stylesheet and script (mkdocs.yml: extra_css, extra_javascript)
+            outs.append(Output(f"{RUNBOOK_DIR}/{ASSETS_DIR}/{name}", ownership.seal(runbook.render_asset(
+                name, [ownership.comment("css", ownership.notice("rules/")), ownership.checksum_line("css")])), True))
         idx = f"{RUNBOOK_DIR}/alerts.md"
         outs.append(Output(idx, _page(runbook.render_alert_index(specs, _headers("markdown", "rules/")),
                                       _read(root, idx), idx, findings), True))
@@ -250,6 +259,13 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
         # The nav is rewritten through ruamel.yaml, which writes "\n": give it LF text and put
         # the file's own line ending back.
         lf_text = None if mk_text is None else mk_text.replace("\r\n", "\n")
+        if lf_text is not None:
+            missing = site.missing_page_settings(lf_text, root)
+            if missing:
+                findings.append(Finding("mkdocs.yml", 1, 1, "RG512", Severity.WARNING,
+                                        f"mkdocs.yml lacks {', '.join(missing)}: the runbook pages' triage "
+                                        "boxes, badges and index filters need them (see the README, "
+                                        "\"Site assets and settings\")"))
         mk = site.render_mkdocs(specs, lf_text, root)
         if mk is not None and mk == lf_text:
             mk = mk_text  # nav current: the file as it is, mixed line endings and all

@@ -1,17 +1,30 @@
 """Runbook pages of the mkdocs-material site (``runbooks/``).
 
 One page per app (``runbooks/<app>.md``) in the shape of an on-call runbook: where the rule
-lives and when it renders, context, facts table, extra sections, then one section per alert
-(severity and component, what fires it, likely causes, read-only diagnosis commands, PromQL,
-resolution, related alerts). Plus ``index.md`` (home) and ``alerts.md`` (every alert, grouped
-by severity).
+lives and when it renders, context, facts table, extra sections, then one section per alert:
+
+1. the triage box, right under the heading (``<div class="rg-triage" markdown>``, md_in_html):
+   severity badge and readable summary, impact, owner and escalation, the first check (the
+   first diagnosis command with its preamble), the do-not line;
+2. the readable description, "Fires when" (the expression shown once), the explanation, the
+   app sections the alert depends on (``runbook.context``), "Rule details" collapsed
+   (``<details>``: severity, component, group, ``for``, templates as written, the exact
+   expression, the values knobs);
+3. likely causes, read-only diagnosis (commands with a preamble setting the alert labels they
+   use, see :mod:`rulegen.spec.triage`; PromQL with "open in" links), resolution, silencing,
+   dashboards and links, related alerts.
+
+Plus ``index.md`` (home) and ``alerts.md`` (every alert by app, root causes first), and the
+site's ``rulegen.css``/``rulegen.js`` (:func:`render_asset`).
 
 Anchors: each alert heading carries an explicit id made by :func:`rulegen.render.slug.anchor`,
 the site's own slug function, which is also what ``runbook_url`` links to.
 
-Text that is Prometheus template or PromQL (summary, description, expr) is shown literally:
-in code blocks, or Markdown-escaped, so ``{{ $labels.pod }}`` or ``<5`` never breaks the page.
-Markdown fields (``markdown``, causes, resolution, notes) are Markdown by design.
+Text that is Prometheus template or PromQL (summary, description, expr) is Markdown-escaped or
+in code: summaries and descriptions read ``‹namespace›/‹pod›`` (:func:`readable`) and appear
+as written in Rule details, so ``{{ $labels.pod }}`` or ``<5`` never breaks the page. Markdown
+fields (``markdown``, causes, resolution, impact, escalation, do_not, silence.when, notes) are
+Markdown by design; the new ones go through :func:`blocks_md` as the runbook blocks do.
 
 Team notes: every alert section and the page end with a slot
 ``<!-- notes:<name> -->`` ... ``<!-- /notes -->``; text written there survives ``rulegen build``.
@@ -23,6 +36,7 @@ import functools
 import re
 
 from ..spec import Spec
+from ..spec import triage
 from ..spec.durations import canonical
 from . import jinja
 from .slug import anchor, page_path
@@ -44,9 +58,12 @@ def md_cell(s) -> str:
     return str(s).replace("|", "\\|").replace("\n", "<br>")
 
 
+_TICKS = re.compile(r"`+")
+
+
 def fence(text: str, lang: str) -> str:
     """A fenced code block that no backtick run inside ``text`` can close early."""
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    longest = max((len(m) for m in _TICKS.findall(text)), default=0) if "`" in text else 0
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}{lang}\n{text.rstrip()}\n{ticks}"
 
@@ -68,14 +85,21 @@ def params_note(rule, values_key: str) -> str:
 def inline_code(s: str) -> str:
     """``s`` as inline code, whatever backticks it holds."""
     s = s.replace("\n", " ")
-    longest = max((len(m) for m in re.findall(r"`+", s)), default=0)
+    if "`" not in s:
+        return f"`{s}`"
+    longest = max((len(m) for m in _TICKS.findall(s)), default=0)
     ticks = "`" * (longest + 1)
     pad = " " if s.startswith("`") or s.endswith("`") else ""
     return f"{ticks}{pad}{s}{pad}{ticks}"
 
 
-def blocks_md(blocks: list) -> str:
-    """Runbook content blocks (markdown, commands, promql, table) as Markdown."""
+def blocks_md(blocks: list, expr: str = "", variables: dict | None = None, links: "QueryLinks | None" = None) -> str:
+    """Runbook content blocks (markdown, commands, promql, table) as Markdown.
+
+    ``commands`` blocks that use alert labels as variables start with the preamble that sets
+    them (:func:`rulegen.spec.triage.preamble`; values from ``expr``'s equality matchers,
+    ``variables`` the alert's declared ``runbook.variables``). ``promql`` blocks are followed
+    by "open in" links when ``links`` has base URLs."""
     parts = []
     for b in blocks or []:
         if b.get("title"):
@@ -83,11 +107,13 @@ def blocks_md(blocks: list) -> str:
         if "markdown" in b:
             parts.append(b["markdown"].strip())
         if "commands" in b:
-            parts.append(fence(b["commands"], "bash"))
+            parts.append(fence(with_preamble(b["commands"], expr, variables), "bash"))
         if "promql" in b:
             q = b["promql"]
-            text = "\n".join(q) if isinstance(q, list) else q
-            parts.append(fence(text, "promql"))
+            queries = q if isinstance(q, list) else [q]
+            parts.append(fence("\n".join(queries), "promql"))
+            if links:
+                parts.append(links.markdown(queries))
         if "table" in b:
             t = b["table"]
             cols = t["columns"]
@@ -102,6 +128,91 @@ def blocks_md(blocks: list) -> str:
     return "\n\n".join(parts)
 
 
+def with_preamble(commands: str, expr: str, variables: dict | None) -> str:
+    """``commands`` with the one-line preamble setting the alert labels it uses, if any."""
+    pairs = triage.label_variables(commands, variables)
+    text = commands.rstrip()
+    return f"{triage.preamble(pairs, expr)}\n{text}" if pairs else text
+
+
+#: A line that only assigns variables (``A='x y' B=2  # comment``).
+_ASSIGNMENTS = re.compile(r"""(?:[A-Za-z_]\w*=(?:'[^']*'|"[^"]*"|[^\s'"]*)\s*)+(?:#.*)?""")
+
+
+def first_check(blocks: list, expr: str, variables: dict | None) -> str | None:
+    """The first command of the first ``commands`` block, with the preamble and the block's
+    own assignments it needs (shell text), or None when there is no command."""
+    for b in blocks or []:
+        text = b.get("commands") if isinstance(b, dict) else None
+        if not isinstance(text, str):
+            continue
+        lines = []
+        for line in text.splitlines():
+            lines.append(line)
+            stripped = line.strip()
+            if stripped and not stripped.startswith("#") and not _ASSIGNMENTS.fullmatch(stripped):
+                return with_preamble("\n".join(l for l in lines if l.strip()), expr, variables)
+    return None
+
+
+_TEMPLATE = re.compile(r"\{\{-?(.*?)-?\}\}", re.S)
+_LABEL_REF = re.compile(r'\$labels\.([A-Za-z_][A-Za-z0-9_]*)|index\s+\$labels\s+"([^"]+)"|\$labels\s*\|\s*index\s+"([^"]+)"')
+
+
+def readable(text: str) -> str:
+    """Prometheus template text for a person: each ``{{ ... }}`` action becomes ``‹label›``
+    for a label reference (``{{ $labels.namespace }}`` -> ``‹namespace›``), ``‹value›`` for
+    ``$value``, and ``‹…›`` for anything else; the rest is unchanged."""
+    def one(m):
+        body = m.group(1)
+        ref = _LABEL_REF.search(body)
+        if ref:
+            return "‹" + next(g for g in ref.groups() if g) + "›"
+        if "$value" in body:
+            return "‹value›"
+        return "‹…›"
+    return _TEMPLATE.sub(one, text) if "{{" in text else text
+
+
+class QueryLinks:
+    """Links that open a PromQL query in Prometheus' expression browser and in Grafana Explore,
+    from the base URLs of ``.rulegen.yaml`` (``runbooks.prometheus_url``/``grafana_url``).
+
+    Prometheus: ``<base>/graph?g0.expr=<query>&g0.tab=1``, the form Prometheus itself uses
+    in an alert's ``generatorURL``. Grafana: ``<base>/explore?schemaVersion=1&panes=...``
+    with the query on the default data source (Grafana's Explore URL format)."""
+
+    def __init__(self, prometheus: str | None, grafana: str | None):
+        self.prometheus = prometheus
+        self.grafana = grafana
+
+    def __bool__(self) -> bool:
+        return bool(self.prometheus or self.grafana)
+
+    def urls(self, query: str) -> list[tuple[str, str]]:
+        """(label, URL) pairs for ``query``."""
+        from urllib.parse import quote
+        out = []
+        q = query.strip()
+        if self.prometheus:
+            out.append(("Prometheus", f"{self.prometheus}/graph?g0.expr={quote(q, safe='')}&g0.tab=1"))
+        if self.grafana:
+            import json
+            panes = json.dumps({"a": {"queries": [{"refId": "A", "expr": q}],
+                                      "range": {"from": "now-1h", "to": "now"}}}, separators=(",", ":"))
+            out.append(("Grafana", f"{self.grafana}/explore?schemaVersion=1&panes={quote(panes, safe='')}"))
+        return out
+
+    def markdown(self, queries: list[str]) -> str:
+        """One line of links per query ("Open in Prometheus · Grafana", numbered when several)."""
+        lines = []
+        for i, q in enumerate(queries, 1):
+            links = " · ".join(f"[{name}]({url}){{ .rg-open }}" for name, url in self.urls(q))
+            lead = f"Open query {i} in" if len(queries) > 1 else "Open in"
+            lines.append(f"{lead} {links}")
+        return "<br>\n".join(lines) if len(lines) > 1 else lines[0]
+
+
 #: An expression this short and on one line is also quoted inside the "fires when" sentence.
 INLINE_EXPR_MAX = 100
 
@@ -110,19 +221,17 @@ def fires_when(rule, values_key: str = "prometheusRule") -> str:
     """The sentence saying when an alert fires, for a person (Markdown, one paragraph).
 
     Short one-line expressions are quoted in the sentence itself (the PromQL block follows it
-    anyway); the ``for`` and ``keep_firing_for`` durations are given in Prometheus syntax with
-    the values key that overrides them per install, e.g. "Fires when
-    `up == 0` holds continuously for **5m** (`for`; ...)."
+    anyway); the ``for`` and ``keep_firing_for`` durations are given in Prometheus syntax, e.g.
+    "Fires when `up == 0` holds (returns at least one series) continuously for **5m**." The
+    values keys that override them are rule-author details (:func:`rule_knobs`).
     """
     expr = rule.expr.strip()
     if "\n" not in expr and len(expr) <= INLINE_EXPR_MAX:
         what = f"{inline_code(expr)} holds (returns at least one series)"
     else:
         what = "the PromQL below returns at least one series"
-    knob = f"`{values_key}.customRules.{rule.name}.for`" if _plain_key(rule.name) else f"`{values_key}.customRules`"
     if rule.for_ and canonical(rule.for_) != "0s":
-        s = (f"Fires when {what} continuously for **{canonical(rule.for_)}** "
-             f"(the rule's `for`; {knob} overrides it)")
+        s = f"Fires when {what} continuously for **{canonical(rule.for_)}**"
     else:
         s = f"Fires when {what}, at the first evaluation that sees it (no `for`)"
     if rule.keep_firing_for and canonical(rule.keep_firing_for) != "0s":
@@ -130,8 +239,70 @@ def fires_when(rule, values_key: str = "prometheusRule") -> str:
     return s + "."
 
 
+def rule_knobs(rule, values_key: str = "prometheusRule") -> str:
+    """Markdown for rule authors: the values keys that change ``rule`` per install."""
+    key = f"{values_key}.customRules.{rule.name}" if _plain_key(rule.name) else f"{values_key}.customRules"
+    off = f"{values_key}.disabled.{rule.name}" if _plain_key(rule.name) else f"{values_key}.disabled"
+    return (f"Per install, `{key}.for` overrides the `for`, `{key}` also its severity, labels and "
+            f"annotations, and `{off}: true` drops the alert.")
+
+
+def owner_md(owner: dict | None) -> str:
+    """The owner line: team, chat and paging handles; what the spec does not record is said."""
+    if not owner:
+        return "*not recorded: the spec names no team, chat or paging handle*"
+    parts = [md_text(owner["team"])]
+    for key, what in (("chat", "chat"), ("paging", "paging")):
+        if owner.get(key):
+            parts.append(f"{what} {inline_code(owner[key])}")
+    missing = [w for w in ("chat", "paging") if not owner.get(w)]
+    if missing:
+        parts.append(f"*no {' or '.join(missing)} handle recorded in the spec*")
+    return " · ".join(parts)
+
+
+def silence_command(name: str, silence: dict) -> str:
+    """The ``amtool silence add`` line for alert ``name`` and the spec's ``silence`` (shell).
+    A matcher value ``$VAR`` stays a shell variable (set by the preamble)."""
+    words = ["amtool", "silence", "add", f"alertname={triage.shell_quote(name) if not _plain_key(name) else name}"]
+    for label, value in (silence.get("matchers") or {}).items():
+        v = f'"{value}"' if re.fullmatch(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", value) else triage.shell_quote(value)
+        words.append(f"{label}={v}")
+    words.append(f"--duration={canonical(silence.get('duration') or '1h')}")
+    words.append("--comment=" + triage.shell_quote(f"{name}: legitimate silence, see the runbook"))
+    return " ".join(words)
+
+
+def dashboard_md(d: dict, expr: str) -> str:
+    """A dashboard link: variables mapped from labels are filled with the values ``expr`` fixes
+    (the page's script fills the others from the URL's query string)."""
+    from urllib.parse import urlencode
+    url = d["url"]
+    params = []
+    mapping = d.get("variables") or {}
+    for label, var in mapping.items():
+        value = triage.fixed_value(expr, label)
+        if value is not None:
+            params.append((f"var-{var}", value))
+    if params:
+        url += ("&" if "?" in url else "?") + urlencode(params)
+    attrs = ""
+    if mapping:
+        attrs = '{ data-rg-labels="' + " ".join(f"{label}=var-{var}" for label, var in mapping.items()) + '" }'
+    return f"[{md_text(d['title'])}]({link_url(url)}){attrs}"
+
+
+def link_url(url: str) -> str:
+    """``url`` safe inside a Markdown link's parentheses (``(``, ``)``, ``<``, ``>`` and spaces
+    percent-encoded, which leaves the address the same)."""
+    return url.replace("(", "%28").replace(")", "%29").replace("<", "%3C").replace(">", "%3E").replace(" ", "%20")
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def _plain_key(name: str) -> bool:
-    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) is not None
+    return _PLAIN_KEY.fullmatch(name) is not None
 
 
 _INDEX: tuple = ((), {}, [])  # (the specs, by identity, and their alert_index) of the last call
@@ -177,7 +348,7 @@ def _unique(id_: str, used: set[str]) -> str:
 
 
 def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
-                 name_suffix: str | None = None) -> dict:
+                 name_suffix: str | None = None, links: QueryLinks | None = None) -> dict:
     """Everything the page template shows, prepared as Markdown strings.
 
     Heading ids: alert headings get exactly :func:`anchor` of the alert name (what
@@ -195,7 +366,8 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
     alerts = []
     context_id = _unique("context", used)
     sections = [{"title": md_text(s["title"]), "anchor": _unique(anchor(s["title"]), used),
-                 "body": blocks_md(s["blocks"])} for s in rb.get("sections") or []]
+                 "body": blocks_md(s["blocks"], links=links)} for s in rb.get("sections") or []]
+    by_title = {s["title"]: sec for s, sec in zip(rb.get("sections") or [], sections)}
     by_name: dict = {}
     for group, r in spec.rules():
         if not r.is_alert:
@@ -209,7 +381,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
                 "for": canonical(r.for_) if r.for_ else "",
                 "fires_when": fires_when(r, key),
                 "expr": fence(r.expr, "promql") + params_note(r, key),
-                "summary": md_text(r.annotations.get("summary", "")),
+                "summary": md_text(readable(r.annotations.get("summary", ""))),
                 "explanation": (r.runbook.get("explanation") or "").strip(),
             })
             # its runbook content joins the section's (nothing a variant says is dropped)
@@ -218,7 +390,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
                 for x in items or []:
                     if x.strip() not in first[field]:
                         first[field].append(x.strip())
-            more = blocks_md(rr.get("diagnosis") or [])
+            more = blocks_md(rr.get("diagnosis") or [], r.expr, rr.get("variables"), links)
             if more and more not in first["diagnosis"]:
                 first["diagnosis"] = (first["diagnosis"] + "\n\n" + more).strip()
             for x in rr.get("related") or []:
@@ -228,24 +400,51 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
             continue
         rr = r.runbook
         a = anchor(r.name)
+        variables = rr.get("variables")
+        tf = triage.effective(spec, r)
+        check = first_check(rr.get("diagnosis") or [], r.expr, variables)
+        silence = tf.get("silence")
+        short = "\n" not in r.expr.strip() and len(r.expr.strip()) <= INLINE_EXPR_MAX
+        sev = r.severity or "none"
         alerts.append({
             "variants": [],
             "name": r.name,
             "heading": md_text(r.name),
             "anchor": a,
             "ids": {k: _unique(f"{a}-{k}", used) for k in ("fires-when", "likely-causes", "diagnose",
-                                                            "resolution", "related")},
+                                                            "resolution", "silencing", "dashboards",
+                                                            "related")},
             "group": md_text(group.name),
-            "severity": md_text(r.severity or "none"),
+            "severity": md_text(sev),
+            "badge": severity_badge(sev),
+            "sev_class": severity_class(sev),
             "component": md_text(r.component) if r.component else "",  # `component: false`: none
             "for": canonical(r.for_) if r.for_ else "",
             "fires_when": fires_when(r, key),
+            "knobs": rule_knobs(r, key),
             "expr": fence(r.expr, "promql") + params_note(r, key),
-            "summary": md_text(r.annotations.get("summary", "")),
-            "description": md_text(r.annotations.get("description", "")),
+            "short_expr": short,
+            "open_expr": links.markdown([r.expr]) if links else "",
+            "summary": md_text(readable(r.annotations.get("summary", ""))),
+            "description": md_text(readable(r.annotations.get("description", ""))),
+            "summary_raw": inline_code(r.annotations["summary"]) if r.annotations.get("summary") else "",
+            "description_raw": inline_code(r.annotations["description"]) if r.annotations.get("description") else "",
+            "impact": blocks_md([{"markdown": tf["impact"]}]) if tf.get("impact") else "",
+            "owner": owner_md(tf.get("owner")),
+            "escalation": blocks_md([{"markdown": tf["escalation"]}]) if tf.get("escalation") else "",
+            "do_not": blocks_md([{"markdown": tf["do_not"]}]) if tf.get("do_not") else "",
+            "first_check": fence(check, "bash") if check else "",
+            "silence_when": blocks_md([{"markdown": silence["when"]}]) if silence else "",
+            "silence_cmd": fence(with_preamble(silence_command(r.name, silence), r.expr, variables), "bash")
+            if silence else "",
+            "dashboards": [dashboard_md(d, r.expr) for d in tf.get("dashboards") or []],
+            "links": [f"[{md_text(x['title'])}]({link_url(x['url'])})" for x in tf.get("links") or []],
             "explanation": (rr.get("explanation") or "").strip(),
+            # the app sections it depends on, shown here too (unknown titles are RG511)
+            "context": [{"link": f"[{by_title[t]['title']}](#{by_title[t]['anchor']})", "body": by_title[t]["body"]}
+                        for t in rr.get("context") or [] if t in by_title],
             "causes": [c.strip() for c in rr.get("causes") or []],
-            "diagnosis": blocks_md(rr.get("diagnosis") or []),
+            "diagnosis": blocks_md(rr.get("diagnosis") or [], r.expr, variables, links),
             "resolution": [x.strip() for x in rr.get("resolution") or []],
             "related": [{"link": related_link(x["alert"], spec, index), "note": (x.get("note") or "").strip()}
                         for x in rr.get("related") or []],
@@ -271,7 +470,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
         "values_key": key,
         "context_id": context_id,
         "records_id": _unique("recording-rules", used) if records else "",
-        "context": blocks_md(rb.get("context") or []),
+        "context": blocks_md(rb.get("context") or [], links=links),
         "facts": [(md_cell(f["name"]), md_cell(f["value"])) for f in rb.get("facts") or []],
         "sections": sections,
         "alerts": alerts,
@@ -279,38 +478,108 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
     }
 
 
+@functools.lru_cache(maxsize=64)
+def severity_class(severity: str) -> str:
+    """The CSS class suffix of ``severity`` (``critical``; ``none`` when nothing is left)."""
+    return _NOT_CLASS.sub("", severity.lower()) or "none"
+
+
+_NOT_CLASS = re.compile(r"[^a-z0-9-]")
+
+
+@functools.lru_cache(maxsize=64)
+def severity_badge(severity: str) -> str:
+    """Inline HTML badge for ``severity`` (styled by the site's ``rulegen.css``)."""
+    return f'<span class="rg-sev rg-sev-{severity_class(severity)}">{md_text(severity)}</span>'
+
+
 def render_page(spec: Spec, specs: list[Spec], header_lines: list[str], fullname_helper: bool = False,
-                name_suffix: str | None = None) -> str:
+                name_suffix: str | None = None, links: QueryLinks | None = None) -> str:
     """The page text for ``spec`` (notes slots empty; see :mod:`rulegen.gitops.ownership`).
     ``fullname_helper``: the chart defines ``<chart>.fullname``, which then names the
     PrometheusRule (as :mod:`rulegen.render.helm` decides), with ``-<name_suffix>`` for a
-    template other than the default."""
+    template other than the default. ``links``: where PromQL blocks open (none by default)."""
     return jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                        **page_context(spec, specs, fullname_helper, name_suffix))
+                        **page_context(spec, specs, fullname_helper, name_suffix, links))
+
+
+def cause_order(spec: Spec) -> list:
+    """The alerts of ``spec`` (first rule of each name), likely root causes first.
+
+    An alert whose ``runbook.related`` entry says ``cause: true`` comes after that related
+    alert (topological order; ties: alerts that cause others first, then by severity, then
+    spec order); a cycle keeps spec order."""
+    alerts: dict[str, object] = {}
+    for _, r in spec.rules():
+        if r.is_alert:
+            alerts.setdefault(r.name, r)
+    after: dict[str, set] = {n: set() for n in alerts}  # name -> the causes it waits for
+    for n, r in alerts.items():
+        for x in r.runbook.get("related") or []:
+            if x.get("cause") and x["alert"] in alerts and x["alert"] != n:
+                after[n].add(x["alert"])
+    pos = {n: i for i, n in enumerate(alerts)}
+    causes = set().union(*after.values()) if after else set()
+    # ties: an alert that causes others first, then the more severe, then spec order
+    rank = lambda n: (n not in causes, SEVERITY_ORDER.get(alerts[n].severity or "", 9), pos[n])  # noqa: E731
+    out, done = [], set()
+    while len(out) < len(alerts):
+        ready = [n for n in alerts if n not in done and after[n] <= done]
+        if not ready:  # a cycle: the rest in spec order
+            ready = [n for n in alerts if n not in done]
+        n = min(ready, key=rank)
+        out.append(alerts[n])
+        done.add(n)
+    return out
+
+
+def together(specs: list[Spec]) -> dict[str, list[str]]:
+    """Alert name -> names of the alerts it fires together with: its ``related`` alerts and
+    the alerts that list it as related, sorted."""
+    out: dict[str, set] = {}
+    for spec in specs:
+        for _, r in spec.rules():
+            if r.is_alert:
+                for x in r.runbook.get("related") or []:
+                    if x["alert"] != r.name:
+                        out.setdefault(r.name, set()).add(x["alert"])
+                        out.setdefault(x["alert"], set()).add(r.name)
+    return {k: sorted(v) for k, v in out.items()}
 
 
 def render_alert_index(specs: list[Spec], header_lines: list[str]) -> str:
-    """``alerts.md``: every alert of every spec, grouped by severity, linked to its section."""
-    rows = []
-    for spec in specs:
-        for g, r in spec.rules():
-            if r.is_alert:
-                rows.append({
-                    "severity": r.severity or "none",
-                    "name": r.name,
-                    "alert_md": f"[{r.name}]({page_path(spec.app)}#{anchor(r.name)})",
-                    "app": spec.app,
-                    "app_md": f"[{md_cell(md_text(spec.title))}]({page_path(spec.app)})",
-                    "component": md_cell(md_text(r.component)) if r.component else "",
-                    "summary": md_cell(md_text(r.annotations.get("summary", ""))),
-                })
-    rows.sort(key=lambda x: (SEVERITY_ORDER.get(x["severity"], 9), x["severity"], x["app"], x["name"]))
-    by_sev = []
-    for row in rows:
-        if not by_sev or by_sev[-1][0] != row["severity"]:
-            by_sev.append((row["severity"], []))
-        by_sev[-1][1].append(row)
-    return jinja.render("alerts_index.md.j2", header="\n".join(header_lines), groups=by_sev, total=len(rows))
+    """``alerts.md``: every alert of every spec, grouped by app (sorted), likely root causes
+    first within an app (:func:`cause_order`), with severity badge, owning team, the alerts it
+    fires together with and its summary in readable form; the site's script adds filters by
+    app, severity and team."""
+    index = alert_index(specs)
+    with_ = together(specs)
+    apps = []
+    total = 0
+    for spec in sorted(specs, key=lambda s: s.app):
+        rows = []
+        for r in cause_order(spec):
+            team = (triage.effective(spec, r).get("owner") or {}).get("team")
+            causes = [x["alert"] for x in r.runbook.get("related") or [] if x.get("cause")]
+            rows.append({
+                "alert_md": f"[{md_cell(md_text(r.name))}]({page_path(spec.app)}#{anchor(r.name)})",
+                "badge": severity_badge(r.severity or "none"),
+                "team": md_cell(md_text(team)) if team else "—",
+                "together": "<br>".join(_index_link(n, index) + (" (cause)" if n in causes else "")
+                                        for n in with_.get(r.name, [])) or "—",
+                "summary": f'<span class="rg-summary">{md_cell(md_text(readable(r.annotations.get("summary", ""))))}</span>',
+            })
+        total += len(rows)
+        apps.append({"app": spec.app, "app_id": _unique(f"app-{anchor(spec.app)}", set()),
+                     "title_md": f"[{md_text(spec.title)}]({page_path(spec.app)})", "rows": rows})
+    return jinja.render("alerts_index.md.j2", header="\n".join(header_lines), apps=apps, total=total)
+
+
+def _index_link(name: str, index: dict) -> str:
+    spec = index.get(name, (None, None))[0]
+    if spec is None:
+        return md_cell(md_text(name))
+    return f"[{md_cell(md_text(name))}]({page_path(spec.app)}#{anchor(name)})"
 
 
 def render_home(specs: list[Spec], header_lines: list[str]) -> str:
@@ -319,3 +588,10 @@ def render_home(specs: list[Spec], header_lines: list[str]) -> str:
              "alerts": sum(1 for _, r in s.rules() if r.is_alert),
              "records": sum(1 for _, r in s.rules() if not r.is_alert)} for s in specs]
     return jinja.render("home.md.j2", header="\n".join(header_lines), apps=apps)
+
+
+def render_asset(name: str, header_lines: list[str]) -> str:
+    """The site asset ``name`` (``rulegen.css`` or ``rulegen.js`` from rulegen's templates)
+    with the generated-file header."""
+    text = (jinja.templates_dir() / name).read_text(encoding="utf-8")
+    return "\n".join(header_lines) + "\n" + text

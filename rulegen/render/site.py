@@ -232,6 +232,37 @@ def site_url(root) -> str:
     return settings(root).site_url
 
 
+#: What the runbook pages need from mkdocs.yml: (setting, the value it must list).
+PAGE_SETTINGS = (("markdown_extensions", "md_in_html"), ("extra_css", "assets/rulegen.css"),
+                 ("extra_javascript", "assets/rulegen.js"))
+
+
+def missing_page_settings(text: str, root) -> list[str]:
+    """The entries of :data:`PAGE_SETTINGS` that mkdocs.yml ``text`` (read as mkdocs reads it,
+    ``INHERIT`` included) does not list, as ``"<setting>: <value>"``; [] when it cannot be
+    read (reading errors are reported elsewhere)."""
+    try:
+        doc = _as_mkdocs_reads(text, Path(root))
+    except RulegenError:
+        return []
+    if not isinstance(doc, dict):
+        return []
+    out = []
+    for key, want in PAGE_SETTINGS:
+        items = doc.get(key)
+        names = set()
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, str):
+                names.add(item)
+            elif isinstance(item, dict):  # {md_in_html: {...}} or {path: assets/x.js, defer: true}
+                names.update(str(k) for k in item)
+                if "path" in item:
+                    names.add(str(item["path"]))
+        if want not in names:
+            out.append(f"{key}: {want}")
+    return out
+
+
 def guide_pages(root) -> list[tuple[str, str]]:
     """Hand-written guide pages: ``(title, path relative to the docs folder)`` for every
     ``runbooks/guides/*.md`` under ``root``, sorted by path. The title is the page's first

@@ -1,10 +1,10 @@
 """Registry of check families, in the order they run. To add a family, add a module here
 and one line to :data:`REGISTRY`; its docstring is its documentation (``rulegen checks``)."""
 
-from . import (conventions, duplicates, durations, flow, names, params, promql, schema, templates, tests,
-               xrefs, yamltraps)
+from . import (conventions, duplicates, durations, flow, names, params, promql, runbook, schema, templates,
+               tests, xrefs, yamltraps)
 from . import yamlcomments
 
 REGISTRY = [schema, yamltraps, promql, durations, templates, flow, names, duplicates, xrefs, conventions,
-            tests, params]
+            tests, params, runbook]
 REGISTRY.insert(REGISTRY.index(yamltraps) + 1, yamlcomments)  # issue 17: a separate line, to merge easily

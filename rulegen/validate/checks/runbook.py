@@ -1,0 +1,207 @@
+"""Runbook content that whoever is paged copies and follows: commands that paste into a shell,
+variables the alert can fill, triage fields the project requires.
+
+Codes:
+
+* ``RG506`` a runbook ``commands`` block (diagnosis, context or a section) is not valid shell:
+  ``bash -n`` (parse only, nothing runs) rejects it, so it fails when pasted. The position is
+  the line bash names. Bad: ``kubectl get cachebackend <name> -n <ns>`` (``<`` and ``>`` are
+  redirections) or ``custom-columns=A:.x[?(@.type=="Ready")]`` unquoted (``(`` is shell
+  syntax); good: ``kubectl get cachebackend "$NAME" -n "$NAMESPACE"`` and
+  ``'custom-columns=A:.x[?(@.type=="Ready")]'``. Needs ``bash`` on the PATH (silent without it).
+* ``RG507`` a diagnosis command uses a variable that stands for an alert label (``$POD``
+  for ``pod``, or a name declared in ``runbook.variables``) which the alert can never carry:
+  its ``expr`` drops the label (``max by (namespace, name) (...)`` has no ``pod``;
+  ``absent(...)`` keeps only equality matchers of a plain selector) and the alert's own
+  labels do not set it. The preamble could never be filled from the alert. Judged by
+  :func:`rulegen.validate.labelflow.can_carry`; unknown is silent. Fix: use a label the
+  alert keeps, or assign the variable in the block (``POD=...``) when it is not a label.
+* ``RG508`` a dashboard maps a label the alert can never carry to a dashboard variable
+  (``dashboards[].variables``); same judgement as RG507.
+* ``RG509`` a silence matcher (``silence.matchers``) names a label the alert can never carry:
+  the silence would match nothing. Same judgement as RG507.
+* ``RG511`` an alert's ``runbook.context`` names a section the app's runbook does not have
+  (``runbook.sections[].title``, exactly), so the page cannot show it in the alert's section.
+* ``RG512`` (warning; ``build``, ``check``) ``mkdocs.yml`` does not list what the runbook
+  pages need: ``md_in_html`` in ``markdown_extensions`` (the triage box, the index and the
+  collapsed rule details are Markdown inside HTML), ``assets/rulegen.css`` in ``extra_css``
+  and ``assets/rulegen.js`` in ``extra_javascript`` (badges, index filters, commands filled
+  from the URL). Without them the pages show raw ``**Impact:**`` text.
+* ``RG510`` an alert lacks a triage field the project requires for its severity
+  (``conventions.require_triage`` in ``.rulegen.yaml``, e.g. ``{critical: [impact, owner,
+  do_not]}``; off by default). The field may be set at app level or on the alert.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import shutil
+import subprocess
+
+from ...findings import Finding, Severity
+from ...spec.triage import effective, label_of, variables_used
+from ..labelflow import can_carry
+from .positions import offset_position
+
+ID = "runbook"
+
+_BASH_LINE = re.compile(r"line (\d+): (.*)")
+
+
+#: Text made only of these characters has no quoting, grouping, redirection or expansion:
+#: bash reads it as simple commands, valid unless a line starts with a reserved word.
+_PLAIN = re.compile(r"[A-Za-z0-9 _.,:/=@%+^~\n-]*")
+_RESERVED = {"case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if",
+             "in", "select", "then", "until", "while", "time"}
+
+
+def plainly_valid(text: str) -> bool:
+    """True when shell ``text`` certainly parses without asking bash (see :data:`_PLAIN`): the
+    common ``kubectl -n ai get pods`` lines cost no process."""
+    return _PLAIN.fullmatch(text) is not None and not any(
+        line.split()[0] in _RESERVED for line in text.split("\n") if line.split())
+
+
+@functools.lru_cache(maxsize=4096)  # the same block repeats across alerts and apps
+def shell_error(text: str) -> tuple[int, str] | None:
+    """``bash -n``'s verdict on shell ``text``: None when it parses (or bash is missing), else
+    (0-based character offset of the line bash names, bash's message). About 5 ms a block
+    (one process) the first time, except for text :func:`plainly_valid` clears; then kept."""
+    if plainly_valid(text):
+        return None
+    bash = shutil.which("bash")
+    if bash is None:
+        return None
+    # bash's verdict is kept between runs like Python's bytecode (rulegen.codecache), keyed by
+    # the text and the bash binary: an unchanged project asks bash nothing on the next run
+    from ... import codecache
+    try:
+        st = os.stat(bash)
+    except OSError:
+        return None
+    name = codecache.key("bash -n verdict v1", bash, str(st.st_mtime_ns), str(st.st_size), text)
+    kept = codecache.read_bytes(name)
+    if kept is not None:
+        try:
+            v = json.loads(kept)
+            return None if v is None else (int(v[0]), str(v[1]))
+        except (ValueError, TypeError, IndexError):
+            pass
+    verdict = _ask_bash(bash, text)
+    codecache.write_bytes(name, json.dumps(verdict).encode())
+    return verdict
+
+
+def _ask_bash(bash: str, text: str) -> tuple[int, str] | None:
+    """:func:`shell_error` from one ``bash -n`` process."""
+    r = subprocess.run([bash, "-n", "-c", "--", text], capture_output=True, text=True, timeout=30,
+                       env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"})
+    if r.returncode == 0:
+        return None
+    first = (r.stderr.strip().splitlines() or ["syntax error"])[0]
+    m = _BASH_LINE.search(first)
+    line = int(m.group(1)) if m else 1
+    message = m.group(2) if m else first
+    lines = text.split("\n")
+    line = min(max(line, 1), len(lines))
+    return sum(len(x) + 1 for x in lines[:line - 1]), message
+
+
+def _blocks(spec, rule=None):
+    """(path, block) of every runbook block with commands: the app's context and sections,
+    or with ``rule`` that alert's diagnosis."""
+    if rule is None:
+        rb = spec.runbook or {}
+        for i, b in enumerate(rb.get("context") or []):
+            yield ("runbook", "context", i), b
+        for si, s in enumerate(rb.get("sections") or []):
+            for i, b in enumerate(s.get("blocks") or []):
+                yield ("runbook", "sections", si, "blocks", i), b
+    else:
+        for i, b in enumerate(rule.runbook.get("diagnosis") or []):
+            yield rule.path + ("runbook", "diagnosis", i), b
+
+
+def _never(expr: str, label: str, static: dict, records: dict) -> bool:
+    """True when the alert (``expr``, its own labels ``static``) certainly never carries
+    ``label``; ``records``: the spec's recording rules, name -> expr, for the label flow."""
+    return label != "alertname" and label not in static and can_carry(expr, label, records) is False
+
+
+def check_spec(spec, ctx):
+    """Yield RG506-RG511 findings for the runbook content of ``spec``."""
+    lf = spec.source
+    records = {r.name: r.expr for _, r in spec.rules() if not r.is_alert}
+    cmd_blocks = [(p, b, None) for p, b in _blocks(spec)]
+    for g, r in spec.rules():
+        if r.is_alert:
+            cmd_blocks.extend((p, b, (g, r)) for p, b in _blocks(spec, r))
+    for path, block, owner in cmd_blocks:
+        text = block.get("commands") if isinstance(block, dict) else None
+        if not isinstance(text, str):
+            continue
+        path = path + ("commands",)
+        err = shell_error(text)
+        if err is not None:
+            line, col = offset_position(lf, path, err[0])
+            yield Finding(lf.path, line, col, "RG506", Severity.ERROR,
+                          f"command block is not valid shell (bash -n: {err[1]}); quote arguments "
+                          "holding ( ) < > | & ; and write alert labels as \"$NAMESPACE\", not <ns>",
+                          owner[1].name if owner else "")
+        if owner is None:
+            continue
+        g, r = owner
+        static = r.all_labels(spec.labels, g.labels)
+        declared = r.runbook.get("variables") or {}
+        seen = set()
+        for var, at in variables_used(text):
+            label = label_of(var, declared)
+            if label is None or var in seen:
+                continue
+            seen.add(var)
+            if _never(r.expr, label, static, records):
+                line, col = offset_position(lf, path, at)
+                yield Finding(lf.path, line, col, "RG507", Severity.ERROR,
+                              f"${var} stands for the label {label!r}, which this alert never carries "
+                              "(its expr drops it); use a label the alert keeps, or assign "
+                              f"{var}=... in the block if it is not a label", r.name)
+    for g, r in spec.rules():
+        if not r.is_alert:
+            continue
+        static = r.all_labels(spec.labels, g.labels)
+        fields = effective(spec, r)
+        own = r.runbook or {}
+        base = r.path + ("runbook",)
+        for di, d in enumerate(fields.get("dashboards") or []):
+            for label in (d.get("variables") or {}):
+                if _never(r.expr, label, static, records):
+                    n_app = len((spec.runbook or {}).get("dashboards") or [])
+                    path = (base + ("dashboards", di - n_app, "variables", label)) if di >= n_app \
+                        else ("runbook", "dashboards", di, "variables", label)
+                    yield lf.finding(path, "RG508", f"dashboard {d.get('title')!r} maps the label {label!r}, "
+                                     "which this alert never carries; map a label the alert keeps",
+                                     rule=r.name, key=True)
+        silence = fields.get("silence") or {}
+        for label in silence.get("matchers") or {}:
+            if _never(r.expr, label, static, records):
+                where = base if "silence" in own else ("runbook",)
+                yield lf.finding(where + ("silence", "matchers", label), "RG509",
+                                 f"silence matcher {label!r} names a label this alert never carries, so "
+                                 "the silence would match nothing; use a label the alert keeps",
+                                 rule=r.name, key=True)
+        titles = {sec.get("title") for sec in (spec.runbook or {}).get("sections") or []}
+        for ci, title in enumerate(own.get("context") or []):
+            if title not in titles:
+                known = ", ".join(sorted(t for t in titles if t)) or "none"
+                yield lf.finding(base + ("context", ci), "RG511",
+                                 f"runbook.context names the section {title!r}, which the app's runbook "
+                                 f"does not have (sections: {known})", rule=r.name)
+        severity = static.get("severity")
+        for name in ctx.config.require_triage.get(severity, ()):
+            if not fields.get(name):
+                yield lf.finding(r.path + ("alert",), "RG510",
+                                 f"{severity} alert has no runbook.{name} (conventions.require_triage); "
+                                 "set it on the alert or once for the app under runbook:", rule=r.name)

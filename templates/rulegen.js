@@ -1,0 +1,173 @@
+/* The runbook site's script (rulegen): no external resources, nothing sent anywhere.
+ *
+ * 1. Commands: a code block whose first line is a preamble such as
+ *      NAMESPACE='ai' DEPLOYMENT='llama-swap'  # alert labels: namespace deployment
+ *    gets its values from the page URL's query string (?namespace=ai&deployment=x), which an
+ *    Alertmanager template can append to the runbook_url. The copy button copies the result.
+ * 2. Dashboard links with data-rg-labels="label=var-name ..." get var-name=<value> likewise,
+ *    and readable template text outside code (‹namespace›) shows the value.
+ * 3. The alert index (.rg-index): filters by app, severity and team.
+ */
+(function () {
+  "use strict";
+  var MARK = "# alert labels:";
+
+  function quote(value) {
+    return "'" + value.replace(/'/g, "'\\''") + "'";
+  }
+
+  function params() {
+    var out = {};
+    new URLSearchParams(window.location.search).forEach(function (v, k) { out[k] = v; });
+    return out;
+  }
+
+  function firstLine(code) {
+    var text = code.textContent;
+    var end = text.indexOf("\n");
+    return end < 0 ? text : text.slice(0, end);
+  }
+
+  /* replace the first line of a code element's text, keeping the rest of its markup */
+  function setFirstLine(code, line) {
+    var walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+    var nodes = [];
+    while (walker.nextNode()) { nodes.push(walker.currentNode); }
+    for (var i = 0; i < nodes.length; i++) {
+      var t = nodes[i].nodeValue;
+      var nl = t.indexOf("\n");
+      if (nl < 0) { nodes[i].nodeValue = ""; continue; }
+      nodes[i].nodeValue = t.slice(nl);
+      break;
+    }
+    code.insertBefore(document.createTextNode(line), code.firstChild);
+  }
+
+  function fillCommands(values) {
+    var codes = document.querySelectorAll("pre > code");
+    Array.prototype.forEach.call(codes, function (code) {
+      var line = firstLine(code);
+      var at = line.indexOf(MARK);
+      if (at < 0) { return; }
+      var labels = line.slice(at + MARK.length).trim().split(/\s+/);
+      var sets = line.slice(0, at).trim().match(/[A-Za-z_][A-Za-z0-9_]*='(?:[^']|'\\'')*'/g) || [];
+      if (sets.length !== labels.length) { return; }
+      var changed = false;
+      var words = sets.map(function (s, i) {
+        var name = s.slice(0, s.indexOf("="));
+        if (Object.prototype.hasOwnProperty.call(values, labels[i])) {
+          changed = true;
+          return name + "=" + quote(values[labels[i]]);
+        }
+        return s;
+      });
+      if (changed) { setFirstLine(code, words.join(" ") + "  " + MARK + " " + labels.join(" ")); }
+    });
+  }
+
+  function fillDashboards(values) {
+    var links = document.querySelectorAll("a[data-rg-labels]");
+    Array.prototype.forEach.call(links, function (a) {
+      var url;
+      try { url = new URL(a.getAttribute("href"), window.location.href); } catch (e) { return; }
+      a.getAttribute("data-rg-labels").split(/\s+/).forEach(function (pair) {
+        var eq = pair.indexOf("=");
+        var label = pair.slice(0, eq), variable = pair.slice(eq + 1);
+        if (Object.prototype.hasOwnProperty.call(values, label)) {
+          url.searchParams.set(variable, values[label]);
+        }
+      });
+      a.setAttribute("href", url.toString());
+    });
+  }
+
+  /* readable template text (‹namespace›/‹name›) outside code shows the URL's values */
+  function fillText(values) {
+    var root = document.querySelector(".md-content");
+    if (!root || !Object.keys(values).length) { return; }
+    var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    var nodes = [];
+    while (walker.nextNode()) {
+      var n = walker.currentNode;
+      if (n.nodeValue.indexOf("\u2039") >= 0 && !n.parentElement.closest("pre, code")) { nodes.push(n); }
+    }
+    nodes.forEach(function (n) {
+      n.nodeValue = n.nodeValue.replace(/\u2039([A-Za-z_][A-Za-z0-9_]*)\u203a/g, function (all, label) {
+        return Object.prototype.hasOwnProperty.call(values, label) ? values[label] : all;
+      });
+    });
+  }
+
+  function indexFilters() {
+    var index = document.querySelector(".rg-index");
+    var box = document.getElementById("rg-filters");
+    if (!index || !box) { return; }
+    var rows = [];
+    Array.prototype.forEach.call(index.querySelectorAll("table"), function (table) {
+      var heads = Array.prototype.map.call(table.querySelectorAll("thead th"), function (th) {
+        return th.textContent.trim();
+      });
+      var section = table.closest(".rg-app");
+      var app = section ? section.getAttribute("data-app") : "";
+      Array.prototype.forEach.call(table.querySelectorAll("tbody tr"), function (tr) {
+        var cells = tr.querySelectorAll("td");
+        var row = { tr: tr, section: section, app: app };
+        Array.prototype.forEach.call(cells, function (td, i) {
+          td.setAttribute("data-label", heads[i] || "");
+          row[(heads[i] || "").toLowerCase()] = td.textContent.trim();
+        });
+        rows.push(row);
+      });
+    });
+    var filters = [["app", "App"], ["severity", "Severity"], ["team", "Team"]];
+    var selects = {};
+    filters.forEach(function (f) {
+      var seen = {};
+      rows.forEach(function (r) { if (r[f[0]]) { seen[r[f[0]]] = true; } });
+      var label = document.createElement("label");
+      label.textContent = f[1];
+      var select = document.createElement("select");
+      select.setAttribute("aria-label", f[1]);
+      var all = document.createElement("option");
+      all.value = ""; all.textContent = "all";
+      select.appendChild(all);
+      Object.keys(seen).sort().forEach(function (v) {
+        var o = document.createElement("option");
+        o.value = v; o.textContent = v;
+        select.appendChild(o);
+      });
+      select.addEventListener("change", apply);
+      label.appendChild(select);
+      box.appendChild(label);
+      selects[f[0]] = select;
+    });
+    function apply() {
+      var shown = new Map();
+      rows.forEach(function (r) {
+        var ok = filters.every(function (f) {
+          var want = selects[f[0]].value;
+          return !want || r[f[0]] === want;
+        });
+        r.tr.style.display = ok ? "" : "none";
+        if (r.section) { shown.set(r.section, (shown.get(r.section) || 0) + (ok ? 1 : 0)); }
+      });
+      shown.forEach(function (n, section) { section.style.display = n ? "" : "none"; });
+    }
+  }
+
+  function run() {
+    var values = params();
+    fillCommands(values);
+    fillDashboards(values);
+    fillText(values);
+    indexFilters();
+  }
+
+  if (window.document$ && window.document$.subscribe) {
+    window.document$.subscribe(run);  /* mkdocs-material: also after instant navigation */
+  } else if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", run);
+  } else {
+    run();
+  }
+})();

@@ -16,20 +16,29 @@ Codes:
   labels do not set it. The preamble could never be filled from the alert. Judged by
   :func:`rulegen.validate.labelflow.can_carry`; unknown is silent. Fix: use a label the
   alert keeps, or assign the variable in the block (``POD=...``) when it is not a label.
+  Bad: ``kubectl logs "$POD"`` for ``max by (namespace) (...) > 0``; good: ``kubectl get pods -n
+  "$NAMESPACE"``.
 * ``RG508`` a dashboard maps a label the alert can never carry to a dashboard variable
-  (``dashboards[].variables``); same judgement as RG507.
+  (``dashboards[].variables``); same judgement as RG507. Bad: ``variables: {pod: var-pod}`` for
+  ``count(up == 0) > 0``; good: a label the alert keeps, e.g. ``{namespace: var-ns}`` for ``max by
+  (namespace) (...)``.
 * ``RG509`` a silence matcher (``silence.matchers``) names a label the alert can never carry:
-  the silence would match nothing. Same judgement as RG507.
+  the silence would match nothing. Same judgement as RG507. Bad: ``matchers: {pod: x}`` for
+  ``sum by (job) (...)``; good: ``matchers: {job: x}``.
 * ``RG511`` an alert's ``runbook.context`` names a section the app's runbook does not have
   (``runbook.sections[].title``, exactly), so the page cannot show it in the alert's section.
+  Bad: ``context: [Reason tabel]``; good: ``context: [Reason table]``, the section's title.
 * ``RG512`` (warning; ``build``, ``check``) ``mkdocs.yml`` does not list what the runbook
   pages need: ``md_in_html`` in ``markdown_extensions`` (the triage box, the index and the
   collapsed rule details are Markdown inside HTML), ``assets/rulegen.css`` in ``extra_css``
   and ``assets/rulegen.js`` in ``extra_javascript`` (badges, index filters, commands filled
-  from the URL). Without them the pages show raw ``**Impact:**`` text.
+  from the URL). Without them the pages show raw ``**Impact:**`` text. Bad: a ``mkdocs.yml``
+  without ``md_in_html``; good: ``markdown_extensions: [md_in_html]`` with the two assets listed.
 * ``RG510`` an alert lacks a triage field the project requires for its severity
   (``conventions.require_triage`` in ``.rulegen.yaml``, e.g. ``{critical: [impact, owner,
-  do_not]}``; off by default). The field may be set at app level or on the alert.
+  do_not]}``; off by default). The field may be set at app level or on the alert. Bad: a
+  critical alert without ``runbook.impact`` under ``require_triage: {critical: [impact]}``; good:
+  ``impact:`` set on the alert or the app.
 """
 
 from __future__ import annotations

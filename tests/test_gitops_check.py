@@ -85,7 +85,7 @@ def hand_edit_template(project: Path) -> tuple[str, str]:
 
 def test_clean_project_passes(project, capsys):
     code, out, err = run(capsys, "-C", str(project), "check")
-    assert (code, out, err) == (0, "check: 10 generated file(s) up to date\n", "")
+    assert (code, out, err) == (0, "check: 12 generated file(s) up to date\n", "")
 
 
 def test_spec_edited_without_rebuild_is_drift_with_a_diff_then_build_fixes_it(project, capsys):
@@ -102,7 +102,7 @@ def test_spec_edited_without_rebuild_is_drift_with_a_diff_then_build_fixes_it(pr
     assert lines[-1].startswith("check: ") and " file(s) differ, 0 stale, 0 edited by hand, 0 leftover" in lines[-1]
 
     assert run(capsys, "-C", str(project), "build")[0] == 0
-    assert run(capsys, "-C", str(project), "check")[:2] == (0, "check: 10 generated file(s) up to date\n")
+    assert run(capsys, "-C", str(project), "check")[:2] == (0, "check: 12 generated file(s) up to date\n")
 
 
 def test_check_writes_nothing(project, capsys):
@@ -179,7 +179,7 @@ def test_team_notes_in_runbook_page_are_not_drift(project, capsys):
     slot = "<!-- notes:LlamaSwapDown -->\n"
     assert slot in text
     page.write_text(text.replace(slot, slot + "Seen 2024-05-01: MinIO was down.\n"), encoding="utf-8")
-    assert run(capsys, "-C", str(project), "check")[:2] == (0, "check: 10 generated file(s) up to date\n")
+    assert run(capsys, "-C", str(project), "check")[:2] == (0, "check: 12 generated file(s) up to date\n")
 
 
 def _stale_page(project: Path) -> Path:
@@ -254,7 +254,7 @@ def test_leftover_temp_file_is_reported_and_build_removes_it(project, capsys):
     code, out, _ = run(capsys, "-C", str(project), "build")
     assert code == 0
     assert out.splitlines()[:2] == [f"removed leftover charts/llama-swap/templates/{name}",
-                                    "1 spec(s): 0 file(s) written, 10 unchanged"]
+                                    "1 spec(s): 0 file(s) written, 12 unchanged"]
     assert not tmp.exists()
 
 
@@ -281,7 +281,7 @@ def test_link_findings_are_reported_when_the_links_module_exists(project, capsys
     assert code == 1
     assert out.splitlines() == [f"{PAGE}:3:1: error RG799 broken link to #nowhere",
                                 "1 error(s), 0 warning(s)",
-                                "check: 10 generated file(s) up to date"]
+                                "check: 12 generated file(s) up to date"]
     assert calls == [(sorted(GENERATED), ["llama-swap"], project)]
 
 

@@ -43,8 +43,10 @@ def test_title_is_shown_in_the_nav_home_index_and_page(project, capsys):
     assert nav[2]["Apps"][0] == {"CI Build": "ci-build.md"}  # sorted by app, shown by title
     assert "| [CI Build](ci-build.md) | 2 | 0 |" in (root / "runbooks/index.md").read_text()
     index = (root / "runbooks/alerts.md").read_text()
-    assert ("| [CiBuildQueueStuck](ci-build.md#cibuildqueuestuck) | [CI Build](ci-build.md) | "
-            "warning |  | The CI queue holds more than 100 jobs. |") in index
+    # the index groups alerts under each app's title
+    assert "\n## [CI Build](ci-build.md) { #app-ci-build }\n" in index
+    assert ("| [CiBuildQueueStuck](ci-build.md#cibuildqueuestuck)<br><span class=\"rg-summary\">The CI queue "
+            "holds more than 100 jobs.</span> |") in index
     page = (root / "runbooks/ci-build.md").read_text()
     assert "\n# CI Build alert runbook\n" in page
 

@@ -46,7 +46,7 @@ def test_dangling_operator_is_at_the_end():
     found, res = run("up ==")
     assert found == [("RG301", 6, 20)]
     assert res.findings[0].message == ("expr does not parse as PromQL: unexpected end of input: an operator "
-                                       "needs a right-hand side")
+                                       "needs a right-hand side; correct the expression where this points (promtool check rules reads it the same way)")
 
 
 def test_single_equals_is_at_the_equals_sign(monkeypatch):
@@ -56,7 +56,7 @@ def test_single_equals_is_at_the_equals_sign(monkeypatch):
     monkeypatch.setattr(tools, "find", lambda *a, **k: None)
     found, res = run('redis_up{job="x"} = 0')
     assert found == [("RG301", 6, 33)]  # the `=`: column 19 of the expression, as promtool says
-    assert res.findings[0].message == 'expr does not parse as PromQL: unexpected "="; compare with "=="'
+    assert res.findings[0].message == 'expr does not parse as PromQL: unexpected "="; compare with "=="; correct the expression where this points (promtool check rules reads it the same way)'
 
 
 def test_unlocated_error_without_promtool_is_at_the_expression_start(monkeypatch):
@@ -66,7 +66,7 @@ def test_unlocated_error_without_promtool_is_at_the_expression_start(monkeypatch
     promql.promtool_errors.cache_clear()
     found, res = run("sum by job (x) > 1")
     assert found == [("RG301", 6, 15)]
-    assert res.findings[0].message == "expr does not parse as PromQL: invalid promql query"
+    assert res.findings[0].message == "expr does not parse as PromQL: invalid promql query; correct the expression where this points (promtool check rules reads it the same way)"
 
 
 def test_unlocated_error_takes_promtools_position_and_message(promtool_bin):
@@ -75,7 +75,7 @@ def test_unlocated_error_takes_promtools_position_and_message(promtool_bin):
     found, res = run("sum by job (x) > 1")
     assert found == [("RG301", 6, 22)]  # promtool: 1:8
     assert res.findings[0].message == ('expr does not parse as PromQL: unexpected identifier "job" in grouping '
-                                       'opts, expected "("')
+                                       'opts, expected "("; correct the expression where this points (promtool check rules reads it the same way)')
 
 
 def test_range_on_an_expression_points_at_the_bracket():

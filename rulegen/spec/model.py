@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from . import slo
 from .loader import LoadedFile
 
 DEFAULT_GATES = ("enabled", "monitoring.enabled")
@@ -171,6 +172,8 @@ class Spec:
     runbook: dict
     source: LoadedFile
     promtool: dict = field(default_factory=dict)   # promtool test-file settings (evaluation_interval...)
+    #: the SLOs (:class:`rulegen.spec.slo.SLO`) that expanded into groups, in spec order
+    slos: list = field(default_factory=list)
 
     @property
     def file(self) -> str:
@@ -253,6 +256,18 @@ def build_spec(lf: LoadedFile) -> Spec:
         groups.append(Group(name=g["name"], path=gp, rules=rules, interval=g.get("interval"),
                             query_offset=g.get("query_offset"), limit=g.get("limit"),
                             labels=dict(g.get("labels") or {})))
+    # SLOs expand into ordinary rule groups after the written ones (rulegen.spec.slo); one
+    # that fails its checks is left out (validation reports it and fails the run)
+    slos = []
+    for si, entry in enumerate(d.get("slos") or []):
+        s = slo.read(app, si, entry)
+        if s is None:
+            continue
+        try:
+            groups.append(slo.expand(s, dict(d.get("labels") or {}), _component(default_component)))
+        except ValueError:
+            continue
+        slos.append(s)
     return Spec(app=app, title=d.get("title", app), chart=chart, groups=groups,
                 labels=dict(d.get("labels") or {}), runbook=d.get("runbook") or {}, source=lf,
-                promtool=dict(d.get("promtool") or {}))
+                promtool=dict(d.get("promtool") or {}), slos=slos)

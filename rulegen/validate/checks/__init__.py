@@ -4,7 +4,9 @@ and one line to :data:`REGISTRY`; its docstring is its documentation (``rulegen 
 from . import (conventions, duplicates, durations, flow, names, params, promql, runbook, schema, templates,
                tests, xrefs, yamltraps)
 from . import yamlcomments
+from . import slos
 
 REGISTRY = [schema, yamltraps, promql, durations, templates, flow, names, duplicates, xrefs, conventions,
             tests, params, runbook]
 REGISTRY.insert(REGISTRY.index(yamltraps) + 1, yamlcomments)  # issue 17: a separate line, to merge easily
+REGISTRY.append(slos)  # issue 16: a separate line, to merge easily

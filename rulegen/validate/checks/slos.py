@@ -1,0 +1,87 @@
+"""SLOs (``slos:`` in a spec; see :mod:`rulegen.spec.slo` for what they expand into). The
+schema checks the shape (RG2xx); these check the meaning, at the field's position.
+
+Codes:
+
+* ``RG350`` the objective is not a percentage strictly between 0 and 100. Bad:
+  ``objective: 100`` (no budget), ``objective: -1``; good: ``objective: 99.5``. A ratio
+  written by mistake (``objective: 0.995``, i.e. 0.995%) gets RG358.
+* ``RG351`` the period is not a Prometheus duration. Bad: ``period: 30 days``,
+  ``period: 1.5d``; good: ``period: 30d``.
+* ``RG352`` the period is outside 1d..400d. Bad: ``period: 1h``.
+* ``RG353`` a counter selector (``sli.events.bad``/``good``/``total``,
+  ``sli.latency.histogram``) is not a plain vector selector with its metric name first.
+  rulegen adds ``rate()`` and the windows. Bad: ``rate(http_requests_total[5m])``,
+  ``{__name__="x_total"}``; good: ``http_requests_total{code=~"5.."}``.
+* ``RG354`` a selector does not name a counter: ratio SLIs count events with ``rate()``,
+  so the metric must be named like a counter (``_total``, or a histogram's ``_count`` or
+  ``_bucket``); a latency SLI's ``histogram`` must be the ``_bucket`` series. Bad:
+  ``total: up``, ``histogram: http_request_duration_seconds``; good:
+  ``histogram: http_request_duration_seconds_bucket``.
+* ``RG355`` ``le`` is not a bucket bound: not a number, not above 0, ``+Inf``, or not
+  written as Prometheus 3 writes the label (``1`` is stored as ``1.0``, so a selector on
+  ``le="1"`` matches nothing). Bad: ``le: fast``, ``le: "1"``; good: ``le: "1.0"``, ``le: 0.25``.
+* ``RG356`` the SLI names neither or both of ``events`` and ``latency``, or an ``events``
+  SLI neither or both of ``bad`` and ``good``.
+* ``RG357`` the histogram selector matches on ``le``: give the bound as
+  ``sli.latency.le`` only.
+* ``RG358`` (warning) the objective is so loose that a burn-rate pair can never fire
+  (``factor x budget >= 1``: an error ratio above 100%). Bad: ``objective: 90`` (14.4 x 10%).
+* ``RG359`` no test series can be made for the SLI: rulegen generates the SLO's promtool
+  tests from series that the selectors tell apart (a bad event that the total also counts,
+  a good one it does not), and found none for these matchers. Use equality or simple
+  alternation matchers (``code=~"5.."``, ``outcome=~"timeout|error"``).
+"""
+
+from __future__ import annotations
+
+from ...findings import Severity
+from ...spec import slo
+
+ID = "slos"
+
+
+def check_file(lf, ctx):
+    """Yield RG350-RG359 findings for the ``slos`` entries of ``lf`` (raw data, so each is
+    reported even when the schema rejects another part of the spec)."""
+    data = lf.data
+    entries = data.get("slos") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        return
+    app = data.get("app") if isinstance(data.get("app"), str) else "app"
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            continue
+        name = entry.get("name") if isinstance(entry.get("name"), str) else ""
+        found = slo.problems(entry)
+        for suffix, code, message, warning in found:
+            yield lf.finding(("slos", i) + suffix, code, f"SLO {name}: {message}" if name else message,
+                             rule=name, severity=Severity.WARNING if warning else Severity.ERROR)
+        if any(not w for *_, w in found) or not _shaped(entry):
+            continue
+        s = slo.read(app, i, entry)
+        if s is None:
+            continue
+        try:
+            slo.tests(s)
+        except ValueError as e:
+            yield lf.finding(("slos", i, "sli"), "RG359", f"SLO {name}: cannot generate test series: {e}; "
+                             "use equality or simple alternation matchers", rule=name)
+
+
+def _shaped(entry: dict) -> bool:
+    """Whether ``entry`` has the shape :func:`rulegen.spec.slo.read` needs (the schema may
+    have reported it otherwise)."""
+    sli = entry.get("sli")
+    if not isinstance(entry.get("name"), str) or slo.objective_decimal(entry.get("objective")) is None:
+        return False
+    if "period" in entry and not isinstance(entry["period"], str):
+        return False
+    if not isinstance(sli, dict):
+        return False
+    if "events" in sli:
+        ev = sli["events"]
+        return isinstance(ev, dict) and all(isinstance(ev.get(k), str) for k in ev if k in ("bad", "good", "total")) \
+            and isinstance(ev.get("total"), str)
+    lat = sli.get("latency")
+    return isinstance(lat, dict) and isinstance(lat.get("histogram"), str) and "le" in lat

@@ -364,6 +364,13 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
         if r.is_alert:
             used.add(anchor(r.name))
     alerts = []
+    # SLO sections (rulegen.render.slo_page): their ids are taken before any other heading's
+    from . import slo_page
+    slos = {}
+    for s in spec.slos:
+        data = slo_page.section(s, key, md_text, inline_code, fence)
+        data["id"] = _unique(data["id"], used)
+        slos[data["first_alert"]] = data
     context_id = _unique("context", used)
     sections = [{"title": md_text(s["title"]), "anchor": _unique(anchor(s["title"]), used),
                  "body": blocks_md(s["blocks"], links=links)} for s in rb.get("sections") or []]
@@ -407,6 +414,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
         short = "\n" not in r.expr.strip() and len(r.expr.strip()) <= INLINE_EXPR_MAX
         sev = r.severity or "none"
         alerts.append({
+            "slo": slos.get(r.name),
             "variants": [],
             "name": r.name,
             "heading": md_text(r.name),

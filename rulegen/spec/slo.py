@@ -678,16 +678,24 @@ def _texts(slo: SLO, w: BurnWindow) -> dict:
 
 
 def _runbook(slo: SLO, severity: str, w: BurnWindow, given: dict) -> dict:
-    """The alert's runbook content: the spec's, with a generated opening and defaults for
-    what the spec leaves out."""
-    exhaust = human(exhaustion_ms(slo.period_ms, w.factor))
-    opening = (f"Part of SLO [{slo.name}](#{section_id(slo.name)}) (error budget and burn-rate table "
-               f"there). This rule fires while the error ratio over both {w.long} and {w.short} is "
-               f"above {decimal_text(w.factor)} x {percent(slo.budget)} = "
-               f"{percent(w.factor * slo.budget)}: at that pace the {slo.period} budget lasts {exhaust}. "
-               f"The {w.short} window lets it resolve within {w.short} of the errors stopping.")
+    """The alert's runbook content: the spec's, with a generated opening (on the first pair of
+    the alert only: the page shows a name's rules in one section) and defaults for what the
+    spec leaves out."""
+    pairs = [x for x in slo.windows if x.severity == severity]
+    rules = "; ".join(
+        f"{decimal_text(x.factor)}x over {x.long} and {x.short} (error ratio above "
+        f"{percent(x.factor * slo.budget)}: the {slo.period} budget lasts "
+        f"{human(exhaustion_ms(slo.period_ms, x.factor))} at that pace)" for x in pairs)
+    opening = (f"Part of SLO [{slo.name}](#{section_id(slo.name)}): its error budget and burn-rate "
+               f"table are in that section. This alert has one rule per window pair and fires while "
+               f"the error ratio over both windows of a pair is above the factor times the "
+               f"{percent(slo.budget)} budget: {rules}. The short window lets a pair resolve within "
+               f"that window of the errors stopping.")
     rb = dict(given)
-    rb["explanation"] = opening + ("\n\n" + given["explanation"].strip() if given.get("explanation") else "")
+    if w == pairs[0]:
+        rb["explanation"] = opening + ("\n\n" + given["explanation"].strip() if given.get("explanation") else "")
+    else:
+        rb.pop("explanation", None)
     if "diagnosis" not in given:
         rb["diagnosis"] = [{"title": "PromQL: the error ratio over each window, next to the budget:",
                             "promql": [slo.record_selector(SLI_RECORD.format(window=format_ms(ms)))

@@ -66,7 +66,7 @@ def check_file(lf, ctx):
             slo.tests(s)
         except ValueError as e:
             yield lf.finding(("slos", i, "sli"), "RG359", f"SLO {name}: cannot generate test series: {e}; "
-                             "use equality or simple alternation matchers", rule=name)
+                             "use equality or simple alternation matchers", rule=name, key=True)
 
 
 def _shaped(entry: dict) -> bool:

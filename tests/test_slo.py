@@ -1,0 +1,365 @@
+"""SLOs (issue 16): the ``slos:`` block, its checks (RG350-RG359) at exact positions, its
+expansion into rules (the workbook's / Sloth's 30d windows, Pyrra's scaling for other
+periods), the generated promtool tests run for real on what Helm renders, the chart knobs,
+and the runbook section."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rulegen.cli import main
+from rulegen.pipeline import load_project, plan_project
+from rulegen.run import promtool
+from rulegen.run.testing import WORK_DIR, prepare_app
+from rulegen.spec import load_text, build_spec
+from rulegen.spec import slo as slo_mod
+from rulegen.validate import validate_texts
+
+from conftest import REPO
+
+SPEC = """\
+app: demo
+labels: {{team: web}}
+groups:
+  - name: demo
+    rules:
+      - record: job:up:sum
+        expr: sum(up)
+slos:
+  - name: availability
+    objective: {objective}
+    period: {period}
+    description: Requests that do not fail.
+    sli:
+{sli}
+"""
+EVENTS = """\
+      events:
+        bad: {bad}
+        total: {total}"""
+LATENCY = """\
+      latency:
+        histogram: {histogram}
+        le: {le}"""
+
+
+def spec(objective="99.5", period="30d", sli=None, **kw) -> str:
+    if sli is None:
+        sli = EVENTS.format(bad=kw.get("bad", 'http_requests_total{job="api", code=~"5.."}'),
+                            total=kw.get("total", 'http_requests_total{job="api"}'))
+    return SPEC.format(objective=objective, period=period, sli=sli)
+
+
+def latency(histogram='http_request_duration_seconds_bucket{job="api"}', le='"0.5"') -> str:
+    return LATENCY.format(histogram=histogram, le=le)
+
+
+def findings(text: str):
+    res = validate_texts({"rules/demo.yaml": text})
+    return [(f.code, f.line, f.col, f.severity.value) for f in res.findings]
+
+
+def at(text: str, needle: str, nth: int = 0) -> tuple[int, int]:
+    """1-based (line, col) of the ``nth`` occurrence of ``needle`` in ``text``."""
+    idx = -1
+    for _ in range(nth + 1):
+        idx = text.index(needle, idx + 1)
+    line = text.count("\n", 0, idx) + 1
+    return line, idx - (text.rfind("\n", 0, idx) + 1) + 1
+
+
+# --- validation ------------------------------------------------------------------------------
+
+def test_valid_specs_have_no_findings():
+    assert findings(spec()) == []
+    assert findings(spec(sli=latency())) == []
+    assert findings(spec(sli=EVENTS.replace("bad:", "good:").format(
+        bad='http_requests_total{code!~"5.."}', total="http_requests_total"))) == []
+    assert findings(spec(period="28d", objective="99.9")) == []
+
+
+@pytest.mark.parametrize("value, code", [("100", "RG350"), ("0", "RG350"), ("-3", "RG350"), ("150.5", "RG350")])
+def test_objective_out_of_range(value, code):
+    text = spec(objective=value)
+    line, col = at(text, f"objective: {value}")
+    assert findings(text) == [(code, line, col + len("objective: "), "error")]
+
+
+def test_objective_that_leaves_a_pair_unable_to_fire_is_a_warning():
+    text = spec(objective="0.995")  # a ratio written where a percentage belongs
+    assert findings(text) == [("RG358", *at(text, "0.995"), "warning")]
+
+
+@pytest.mark.parametrize("period, code", [("30 days", "RG351"), ("1.5d", "RG351"), ("30", "RG351"),
+                                          ("1h", "RG352"), ("2y", "RG352")])
+def test_period(period, code):
+    text = spec(period=f'"{period}"')
+    assert findings(text) == [(code, *at(text, f'"{period}"'), "error")]
+
+
+@pytest.mark.parametrize("field, value, code", [
+    ("bad", "rate(http_requests_total[5m])", "RG353"),
+    ("bad", '{__name__="http_requests_total"}', "RG353"),
+    ("bad", "http_requests_total offset 1h", "RG353"),
+    ("bad", "http_requests_total{", "RG353"),
+    ("total", "up", "RG354"),
+    ("total", 'http_request_duration_seconds{job="api"}', "RG354"),
+    ("bad", 'http_requests_total{code=~"a^b"}', "RG359"),
+])
+def test_counter_selectors(field, value, code):
+    kw = {field: f"'{value}'"}
+    text = spec(**kw)
+    where = at(text, "sli:") if code == "RG359" else at(text, f"'{value}'")
+    assert findings(text) == [(code, *where, "error")]
+
+
+def test_bad_and_total_that_cannot_be_told_apart():
+    text = spec(bad="http_requests_total", total="http_requests_total")
+    assert findings(text) == [("RG359", *at(text, "sli:"), "error")]
+
+
+def test_latency_fields():
+    text = spec(sli=latency(histogram="http_request_duration_seconds"))
+    assert findings(text) == [("RG354", *at(text, "http_request_duration_seconds"), "error")]
+    text = spec(sli=latency(histogram='http_request_duration_seconds_bucket{le="0.5"}'))
+    assert findings(text) == [("RG357", *at(text, "http_request_duration_seconds_bucket"), "error")]
+    for le, why in (('"1"', "1.0"), ("fast", "not a number"), ('"+Inf"', "finite"), ("0", "above 0"),
+                    ("-1", "above 0")):
+        text = spec(sli=latency(le=le))
+        res = validate_texts({"rules/demo.yaml": text}).findings
+        line, col = at(text, f"le: {le}")
+        assert [(f.code, f.line, f.col) for f in res] == [("RG355", line, col + 4)], (le, res)
+        assert why in res[0].message
+
+
+def test_sli_kind_must_be_one():
+    text = spec(sli=EVENTS.format(bad="a_total", total="b_total") + "\n" + latency())
+    assert findings(text) == [("RG356", *at(text, "events:"), "error")]
+    text = spec(sli="      events:\n        total: b_total")
+    assert findings(text) == [("RG356", *at(text, "total: b_total")[:1], at(text, "total:")[1], "error")]
+
+
+def test_schema_positions_for_unknown_and_missing_keys():
+    text = spec().replace("    description:", "    objectve: 99\n    description:")
+    codes = [(f[0], f[1]) for f in findings(text)]
+    assert ("RG201", at(text, "objectve")[0]) in codes
+
+
+def test_slo_checks_are_documented(capsys):
+    assert main(["checks"]) == 0
+    out = capsys.readouterr().out
+    for n in range(350, 360):
+        assert f"RG{n}" in out
+
+
+# --- expansion -------------------------------------------------------------------------------
+
+def built(text: str):
+    return build_spec(load_text(text, "rules/demo.yaml"))
+
+
+def test_30d_windows_and_factors_equal_sloths_default_set():
+    # slok/sloth internal/alert/windows/google-30d.yaml: page 14.4 (1h/5m), 6 (6h/30m);
+    # ticket 3 (1d/2h), 1 (3d/6h)
+    got = [(w.severity, str(w.factor), w.long, w.short) for w in slo_mod.windows(30 * slo_mod.DAY_MS)]
+    assert got == [("page", "14.4", "1h", "5m"), ("page", "6", "6h", "30m"),
+                   ("ticket", "3", "1d", "2h"), ("ticket", "1", "3d", "6h")]
+
+
+def test_other_periods_scale_windows_and_keep_factors():
+    got = [(str(w.factor), w.long, w.short) for w in slo_mod.windows(28 * slo_mod.DAY_MS)]
+    # 28/30 of each window, rounded to the minute: 56m, 4m40s -> 5m, 5h36m, 28m, 22h24m,
+    # 1h52m, 2d19h12m, 5h36m
+    assert got == [("14.4", "56m", "5m"), ("6", "5h36m", "28m"), ("3", "22h24m", "1h52m"),
+                   ("1", "2d19h12m", "5h36m")]
+    # never below 2m, where rate() has two samples at a 1m scrape interval
+    assert [w.short for w in slo_mod.windows(7 * slo_mod.DAY_MS)][:2] == ["2m", "7m"]
+    assert [w.short for w in slo_mod.windows(slo_mod.DAY_MS)][0] == "2m"
+    for period in (7, 28, 90):
+        for w, base in zip(slo_mod.windows(period * slo_mod.DAY_MS), slo_mod.WORKBOOK_30D):
+            # the share of the budget spent when a pair fires stays the workbook's
+            share = w.factor * Decimal(w.long_ms) / Decimal(period * slo_mod.DAY_MS)
+            assert abs(share - base.factor * Decimal(base.long_ms) / Decimal(slo_mod.BASE_PERIOD_MS)) < Decimal("0.001")
+
+
+def test_expansion_is_ordinary_rules_in_one_group():
+    s = built(spec())
+    assert [g.name for g in s.groups] == ["demo", "demo-slo-availability"]
+    g = s.groups[1]
+    records = [r.name for r in g.rules if not r.is_alert]
+    assert records == [f"slo:sli_error:ratio_rate{w}" for w in ("5m", "30m", "1h", "2h", "6h", "1d", "3d")] + [
+        "slo:objective:ratio", "slo:error_budget:ratio", "slo:sli_error:ratio_rate30d",
+        "slo:period_error_budget_remaining:ratio"]
+    alerts = [(r.name, r.severity, r.labels["long"], r.labels["short"]) for r in g.rules if r.is_alert]
+    assert alerts == [("DemoAvailabilityFastBurn", "critical", "1h", "5m"),
+                      ("DemoAvailabilityFastBurn", "critical", "6h", "30m"),
+                      ("DemoAvailabilitySlowBurn", "warning", "1d", "2h"),
+                      ("DemoAvailabilitySlowBurn", "warning", "3d", "6h")]
+    fast = next(r for r in g.rules if r.is_alert)
+    assert fast.expr == ('slo:sli_error:ratio_rate1h{slo="availability", slo_service="demo"} > (14.4 * 0.005)\n'
+                         "and on ()\n"
+                         'slo:sli_error:ratio_rate5m{slo="availability", slo_service="demo"} > (14.4 * 0.005)')
+    r5m = g.rules[0]
+    assert r5m.expr == ('sum(rate(http_requests_total{job="api", code=~"5.."}[5m]))\n/\n'
+                        'sum(rate(http_requests_total{job="api"}[5m]))')
+    assert r5m.labels == {"slo": "availability", "slo_service": "demo"}
+    lat = built(spec(sli=latency())).groups[1].rules[0]
+    assert lat.expr == ('1 - (\n  sum(rate(http_request_duration_seconds_bucket{job="api", le="0.5"}[5m]))\n  /\n'
+                        '  sum(rate(http_request_duration_seconds_count{job="api"}[5m]))\n)')
+
+
+def test_every_generated_test_kind_exists():
+    s = built(spec())
+    names = [t.name for _, r in s.rules() for t in r.tests]
+    for expected in ("a burn at 14.4x pages on 1h and 5m within 5m",
+                     "a burn just under 14.4x does not fire on 1h and 5m",
+                     "a burn at 6x pages on 6h and 30m within 30m",
+                     "a burn just under 6x does not fire on 6h and 30m",
+                     "a burn at 3x opens a ticket on 1d and 2h within 2h",
+                     "a burn just under 3x does not fire on 1d and 2h",
+                     "a 1x burn never pages and opens a ticket on the 3d and 6h windows only",
+                     "a burn just under 1x does not fire on 3d and 6h",
+                     "the 1h/5m page resolves within 5m of the errors stopping",
+                     "the 6h/30m page resolves within 30m of the errors stopping",
+                     "recording rules equal independently written formulas"):
+        assert expected in names
+    one_x = next(t for _, r in s.rules() for t in r.tests if t.name.startswith("a 1x burn")).data
+    at6h = {a["alertname"]: a["exp_alerts"] for a in one_x["alert_rule_test"] if a["eval_time"] == "6h"}
+    assert at6h["DemoAvailabilityFastBurn"] == []  # never pages
+    assert [e["exp_labels"]["long"] for e in at6h["DemoAvailabilitySlowBurn"]] == ["3d"]  # long windows only
+    rec = next(t for _, r in s.rules() for t in r.tests if t.name.startswith("recording rules")).data
+    assert any("increase(" in p["expr"] for p in rec["promql_expr_test"])
+
+
+def test_scenario_ratio_matches_the_closed_form():
+    s = slo_mod.read("demo", 0, yaml.safe_load(spec())["slos"][0])
+    sc = slo_mod.Scenario(s, [(60, Decimal("0.05")), (30, Decimal("0"))]).build()
+    assert sc.ratio(0, 5) is None
+    assert sc.ratio(60, 60) == pytest.approx(0.05)
+    # 30m after the errors stop, the 1h window holds 29 bad minutes of its 59 intervals
+    assert sc.ratio(90, 60) == pytest.approx(0.05 * 29 / 59)
+    assert sc.ratio(90, 30) == 0
+
+
+# --- real helm + promtool --------------------------------------------------------------------
+
+def _project(tmp_path: Path, texts: dict[str, str]) -> Path:
+    (tmp_path / "rules").mkdir()
+    for name, text in texts.items():
+        (tmp_path / "rules" / name).write_text(text, encoding="utf-8")
+    shutil.copy(REPO / "mkdocs.yml", tmp_path / "mkdocs.yml")
+    return tmp_path
+
+
+@pytest.mark.parametrize("sli, period", [(None, "30d"), ("latency", "28d"), ("good", "7d")])
+def test_generated_tests_pass_with_promtool(tmp_path, helm_bin, promtool_bin, capsys, sli, period):
+    if sli == "latency":
+        text = spec(period=period, sli=latency())
+    elif sli == "good":
+        text = spec(period=period, objective="99.9", sli=EVENTS.replace("bad:", "good:").format(
+            bad='grpc_server_handled_total{grpc_code="OK"}', total="grpc_server_handled_total"))
+    else:
+        text = spec(period=period)
+    text = text.replace("      - record: job:up:sum\n        expr: sum(up)\n",
+                        "      - record: job:up:sum\n        expr: sum(up)\n        tests:\n"
+                        "          - name: sums\n            input_series: [{series: up, values: '1'}]\n"
+                        "            promql_expr_test: [{eval_time: 0s, exp_samples: [{labels: 'job:up:sum{team=\"web\"}', value: 1}]}]\n")
+    root = _project(tmp_path, {"demo.yaml": text})
+    assert main(["-C", str(root), "build"]) == 0
+    assert main(["-C", str(root), "test", "--min-coverage", "100"]) == 0, capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "0 failed" in out and "(100%)" in out
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory, helm_bin, promtool_bin) -> tuple[Path, str]:
+    """The demo SLO's promtool test file and rules as ``rulegen test`` lays them out from
+    what helm renders; the generated tests pass on them."""
+    root = _project(tmp_path_factory.mktemp("slo"), {"demo.yaml": spec()})
+    assert main(["-C", str(root), "build"]) == 0
+    loaded = load_project(root)
+    outputs, _ = plan_project(loaded)
+    test_file = prepare_app(loaded.specs[0], outputs, root, root / WORK_DIR)
+    assert promtool.test_rules([test_file], cwd=test_file.parent, root=REPO).returncode == 0
+    return test_file, (test_file.parent / "rules.yaml").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("factor, mutant, window", [("14.4", "13", 0), ("14.4", "13", 1), ("6", "6.5", 0),
+                                                    ("3", "2.8", 1), ("1", "1.05", 0), ("1", "0.95", 1)])
+def test_changing_a_factor_in_the_rendered_rules_fails_a_generated_test(rendered, factor, mutant, window):
+    test_file, text = rendered
+    needle = f"({factor} * 0.005)"
+    assert text.count(needle) == 2  # the long and the short window of the pair
+    at = text.index(needle) if window == 0 else text.index(needle, text.index(needle) + 1)
+    mutated = text[:at] + f"({mutant} * 0.005)" + text[at + len(needle):]
+    rules = test_file.parent / "rules.yaml"
+    try:
+        rules.write_text(mutated, encoding="utf-8")
+        run = promtool.test_rules([test_file], cwd=test_file.parent, root=REPO)
+    finally:
+        rules.write_text(text, encoding="utf-8")
+    assert run.returncode != 0
+    assert [c.name for c in run.cases if not c.passed], run.output
+
+
+def _helm(helm_bin, chart: Path, *sets) -> list[dict]:
+    args = [str(helm_bin), "template", "r", str(chart), "--set", "enabled=true", "--set", "monitoring.enabled=true"]
+    for s in sets:
+        args += ["--set", s]
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    docs = [d for d in yaml.safe_load_all(out) if d and d.get("kind") == "PrometheusRule"]
+    return [r for d in docs for g in d["spec"]["groups"] for r in g["rules"]]
+
+
+def test_knobs_turn_the_slo_or_its_ticket_off(tmp_path, helm_bin):
+    root = _project(tmp_path, {"demo.yaml": spec()})
+    assert main(["-C", str(root), "build"]) == 0
+    chart = root / "charts/demo"
+    names = [r.get("alert") or r.get("record") for r in _helm(helm_bin, chart)]
+    assert names.count("DemoAvailabilityFastBurn") == 2 and names.count("DemoAvailabilitySlowBurn") == 2
+    off = [r.get("alert") or r.get("record") for r in
+           _helm(helm_bin, chart, "prometheusRule.groups.demo-slo-availability.enabled=false")]
+    assert off == ["job:up:sum"]
+    no_ticket = [r.get("alert") or r.get("record") for r in
+                 _helm(helm_bin, chart, "prometheusRule.disabled.DemoAvailabilitySlowBurn=true")]
+    assert "DemoAvailabilitySlowBurn" not in no_ticket and no_ticket.count("DemoAvailabilityFastBurn") == 2
+    assert "slo:sli_error:ratio_rate3d" in no_ticket
+
+
+# --- runbook ---------------------------------------------------------------------------------
+
+def test_runbook_section_and_links(tmp_path, capsys):
+    root = _project(tmp_path, {"demo.yaml": spec()})
+    assert main(["-C", str(root), "build"]) == 0
+    page = (root / "runbooks/demo.md").read_text(encoding="utf-8")
+    assert "## SLO: availability { #slo-availability }" in page
+    assert "**216 bad minutes** per 30d" in page and "**5 bad of every 1,000 events**" in page
+    for row in ("| 14.4x | 1h | 5m | 7.2% | 2% | 2d 2h | page: [DemoAvailabilityFastBurn](#demoavailabilityfastburn) |",
+                "| 6x | 6h | 30m | 3% | 5% | 5d | page: [DemoAvailabilityFastBurn](#demoavailabilityfastburn) |",
+                "| 3x | 1d | 2h | 1.5% | 10% | 10d | ticket: [DemoAvailabilitySlowBurn](#demoavailabilityslowburn) |",
+                "| 1x | 3d | 6h | 0.5% | 10% | 30d | ticket: [DemoAvailabilitySlowBurn](#demoavailabilityslowburn) |"):
+        assert row in page
+    # the SLO section sits right before its page alert's section, and each alert links back to it
+    assert page.index("{ #slo-availability }") < page.index("{ #demoavailabilityfastburn }")
+    for name in ("demoavailabilityfastburn", "demoavailabilityslowburn"):
+        section = page[page.index(f"{{ #{name} }}"):]
+        section = section[: section.index("<!-- /notes -->")]
+        assert "Part of SLO [availability](#slo-availability)" in section
+    capsys.readouterr()
+    assert main(["-C", str(root), "check"]) == 0, capsys.readouterr().out  # link check included
+
+
+def test_bundled_noctaya_slo():
+    s = build_spec(load_text((REPO / "rules/noctaya.yaml").read_text(encoding="utf-8"), "rules/noctaya.yaml"))
+    (o,) = s.slos
+    assert (o.name, str(o.objective), o.period) == ("gateway-activation", "99.5", "30d")
+    assert o.events.text == 'noctaya_gateway_requests_total{outcome="activation_timeout"}'
+    page = (REPO / "runbooks/noctaya.md").read_text(encoding="utf-8")
+    assert "{ #slo-gateway-activation }" in page and "The counter is our choice, not Noctaya's" in page

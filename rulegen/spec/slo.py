@@ -606,16 +606,26 @@ class Scenario:
             out.append({"series": series_text(metric, labels), "values": " ".join(parts)})
         return out
 
-    def _sum(self, sel: Selector, index: int, extra: dict | None = None) -> float:
-        key = (sel.text, tuple(sorted((extra or {}).items())))
-        cache = self.__dict__.setdefault("_sums", {})
-        if key not in cache:  # the selector's sum at every sample, once
-            sums = [0.0] * (self.horizon // self.step + 1)
-            for metric, labels, incs in self.series:
-                if selects(sel, metric, labels) and all(labels.get(k) == v for k, v in (extra or {}).items()):
-                    sums = [a + b for a, b in zip(sums, self.values(incs))]
-            cache[key] = sums
-        return cache[key][index]
+    def _sums(self, sel: Selector, extra: dict | None = None) -> list[float]:
+        """The sum of the series ``sel`` selects (and that carry ``extra``) at every sample."""
+        sums = [0.0] * (self.horizon // self.step + 1)
+        for metric, labels, incs in self.series:
+            if selects(sel, metric, labels) and all(labels.get(k) == v for k, v in (extra or {}).items()):
+                sums = [a + b for a, b in zip(sums, self.values(incs))]
+        return sums
+
+    def _cumulative(self) -> tuple[list[float], list[float]]:
+        """(events counted by the SLI's numerator, all events) at every sample, summed over
+        the series each selector selects; made once."""
+        if "_cum" not in self.__dict__:
+            s = self.slo
+            if s.kind == "latency":
+                bucket = Selector(s.total.text, s.total.name, s.total.inner)
+                count_sel, _ = parse_selector(s.total.with_name(s.total.name[: -len("_bucket")] + "_count"))
+                self._cum = (self._sums(bucket, {"le": s.le}), self._sums(count_sel))
+            else:
+                self._cum = (self._sums(s.events), self._sums(s.total))
+        return self._cum
 
     def ratio(self, at: int, window_min: int) -> float | None:
         """The SLI error ratio Prometheus records at minute ``at`` over ``window_min`` minutes:
@@ -626,16 +636,9 @@ class Scenario:
         first = max(0, (at - window_min) // self.step + 1)
         if first >= last:
             return None
-        s = self.slo
-        if s.kind == "latency":
-            bucket = Selector(s.total.text, s.total.name, s.total.inner)
-            good = self._sum(bucket, last, {"le": s.le}) - self._sum(bucket, first, {"le": s.le})
-            count_sel, _ = parse_selector(s.total.with_name(s.total.name[: -len("_bucket")] + "_count"))
-            total = self._sum(count_sel, last) - self._sum(count_sel, first)
-            return 1 - good / total
-        ev = self._sum(s.events, last) - self._sum(s.events, first)
-        total = self._sum(s.total, last) - self._sum(s.total, first)
-        return ev / total if s.kind == "bad" else 1 - ev / total
+        num, den = self._cumulative()
+        share = (num[last] - num[first]) / (den[last] - den[first])
+        return share if self.slo.kind == "bad" else 1 - share
 
     def firing(self, at: int, severity: str) -> list[BurnWindow]:
         """The window pairs of ``severity`` whose alert rule fires at minute ``at``.
@@ -806,7 +809,22 @@ def expand(slo: SLO, app_labels: dict, default_component: str | None):
     return Group(name=slo.group_name, path=slo.path, rules=rules)
 
 
+_TESTS: dict = {}
+
+
 def tests(slo: SLO) -> dict[str, list[tuple[str, dict]]]:
+    """:func:`make_tests`, made once per SLO (validation and expansion both ask; callers must
+    not change the result). Keyed by what the tests depend on: the app and the entry."""
+    import json
+    key = (slo.app, slo.index, json.dumps(slo.entry, sort_keys=True, default=str))
+    if key not in _TESTS:
+        if len(_TESTS) > 4096:
+            _TESTS.clear()
+        _TESTS[key] = make_tests(slo)
+    return _TESTS[key]
+
+
+def make_tests(slo: SLO) -> dict[str, list[tuple[str, dict]]]:
     """The generated promtool tests of ``slo`` by the rule they sit under (``page``,
     ``ticket``, ``record``): ``(name, test data in the spec's test format)``.
 

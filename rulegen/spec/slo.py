@@ -61,6 +61,11 @@ SLI_RECORD = "slo:sli_error:ratio_rate{window}"
 OBJECTIVE_RECORD = "slo:objective:ratio"
 BUDGET_RECORD = "slo:error_budget:ratio"
 REMAINING_RECORD = "slo:period_error_budget_remaining:ratio"
+#: Metric name endings that say a metric is not a counter (RG354): units of gauges, a
+#: histogram's or summary's ``_sum``, info and timestamp metrics (Prometheus naming practices).
+NOT_COUNTER_SUFFIXES = ("_seconds", "_bytes", "_ratio", "_percent", "_info", "_sum", "_created",
+                        "_timestamp", "_celsius", "_volts", "_amperes", "_joules", "_grams", "_meters",
+                        "_temperature", "_size", "_gauge", "_current", "_last", "_up")
 #: Metric name endings of a counter (RG354): ``_total`` (counters), ``_count`` and
 #: ``_bucket`` (the cumulative counters of a classic histogram or summary).
 COUNTER_SUFFIXES = ("_total", "_count", "_bucket")
@@ -226,7 +231,7 @@ def objective_decimal(value) -> Decimal | None:
 
 def problems(entry: dict) -> list[tuple[tuple, str, str, bool]]:
     """What is wrong with one schema-shaped ``slos[]`` entry: ``(path suffix, code, message,
-    warning)`` tuples, path suffixes relative to the entry. Codes RG350-RG358 (documented in
+    warning)`` tuples, path suffixes relative to the entry. Codes RG350-RG358 and RG360 (documented in
     :mod:`rulegen.validate.checks.slos`)."""
     out: list = []
     if not isinstance(entry, dict):
@@ -299,11 +304,16 @@ def _counter_problems(text: str, path: tuple, key: str, suffixes: tuple) -> list
     sel, why = parse_selector(text)
     if why:
         return [(path, "RG353", f"`{key}` {why}", False)]
-    if not sel.name.endswith(suffixes):
-        return [(path, "RG354", f"`{key}` selects {sel.name}, which is not named like a "
-                 f"{'histogram bucket' if suffixes == ('_bucket',) else 'counter'} (names end in "
-                 f"{', '.join(suffixes)}); SLIs count events with rate(), which needs a counter",
-                 False)]
+    if suffixes == ("_bucket",) and not sel.name.endswith("_bucket"):
+        return [(path, "RG360", f"`histogram` selects {sel.name}, not a histogram's `_bucket` series; "
+                 f"write {sel.name.removesuffix('_count').removesuffix('_sum')}_bucket (rulegen reads "
+                 "its `_count` series for the total)", False)]
+    if not sel.name.endswith(suffixes) and (sel.name == "up" or sel.name.endswith(NOT_COUNTER_SUFFIXES)):
+        # only names that say they are something else: some exporters name counters without
+        # a suffix (nginx-ingress's nginx_ingress_controller_requests), and they are fine
+        return [(path, "RG354", f"`{key}` selects {sel.name}, which is named like a gauge or a unit, not "
+                 f"a counter (counters end in {', '.join(suffixes)}); SLIs count events with rate(), "
+                 "which needs a counter", False)]
     return []
 
 
@@ -368,9 +378,12 @@ class SLO:
             return given
         base = camel(self.name)
         app = camel(self.app)
-        if not base.startswith(app):
+        suffix = "FastBurn" if severity == "page" else "SlowBurn"
+        # the app in front keeps names apart across apps (RG412), unless that makes the name
+        # longer than the 40 characters RG402 asks for
+        if not base.startswith(app) and len(app + base + suffix) <= 40:
             base = app + base
-        return base + ("FastBurn" if severity == "page" else "SlowBurn")
+        return base + suffix
 
     def record_windows(self) -> list[int]:
         """Every window an alert reads, shortest first (ms)."""

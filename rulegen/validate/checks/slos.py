@@ -13,11 +13,13 @@ Codes:
   ``sli.latency.histogram``) is not a plain vector selector with its metric name first.
   rulegen adds ``rate()`` and the windows. Bad: ``rate(http_requests_total[5m])``,
   ``{__name__="x_total"}``; good: ``http_requests_total{code=~"5.."}``.
-* ``RG354`` a selector does not name a counter: ratio SLIs count events with ``rate()``,
-  so the metric must be named like a counter (``_total``, or a histogram's ``_count`` or
-  ``_bucket``); a latency SLI's ``histogram`` must be the ``_bucket`` series. Bad:
-  ``total: up``, ``histogram: http_request_duration_seconds``; good:
-  ``histogram: http_request_duration_seconds_bucket``.
+* ``RG354`` a ratio selector names a gauge, not a counter: SLIs count events with
+  ``rate()``. Flagged: names ending in a unit or kind that is not a counter's (``_seconds``,
+  ``_bytes``, ``_ratio``, ``_info``, ``_sum``, ``_created``, ``_timestamp``...) and ``up``,
+  unless they end in ``_total``, ``_count`` or ``_bucket``. Names without such a suffix
+  pass: some exporters name counters that way (nginx-ingress's
+  ``nginx_ingress_controller_requests``). Bad: ``total: up``,
+  ``total: node_memory_MemFree_bytes``; good: ``total: http_requests_total``.
 * ``RG355`` ``le`` is not a bucket bound: not a number, not above 0, ``+Inf``, or not
   written as Prometheus 3 writes the label (``1`` is stored as ``1.0``, so a selector on
   ``le="1"`` matches nothing). Bad: ``le: fast``, ``le: "1"``; good: ``le: "1.0"``, ``le: 0.25``.
@@ -31,6 +33,10 @@ Codes:
   tests from series that the selectors tell apart (a bad event that the total also counts,
   a good one it does not), and found none for these matchers. Use equality or simple
   alternation matchers (``code=~"5.."``, ``outcome=~"timeout|error"``).
+* ``RG360`` a latency SLI's ``histogram`` is not the ``_bucket`` series of a classic
+  histogram (rulegen reads it with ``le`` and the ``_count`` series beside it). Bad:
+  ``histogram: http_request_duration_seconds``; good:
+  ``histogram: http_request_duration_seconds_bucket``.
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ ID = "slos"
 
 
 def check_file(lf, ctx):
-    """Yield RG350-RG359 findings for the ``slos`` entries of ``lf`` (raw data, so each is
+    """Yield RG350-RG360 findings for the ``slos`` entries of ``lf`` (raw data, so each is
     reported even when the schema rejects another part of the spec)."""
     data = lf.data
     entries = data.get("slos") if isinstance(data, dict) else None

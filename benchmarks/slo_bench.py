@@ -29,26 +29,18 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/timing.py, when loaded by path
+from check_bench import _MKDOCS  # noqa: E402  (the same site settings)
 from timing import python_env, run_once  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-_MKDOCS = """site_name: Alert runbooks
-site_url: https://runbooks.example.com/
-docs_dir: runbooks
-strict: true
-theme:
-  name: material
-nav:
-  - Home: index.md
-"""
 
-_SLIS = [
-    {"events": {"bad": 'http_requests_total{{job="{app}", code=~"5.."}}', "total": 'http_requests_total{{job="{app}"}}'}},
-    {"events": {"good": 'grpc_server_handled_total{{job="{app}", grpc_code="OK"}}',
-                "total": 'grpc_server_handled_total{{job="{app}"}}'}},
-    {"latency": {"histogram": 'http_request_duration_seconds_bucket{{job="{app}"}}', "le": "0.5"}},
+_SLIS = [  # APP: the app's name
+    {"events": {"bad": 'http_requests_total{job="APP", code=~"5.."}', "total": 'http_requests_total{job="APP"}'}},
+    {"events": {"good": 'grpc_server_handled_total{job="APP", grpc_code="OK"}',
+                "total": 'grpc_server_handled_total{job="APP"}'}},
+    {"latency": {"histogram": 'http_request_duration_seconds_bucket{job="APP"}', "le": "0.5"}},
 ]
 _PERIODS = ["30d", "28d", "7d", "30d"]
 _OBJECTIVES = [99.5, 99.9, 99, 99.95]
@@ -58,8 +50,7 @@ def slo_spec(app: str, n: int) -> dict:
     """One app's spec with ``n`` SLOs and a hand-written alert."""
     slos = []
     for i in range(n):
-        sli = yaml.safe_load(yaml.safe_dump(_SLIS[i % len(_SLIS)]).replace("{app}", app).replace("{{", "{")
-                             .replace("}}", "}"))
+        sli = yaml.safe_load(yaml.safe_dump(_SLIS[i % len(_SLIS)]).replace("APP", app))
         slos.append({"name": f"slo-{i}", "objective": _OBJECTIVES[i % 4], "period": _PERIODS[i % 4],
                      "description": f"Requests of {app} that succeed ({i}).", "sli": sli})
     return {

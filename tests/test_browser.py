@@ -101,7 +101,7 @@ def test_alert_index_lists_every_alert(served_site, tmp_path):
     dom = dump_dom(exe, base + "alerts/", tmp_path / "profile")
     listed = set(re.findall(r'<a href="\.\./[a-z0-9-]+/#[^"]+">([^<]+)</a>', dom))
     expected = {r.name for s in load_project(project).specs for r in s.alerts()}
-    assert len(expected) == 13  # 2 llama-swap + 4 noctaya + 7 inferencecache
+    assert len(expected) == 15  # 2 llama-swap + 4 noctaya (+ 2 of its SLO) + 7 inferencecache
     assert listed == expected
 
 

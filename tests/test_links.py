@@ -240,13 +240,14 @@ def test_built_site(project, tmp_path):
     html = site / "noctaya/index.html"
     html.write_text(html.read_text().replace('id="noctayallmservicedegraded"', 'id="renamed"'))
     found = check_links(outputs, specs, project, site)
-    assert [(f.code, f.rule) for f in found] == [("RG711", "NoctayaLLMServiceDegraded"),
-                                                 ("RG714", "NoctayaLLMServiceNotReady"),
-                                                 ("RG714", "NoctayaGatewayActivationTimeouts")]
+    assert sorted((f.code, f.rule) for f in found) == [("RG711", "NoctayaLLMServiceDegraded"),
+                                                       ("RG714", "NoctayaGatewayActivationFastBurn"),
+                                                       ("RG714", "NoctayaGatewayActivationTimeouts"),
+                                                       ("RG714", "NoctayaLLMServiceNotReady")]
     html.unlink()
     found = check_links(outputs, specs, project, site)
     assert {f.code for f in found} == {"RG710", "RG714"}
-    assert sum(f.code == "RG710" for f in found) == 4
+    assert sum(f.code == "RG710" for f in found) == 8  # one per alert rule: 4, and the SLO's 4
 
 
 def test_default_runbook_url_matches_helm(project, helm_bin):
@@ -270,4 +271,4 @@ def test_default_runbook_url_matches_helm(project, helm_bin):
         assert rendered == derived
         # and as the plan's per-spec step works them out ahead for the link check
         _, _, urls = runbook_urls_ahead(spec, text, "https://runbooks.example.com/")
-        assert urls == list(derived.values())
+        assert urls == [derived[r.name] for g, r in spec.rules() if r.is_alert]  # same-name rules too

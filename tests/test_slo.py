@@ -225,6 +225,33 @@ def test_expansion_is_ordinary_rules_in_one_group():
                         '  sum(rate(http_request_duration_seconds_count{job="api"}[5m]))\n)')
 
 
+def test_page_and_ticket_fields_reach_their_rules():
+    text = spec() + """\
+    page:
+      alert: ShopPage
+      severity: warning
+      component: frontend
+      labels: {tier: gold}
+      summary: Shop burns its budget.
+    ticket:
+      component: false
+      annotations: {dashboard: "https://grafana.example.com/d/shop"}
+"""
+    g = built(text).groups[1]
+    page = [r for r in g.rules if r.name == "ShopPage"]
+    assert len(page) == 2 and {r.severity for r in page} == {"warning"} and {r.component for r in page} == {"frontend"}
+    assert all(r.labels["tier"] == "gold" and r.annotations["summary"] == "Shop burns its budget." for r in page)
+    ticket = [r for r in g.rules if r.name == "DemoAvailabilitySlowBurn"]
+    assert {r.component for r in ticket} == {None} and all("dashboard" in r.annotations for r in ticket)
+    assert findings(text) == []
+
+
+def test_two_slos_with_one_name():
+    text = spec() + spec().split("slos:\n", 1)[1]
+    line, col = at(text, "name: availability", 1)
+    assert ("RG410", line, col + len("name: "), "error") in findings(text)
+
+
 def test_every_generated_test_kind_exists():
     s = built(spec())
     names = [t.name for _, r in s.rules() for t in r.tests]

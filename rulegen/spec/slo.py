@@ -748,10 +748,7 @@ def _runbook(slo: SLO, severity: str, w: BurnWindow, given: dict) -> dict:
                f"{percent(slo.budget)} budget: {rules}. The short window lets a pair resolve within "
                f"that window of the errors stopping.")
     rb = dict(given)
-    if w == pairs[0]:
-        rb["explanation"] = opening + ("\n\n" + given["explanation"].strip() if given.get("explanation") else "")
-    else:
-        rb.pop("explanation", None)
+    rb["explanation"] = opening + ("\n\n" + given["explanation"].strip() if given.get("explanation") else "")
     if "diagnosis" not in given:
         rb["diagnosis"] = [{"title": "PromQL: the error ratio over each window, next to the budget:",
                             "promql": [slo.record_selector(SLI_RECORD.format(window=format_ms(ms)))
@@ -767,6 +764,10 @@ def _runbook(slo: SLO, severity: str, w: BurnWindow, given: dict) -> dict:
         rb["causes"] = ["A rollout or config change that makes requests fail or slow.",
                         "A dependency that fails or slows down.",
                         "A traffic shift onto a failing path."]
+    if w != pairs[0]:
+        # the page shows the first pair's content for all pairs of the name; the others keep
+        # only what makes them a documented alert (RG504), so nothing is checked twice
+        return {k: rb[k] for k in ("causes", "resolution")}
     return rb
 
 

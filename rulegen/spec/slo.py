@@ -88,10 +88,12 @@ class BurnWindow:
 
     @property
     def long(self) -> str:
+        """The long window as a Prometheus duration (``1h``)."""
         return format_ms(self.long_ms)
 
     @property
     def short(self) -> str:
+        """The short window as a Prometheus duration (``5m``)."""
         return format_ms(self.short_ms)
 
 
@@ -348,10 +350,12 @@ class SLO:
 
     @property
     def path(self) -> tuple:
+        """Position of the entry in the spec data, for findings."""
         return ("slos", self.index)
 
     @property
     def period(self) -> str:
+        """The period as a Prometheus duration in days where whole (``30d``)."""
         return window_text(self.period_ms)
 
     @property
@@ -361,6 +365,7 @@ class SLO:
 
     @property
     def group_name(self) -> str:
+        """The rule group the SLO expands into: ``<app>-slo-<name>``."""
         return f"{self.app}-slo-{self.name}"
 
     @property
@@ -369,10 +374,14 @@ class SLO:
         return {"slo": self.name, "slo_service": self.app}
 
     def record_selector(self, record: str) -> str:
+        """A selector of this SLO's series of recording rule ``record``."""
         inner = ", ".join(f'{k}="{v}"' for k, v in self.selector_labels.items())
         return f"{record}{{{inner}}}"
 
     def alert_name(self, severity: str) -> str:
+        """The name of the ``page`` or ``ticket`` alert: the spec's ``alert``, else
+        ``<App><Name>FastBurn``/``SlowBurn`` (the app left out where the name would pass 40
+        characters)."""
         given = (self.entry.get(severity) or {}).get("alert")
         if given:
             return given
@@ -523,6 +532,7 @@ def sample_labels(sel: Selector, unlike: Selector | None = None) -> dict | None:
 
 
 def series_text(metric: str, labels: dict) -> str:
+    """A series as promtool's ``input_series`` writes it: ``metric{a="x", b="y"}``, labels sorted."""
     inner = ", ".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
     return f"{metric}{{{inner}}}" if inner else metric
 
@@ -553,10 +563,12 @@ class Scenario:
 
     @property
     def horizon(self) -> int:
+        """Minutes from the first sample to the last."""
         return sum(n for n, _ in self.segments)
 
     @property
     def interval(self) -> str:
+        """The test's ``interval`` (time between input samples)."""
         return f"{self.step}m"
 
     def errors(self) -> list[Decimal]:
@@ -595,6 +607,7 @@ class Scenario:
         return self
 
     def values(self, incs: list[Decimal]) -> list[float]:
+        """A counter's value at every sample, from its increments per step."""
         out = [float(COUNTER_START)]
         for x in incs:
             out.append(out[-1] + float(x))
@@ -700,10 +713,12 @@ def section_id(name: str) -> str:
 
 
 def threshold_text(w: BurnWindow, budget: Decimal) -> str:
+    """The alert threshold as PromQL, ``(14.4 * 0.005)``: factor times error budget (a ratio)."""
     return f"({decimal_text(w.factor)} * {decimal_text(budget)})"
 
 
 def percent(d: Decimal) -> str:
+    """A ratio as a percentage for people: ``Decimal('0.005')`` -> ``0.5%``."""
     return decimal_text(d * 100) + "%"
 
 

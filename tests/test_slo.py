@@ -377,7 +377,7 @@ def test_runbook_section_and_links(tmp_path, capsys):
     assert main(["-C", str(root), "build"]) == 0
     page = (root / "runbooks/demo.md").read_text(encoding="utf-8")
     assert "## SLO: availability { #slo-availability }" in page
-    assert "**216 bad minutes** per 30d" in page and "**5 bad of every 1,000 events**" in page
+    assert "**216 bad minutes** per 30d (3h 36m of total outage)" in page and "**5 bad of every 1,000 events**" in page
     for row in ("| 14.4x | 1h | 5m | 7.2% | 2% | 2d 2h | page: [DemoAvailabilityFastBurn](#demoavailabilityfastburn) |",
                 "| 6x | 6h | 30m | 3% | 5% | 5d | page: [DemoAvailabilityFastBurn](#demoavailabilityfastburn) |",
                 "| 3x | 1d | 2h | 1.5% | 10% | 10d | ticket: [DemoAvailabilitySlowBurn](#demoavailabilityslowburn) |",
@@ -388,7 +388,7 @@ def test_runbook_section_and_links(tmp_path, capsys):
     for name in ("demoavailabilityfastburn", "demoavailabilityslowburn"):
         section = page[page.index(f"{{ #{name} }}"):]
         section = section[: section.index("<!-- /notes -->")]
-        assert "Part of SLO [availability](#slo-availability)" in section
+        assert "**Part of SLO** [availability](#slo-availability)" in section
     capsys.readouterr()
     assert main(["-C", str(root), "check"]) == 0, capsys.readouterr().out  # link check included
 

@@ -367,10 +367,13 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
     # SLO sections (rulegen.render.slo_page): their ids are taken before any other heading's
     from . import slo_page
     slos = {}
+    slo_of: dict = {}  # alert name -> Markdown link to its SLO's section
     for s in spec.slos:
         data = slo_page.section(s, key, md_text, inline_code, fence)
         data["id"] = _unique(data["id"], used)
         slos[data["first_alert"]] = data
+        for sev in ("page", "ticket"):
+            slo_of.setdefault(s.alert_name(sev), f"[{md_text(s.name)}](#{data['id']})")
     context_id = _unique("context", used)
     sections = [{"title": md_text(s["title"]), "anchor": _unique(anchor(s["title"]), used),
                  "body": blocks_md(s["blocks"], links=links)} for s in rb.get("sections") or []]
@@ -415,6 +418,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
         sev = r.severity or "none"
         alerts.append({
             "slo": slos.get(r.name),
+            "slo_link": slo_of.get(r.name, ""),
             "variants": [],
             "name": r.name,
             "heading": md_text(r.name),

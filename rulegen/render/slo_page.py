@@ -35,8 +35,8 @@ def section(s, values_key: str, md_text, inline_code, fence) -> dict:
     bad_minutes = minutes * s.budget
     per = Decimal(1) / s.budget
     budget_text = (f"{slo_mod.percent(s.budget)} of events: **{_thousands(bad_minutes.quantize(Decimal('0.1')))} bad "
-                   f"minutes** per {s.period} (the time at 100% errors it takes to spend it: "
-                   f"{slo_mod.human(int(bad_minutes * slo_mod.MINUTE_MS))}), or "
+                   f"minutes** per {s.period} ({slo_mod.human(int(bad_minutes * slo_mod.MINUTE_MS))} of total "
+                   f"outage), or "
                    f"**{_thousands((Decimal(1000) * s.budget).normalize())} bad of every 1,000 events** "
                    f"({_thousands((Decimal(1_000_000) * s.budget).normalize())} per million)")
     if per == per.to_integral_value():

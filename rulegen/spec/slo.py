@@ -757,8 +757,7 @@ def _runbook(slo: SLO, severity: str, w: BurnWindow, given: dict) -> dict:
         f"{decimal_text(x.factor)}x over {x.long} and {x.short} (error ratio above "
         f"{percent(x.factor * slo.budget)}: the {slo.period} budget lasts "
         f"{human(exhaustion_ms(slo.period_ms, x.factor))} at that pace)" for x in pairs)
-    opening = (f"Part of SLO [{slo.name}](#{section_id(slo.name)}): its error budget and burn-rate "
-               f"table are in that section. This alert has one rule per window pair and fires while "
+    opening = (f"This alert has one rule per window pair and fires while "
                f"the error ratio over both windows of a pair is above the factor times the "
                f"{percent(slo.budget)} budget: {rules}. The short window lets a pair resolve within "
                f"that window of the errors stopping.")

@@ -156,6 +156,14 @@ def test_sli_kind_must_be_one():
     assert findings(text) == [("RG356", *at(text, "total: b_total")[:1], at(text, "total:")[1], "error")]
 
 
+def test_schema_types_at_their_position():
+    text = spec(objective='"99.5"')
+    assert findings(text) == [("RG202", *at(text, '"99.5"'), "error")]
+    text = spec().replace("    description: Requests that do not fail.\n", "")
+    text = text.replace("    sli:\n", "    sli: []\n").split("    sli: []\n")[0] + "    sli: []\n"
+    assert ("RG202", *at(text, "[]"), "error") in findings(text)
+
+
 def test_schema_positions_for_unknown_and_missing_keys():
     text = spec().replace("    description:", "    objectve: 99\n    description:")
     codes = [(f[0], f[1]) for f in findings(text)]

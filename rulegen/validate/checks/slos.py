@@ -3,36 +3,39 @@ schema checks the shape (RG2xx); these check the meaning, at the field's positio
 
 Codes:
 
-* ``RG350`` the objective is not a percentage strictly between 0 and 100. Bad:
-  ``objective: 100`` (no budget), ``objective: -1``; good: ``objective: 99.5``. A ratio
-  written by mistake (``objective: 0.995``, i.e. 0.995%) gets RG358.
-* ``RG351`` the period is not a Prometheus duration. Bad: ``period: 30 days``,
-  ``period: 1.5d``; good: ``period: 30d``.
-* ``RG352`` the period is outside 1d..400d. Bad: ``period: 1h``.
+* ``RG350`` the objective is not a percentage strictly between 0 and 100 (a ratio written by
+  mistake, ``objective: 0.995``, gets RG358). Bad: ``objective: 100`` (no budget); good:
+  ``objective: 99.5``.
+* ``RG351`` the period is not a Prometheus duration. Bad: ``period: 30 days``; good:
+  ``period: 30d``.
+* ``RG352`` the period is outside 1d..400d. Bad: ``period: 1h``; good: ``period: 28d``.
 * ``RG353`` a counter selector (``sli.events.bad``/``good``/``total``,
-  ``sli.latency.histogram``) is not a plain vector selector with its metric name first.
-  rulegen adds ``rate()`` and the windows. Bad: ``rate(http_requests_total[5m])``,
-  ``{__name__="x_total"}``; good: ``http_requests_total{code=~"5.."}``.
-* ``RG354`` a ratio selector names a gauge, not a counter: SLIs count events with
-  ``rate()``. Flagged: names ending in a unit or kind that is not a counter's (``_seconds``,
-  ``_bytes``, ``_ratio``, ``_info``, ``_sum``, ``_created``, ``_timestamp``...) and ``up``,
-  unless they end in ``_total``, ``_count`` or ``_bucket``. Names without such a suffix
-  pass: some exporters name counters that way (nginx-ingress's
-  ``nginx_ingress_controller_requests``). Bad: ``total: up``,
-  ``total: node_memory_MemFree_bytes``; good: ``total: http_requests_total``.
+  ``sli.latency.histogram``) is not a plain vector selector with its metric name first:
+  rulegen adds ``rate()`` and the windows. Bad: ``bad: rate(http_requests_total[5m])``;
+  good: ``bad: http_requests_total{code=~"5.."}``.
+* ``RG354`` a ratio selector names a gauge, not a counter, and SLIs count events with
+  ``rate()``. Flagged: names ending in a unit or kind that is not a counter's
+  (``_seconds``, ``_bytes``, ``_ratio``, ``_info``, ``_sum``, ``_created``,
+  ``_timestamp``...) and ``up``, unless they end in ``_total``, ``_count`` or ``_bucket``;
+  names without such a suffix pass, as some exporters name counters that way (nginx-ingress's
+  ``nginx_ingress_controller_requests``). Bad: ``total: node_memory_MemFree_bytes``; good:
+  ``total: http_requests_total``.
 * ``RG355`` ``le`` is not a bucket bound: not a number, not above 0, ``+Inf``, or not
   written as Prometheus 3 writes the label (``1`` is stored as ``1.0``, so a selector on
-  ``le="1"`` matches nothing). Bad: ``le: fast``, ``le: "1"``; good: ``le: "1.0"``, ``le: 0.25``.
+  ``le="1"`` matches nothing). Bad: ``le: "1"``; good: ``le: "1.0"``.
 * ``RG356`` the SLI names neither or both of ``events`` and ``latency``, or an ``events``
-  SLI neither or both of ``bad`` and ``good``.
-* ``RG357`` the histogram selector matches on ``le``: give the bound as
-  ``sli.latency.le`` only.
+  SLI neither or both of ``bad`` and ``good``. Bad: ``sli`` holding both ``events`` and
+  ``latency``; good: ``sli`` holding ``events`` only.
+* ``RG357`` the histogram selector matches on ``le``, which rulegen adds from
+  ``sli.latency.le``. Bad: ``histogram: x_bucket{le="0.5"}``; good: ``histogram: x_bucket``
+  with ``le: "0.5"``.
 * ``RG358`` (warning) the objective is so loose that a burn-rate pair can never fire
-  (``factor x budget >= 1``: an error ratio above 100%). Bad: ``objective: 90`` (14.4 x 10%).
+  (``factor x budget >= 1`` asks for an error ratio above 100%). Bad: ``objective: 90`` (14.4
+  x 10%); good: ``objective: 99``.
 * ``RG359`` no test series can be made for the SLI: rulegen generates the SLO's promtool
   tests from series that the selectors tell apart (a bad event that the total also counts,
-  a good one it does not), and found none for these matchers. Use equality or simple
-  alternation matchers (``code=~"5.."``, ``outcome=~"timeout|error"``).
+  a good one it does not), and found none for these matchers. Bad:
+  ``bad: x_total{code=~"a^b"}`` (matches nothing); good: ``bad: x_total{code=~"5.."}``.
 * ``RG360`` a latency SLI's ``histogram`` is not the ``_bucket`` series of a classic
   histogram (rulegen reads it with ``le`` and the ``_count`` series beside it). Bad:
   ``histogram: http_request_duration_seconds``; good:

@@ -774,6 +774,13 @@ def _runbook(slo: SLO, severity: str, w: BurnWindow, given: dict) -> dict:
              "and roll it back or fix it forward, in Git."] if severity == "page" else
             ["Plan the fix within working hours: at this pace the budget lasts days, not hours.",
              "If the budget is spent on purpose (planned work), say so where the team tracks SLOs."])
+    if "impact" not in given:
+        first = pairs[0]
+        rb["impact"] = (f"More than {percent(first.factor * slo.budget)} of the events SLO {slo.name} counts "
+                        f"are bad (the objective allows {percent(slo.budget)}): at this pace the "
+                        f"{slo.period} error budget is gone in "
+                        f"{human(exhaustion_ms(slo.period_ms, first.factor))}"
+                        + (" or less." if severity == "page" else "."))
     if "causes" not in given:
         rb["causes"] = ["A rollout or config change that makes requests fail or slow.",
                         "A dependency that fails or slows down.",

@@ -785,10 +785,13 @@ def _runbook(slo: SLO, severity: str, w: BurnWindow, given: dict) -> dict:
         rb["causes"] = ["A rollout or config change that makes requests fail or slow.",
                         "A dependency that fails or slows down.",
                         "A traffic shift onto a failing path."]
+    if "do_not" not in given:
+        rb["do_not"] = (f"silence it for the rest of the {slo.period} or loosen the objective to make it stop: "
+                        "find and fix (or roll back) what burns the budget.")
     if w != pairs[0]:
-        # the page shows the first pair's content for all pairs of the name; the others keep
-        # only what makes them a documented alert (RG504), so nothing is checked twice
-        return {k: rb[k] for k in ("causes", "resolution")}
+        # the page shows the first pair's section for all pairs of the name; the others carry
+        # the same content but no related links (a broken link would be reported per rule)
+        return {k: v for k, v in rb.items() if k not in ("explanation", "related")}
     return rb
 
 

@@ -7,7 +7,10 @@ Pipeline step 4 of 4. For each app:
    values schema laid over it, and render it with the real ``helm template`` with every gate
    set true (so escaping, gating and defaults are what is tested, not a copy of the rules);
 3. write the PrometheusRules' ``spec.groups`` to ``.rulegen/test/<app>/rules.yaml`` and the
-   planned promtool test file next to it;
+   planned promtool test file next to it; where test groups state different annotations, one
+   rule file and test file per set (``rules.2.yaml`` with ``<app>.2.test.yaml``, ...), each
+   alert keeping only the annotations its tests state (see
+   :func:`rulegen.render.promtool_tests.annotation_filters`);
 4. run the real ``promtool test rules`` on all test files, split into batches run in parallel
    (one promtool process per CPU by default), and read results from promtool's JUnit report.
 
@@ -124,18 +127,14 @@ def collect_cases(specs: list[Spec]) -> list[TestCase]:
     return out
 
 
-def prepare_app(spec: Spec, outputs, root: Path, work: Path) -> Path | None:
-    """Render ``spec``'s chart with helm (gates on) and lay out its promtool files in
-    ``work/<app>``; returns the test file path, or None when the spec declares no test.
+def render_rule_groups(spec: Spec, outputs, root: Path, app_dir: Path) -> list[dict]:
+    """Copy ``spec``'s chart into ``app_dir/chart`` with the planned ``outputs`` laid over it
+    and render it with the real ``helm template``, every gate on; returns the rule groups
+    of its PrometheusRules (a rule file's ``groups:``).
 
     Raises:
         RulegenError: helm failed or rendered no rule group.
     """
-    by_path = {o.path: o for o in outputs}
-    tpath = test_file_path(spec)
-    if tpath not in by_path:
-        return None
-    app_dir = work / spec.app
     if app_dir.exists():
         shutil.rmtree(app_dir)
     chart_src = root / spec.chart.path
@@ -154,11 +153,56 @@ def prepare_app(spec: Spec, outputs, root: Path, work: Path) -> Path | None:
     groups = rendered.rule_groups()
     if not groups:
         raise RulegenError(f"{spec.chart.path}: helm rendered no rule group with the gates on")
-    (app_dir / RULES_FILE).write_text(yaml.safe_dump({"groups": groups}, sort_keys=False,
-                                                     allow_unicode=True, width=100000), encoding="utf-8")
-    test_file = app_dir / Path(tpath).name
-    test_file.write_text(by_path[tpath].content, encoding="utf-8")
-    return test_file
+    return groups
+
+
+def _dump(doc: dict) -> str:
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100000)
+
+
+def write_test_files(spec: Spec, test_text: str, groups: list[dict], dest: Path,
+                     stem: str | None = None) -> list[Path]:
+    """Lay out promtool files in ``dest`` for the planned test file ``test_text`` run against
+    rendered rule ``groups``: test groups that keep the same annotations share one rule file
+    (see :func:`rulegen.render.promtool_tests.annotation_filters`); the first pair is
+    ``rules.yaml`` and ``<stem>.test.yaml`` (``stem`` defaults to the app), the next
+    ``rules.2.yaml`` and ``<stem>.2.test.yaml``, and so on. Returns the test files."""
+    from ..render.promtool_tests import annotation_filters, filter_annotations
+    stem = stem or spec.app
+    doc = yaml.safe_load(test_text)
+    filters = annotation_filters(spec)
+    parts: dict = {}
+    for t in doc.get("tests") or []:
+        keep = filters.get(t.get("name"), {})
+        key = repr(sorted(keep.items()))
+        parts.setdefault(key, (keep, []))[1].append(t)
+    dest.mkdir(parents=True, exist_ok=True)
+    files = []
+    for i, (keep, tests) in enumerate(parts.values(), start=1):
+        suffix = "" if i == 1 else f".{i}"
+        rules_name = RULES_FILE if i == 1 else f"rules{suffix}.yaml"
+        (dest / rules_name).write_text(_dump({"groups": filter_annotations(groups, keep)}), encoding="utf-8")
+        f = dest / f"{stem}{suffix}.test.yaml"
+        f.write_text(_dump({**doc, "rule_files": [rules_name], "tests": tests}), encoding="utf-8")
+        files.append(f)
+    return files
+
+
+def prepare_app(spec: Spec, outputs, root: Path, work: Path) -> list[Path]:
+    """Render ``spec``'s chart with helm (gates on) and lay out its promtool files in
+    ``work/<app>`` (:func:`write_test_files`); returns the test files, none when the spec
+    declares no test.
+
+    Raises:
+        RulegenError: helm failed or rendered no rule group.
+    """
+    by_path = {o.path: o for o in outputs}
+    tpath = test_file_path(spec)
+    if tpath not in by_path:
+        return []
+    app_dir = work / spec.app
+    groups = render_rule_groups(spec, outputs, root, app_dir)
+    return write_test_files(spec, by_path[tpath].content, groups, app_dir)
 
 
 def failure_line(c: TestCase) -> int:
@@ -360,9 +404,7 @@ def run_tests(root: Path, args) -> int:
     files = []
     for spec in loaded.specs:
         if spec.app in apps:
-            f = prepare_app(spec, outputs, root, work)
-            if f is not None:
-                files.append(f)
+            files.extend(prepare_app(spec, outputs, root, work))
     jobs = args.jobs or os.cpu_count() or 1
     run_regex = _regex(cases) if len(cases) != len(all_cases) else None
     runs = run_batches(files, jobs, root, run_regex)

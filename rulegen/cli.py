@@ -114,6 +114,8 @@ def cmd_check(args) -> int:
 
 def cmd_test(args) -> int:
     from .run.testing import run_tests
+    if args.min_mutation_score is not None:
+        args.mutate = True
     return run_tests(Path(args.root), args)
 
 
@@ -229,6 +231,14 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--min-coverage", type=_percent, default=None,
                    help="fail when fewer than this percentage of alerts have both a firing and a non-firing test")
     s.add_argument("--jobs", type=int, default=None, help="promtool processes at once (default: CPU count)")
+    s.add_argument("--mutate", action="store_true",
+                   help="mutation testing: once the tests pass, make small wrong versions of every rule with "
+                        "tests (comparison, threshold, for, matchers, by labels, range windows, and/or/unless "
+                        "operands, absent, recording rule output) and report those no test fails on, with "
+                        "the spec line and the test that would catch them")
+    s.add_argument("--min-mutation-score", type=_percent, default=None,
+                   help="fail when fewer than this percentage of mutants are killed (implies --mutate; "
+                        "mutants declared in equivalent_mutants are not counted)")
     s.set_defaults(func=cmd_test)
 
     s = sub.add_parser("diff", parents=[common], help="what changed since a Git ref, in alert terms")

@@ -20,6 +20,12 @@ and one shows it not firing; a recording rule is covered when a passing ``promql
 reads it. A test with an input series that nothing it evaluates can select (RG608: a
 misspelled metric or label) counts for nothing. ``--min-coverage P`` fails the run when fewer than P% of rules are covered.
 
+With ``--mutate`` (implied by ``--min-mutation-score``), once the tests pass, every rule
+with tests is mutation tested (:mod:`rulegen.run.mutation`): per rule the mutants killed out
+of the total, each survivor in words with its spec line, and the overall score, which
+``--min-mutation-score P`` holds to P%; ``--junit`` then also holds one testsuite of mutants
+per app.
+
 The last line printed is ``N passed, N failed`` (test groups), which CI systems read.
 """
 
@@ -361,6 +367,17 @@ def _only_apps(loaded, apps: list[str]):
                   findings=[f for f in loaded.findings if f.file in mine])
 
 
+def _mutate(loaded, outputs, root: Path, apps: list[str], cases: list[TestCase], args, jobs: int, out):
+    """Run mutation testing (:mod:`rulegen.run.mutation`) on the rules the selected tests
+    belong to; prints the report and returns the results."""
+    from .mutation import report, run_mutation
+    rules = {(c.app, c.rule.name) for c in cases} if (args.alert or args.name) else None
+    results, rows = run_mutation(loaded, outputs, root, apps, rules, jobs, out)
+    print(f"mutation testing: {len(results)} mutant(s) of {len(rows)} rule(s)", file=out)
+    report(results, rows, out)
+    return results
+
+
 def run_tests(root: Path, args) -> int:
     """The ``rulegen test`` command; returns the exit code (0 pass, 1 failures or low
     coverage or invalid specs, 2 usage/tools)."""
@@ -444,11 +461,26 @@ def run_tests(root: Path, args) -> int:
     for r in cov.rows:
         if not r.covered:
             print(f"  uncovered: {r.app} {r.name}: needs {r.missing()}", file=out)
+    mutated = None
+    if getattr(args, "mutate", False) and failed:
+        print("mutation testing skipped: the tests must pass on the rules first", file=out)
+    elif getattr(args, "mutate", False):
+        mutated = _mutate(loaded, outputs, root, apps, cases, args, jobs, out)
     if args.junit:
         write_junit(Path(args.junit), cases)
+        if mutated is not None:
+            from .mutation import write_junit as write_mutation_junit
+            write_mutation_junit(Path(args.junit), mutated, ET.parse(args.junit).getroot())
     print(f"{len(cases) - len(failed)} passed, {len(failed)} failed", file=out)
     if failed:
         return 1
+    if mutated is not None and args.min_mutation_score is not None:
+        from .mutation import total_score
+        score = total_score(mutated)
+        if score + 1e-9 < args.min_mutation_score:
+            print(f"rulegen: mutation score {score:.1f}% is below --min-mutation-score "
+                  f"{args.min_mutation_score:g}%", file=sys.stderr)
+            return 1
     if args.min_coverage is not None and cov.percent + 1e-9 < args.min_coverage:
         print(f"rulegen: coverage {cov.percent:.1f}% is below --min-coverage {args.min_coverage:g}%", file=sys.stderr)
         return 1

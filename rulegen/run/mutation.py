@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import sys
 import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -189,8 +190,10 @@ def plan_app(spec: Spec, root: Path, work: Path, test_text: str) -> tuple[list, 
     from ..render import plan
     from .testing import render_rule_groups, write_test_files
 
+    from ..render.promtool_tests import annotation_filters
     doc = yaml.safe_load(test_text)
     tests = doc.get("tests") or []
+    filters = annotation_filters(spec)
     deps = _Deps(spec)
     variants: list = []  # (rule, mutant or None)
     results: list[MutantResult] = []
@@ -206,9 +209,11 @@ def plan_app(spec: Spec, root: Path, work: Path, test_text: str) -> tuple[list, 
     combined_groups = []
     for k, (_g, rule, m) in enumerate(variants):
         for g in spec.groups:
-            rules = [(m.rule if m is not None and r is rule else r) for r in g.rules]
+            # tests and runbook content do not reach the rules: left out, they cost nothing
+            rules = [replace(m.rule if m is not None and r is rule else r, tests=[], runbook={})
+                     for r in g.rules]
             combined_groups.append(replace(g, name=f"{g.name}{SUFFIX}{k}", rules=rules))
-    combined = replace(spec, groups=combined_groups)
+    combined = replace(spec, groups=combined_groups, runbook={})
     outputs, _findings = plan([combined], root)
     app_dir = work / spec.app
     rendered = render_rule_groups(combined, outputs, root, app_dir / "chart-render")
@@ -229,9 +234,9 @@ def plan_app(spec: Spec, root: Path, work: Path, test_text: str) -> tuple[list, 
             continue
         keep = deps.needed(set().union(*(_test_names(t, "") for t in chosen)) | {rule.name})
         groups = _prune(by_variant.get(k, []), keep)
-        text = yaml.safe_dump({**doc, "tests": chosen}, sort_keys=False, allow_unicode=True, width=100000)
         label = "baseline" if m is None else f"m{idx}"
-        for f in write_test_files(spec, text, groups, app_dir / f"{_slug(rule.name)}-{label}"):
+        for f in write_test_files(spec, {**doc, "tests": chosen}, groups,
+                                  app_dir / f"{_slug(rule.name)}-{label}", filters=filters):
             files.append((f, rule.name, idx))
     return results, files
 
@@ -260,12 +265,15 @@ def run_mutation(loaded, outputs, root: Path, apps: list[str], rules: set | None
     by_path = {o.path: o for o in outputs}
     all_results: list[MutantResult] = []
     files: list = []
+    specs = []
     for spec in loaded.specs:
         if spec.app not in apps or test_file_path(spec) not in by_path:
             continue
-        if rules is not None:
-            spec = _only(spec, {n for a, n in rules if a == spec.app})
-        results, fs = plan_app(spec, root, work, by_path[test_file_path(spec)].content)
+        specs.append(spec if rules is None else _only(spec, {n for a, n in rules if a == spec.app}))
+    # helm renders one app while Python lays out another
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        planned = list(pool.map(lambda sp: plan_app(sp, root, work, by_path[test_file_path(sp)].content), specs))
+    for results, fs in planned:
         base = len(all_results)
         all_results.extend(results)
         files.extend((f, spec.app, name, -1 if i < 0 else base + i) for f, name, i in fs)

@@ -25,7 +25,7 @@ check: install
 
 test: install tools
 	$(BIN)/rulegen check
-	$(BIN)/rulegen test --min-coverage 100
+	$(BIN)/rulegen test --min-coverage 100 --min-mutation-score 100
 	$(BIN)/python -m pytest -n 2 -q
 
 site: install

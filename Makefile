@@ -34,6 +34,7 @@ site: install
 bench: install tools
 	$(BIN)/python benchmarks/validate_corpus.py
 	$(BIN)/python benchmarks/check_bench.py
+	$(BIN)/python benchmarks/mutation_bench.py
 
 clean:
 	rm -rf site .rulegen .pytest_cache

@@ -119,6 +119,11 @@ def cmd_test(args) -> int:
     return run_tests(Path(args.root), args)
 
 
+def cmd_derive(args) -> int:
+    from .run.derive import run_derive
+    return run_derive(Path(args.root), args)
+
+
 def cmd_diff(args) -> int:
     from .gitops.diff import run_diff
     return run_diff(Path(args.root), args.base, args.output, sys.stdout)
@@ -240,6 +245,13 @@ def parser() -> argparse.ArgumentParser:
                    help="fail when fewer than this percentage of mutants are killed (implies --mutate; "
                         "mutants declared in equivalent_mutants are not counted)")
     s.set_defaults(func=cmd_test)
+
+    s = sub.add_parser("derive-tests", parents=[common],
+                       help="write promtool tests into the specs for alerts without tests, derived from expr and for")
+    s.add_argument("paths", nargs="*", help="spec files or folders (default: rules/)")
+    s.add_argument("--alert", action="append", default=[], help="only this alert (repeatable)")
+    s.add_argument("--dry-run", action="store_true", help="print the specs with the tests instead of writing them")
+    s.set_defaults(func=cmd_derive)
 
     s = sub.add_parser("diff", parents=[common], help="what changed since a Git ref, in alert terms")
     s.add_argument("--base", default="HEAD", help="Git ref to compare with (default HEAD)")

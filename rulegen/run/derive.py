@@ -305,6 +305,7 @@ class Derived:
     rule: object
     tests: list
     equivalent: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
 
 
 def _equivalents(spec: Spec, group, rule, shape: Shape) -> list[tuple[str, str]]:
@@ -355,8 +356,15 @@ def derive(spec: Spec, group, rule) -> Derived:
         raise Manual("`keep_firing_for`: when the alert stops depends on it")
     if shape.kind == "absent":
         return Derived(rule, _absent_tests(shape, for_k, step_ms, interval))
+    notes = []
+    if shape.kind == "ratio" and shape.sides[0].func and shape.op in (">", ">=", "<", "<="):
+        # each rate is computed in floating point: their ratio is never fed exactly the threshold
+        other = {">": ">=", ">=": ">", "<": "<=", "<=": "<"}[shape.op]
+        notes.append(f"`{shape.op} {_num(shape.threshold)}` against `{other} {_num(shape.threshold)}` is not "
+                     "pinned: a ratio of two rates cannot be fed exactly the threshold; write that case "
+                     "by hand if the boundary matters")
     return Derived(rule, _threshold_tests(shape, for_k, step_ms, step_s, interval),
-                   _equivalents(spec, group, rule, shape))
+                   _equivalents(spec, group, rule, shape), notes)
 
 
 def _when(k: int, step_ms: int) -> str:
@@ -420,8 +428,7 @@ def _threshold_tests(shape: Shape, for_k: int, step_ms: int, step_s: int, interv
     op, n = shape.op, shape.threshold
     fire, quiet = _sides_of(op, n)
     if shape.kind == "counter" and not all(_exact(v, shape.sides[0], step_s) for v in fire + quiet) or \
-            shape.kind == "ratio" and shape.sides[0].func and not all(float(v * step_s).is_integer()
-                                                                   for v in fire + quiet):
+            shape.kind == "ratio" and shape.sides[0].func:
         fire, quiet = _sides_of(op, n, exact=False)
     if shape.kind == "counter" or (shape.kind == "ratio" and shape.sides[0].func):
         if any(v < 0 for v in fire):
@@ -447,9 +454,9 @@ def _threshold_tests(shape: Shape, for_k: int, step_ms: int, step_s: int, interv
         else:
             a, b = shape.sides
             den = 100.0
-            if a.func:
-                out.append((a, labels, _counter(v * den / 100.0, a, step_s, total, per_window=False)))
-                out.append((b, labels, _counter(1.0, b, step_s, total, per_window=False)))
+            if a.func:  # both counters grow every sample: b by 100, a by 100 times the ratio
+                out.append((a, labels, f"0+{_num(v * den)}x{total}" if v else f"0x{total}"))
+                out.append((b, labels, f"0+{_num(den)}x{total}"))
             else:
                 out.append((a, labels, f"{_num(v * den)}x{total}"))
                 out.append((b, labels, f"{_num(den)}x{total}"))
@@ -465,10 +472,11 @@ def _threshold_tests(shape: Shape, for_k: int, step_ms: int, step_s: int, interv
     for v in fire[1:]:
         tests.append(_firing_test(f"fires when the value is {_num(v)}", as_series(values(v, total)),
                                   _start(shape, v, step_s), for_k, step_ms, interval, exp, total))
-    if shape.kind == "counter" and op in (">", ">="):
-        stops = _stops_test(main, labels, exp, fire[0], op, n, for_k, step_ms, step_s, interval)
-        if stops is not None:
-            tests.append(stops)
+    if shape.kind in ("counter", "ratio") and main.func and op in (">", ">="):
+        for which in ("numerator", "denominator") if shape.kind == "ratio" else ("numerator",):
+            stops = _stops_test(shape, labels, exp, fire[0], for_k, step_ms, step_s, interval, which)
+            if stops is not None:
+                tests.append(stops)
     for i, v in enumerate(quiet):
         series = as_series(values(v, total))
         name = f"does not fire when the value is {_num(v)}"
@@ -513,48 +521,74 @@ def _reading(vals: list[float], k: int, step_s: int, range_s: int, func: str) ->
     return value / range_s if func == "rate" else value
 
 
-def _firing(vals, step_s, range_s, func, op, n, for_k) -> list[bool]:
-    """Per evaluation, whether the alert fires (``for`` counted in evaluations)."""
-    out, since = [], None
-    for k in range(len(vals)):
-        r = _reading(vals, k, step_s, range_s, func)
+def _firing(series, step_s, range_s, func, op, n, for_k) -> tuple[list[bool], list]:
+    """Per evaluation, whether the alert fires (``for`` counted in evaluations), and the
+    readings: of one counter, or the ratio of two (``series`` holds one or two sample lists)."""
+    out, readings, since = [], [], None
+    for k in range(len(series[0])):
+        rs = [_reading(vals, k, step_s, range_s, func) for vals in series]
+        r = None if None in rs or len(rs) == 2 and rs[1] == 0 else rs[0] if len(rs) == 1 else rs[0] / rs[1]
+        readings.append(r)
         cond = r is not None and _TRUTH[op](r, n)
         since = (since if since is not None else k) if cond else None
         out.append(cond and k - since >= for_k)
-    return out
+    return out, readings
 
 
-def _stops_test(side: Side, labels: dict, exp: dict, v: float, op: str, n: float, for_k: int,
-                step_ms: int, step_s: int, interval: str) -> dict | None:
-    """A counter that grows, then stops: the alert still fires at one eval time when a
-    halved window would have let it go, and is quiet at a later one when a doubled window
-    would still fire. The eval times come from the readings :func:`_reading` predicts;
-    none is used where a reading of the rule itself is within a millionth of the threshold.
-    None when no growth pace up to 16x ``v`` gives both."""
+def _stops_test(shape: Shape, labels: dict, exp: dict, v: float, for_k: int,
+                step_ms: int, step_s: int, interval: str, which: str = "numerator") -> dict | None:
+    """A counter that grows, then stops (for a ratio, ``which`` side changes: the numerator
+    stops, or the denominator grows four times faster): the alert still fires at one eval time when a halved window would have let it
+    go, and is quiet at a later one when a doubled window would still fire. The eval times
+    come from the readings :func:`_reading` predicts; none is used where a reading of the rule
+    itself is within a millionth of the threshold. None when no growth pace up to 16x gives
+    both."""
+    side = shape.sides[0]
+    op, n = shape.op, shape.threshold
     w_k = side.range_s // step_s
-    if side.range_s % step_s or w_k < 4:
+    if side.range_s % step_s or w_k < 4 or any(s.range_s != side.range_s for s in shape.sides):
         return None
     grow = for_k + 2 * w_k + 2
     length = grow + 3 * w_k + 4
-    for mult in (1, 2, 4, 8, 16):
-        pace = (v / side.range_s if side.func == "increase" else v) * mult
-        step = pace * step_s
-        vals = [step * min(i, grow) for i in range(length)]
-        orig = _firing(vals, step_s, side.range_s, side.func, op, n, for_k)
-        half = _firing(vals, step_s, side.range_s // 2, side.func, op, n, for_k)
-        double = _firing(vals, step_s, side.range_s * 2, side.func, op, n, for_k)
-        readings = [_reading(vals, k, step_s, side.range_s, side.func) for k in range(length)]
+    mults = (1.1, 1.25, 1.5, 2, 3, 4) if which == "denominator" else (1, 2, 4, 8, 16)
+    for mult in mults:
+        if shape.kind == "ratio" and which == "denominator":
+            # the denominator speeds up until the ratio settles at threshold / mult
+            step = v * 100
+            fast = 100.0 * mult * (v / n if n else 2)
+            series = [[step * i for i in range(length)],
+                      [100.0 * i if i <= grow else 100.0 * grow + fast * (i - grow) for i in range(length)]]
+        elif shape.kind == "ratio":
+            step = v * 100 * mult
+            series = [[step * min(i, grow) for i in range(length)], [100.0 * i for i in range(length)]]
+        else:
+            step = (v / side.range_s if side.func == "increase" else v) * step_s * mult
+            series = [[step * min(i, grow) for i in range(length)]]
+        orig, readings = _firing(series, step_s, side.range_s, side.func, op, n, for_k)
+        half, _ = _firing(series, step_s, side.range_s // 2, side.func, op, n, for_k)
+        double, _ = _firing(series, step_s, side.range_s * 2, side.func, op, n, for_k)
         if any(r is not None and r != n and abs(r - n) < 1e-6 * max(1.0, abs(n)) for r in readings):
             continue
         still = next((k for k in range(grow, length) if orig[k] and not half[k]), None)
         gone = next((k for k in range(grow, length) if not orig[k] and double[k]), None)
         if still is None or gone is None:
             continue
+        rest = length - grow - 1
+        if which == "denominator":
+            inputs = [{"series": _series(side.name, labels), "values": f"0+{_num(step)}x{length - 1}"},
+                      {"series": _series(shape.sides[1].name, labels),
+                       "values": f"0+100x{grow} {_num(100 * grow + fast)}+{_num(fast)}x{rest - 1}"}]
+            what = "denominator grows faster"
+        else:
+            inputs = [{"series": _series(side.name, labels),
+                       "values": f"0+{_num(step)}x{grow} {_num(step * grow)}x{rest}"}]
+            if shape.kind == "ratio":
+                inputs.append({"series": _series(shape.sides[1].name, labels), "values": f"0+100x{length - 1}"})
+            what = "numerator stops" if shape.kind == "ratio" else "counter stops"
         return {
-            "name": f"stops within one window ({format_ms(side.range_s * 1000)}) after the counter stops",
+            "name": f"stops within one window ({format_ms(side.range_s * 1000)}) after the {what}",
             "interval": interval,
-            "input_series": [{"series": _series(side.name, labels),
-                              "values": f"0+{_num(step)}x{grow} {_num(step * grow)}x{length - grow - 1}"}],
+            "input_series": inputs,
             "alert_rule_test": [
                 {"eval_time": _when(still, step_ms), "exp_alerts": [{"exp_labels": exp}]},
                 {"eval_time": _when(gone, step_ms), "exp_alerts": []},
@@ -563,12 +597,16 @@ def _stops_test(side: Side, labels: dict, exp: dict, v: float, op: str, n: float
     return None
 
 
+def _whole(x: float) -> bool:
+    return abs(x - round(x)) < 1e-9
+
+
 def _exact(v: float, side: Side, step_s: int) -> bool:
     """Whether a counter read as ``v`` (a rate, or an increase over the window) grows by a
     whole number per sample and its window holds whole samples: then Prometheus reads ``v``
     exactly once the window is full, and a boundary value can be tested."""
     pace = v / side.range_s if side.func == "increase" else v
-    return float(pace * step_s).is_integer() and side.range_s % step_s == 0
+    return _whole(pace * step_s) and side.range_s % step_s == 0
 
 
 def _counter(v: float, side: Side, step_s: int, total: int, per_window: bool = True) -> str:
@@ -751,6 +789,8 @@ def run_derive(root, args, out=None) -> int:
             written += 1
             eq = f", {len(d.equivalent)} equivalent mutant(s) declared" if d.equivalent else ""
             print(f"{spec.file}:{line}: {rule.name}: {len(d.tests)} test(s) derived{eq}", file=out)
+            for note in d.notes:
+                print(f"{spec.file}:{line}: {rule.name}: note: {note}", file=out)
         if args.dry_run:
             print(new, file=out)
             continue

@@ -209,9 +209,10 @@ def test_recording_rule_mutants_reach_the_alerts_that_read_it(project, helm_bin,
     assert "  demo DemoErrors: 1/5 mutants killed, 1 declared equivalent\n" in out
     assert "SURVIVED [DemoErrors] no test fails when threshold 0.5 becomes 0.75 in DemoErrors" in out
     # a declaration the tests contradict, and one naming nothing, are both reported
-    assert "note [DemoErrors] `> 0.5` becomes `< 0.5` is declared equivalent, but " \
+    assert "rules/demo.yaml:24: note [DemoErrors] `> 0.5` becomes `< 0.5` is declared equivalent, but " \
            "`DemoErrors: fires on errors, not without` kills it: remove the declaration" in out
-    assert "equivalent_mutants names `no such mutant`, which is not a mutant of this rule" in out
+    assert "rules/demo.yaml:26: note [DemoErrors] equivalent_mutants names `no such mutant`, which is not " \
+           "a mutant of this rule" in out
     assert "mutation score: 3/9 mutants killed (33%), 1 declared equivalent" in out
 
 

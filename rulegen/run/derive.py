@@ -354,6 +354,10 @@ def derive(spec: Spec, group, rule) -> Derived:
     interval = format_ms(step_ms)
     if rule.keep_firing_for:
         raise Manual("`keep_firing_for`: when the alert stops depends on it")
+    short = [x.range_s for x in shape.sides if x.func and x.range_s < 2 * step_s]
+    if short:
+        raise Manual(f"a range of {format_ms(short[0] * 1000)} holds fewer than two samples taken every "
+                     f"{interval} (see RG604): the rate reads nothing; sample more often by hand")
     if shape.kind == "absent":
         return Derived(rule, _absent_tests(shape, for_k, step_ms, interval))
     notes = []

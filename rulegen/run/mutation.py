@@ -327,6 +327,17 @@ def total_score(results: list[MutantResult]) -> float:
     return 100.0 if not counted else 100.0 * sum(r.killed for r in counted) / len(counted)
 
 
+def _declaration_line(spec: Spec, rule, text: str) -> int:
+    """Spec line of ``rule``'s ``equivalent_mutants`` entry naming ``text`` (else the key)."""
+    node = spec.source.data
+    for part in rule.path:
+        node = node[part]
+    for i, e in enumerate(node.get("equivalent_mutants") or []):
+        if e.get("mutant") == text:
+            return spec.source.pos(rule.path + ("equivalent_mutants", i, "mutant"))[0]
+    return spec.source.pos(rule.path + ("equivalent_mutants",))[0]
+
+
 def report(results: list[MutantResult], rows: list[RuleScore], out) -> None:
     """Print per-rule scores, survivors in words, and stale equivalence declarations."""
     for row in rows:
@@ -336,14 +347,15 @@ def report(results: list[MutantResult], rows: list[RuleScore], out) -> None:
         if r.counted and not r.killed:
             print(f"{r.spec.file}:{r.line()}: SURVIVED [{r.rule.name}] {r.describe()}", file=out)
         elif r.equivalent is not None and r.killed:
-            print(f"{r.spec.file}:{r.line()}: note [{r.rule.name}] {r.mutant.text} is declared equivalent, "
+            line = _declaration_line(r.spec, r.rule, r.mutant.text)
+            print(f"{r.spec.file}:{line}: note [{r.rule.name}] {r.mutant.text} is declared equivalent, "
                   f"but `{r.killed_by[0]}` kills it: remove the declaration", file=out)
     declared = {(id(r.rule), r.mutant.text) for r in results}
     seen_rules = {id(r.rule): r for r in results}
     for r in seen_rules.values():
         for text in r.rule.equivalent_mutants:
             if (id(r.rule), text) not in declared:
-                line = r.spec.source.pos(r.rule.path + ("equivalent_mutants",))[0]
+                line = _declaration_line(r.spec, r.rule, text)
                 print(f"{r.spec.file}:{line}: note [{r.rule.name}] equivalent_mutants names `{text}`, "
                       "which is not a mutant of this rule", file=out)
     killed = sum(1 for r in results if r.counted and r.killed)

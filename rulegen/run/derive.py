@@ -29,9 +29,13 @@ group's interval):
 * the quiet test also holds, for each label matcher, a series that misses only that matcher
   with a firing value, so a matcher removed from the rule makes it fire.
 
+A recording rule of one of these shapes (without the comparison) gets a ``promql_expr_test``
+with the value it must compute, once its window is full, and the near-miss series it must
+leave out.
+
 Other shapes (``bool``, ``on``/``ignoring``, ``or``/``and``/``unless``, functions other than
-``rate``/``increase``, ``offset``, subqueries, recording rules) are reported as "write this
-one by hand" with the reason. The tests are inserted into the spec text after the rule's last
+``rate``/``increase``, ``offset``, subqueries) are reported as "write this one by hand" with
+the reason. The tests are inserted into the spec text after the rule's last
 line, as a ``tests:`` block emitted by ruamel.yaml; the rest of the file is kept byte for byte
 (comments, layout, quoting).
 """
@@ -170,6 +174,23 @@ def analyze(expr: str) -> Shape:
     return Shape("counter" if side.func else "value", op, n, by, [side])
 
 
+def analyze_record(expr: str) -> Shape:
+    """The :class:`Shape` of a recording rule's ``expr``: a selector, ``rate``/``increase``
+    of one, or a ratio of two, maybe aggregated (``op`` and ``threshold`` None).
+
+    Raises:
+        Manual: another shape (the message says why).
+    """
+    try:
+        ast = _strip(pp.parse(expr))
+    except Exception as e:
+        raise Manual(f"the expr does not parse: {e}") from None
+    if isinstance(ast, pp.BinaryExpr) and str(ast.op) in COMPARISONS:
+        raise Manual("a recording rule that compares: write its expected samples by hand")
+    shape = analyze(f"({ast.prettify()}) > 0")
+    return Shape(shape.kind, None, None, shape.by, shape.sides)
+
+
 # --- labels ---------------------------------------------------------------------------------
 
 def _matching(m) -> str | None:
@@ -214,7 +235,8 @@ def _alternatives(regex: str) -> list[str]:
     out = []
     for alt in regex.split("|"):
         alt = alt.strip("()")
-        out += [alt.replace(".*", "").replace(".+", "x"), alt.replace(".*", "x").replace(".+", "x")]
+        plain = alt.replace(".*", "").replace(".+", "x")
+        out += [plain.replace(".", "0"), plain, alt.replace(".*", "x").replace(".+", "x")]
     return [a for a in out if not re.search(r"[\\\[\](){}?*+^$]", a)]
 
 
@@ -232,6 +254,30 @@ def _labels(side: Side, by: list | None) -> dict:
     for label in by or []:
         out.setdefault(label, f"{label}-1")
     return out
+
+
+def _near_misses(sides: list, labels: dict) -> list[tuple[Side, dict]]:
+    """Per label matcher of ``sides``, the side and ``labels`` with that one label changed to
+    a value the matcher refuses: a series that misses only that matcher."""
+    out = []
+    for side in sides:
+        for m in side.matchers:
+            if m.name == "__name__":
+                continue
+            miss = _missing(m)
+            if miss is None:
+                raise Manual(f"no label value found that `{m}` refuses")
+            out.append((side, {**labels, m.name: miss}))
+    return out
+
+
+def _near_series(shape: Shape, owner: Side, inputs: list[tuple[Side, str]]) -> list[tuple[Side, str]]:
+    """Of the input series a value needs, those a near-miss of ``owner``'s matcher gets: all
+    of them (a ratio's sides match one-to-one, so each needs its partner), except for an
+    aggregated ratio, where a partner would be summed into the real series' group."""
+    if shape.kind == "ratio" and shape.by is not None:
+        return [(s, v) for s, v in inputs if s is owner]
+    return inputs
 
 
 def _series(name: str | None, labels: dict) -> str:
@@ -334,15 +380,13 @@ def _equivalents(spec: Spec, group, rule, shape: Shape) -> list[tuple[str, str]]
 
 
 def derive(spec: Spec, group, rule) -> Derived:
-    """Tests for ``rule`` (an alert without tests) of ``spec``.
+    """Tests for ``rule`` (an alert or recording rule without tests) of ``spec``.
 
     Raises:
-        Manual: the rule is a recording rule or its shape is not derivable (says why).
+        Manual: the rule's shape is not derivable (says why).
     """
     from ..render.promtool_tests import evaluation_interval
-    if not rule.is_alert:
-        raise Manual("a recording rule: its expected samples depend on what it computes")
-    shape = analyze(rule.expr)
+    shape = analyze(rule.expr) if rule.is_alert else analyze_record(rule.expr)
     step_ms = parse_ms(group.interval or evaluation_interval(spec))
     if step_ms % 1000:
         raise Manual("an evaluation interval that is not whole seconds")
@@ -360,6 +404,12 @@ def derive(spec: Spec, group, rule) -> Derived:
                      f"{interval} (see RG604): the rate reads nothing; sample more often by hand")
     if shape.kind == "absent":
         return Derived(rule, _absent_tests(shape, for_k, step_ms, interval))
+    if not rule.is_alert:
+        labels = rule.all_labels(spec.labels, group.labels)
+        return Derived(rule, _record_tests(rule.name, labels, shape, step_ms, step_s, interval),
+                       _equivalents(spec, group, rule, shape),
+                       [f"the range of `{s.func}` is not pinned (a steady pace reads the same over any window); "
+                        "write a case by hand where the pace changes" for s in shape.sides[:1] if s.func])
     notes = []
     if shape.kind == "ratio" and shape.sides[0].func and shape.op in (">", ">=", "<", "<="):
         # each rate is computed in floating point: their ratio is never fed exactly the threshold
@@ -395,14 +445,8 @@ def _absent_tests(shape: Shape, for_k: int, step_ms: int, interval: str) -> list
     # absent() of a selector keeps its equality matchers' labels; of a comparison, none
     exp = {m.name: m.value for m in side.matchers
            if m.op == pp.MatchOp.Equal and m.name != "__name__"} if not shape.absent_cmp else {}
-    near = []
-    for m in side.matchers:
-        if m.name == "__name__":
-            continue
-        v = _missing(m)
-        if v is None:
-            raise Manual(f"no label value found that `{m}` refuses")
-        near.append({"series": _series(side.name, {**labels, m.name: v}), "values": f"{present}x{total}"})
+    near = [{"series": _series(side.name, nl), "values": f"{present}x{total}"}
+            for _owner, nl in _near_misses([side], labels)]
     firing = _firing_test("fires when the series is missing for `for`, not before"
                           if for_k else "fires when the series is missing",
                           near, 0, for_k, step_ms, interval, exp, total)
@@ -486,18 +530,11 @@ def _threshold_tests(shape: Shape, for_k: int, step_ms: int, step_s: int, interv
         name = f"does not fire when the value is {_num(v)}"
         if i == 0:
             # one series per matcher, missing only that matcher, with a firing value
-            for side in shape.sides:
-                for m in side.matchers:
-                    if m.name == "__name__":
-                        continue
-                    miss = _missing(m)
-                    if miss is None:
-                        raise Manual(f"no label value found that `{m}` refuses")
-                    near_labels = {**labels, m.name: miss}
-                    for s, _lab, vals in values(fire[0], total):
-                        item = {"series": _series(s.name, near_labels), "values": vals}
-                        if item["series"] not in {x["series"] for x in series}:
-                            series.append(item)
+            for owner, near_labels in _near_misses(shape.sides, labels):
+                for s, vals in _near_series(shape, owner, [(s, v) for s, _l, v in values(fire[0], total)]):
+                    item = {"series": _series(s.name, near_labels), "values": vals}
+                    if item["series"] not in {x["series"] for x in series}:
+                        series.append(item)
             if len(series) > 1:
                 name += ", nor for series another matcher refuses"
         tests.append({"name": name, "interval": interval, "input_series": series,
@@ -613,6 +650,60 @@ def _exact(v: float, side: Side, step_s: int) -> bool:
     return _whole(pace * step_s) and side.range_s % step_s == 0
 
 
+def _record_tests(record: str, rule_labels: dict, shape: Shape, step_ms: int, step_s: int,
+                  interval: str) -> list:
+    """One ``promql_expr_test`` for a recording rule: series that make it compute a known
+    value once its window is full (a gauge at 3, a counter at 1 a second, a ratio of 0.5, all
+    exact in floating point), and, for each matcher, a series that misses only that matcher
+    with another value, which the rule must leave out."""
+    main = shape.sides[0]
+    labels = _labels(main, shape.by)
+    if shape.kind == "ratio":
+        labels = {**_labels(shape.sides[1], shape.by), **labels}
+    w_k = max((x.range_s // step_s for x in shape.sides if x.func), default=0)
+    if any(x.func and x.range_s % step_s for x in shape.sides):
+        raise Manual("a range that is not a whole number of evaluation intervals")
+    at = w_k + 1
+    total = at + 5
+
+    def inputs(value: float) -> list[tuple[Side, str]]:
+        if shape.kind == "value":
+            return [(main, f"{_num(value)}x{total}")]
+        if shape.kind == "counter":
+            return [(main, f"0+{_num(value * step_s)}x{total}")]
+        a, b = shape.sides
+        if a.func:
+            return [(a, f"0+{_num(value * 128)}x{total}"), (b, f"0+128x{total}")]
+        return [(a, f"{_num(value * 128)}x{total}"), (b, f"128x{total}")]
+
+    if shape.kind == "value":
+        v, near_v = 3.0, 8.0
+    elif shape.kind == "counter":
+        v, near_v = 1.0, 4.0
+    else:
+        v, near_v = 0.5, 0.25
+    expected = v * main.range_s if shape.kind == "counter" and main.func == "increase" else v
+    out_labels = {k: labels[k] for k in shape.by} if shape.by is not None else dict(labels)
+    out_labels.update(rule_labels)
+    series = [{"series": _series(side.name, labels), "values": vals} for side, vals in inputs(v)]
+    n_main = len(series)
+    for owner, nl in _near_misses(shape.sides, labels):
+        for side, vals in _near_series(shape, owner, inputs(near_v)):
+            item = {"series": _series(side.name, nl), "values": vals}
+            if item["series"] not in {x["series"] for x in series}:
+                series.append(item)
+    inner = ", ".join(f'{k}="{val}"' for k, val in sorted(out_labels.items()))
+    return [{
+        "name": f"computes {_num(expected)}, leaving out series another matcher refuses"
+                if len(series) > n_main else f"computes {_num(expected)}",
+        "interval": interval,
+        "input_series": series,
+        "promql_expr_test": [{"eval_time": _when(at, step_ms),
+                              "exp_samples": [{"labels": f"{record}{{{inner}}}",
+                                               "value": int(expected) if float(expected).is_integer() else expected}]}],
+    }]
+
+
 def _counter(v: float, side: Side, step_s: int, total: int, per_window: bool = True) -> str:
     """promtool values for a counter whose rate (or increase over the side's window) is ``v``."""
     pace = v / side.range_s if side.func == "increase" and per_window else v
@@ -686,13 +777,20 @@ def tests_yaml(tests: list, indent: int, equivalent: list | None = None) -> str:
         item["input_series"] = [CommentedMap([("series", s["series"]),
                                               ("values", DoubleQuotedScalarString(s["values"]))])
                                 for s in t["input_series"]]
-        art = []
-        for a in t["alert_rule_test"]:
-            e = CommentedMap([("eval_time", a["eval_time"])])
-            e["exp_alerts"] = [CommentedMap([("exp_labels", flow(x["exp_labels"]))]) for x in a["exp_alerts"]] \
-                if a["exp_alerts"] else empty()
-            art.append(e)
-        item["alert_rule_test"] = art
+        if "alert_rule_test" in t:
+            art = []
+            for a in t["alert_rule_test"]:
+                e = CommentedMap([("eval_time", a["eval_time"])])
+                e["exp_alerts"] = [CommentedMap([("exp_labels", flow(x["exp_labels"]))])
+                                   for x in a["exp_alerts"]] if a["exp_alerts"] else empty()
+                art.append(e)
+            item["alert_rule_test"] = art
+        if "promql_expr_test" in t:
+            item["promql_expr_test"] = [
+                CommentedMap([("eval_time", p["eval_time"]),
+                              ("exp_samples", [CommentedMap([("labels", x["labels"]), ("value", x["value"])])
+                                               for x in p["exp_samples"]])])
+                for p in t["promql_expr_test"]]
         seq.append(item)
     y = YAML()
     y.width = 4096

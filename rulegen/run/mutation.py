@@ -181,8 +181,8 @@ def plan_app(spec: Spec, root: Path, work: Path, test_text: str) -> tuple[list, 
     their promtool files under ``work/<app>``.
 
     Returns (results, files): a :class:`MutantResult` per mutant (verdict not yet known), and
-    per test file ``(path, [result index or -1 for the baseline of a rule, ...])``: which
-    variant it tests.
+    per promtool test file ``(path, rule name, index into results, or -1 for the rule's
+    baseline)``: which variant it tests.
 
     Raises:
         RulegenError: helm failed.

@@ -92,7 +92,10 @@ def _replace_at(ast, index: int, new):
 
 
 def _num(v: float) -> str:
-    """A number as PromQL text, short: 2 not 2.0."""
+    """A number as PromQL text, short: 2 not 2.0, 0.15 not 0.15000000000000002 (12
+    significant digits at most)."""
+    if math.isfinite(v):
+        v = float(format(v, ".12g"))
     if math.isfinite(v) and v == int(v) and abs(v) < 1e15:
         return str(int(v))
     return repr(v)

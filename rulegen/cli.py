@@ -227,7 +227,10 @@ def parser() -> argparse.ArgumentParser:
                    help="the output format build was run with (default helm)")
     s.set_defaults(func=cmd_check)
 
-    s = sub.add_parser("test", parents=[common], help="render charts with helm and run promtool test rules on them")
+    s = sub.add_parser("test", parents=[common], help="render charts with helm and run promtool test rules on them",
+                       description="Render charts with helm and run promtool test rules on them. Expected "
+                                   "alerts compare all labels exactly, and only the annotations a test states, "
+                                   "as Prometheus renders them (exact_annotations: true on a test compares all).")
     s.add_argument("paths", nargs="*")
     s.add_argument("--app", action="append", default=[], help="only this app (repeatable)")
     s.add_argument("--alert", action="append", default=[], help="only tests of this rule (repeatable)")

@@ -40,6 +40,9 @@ SHAPES = {
                    'sum by (job) (rate(errors_total{code=~"5.."}[5m])) / sum by (job) (rate(requests_total[5m])) > 0.1',
                    "5m"),
     "absent": ("TargetMissing", 'absent(up{job="svc", namespace="ai"} == 1)', "10m"),
+    "scaled ratio": ("DiskAlmostFull",
+                     'node_filesystem_avail_bytes{mountpoint="/"} / node_filesystem_size_bytes{mountpoint="/"} * 100 < 10',
+                     "5m"),
     "absent selector": ("MetricGone", 'absent(heartbeat{job="svc"})', "2m"),
 }
 

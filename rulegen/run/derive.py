@@ -85,6 +85,8 @@ class Shape:
     by: list | None
     sides: list = field(default_factory=list)
     absent_cmp: tuple | None = None  # absent(x OP N): (OP, N)
+    scale: float = 1.0  # `x * 100 > 80`: x is compared as x * scale (threshold and op are x's)
+    compared: float | None = None  # the threshold as written (80), when scaled
 
 
 def _strip(node):
@@ -152,6 +154,24 @@ def analyze(expr: str) -> Shape:
     if not isinstance(_strip(ast.rhs), pp.NumberLiteral):
         raise Manual("the comparison's right side is not a number")
     op, n = str(ast.op), _strip(ast.rhs).val
+    lhs, scale = _strip(ast.lhs), 1.0
+    # `x * 100`, `x / 1024`, `100 * x`: compare x with the threshold scaled back
+    while isinstance(lhs, pp.BinaryExpr) and str(lhs.op) in ("*", "/") and lhs.modifier is None:
+        if isinstance(_strip(lhs.rhs), pp.NumberLiteral) and _strip(lhs.rhs).val:
+            k = _strip(lhs.rhs).val
+            scale = scale * k if str(lhs.op) == "*" else scale / k
+            lhs = _strip(lhs.lhs)
+        elif str(lhs.op) == "*" and isinstance(_strip(lhs.lhs), pp.NumberLiteral) and _strip(lhs.lhs).val:
+            scale *= _strip(lhs.lhs).val
+            lhs = _strip(lhs.rhs)
+        else:
+            break
+    if scale != 1.0:
+        shape = analyze(f"({lhs.prettify()}) {op} {format(n / scale, '.17g')}")
+        if scale < 0:
+            shape.op = {">": "<", "<": ">", ">=": "<=", "<=": ">="}.get(shape.op, shape.op)
+        shape.scale, shape.compared = scale, n
+        return shape
     by, inner = _agg(ast.lhs)
     inner = _strip(inner)
     if isinstance(inner, pp.BinaryExpr):
@@ -476,8 +496,11 @@ def _threshold_tests(shape: Shape, for_k: int, step_ms: int, step_s: int, interv
     op, n = shape.op, shape.threshold
     fire, quiet = _sides_of(op, n)
     if shape.kind == "counter" and not all(_exact(v, shape.sides[0], step_s) for v in fire + quiet) or \
-            shape.kind == "ratio" and shape.sides[0].func:
+            shape.kind == "ratio" and shape.sides[0].func or \
+            shape.scale != 1.0 and any(_compared(shape, v) != shape.compared for v in fire + quiet if v == n):
+        # the compared value cannot be fed exactly: stay clear of the threshold
         fire, quiet = _sides_of(op, n, exact=False)
+    shown = lambda v: _num(v * shape.scale)  # noqa: E731  (the value the comparison sees)
     if shape.kind == "counter" or (shape.kind == "ratio" and shape.sides[0].func):
         if any(v < 0 for v in fire):
             raise Manual("a firing value below 0, which a counter's rate cannot have")
@@ -513,12 +536,12 @@ def _threshold_tests(shape: Shape, for_k: int, step_ms: int, step_s: int, interv
     start_k = _start(shape, fire[0], step_s)
     total = start_k + for_k + 5
     as_series = lambda triples: [{"series": _series(s.name, lab), "values": vals} for s, lab, vals in triples]  # noqa: E731
-    fire_name = (f"fires when the value is {_num(fire[0])} for `for`, not before" if for_k
-                 else f"fires when the value is {_num(fire[0])}")
+    fire_name = (f"fires when the value is {shown(fire[0])} for `for`, not before" if for_k
+                 else f"fires when the value is {shown(fire[0])}")
     tests = [_firing_test(fire_name, as_series(values(fire[0], total)), start_k, for_k, step_ms, interval,
                           exp, total)]
     for v in fire[1:]:
-        tests.append(_firing_test(f"fires when the value is {_num(v)}", as_series(values(v, total)),
+        tests.append(_firing_test(f"fires when the value is {shown(v)}", as_series(values(v, total)),
                                   _start(shape, v, step_s), for_k, step_ms, interval, exp, total))
     if shape.kind in ("counter", "ratio") and main.func and op in (">", ">="):
         for which in ("numerator", "denominator") if shape.kind == "ratio" else ("numerator",):
@@ -527,7 +550,7 @@ def _threshold_tests(shape: Shape, for_k: int, step_ms: int, step_s: int, interv
                 tests.append(stops)
     for i, v in enumerate(quiet):
         series = as_series(values(v, total))
-        name = f"does not fire when the value is {_num(v)}"
+        name = f"does not fire when the value is {shown(v)}"
         if i == 0:
             # one series per matcher, missing only that matcher, with a firing value
             for owner, near_labels in _near_misses(shape.sides, labels):
@@ -636,6 +659,13 @@ def _stops_test(shape: Shape, labels: dict, exp: dict, v: float, for_k: int,
             ],
         }
     return None
+
+
+def _compared(shape: Shape, v: float) -> float:
+    """What a scaled comparison sees when the test feeds ``v``, computed the way the query
+    does (for a ratio of gauges: ``v * 100`` over 100, then the scale)."""
+    x = float(_num(v * 100)) / 100 if shape.kind == "ratio" and not shape.sides[0].func else v
+    return x * shape.scale
 
 
 def _whole(x: float) -> bool:

@@ -91,3 +91,38 @@ def test_exact_annotations_compares_every_annotation(project, helm_bin, promtool
                            f"{indent}          description: 8.839M")
     code, out = _run(project, stated, capsys)
     assert code == 0, out.out
+
+
+QUERY = textwrap.dedent("""\
+    app: bytes
+    groups:
+      - name: bytes
+        rules:
+          - alert: QueueDeep
+            expr: queue_depth{job="worker"} > 80
+            severity: warning
+            summary: deep
+            description: '{{ with query "sum(queue_depth)" }}{{ . | first | value | humanize }}{{ end }} in all queues'
+            tests:
+              - name: says how deep all queues are
+                interval: 1m
+                input_series:
+                  - series: queue_depth{job="worker"}
+                    values: "100x5"
+                  - series: queue_depth{job="other"}
+                    values: "5x5"
+                alert_rule_test:
+                  - eval_time: 2m
+                    exp_alerts:
+                      - exp_labels: {job: worker}
+                        exp_annotations: {description: 105 in all queues}
+    """)
+
+
+@pytest.mark.tools
+def test_query_in_an_annotation_is_answered_from_the_test_series(project, helm_bin, promtool_bin, capsys):
+    code, out = _run(project, QUERY, capsys)
+    assert code == 0, out.out + out.err
+    code, out = _run(project, QUERY.replace("105 in all", "100 in all"), capsys)
+    assert code == 1
+    assert '+  description="105 in all queues"' in out.out

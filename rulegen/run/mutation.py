@@ -42,6 +42,9 @@ from .mutants import Mutant, mutants_of
 
 SUFFIX = "--rulegen-mutant-"
 WORK_DIR = ".rulegen/mutate"
+#: rules per combined render: Helm refuses a template file over 5 MiB (a rule renders to
+#: well under 1 KiB, so 2,000 stay far below it)
+MAX_RULES_PER_RENDER = 2000
 
 
 @dataclass
@@ -165,20 +168,10 @@ def _test_names(test: dict, default: str) -> set[str]:
     return names
 
 
-def _prune(groups: list[dict], keep: set[str] | None) -> list[dict]:
-    if keep is None:
-        return groups
-    out = []
-    for g in groups:
-        rules = [r for r in g.get("rules") or [] if (r.get("alert") or r.get("record")) in keep]
-        if rules:
-            out.append({**g, "rules": rules})
-    return out
-
-
-def plan_app(spec: Spec, root: Path, work: Path, test_text: str) -> tuple[list, list[tuple[Path, list[str]]]]:
-    """Render every mutant of ``spec`` with one ``plan`` and one ``helm template`` and write
-    their promtool files under ``work/<app>``.
+def plan_app(spec: Spec, root: Path, work: Path, test_text: str) -> tuple[list, list]:
+    """Render every mutant of ``spec`` (with as few ``plan`` and ``helm template`` runs as
+    Helm's file size allows: :data:`MAX_RULES_PER_RENDER`) and write their promtool files
+    under ``work/<app>``; each variant holds only the rules its tests need.
 
     Returns (results, files): a :class:`MutantResult` per mutant (verdict not yet known), and
     per promtool test file ``(path, rule name, index into results, or -1 for the rule's
@@ -187,9 +180,6 @@ def plan_app(spec: Spec, root: Path, work: Path, test_text: str) -> tuple[list, 
     Raises:
         RulegenError: helm failed.
     """
-    from ..render import plan
-    from .testing import render_rule_groups, write_test_files
-
     from ..render.promtool_tests import annotation_filters
     doc = yaml.safe_load(test_text)
     tests = doc.get("tests") or []
@@ -206,39 +196,74 @@ def plan_app(spec: Spec, root: Path, work: Path, test_text: str) -> tuple[list, 
             results.append(MutantResult(spec.app, spec, rule, m, equivalent=rule.equivalent_mutants.get(m.text)))
     if not variants:
         return [], []
-    combined_groups = []
+    app_dir = work / spec.app
+    # per rule: the tests that can see it and the rules those tests need (None: all)
+    needs = {}
+    for _g, rule, _m in variants:
+        if id(rule) not in needs:
+            seen = deps.dependents(rule)
+            chosen = [t for t in tests if _test_names(t, "") & seen]
+            keep = deps.needed(set().union(*(_test_names(t, "") for t in chosen)) | {rule.name}) if chosen else set()
+            needs[id(rule)] = (chosen, keep)
+    files = []
+    index = {}  # variant number -> its result index, or -1 for a baseline
+    mi = 0
+    for k, (_g, _rule, m) in enumerate(variants):
+        index[k] = -1 if m is None else mi
+        mi += m is not None
+    # a few renders of at most MAX_RULES_PER_RENDER rules each (Helm refuses template files
+    # over 5 MiB): each holds, per variant, the groups of the rules its tests need
+    chunk: list = []
+    size = 0
     for k, (_g, rule, m) in enumerate(variants):
+        chosen, keep = needs[id(rule)]
+        if not chosen:
+            continue
+        n = sum(1 for _, r in spec.rules() if keep is None or r.name in keep)
+        if chunk and size + n > MAX_RULES_PER_RENDER:
+            files += _render_chunk(spec, root, app_dir, chunk, variants, needs, doc, filters, index)
+            chunk, size = [], 0
+        chunk.append(k)
+        size += n
+    if chunk:
+        files += _render_chunk(spec, root, app_dir, chunk, variants, needs, doc, filters, index)
+    return results, files
+
+
+def _render_chunk(spec: Spec, root: Path, app_dir: Path, chunk: list[int], variants: list, needs: dict,
+                  doc: dict, filters: dict, index: dict) -> list:
+    """Render the variants numbered in ``chunk`` with one ``plan`` and one ``helm template``
+    and write their promtool files; returns ``(path, rule name, result index)`` per file."""
+    from ..render import plan
+    from .testing import render_rule_groups, write_test_files
+    combined_groups = []
+    for k in chunk:
+        _g, rule, m = variants[k]
+        keep = needs[id(rule)][1]
         for g in spec.groups:
             # tests and runbook content do not reach the rules: left out, they cost nothing
             rules = [replace(m.rule if m is not None and r is rule else r, tests=[], runbook={})
-                     for r in g.rules]
-            combined_groups.append(replace(g, name=f"{g.name}{SUFFIX}{k}", rules=rules))
+                     for r in g.rules if keep is None or r.name in keep]
+            if rules:
+                combined_groups.append(replace(g, name=f"{g.name}{SUFFIX}{k}", rules=rules))
     combined = replace(spec, groups=combined_groups, runbook={})
     outputs, _findings = plan([combined], root)
-    app_dir = work / spec.app
-    rendered = render_rule_groups(combined, outputs, root, app_dir / "chart-render")
+    rendered = render_rule_groups(combined, outputs, root, app_dir / f"chart-render-{chunk[0]}")
     by_variant: dict[int, list[dict]] = {}
     for g in rendered:
         name, _, k = str(g.get("name", "")).rpartition(SUFFIX)
         if name and k.isdigit():
             by_variant.setdefault(int(k), []).append({**g, "name": name})
     files = []
-    mi = 0
-    for k, (_g, rule, m) in enumerate(variants):
-        idx = -1 if m is None else mi
-        if m is not None:
-            mi += 1
-        seen = deps.dependents(rule)
-        chosen = [t for t in tests if _test_names(t, "") & seen]
-        if not chosen:
-            continue
-        keep = deps.needed(set().union(*(_test_names(t, "") for t in chosen)) | {rule.name})
-        groups = _prune(by_variant.get(k, []), keep)
+    for k in chunk:
+        _g, rule, m = variants[k]
+        chosen, keep = needs[id(rule)]
+        idx = index[k]
         label = "baseline" if m is None else f"m{idx}"
-        for f in write_test_files(spec, {**doc, "tests": chosen}, groups,
+        for f in write_test_files(spec, {**doc, "tests": chosen}, by_variant.get(k, []),
                                   app_dir / f"{_slug(rule.name)}-{label}", filters=filters):
             files.append((f, rule.name, idx))
-    return results, files
+    return files
 
 
 def _slug(name: str) -> str:

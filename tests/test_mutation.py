@@ -242,3 +242,32 @@ def test_mutants_run_in_at_most_jobs_promtool_processes(project, helm_bin, promt
     # one batch pair for the plain tests, one for all mutants and baselines of the run
     assert len(calls) == 4
     assert sum(calls[2:]) > 150
+
+
+@pytest.mark.tools
+def test_mutants_split_over_several_renders_give_the_same_verdicts(project, helm_bin, promtool_bin, capsys,
+                                                                   monkeypatch):
+    from rulegen.run import mutation
+    monkeypatch.setattr(mutation, "MAX_RULES_PER_RENDER", 3)
+    code, out, err = _mutate(project, capsys, "--app", "llama-swap", "--min-mutation-score", "100")
+    assert code == 0, out + err
+    assert "mutation score: 22/22 mutants killed (100%), 2 declared equivalent" in out
+    renders = sorted(p.name for p in (project / ".rulegen/mutate/llama-swap").iterdir() if p.name.startswith("chart-render"))
+    assert len(renders) > 5
+
+
+@pytest.mark.tools
+def test_a_large_imported_spec_with_derived_tests_kills_every_mutant(project, helm_bin, promtool_bin, capsys,
+                                                                     shared_dir):
+    """Regression: a 40-alert spec made one template over Helm's 5 MiB file limit."""
+    for p in (project / "rules").iterdir():
+        p.unlink()
+    (project / ".rulegen.yaml").write_text("conventions:\n  require_runbook_for: []\n", encoding="utf-8")
+    src = shared_dir / "corpus/awesome-prometheus-alerts/rules/host-and-hardware/node-exporter.yml"
+    assert main(["-C", str(project), "import", str(src)]) == 0
+    assert main(["-C", str(project), "derive-tests"]) == 0
+    out = capsys.readouterr().out
+    assert "rule(s) given derived tests" in out
+    code, out, err = _mutate(project, capsys, "--min-mutation-score", "100")
+    assert code == 0, out + err
+    assert "SURVIVED" not in out

@@ -87,6 +87,7 @@ class Shape:
     absent_cmp: tuple | None = None  # absent(x OP N): (OP, N)
     scale: float = 1.0  # `x * 100 > 80`: x is compared as x * scale (threshold and op are x's)
     compared: float | None = None  # the threshold as written (80), when scaled
+    parts: list = field(default_factory=list)  # kind "and": the two threshold shapes
 
 
 def _strip(node):
@@ -147,8 +148,17 @@ def analyze(expr: str) -> Shape:
                 and isinstance(arg.rhs, pp.NumberLiteral) and isinstance(_strip(arg.lhs), pp.VectorSelector):
             return Shape("absent", None, None, None, [_side(arg.lhs)], (str(arg.op), arg.rhs.val))
         raise Manual("absent() of something else than a selector or a selector compared with a number")
+    if isinstance(ast, pp.BinaryExpr) and str(ast.op) == "and":
+        mod = ast.modifier
+        if mod is not None and (mod.matching is not None or mod.return_bool):
+            raise Manual("`and` with `on` or `ignoring`")
+        parts = [analyze(_strip(x).prettify()) for x in (ast.lhs, ast.rhs)]
+        if any(p.kind in ("absent", "and") for p in parts):
+            raise Manual("`and` of something else than two threshold conditions")
+        return Shape("and", None, None, None, parts[0].sides + parts[1].sides, parts=parts)
     if not (isinstance(ast, pp.BinaryExpr) and str(ast.op) in COMPARISONS):
-        raise Manual("the expr is not `<series> <comparison> <number>` or `absent(...)`")
+        raise Manual("the expr is not `<series> <comparison> <number>`, `absent(...)` or two of "
+                     "those joined by `and`")
     if ast.modifier is not None and (ast.modifier.return_bool or ast.modifier.matching is not None):
         raise Manual("the comparison uses `bool`, `on` or `ignoring`")
     if not isinstance(_strip(ast.rhs), pp.NumberLiteral):
@@ -376,26 +386,43 @@ class Derived:
 
 def _equivalents(spec: Spec, group, rule, shape: Shape) -> list[tuple[str, str]]:
     """Mutants of ``rule`` that no input tells apart from it, given its shape: ``!= 0`` for
-    ``> 0`` on a counter's rate (never negative), and a matcher removed from one side of a
-    ratio when the other side requires the same label value (``/`` matches series one-to-one
-    on all their labels)."""
+    ``> 0`` on a counter's rate (never negative), and, where series are matched one-to-one on
+    all their labels (a ratio or ``and``, not aggregated), a matcher removed from one selector
+    when another selector has it too (the series it would let in find no partner)."""
     from .mutants import mutants_of
-    texts = [m.text for m in mutants_of(spec, group, rule)]
+    texts = {m.text for m in mutants_of(spec, group, rule)}
     out = []
-    counter = shape.kind == "counter" or shape.kind == "ratio" and shape.sides[0].func
-    if counter and shape.op == ">" and shape.threshold == 0:
-        t = "`> 0` becomes `!= 0`"
-        if t in texts:
-            out.append((t, "the rate of a counter is never negative."))
-    if shape.kind == "ratio":
-        a, b = shape.sides
-        shared = [m for m in a.matchers if m.op == pp.MatchOp.Equal and m.name != "__name__"
-                  and any(str(m) == str(x) for x in b.matchers)]
-        for m in shared:
-            for t in (f"matcher `{m}` removed", f"matcher `{m}` removed (#2)"):
+
+    def nth(text: str, k: int) -> str:
+        return text if k == 1 else f"{text} (#{k})"
+
+    seen: dict = {}
+    for part in shape.parts or [shape]:
+        if part.op is None:
+            continue
+        cmp_text = f"`{_cmp_text(part)}` becomes `!= {_num(part.compared if part.compared is not None else part.threshold)}`"
+        seen[cmp_text] = seen.get(cmp_text, 0) + 1
+        counter = part.kind == "counter" or part.kind == "ratio" and part.sides[0].func
+        if counter and part.op == ">" and part.threshold == 0 and nth(cmp_text, seen[cmp_text]) in texts:
+            out.append((nth(cmp_text, seen[cmp_text]), "the rate of a counter is never negative."))
+    parts = shape.parts or [shape]
+    one_to_one = shape.kind in ("ratio", "and") and all(p.by is None for p in parts) and \
+        all(p.kind != "ratio" or p.by is None for p in parts)
+    if one_to_one:
+        what = "`and`" if shape.kind == "and" else "the ratio"
+        counts: dict = {}
+        for side in shape.sides:
+            for m in side.matchers:
+                if m.name != "__name__":
+                    counts[str(m)] = counts.get(str(m), 0) + 1
+        for m_text, n in counts.items():
+            if n < 2:
+                continue
+            for k in range(1, n + 1):
+                t = nth(f"matcher `{m_text}` removed", k)
                 if t in texts:
-                    out.append((t, f"the other side of the ratio also requires `{m}`, and `/` "
-                                   "matches series one-to-one on all their labels."))
+                    out.append((t, f"another selector of {what} also requires `{m_text}`, and it matches "
+                                   "series one-to-one on all their labels."))
     return out
 
 
@@ -424,6 +451,13 @@ def derive(spec: Spec, group, rule) -> Derived:
                      f"{interval} (see RG604): the rate reads nothing; sample more often by hand")
     if shape.kind == "absent":
         return Derived(rule, _absent_tests(shape, for_k, step_ms, interval))
+    if shape.kind == "and":
+        if not rule.is_alert:
+            raise Manual("a recording rule with `and`: write its expected samples by hand")
+        return Derived(rule, _and_tests(shape, for_k, step_ms, step_s, interval),
+                       _equivalents(spec, group, rule, shape),
+                       ["the windows of `rate`/`increase` inside `and` are not pinned; write a case by "
+                        "hand where the pace changes"] if any(x.func for x in shape.sides) else [])
     if not rule.is_alert:
         labels = rule.all_labels(spec.labels, group.labels)
         return Derived(rule, _record_tests(rule.name, labels, shape, step_ms, step_s, interval),
@@ -492,7 +526,9 @@ def _absent_tests(shape: Shape, for_k: int, step_ms: int, interval: str) -> list
     return tests
 
 
-def _threshold_tests(shape: Shape, for_k: int, step_ms: int, step_s: int, interval: str) -> list:
+def _fire_quiet(shape: Shape, step_s: int) -> tuple[list[float], list[float]]:
+    """(values that fire, values that do not) for a threshold shape, exact where the test data
+    can hit the threshold exactly (see :func:`_sides_of`), never negative for counters."""
     op, n = shape.op, shape.threshold
     fire, quiet = _sides_of(op, n)
     if shape.kind == "counter" and not all(_exact(v, shape.sides[0], step_s) for v in fire + quiet) or \
@@ -500,38 +536,48 @@ def _threshold_tests(shape: Shape, for_k: int, step_ms: int, step_s: int, interv
             shape.scale != 1.0 and any(_compared(shape, v) != shape.compared for v in fire + quiet if v == n):
         # the compared value cannot be fed exactly: stay clear of the threshold
         fire, quiet = _sides_of(op, n, exact=False)
-    shown = lambda v: _num(v * shape.scale)  # noqa: E731  (the value the comparison sees)
     if shape.kind == "counter" or (shape.kind == "ratio" and shape.sides[0].func):
         if any(v < 0 for v in fire):
             raise Manual("a firing value below 0, which a counter's rate cannot have")
         quiet = [v for v in quiet if v >= 0]
-    main = shape.sides[0]
-    labels = _labels(main, shape.by)
+    return fire, quiet
+
+
+def _shape_labels(shape: Shape) -> dict:
+    """Series labels every input series of ``shape`` gets (a ratio's sides share them)."""
+    labels = _labels(shape.sides[0], shape.by)
     if shape.kind == "ratio":
         other = _labels(shape.sides[1], shape.by)
         clash = {k for k in labels.keys() & other.keys() if labels[k] != other[k]}
         if clash:
             raise Manual(f"the ratio's sides require different values of {', '.join(sorted(clash))}")
         labels = {**other, **labels}
-    exp = {k: labels[k] for k in shape.by} if shape.by is not None else dict(labels)
+    return labels
 
-    def values(v: float, total: int) -> list[tuple[Side, dict, str]]:
-        """Input series (side, labels, values text) that put the compared value at ``v``."""
-        out = []
-        if shape.kind == "value":
-            out.append((main, labels, f"{_num(v)}x{total}"))
-        elif shape.kind == "counter":
-            out.append((main, labels, _counter(v, main, step_s, total)))
-        else:
-            a, b = shape.sides
-            den = 100.0
-            if a.func:  # both counters grow every sample: b by 100, a by 100 times the ratio
-                out.append((a, labels, f"0+{_num(v * den)}x{total}" if v else f"0x{total}"))
-                out.append((b, labels, f"0+{_num(den)}x{total}"))
-            else:
-                out.append((a, labels, f"{_num(v * den)}x{total}"))
-                out.append((b, labels, f"{_num(den)}x{total}"))
-        return out
+
+def _inputs(shape: Shape, labels: dict, v: float, step_s: int, total: int) -> list[tuple[Side, dict, str]]:
+    """Input series (side, labels, values text) that put ``shape``'s compared value at ``v``."""
+    main = shape.sides[0]
+    if shape.kind == "value":
+        return [(main, labels, f"{_num(v)}x{total}")]
+    if shape.kind == "counter":
+        return [(main, labels, _counter(v, main, step_s, total))]
+    a, b = shape.sides
+    den = 100.0
+    if a.func:  # both counters grow every sample: b by 100, a by 100 times the ratio
+        return [(a, labels, f"0+{_num(v * den)}x{total}" if v else f"0x{total}"),
+                (b, labels, f"0+{_num(den)}x{total}")]
+    return [(a, labels, f"{_num(v * den)}x{total}"), (b, labels, f"{_num(den)}x{total}")]
+
+
+def _threshold_tests(shape: Shape, for_k: int, step_ms: int, step_s: int, interval: str) -> list:
+    op = shape.op
+    fire, quiet = _fire_quiet(shape, step_s)
+    shown = lambda v: _num(v * shape.scale)  # noqa: E731  (the value the comparison sees)
+    main = shape.sides[0]
+    labels = _shape_labels(shape)
+    exp = {k: labels[k] for k in shape.by} if shape.by is not None else dict(labels)
+    values = lambda v, total: _inputs(shape, labels, v, step_s, total)  # noqa: E731
 
     start_k = _start(shape, fire[0], step_s)
     # quiet cases are asserted once every window is full (a counter's rate reads its whole
@@ -567,6 +613,61 @@ def _threshold_tests(shape: Shape, for_k: int, step_ms: int, step_s: int, interv
         tests.append({"name": name, "interval": interval, "input_series": series,
                       "alert_rule_test": [{"eval_time": _when(quiet_k, step_ms), "exp_alerts": []}]})
     return tests
+
+
+def _and_tests(shape: Shape, for_k: int, step_ms: int, step_s: int, interval: str) -> list:
+    """Tests for ``A and B`` (two threshold shapes that match on all their labels): it fires
+    when both hold, and stays quiet when either does not, or when the only series one
+    condition sees misses one of its matchers."""
+    a, b = shape.parts
+    shared = {x.name for x in a.sides} & {x.name for x in b.sides}
+    if shared:
+        raise Manual(f"both sides of `and` read {', '.join(sorted(shared))}: one series cannot hold "
+                     "the values each side needs")
+    if (a.by is None) != (b.by is None) or a.by is not None and sorted(a.by) != sorted(b.by):
+        raise Manual("the two sides of `and` are not aggregated by the same labels")
+    la, lb = _shape_labels(a), _shape_labels(b)
+    clash = {k for k in la.keys() & lb.keys() if la[k] != lb[k]}
+    if clash:
+        raise Manual(f"the two sides of `and` require different values of {', '.join(sorted(clash))}")
+    labels = {**la, **lb}
+    exp = {k: labels[k] for k in a.by} if a.by is not None else dict(labels)
+    (fa, qa), (fb, qb) = _fire_quiet(a, step_s), _fire_quiet(b, step_s)
+    start_k = max(_start(a, fa[0], step_s), _start(b, fb[0], step_s))
+    full_k = max((x.range_s // step_s for x in shape.sides if x.func), default=0)
+    quiet_k = max(start_k, full_k) + for_k
+    total = quiet_k + 5
+
+    def series(va: float, vb: float, lab: dict) -> list[dict]:
+        out: list[dict] = []
+        for part, v in ((a, va), (b, vb)):
+            for s, _l, vals in _inputs(part, lab, v, step_s, total):
+                item = {"series": _series(s.name, lab), "values": vals}
+                if item["series"] not in {x["series"] for x in out}:
+                    out.append(item)
+        return out
+
+    name = "fires when both conditions hold" + (" for `for`, not before" if for_k else "")
+    tests = [_firing_test(name, series(fa[0], fb[0], labels), start_k, for_k, step_ms, interval, exp, total)]
+    quiet_cases = [(f"does not fire when `{_cmp_text(a)}` does not hold ({_num(v * a.scale)})", v, fb[0])
+                   for v in qa] + \
+                  [(f"does not fire when `{_cmp_text(b)}` does not hold ({_num(v * b.scale)})", fa[0], v)
+                   for v in qb]
+    for i, (name, va, vb) in enumerate(quiet_cases):
+        inputs = series(va, vb, labels)
+        if i == 0:
+            for _owner, near in _near_misses(shape.sides, labels):
+                for item in series(fa[0], fb[0], near):
+                    if item["series"] not in {x["series"] for x in inputs}:
+                        inputs.append(item)
+            name += ", nor for series another matcher refuses"
+        tests.append({"name": name, "interval": interval, "input_series": inputs,
+                      "alert_rule_test": [{"eval_time": _when(quiet_k, step_ms), "exp_alerts": []}]})
+    return tests
+
+
+def _cmp_text(shape: Shape) -> str:
+    return f"{shape.op} {_num(shape.compared if shape.compared is not None else shape.threshold)}"
 
 
 def _reading(vals: list[float], k: int, step_s: int, range_s: int, func: str) -> float | None:

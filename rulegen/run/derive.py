@@ -723,15 +723,15 @@ def _stops_test(shape: Shape, labels: dict, exp: dict, v: float, for_k: int,
     for mult in mults:
         if shape.kind == "ratio" and which == "denominator":
             # the denominator speeds up until the ratio settles at threshold / mult
-            step = v * 100
-            fast = 100.0 * mult * (v / n if n else 2)
+            step = _dyadic(v * 100)
+            fast = _dyadic(100.0 * mult * (v / n if n else 2))
             series = [[step * i for i in range(length)],
                       [100.0 * i if i <= grow else 100.0 * grow + fast * (i - grow) for i in range(length)]]
         elif shape.kind == "ratio":
-            step = v * 100 * mult
+            step = _dyadic(v * 100 * mult)
             series = [[step * min(i, grow) for i in range(length)], [100.0 * i for i in range(length)]]
         else:
-            step = (v / side.range_s if side.func == "increase" else v) * step_s * mult
+            step = _dyadic((v / side.range_s if side.func == "increase" else v) * step_s * mult)
             series = [[step * min(i, grow) for i in range(length)]]
         orig, readings = _firing(series, step_s, side.range_s, side.func, op, n, for_k)
         half, _ = _firing(series, step_s, side.range_s // 2, side.func, op, n, for_k)
@@ -771,6 +771,13 @@ def _compared(shape: Shape, v: float) -> float:
     does (for a ratio of gauges: ``v * 100`` over 100, then the scale)."""
     x = float(_num(v * 100)) / 100 if shape.kind == "ratio" and not shape.sides[0].func else v
     return x * shape.scale
+
+
+def _dyadic(x: float) -> float:
+    """``x`` rounded to a multiple of 1/64: promtool adds a counter's step sample after
+    sample, and a step like 0.9 drifts (12 steps make 10.800000000000002), so a series
+    written flat afterwards at 10.8 would read as a counter reset."""
+    return max(round(x * 64), 1) / 64
 
 
 def _whole(x: float) -> bool:
@@ -854,6 +861,7 @@ def _start(shape: Shape, v: float, step_s: int) -> int:
     side = shape.sides[0]
     op, n = shape.op, shape.threshold
     pace = v / side.range_s if side.func == "increase" else v
+    pace = float(_num(pace * step_s)) / step_s  # the step as the test writes it (12 digits)
     if shape.kind == "ratio":
         return 1  # both sides ramp alike: the ratio is right from two samples on
     want = _TRUTH[op](v, n)

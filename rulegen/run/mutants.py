@@ -399,7 +399,10 @@ def mutants_of(spec: Spec, group, rule) -> list[Mutant]:
         out.append(Mutant(kind, text, new_rule, field, hint))
 
     for kind, text, expr, hint in expr_mutants(rule):
-        add(kind, text, "expr", replace(rule, expr=expr, tests=list(rule.tests)), hint)
+        # an alert with parameters renders its expr_template with the values' parameters: the
+        # mutant's expr (defaults in place) takes its place, the parameters stay declared
+        template = {"expr_template": expr} if getattr(rule, "params", None) else {}
+        add(kind, text, "expr", replace(rule, expr=expr, tests=list(rule.tests), **template), hint)
     for kind, text, new_for, hint in for_mutants(spec, group, rule):
         add(kind, text, "for", replace(rule, for_=new_for, tests=list(rule.tests)), hint)
     return out

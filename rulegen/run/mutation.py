@@ -236,7 +236,9 @@ def _render_chunk(spec: Spec, root: Path, app_dir: Path, chunk: list[int], varia
     and write their promtool files; returns ``(path, rule name, result index)`` per file."""
     from ..render import plan
     from .testing import render_rule_groups, write_test_files
-    combined_groups = []
+    # the spec's own groups first, under their own names: the chart's values (and the values
+    # schema, which knows each group by name) are the spec's; their rendered rules are not used
+    combined_groups = [replace(g, rules=[replace(r, tests=[], runbook={}) for r in g.rules]) for g in spec.groups]
     for k in chunk:
         _g, rule, m = variants[k]
         keep = needs[id(rule)][1]

@@ -274,3 +274,48 @@ def test_a_large_imported_spec_with_derived_tests_kills_every_mutant(project, he
     code, out, err = _mutate(project, capsys, "--min-mutation-score", "100")
     assert code == 0, out + err
     assert "SURVIVED" not in out
+
+
+PARAMS = textwrap.dedent("""\
+    app: pm
+    groups:
+      - name: pm
+        rules:
+          - alert: QueueDeep
+            expr: queue_depth{job="worker"} > [[threshold]]
+            params:
+              threshold: {default: 80, description: Items.}
+            severity: warning
+            summary: deep
+            description: deep
+            tests:
+              - name: fires above 80, not at 80
+                interval: 1m
+                input_series:
+                  - series: queue_depth{job="worker", queue="a"}
+                    values: "90x5"
+                  - series: queue_depth{job="worker", queue="b"}
+                    values: "80x5"
+                alert_rule_test:
+                  - eval_time: 2m
+                    exp_alerts:
+                      - exp_labels: {job: worker, queue: a}
+    """)
+
+
+@pytest.mark.tools
+def test_mutants_of_an_alert_with_parameters_are_what_helm_renders(project, helm_bin, promtool_bin, capsys):
+    """The chart renders such an alert from its expr with `[[threshold]]` and the values'
+    parameter: each mutant must reach the rendered rule (a mutant that did not would survive)."""
+    for p in (project / "rules").iterdir():
+        p.unlink()
+    (project / "rules/pm.yaml").write_text(PARAMS, encoding="utf-8")
+    code, out, err = _mutate(project, capsys)
+    assert code == 0, out + err
+    assert "pm QueueDeep: 5/8 mutants killed" in out
+    survivors = [line.split("no test fails when ")[1].split(" in QueueDeep")[0] for line in out.splitlines()
+                 if "SURVIVED" in line]
+    # what this one test cannot see (no other job, no value below 80, no `for`); the comparison
+    # and threshold mutants reached the rendered rule, or they would survive too
+    assert survivors == ['matcher `job="worker"` removed', "`> 80` becomes `!= 80`",
+                         "no `for` becomes `for: 1m`"], out

@@ -107,7 +107,7 @@ def test_stray_dash_splits_an_expected_alert():
 
 def test_filled_label_reads_a_label_the_expected_labels_lack():
     text = SPEC.replace('        description: d\n        tests:\n          - name: quiet',
-                        '        description: d\n        labels: {where: "on {{{{ $labels.instance }}}}"}\n'
+                        '        description: d\n        labels: {{where: "on {{{{ $labels.instance }}}}"}}\n'
                         '        tests:\n          - name: quiet', 1)
     assert text != SPEC
     res = validate_texts({"a.yaml": text.format(quiet='http_errors_total{job="api", instance="a"}',

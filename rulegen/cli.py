@@ -171,7 +171,9 @@ EXAMPLES = {
     "build": "rulegen build                        # charts, runbook pages and promtool tests\n"
              "rulegen build rules/shop.yaml        # only what that spec makes",
     "check": "rulegen check                        # in CI: exit 1 when outputs and specs disagree",
-    "test": "rulegen test --app shop --min-coverage 100 --junit report.xml",
+    "test": "rulegen test --app shop --min-coverage 100 --junit report.xml\n"
+            "rulegen test --min-mutation-score 100   # would the tests notice a wrong rule?",
+    "derive-tests": "rulegen derive-tests --alert ShopDown --dry-run   # print what it would write",
     "diff": "rulegen diff --base origin/main -o markdown > pr-comment.md",
     "import": "rulegen import alerts.rules.yml --app shop   # writes rules/shop.yaml\n"
               "rulegen import charts/kube-prometheus-stack --kube-version 1.30 --tests tests/*.yaml",

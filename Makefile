@@ -25,7 +25,7 @@ check: install
 
 test: install tools
 	$(BIN)/rulegen check
-	$(BIN)/rulegen test --min-coverage 100
+	$(BIN)/rulegen test --min-coverage 100 --min-mutation-score 100
 	$(BIN)/python -m pytest -n 2 -q
 
 site: install
@@ -34,6 +34,7 @@ site: install
 bench: install tools
 	$(BIN)/python benchmarks/validate_corpus.py
 	$(BIN)/python benchmarks/check_bench.py
+	$(BIN)/python benchmarks/mutation_bench.py
 
 clean:
 	rm -rf site .rulegen .pytest_cache

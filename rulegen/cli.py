@@ -114,7 +114,14 @@ def cmd_check(args) -> int:
 
 def cmd_test(args) -> int:
     from .run.testing import run_tests
+    if args.min_mutation_score is not None:
+        args.mutate = True
     return run_tests(Path(args.root), args)
+
+
+def cmd_derive(args) -> int:
+    from .run.derive import run_derive
+    return run_derive(Path(args.root), args)
 
 
 def cmd_diff(args) -> int:
@@ -164,7 +171,9 @@ EXAMPLES = {
     "build": "rulegen build                        # charts, runbook pages and promtool tests\n"
              "rulegen build rules/shop.yaml        # only what that spec makes",
     "check": "rulegen check                        # in CI: exit 1 when outputs and specs disagree",
-    "test": "rulegen test --app shop --min-coverage 100 --junit report.xml",
+    "test": "rulegen test --app shop --min-coverage 100 --junit report.xml\n"
+            "rulegen test --min-mutation-score 100   # would the tests notice a wrong rule?",
+    "derive-tests": "rulegen derive-tests --alert ShopDown --dry-run   # print what it would write",
     "diff": "rulegen diff --base origin/main -o markdown > pr-comment.md",
     "import": "rulegen import alerts.rules.yml --app shop   # writes rules/shop.yaml\n"
               "rulegen import charts/kube-prometheus-stack --kube-version 1.30 --tests tests/*.yaml",
@@ -220,7 +229,10 @@ def parser() -> argparse.ArgumentParser:
                    help="the output format build was run with (default helm)")
     s.set_defaults(func=cmd_check)
 
-    s = sub.add_parser("test", parents=[common], help="render charts with helm and run promtool test rules on them")
+    s = sub.add_parser("test", parents=[common], help="render charts with helm and run promtool test rules on them",
+                       description="Render charts with helm and run promtool test rules on them. Expected "
+                                   "alerts compare all labels exactly, and only the annotations a test states, "
+                                   "as Prometheus renders them (exact_annotations: true on a test compares all).")
     s.add_argument("paths", nargs="*")
     s.add_argument("--app", action="append", default=[], help="only this app (repeatable)")
     s.add_argument("--alert", action="append", default=[], help="only tests of this rule (repeatable)")
@@ -229,7 +241,22 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--min-coverage", type=_percent, default=None,
                    help="fail when fewer than this percentage of alerts have both a firing and a non-firing test")
     s.add_argument("--jobs", type=int, default=None, help="promtool processes at once (default: CPU count)")
+    s.add_argument("--mutate", action="store_true",
+                   help="mutation testing: once the tests pass, make small wrong versions of every rule with "
+                        "tests (comparison, threshold, for, matchers, by labels, range windows, and/or/unless "
+                        "operands, absent, recording rule output) and report those no test fails on, with "
+                        "the spec line and the test that would catch them")
+    s.add_argument("--min-mutation-score", type=_percent, default=None,
+                   help="fail when fewer than this percentage of mutants are killed (implies --mutate; "
+                        "mutants declared in equivalent_mutants are not counted)")
     s.set_defaults(func=cmd_test)
+
+    s = sub.add_parser("derive-tests", parents=[common],
+                       help="write promtool tests into the specs for alerts without tests, derived from expr and for")
+    s.add_argument("paths", nargs="*", help="spec files or folders (default: rules/)")
+    s.add_argument("--alert", action="append", default=[], help="only this alert (repeatable)")
+    s.add_argument("--dry-run", action="store_true", help="print the specs with the tests instead of writing them")
+    s.set_defaults(func=cmd_derive)
 
     s = sub.add_parser("diff", parents=[common], help="what changed since a Git ref, in alert terms")
     s.add_argument("--base", default="HEAD", help="Git ref to compare with (default HEAD)")

@@ -89,7 +89,8 @@ def test_imported_suite_runs_green_under_rulegen_test(tmp_path, helm_bin, promto
     capsys.readouterr()
     assert main(["-C", str(root), "test"]) == 0
     out = capsys.readouterr().out
-    assert "2 test group(s) in 1 file(s), 2 passed, 0 failed" in out
+    # one file per set of stated annotations (issue 14): the count of files is not the point
+    assert "2 test group(s) in " in out and ", 2 passed, 0 failed" in out
     assert "coverage:" in out
 
 

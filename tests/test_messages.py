@@ -106,11 +106,18 @@ def test_a_misspelt_required_key_is_one_finding():
     assert got == [("RG201", 6, 9, "unknown key `exp`; did you mean `expr`?")]  # no RG203 `expr`
 
 
-def test_rg601_reports_every_annotation_at_once():
-    got = findings(spec(summary='"{{ $value | humanize }} down"', description='"now {{ $value }}"'))
-    assert got == [("RG601", 23, 21, "annotation `summary` uses `{{$value | humanize}}` and "
-                    "annotation `description` uses `{{$value}}`, which rulegen cannot expand; "
-                    "write `exp_annotations: {summary: ..., description: ...}` in the test")]
+def test_annotations_with_value_need_no_expectation():
+    """Issue 14: a test compares only the annotations it states, as Prometheus renders them."""
+    assert findings(spec(summary='"{{ $value | humanize }} down"', description='"now {{ $value }}"')) == []
+
+
+def test_rg601_reports_every_label_at_once():
+    text = spec().replace("        for: 5m\n", "        for: 5m\n        labels: {a: '{{ $labels.job | toUpper }}', "
+                          "b: '{{ $labels.job | title }}'}\n", 1)
+    got = findings(text)
+    assert got == [("RG601", 24, 21, "label `a` uses `{{$labels.job | toUpper}}` and label `b` uses "
+                    "`{{$labels.job | title}}`, which rulegen cannot expand; write "
+                    "`exp_labels: {a: ..., b: ...}` in the test")]
 
 
 def test_advice_says_how_to_fix():

@@ -75,7 +75,7 @@ def _spec(text):
     return res
 
 
-def test_expected_alerts_are_completed_exactly():
+def test_expected_alerts_hold_the_labels_completed_and_only_the_stated_annotations():
     res = _spec(SPEC)
     assert [f.code for f in res.findings] == []
     text = render_test_file(res.specs[0], "https://rb.example/", ["# header"])
@@ -88,18 +88,45 @@ def test_expected_alerts_are_completed_exactly():
     assert art["alertname"] == "DemoDown"
     assert art["exp_alerts"] == [{
         "exp_labels": {"component": "demo", "instance": "a:1", "job": "demo", "severity": "warning", "team": "core"},
-        "exp_annotations": {"description": "up is 0 on a:1.",
-                            "runbook_url": "https://rb.example/demo/#demodown",
-                            "summary": "Demo a:1 is down."},
+        "exp_annotations": {"description": "up is 0 on a:1."},
     }]
 
 
-def test_annotation_with_value_must_be_written_out_rg601():
+def test_exact_annotations_adds_the_generated_runbook_url():
+    res = _spec(SPEC.replace("            interval: 1m\n", "            interval: 1m\n"
+                             "            exact_annotations: true\n", 1))
+    assert [f.code for f in res.findings] == []
+    doc = yaml.safe_load(render_test_file(res.specs[0], "https://rb.example/", ["# header"]))
+    assert doc["tests"][0]["alert_rule_test"][0]["exp_alerts"][0]["exp_annotations"] == {
+        "description": "up is 0 on a:1.", "runbook_url": "https://rb.example/demo/#demodown"}
+
+
+def test_annotation_with_value_needs_no_expectation_and_builds():
+    """Issue 14: `$value` in an annotation no longer stops validation or build (was RG601)."""
     res = _spec(SPEC.replace("                    exp_annotations: {description: up is 0 on a:1.}\n", ""))
-    f = [x for x in res.findings if x.code == "RG601"]
-    assert len(f) == 1
-    assert (f[0].line, f[0].col, f[0].rule) == (21, 21, "DemoDown")
-    assert "`description`" in f[0].message and "exp_annotations" in f[0].message
+    assert [f.code for f in res.findings] == []
+    doc = yaml.safe_load(render_test_file(res.specs[0], "https://rb.example/", ["# header"]))
+    assert doc["tests"][0]["alert_rule_test"][0]["exp_alerts"][0]["exp_annotations"] == {}
+
+
+def test_annotation_filters_keep_what_each_group_states():
+    from rulegen.render.promtool_tests import annotation_filters, filter_annotations
+    res = _spec(SPEC)
+    filters = annotation_filters(res.specs[0])
+    labels = (("component", "demo"), ("instance", "a:1"), ("job", "demo"), ("severity", "warning"),
+              ("team", "core"))
+    assert filters == {"DemoDown: fires": {"DemoDown": ((labels, ("description",)),)}}
+    groups = [{"name": "g", "rules": [
+        {"alert": "DemoDown", "expr": "x", "annotations": {"summary": "s", "description": "d"}},
+        {"alert": "Other", "expr": "y", "annotations": {"summary": "s"}},
+        {"record": "r", "expr": "z"}]}]
+    assert filter_annotations(groups, filters["DemoDown: fires"]) == [{"name": "g", "rules": [
+        {"alert": "DemoDown", "expr": "x", "annotations": {"description": "d"}},
+        {"alert": "Other", "expr": "y"},
+        {"record": "r", "expr": "z"}]}]
+    assert filter_annotations(groups, {"DemoDown": ((labels, None),)})[0]["rules"][0]["annotations"] == {
+        "summary": "s", "description": "d"}
+    assert groups[0]["rules"][0]["annotations"] == {"summary": "s", "description": "d"}  # copy
 
 
 @pytest.mark.parametrize("old,new,code,line", [
@@ -179,11 +206,8 @@ TIERS_EXPECTED = {
     # drops empty labels; origin from the test's external_labels
     "exp_labels": {"component": "tiers", "instance": "a:1", "job": "api", "origin": "eu1",
                    "severity": "warning", "tier": "api-x"},
-    # $labels in annotations are the series' labels too: the rule's own severity and tier are
-    # not among them, so Prometheus prints "" for them
-    "exp_annotations": {"description": "Tier [].",
-                        "runbook_url": "https://rb.example/tiers/#tiersdown",
-                        "summary": "api down []"},
+    # annotations: only those stated (none here); Prometheus renders them
+    "exp_annotations": {},
 }
 
 
@@ -200,10 +224,15 @@ def test_label_templates_are_expanded_with_the_series_labels():
 def test_label_template_that_cannot_be_expanded_must_be_written_out_rg601():
     res = _spec(TIERS.replace("                  - exp_labels: {job: api, loud: API}",
                               "                  - exp_labels: {job: api}"))
-    got = [(f.code, f.line, f.col, f.rule, f.message) for f in res.findings if f.is_error]
-    assert got == [("RG601", 41, 21, "TiersLoud",  # the exp_alerts entry
+    got = [(f.code, f.severity.value, f.line, f.col, f.rule, f.message) for f in res.findings
+           if f.code == "RG601"]
+    assert got == [("RG601", "warning", 41, 21, "TiersLoud",  # the exp_alerts entry
                     "label `loud` uses `{{$labels.job | toUpper}}`, which rulegen cannot expand; "
                     "write `exp_labels: {loud: ...}` in the test")]
+    # a warning: the test file is still written, without the label, so promtool shows it
+    doc = yaml.safe_load(render_test_file(res.specs[0], "https://rb.example/", ["# header"]))
+    assert doc["tests"][1]["alert_rule_test"][0]["exp_alerts"][0]["exp_labels"] == {
+        "component": "tiers", "job": "api", "severity": "warning"}
 
 
 @pytest.mark.tools

@@ -105,15 +105,25 @@ def test_stray_dash_splits_an_expected_alert():
                       "into one item")]
 
 
-def test_filled_annotation_reads_a_label_the_expected_labels_lack():
-    found, _ = run(items="                  - exp_labels: {job: api}")
-    assert found == [("RG610", 26, 21, "warning",
-                      "expected annotation summary is filled in from a template reading $labels.instance, which "
+def test_filled_label_reads_a_label_the_expected_labels_lack():
+    text = SPEC.replace('        description: d\n        tests:\n          - name: quiet',
+                        '        description: d\n        labels: {{where: "on {{{{ $labels.instance }}}}"}}\n'
+                        '        tests:\n          - name: quiet', 1)
+    assert text != SPEC
+    res = validate_texts({"a.yaml": text.format(quiet='http_errors_total{job="api", instance="a"}',
+                                                items="                  - exp_labels: {job: api}",
+                                                through='http_requests_total{job="api"}')})
+    found = [(f.code, f.line, f.col, f.severity.value, f.message) for f in res.findings]
+    assert found == [("RG610", 27, 21, "warning",
+                      "expected label where is filled in from a template reading $labels.instance, which "
                       "exp_labels lack: the test would lock in an empty value there; add instance to exp_labels "
-                      "or write the value in exp_annotations")]
-    # written out, it is the test's own statement
-    assert run(items="                  - exp_labels: {job: api}\n"
-                     "                    exp_annotations: {summary: Errors on}")[0] == []
+                      "or write the value in exp_labels")]
+
+
+def test_annotations_are_not_filled_in_so_nothing_is_locked_in():
+    """Issue 14: a test compares only the annotations it states, so a summary reading a label
+    the expected labels lack locks nothing in (was RG610)."""
+    assert run(items="                  - exp_labels: {job: api}")[0] == []
 
 
 def _coverage_of(res, name):

@@ -109,8 +109,7 @@ def _page(text: str, existing: str | None, path: str, findings: list[Finding],
 def plan(specs: list[Spec], root: Path, fmt: str = "helm",
          link_ids: bool = False, severities: tuple[str, ...] | None = None) -> tuple[list[Output], list[Finding]]:
     """Every output file for ``specs``, sorted by path, plus findings about outputs that could
-    not be made (``RG601``: a test annotation needs writing out; ``RG701``: a shared file is
-    not valid YAML/JSON).
+    not be made (``RG701``: a shared file is not valid YAML/JSON).
 
     ``fmt`` is ``helm`` (charts) or ``rules`` (plain Prometheus rule files under ``rules-out/``).
     ``link_ids``: also read each generated runbook page's ids and links for the link check
@@ -152,10 +151,7 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
         else:
             rules = [(path, _sealed(text)) for path, text in
                      helm.render_chart(spec, root, site_url, _headers("yaml", src))]
-        try:
-            tests = (promtool_tests.render_test_file(spec, site_url, _headers("yaml", src)), None)
-        except promtool_tests.NotExpandable as e:
-            tests = (None, str(e))
+        tests = promtool_tests.render_test_file(spec, site_url, _headers("yaml", src))
         page = runbook.render_page(spec, specs, _headers("markdown", src),
                                    helm.uses_fullname(spec, root), helm.name_suffix(spec), query_links)
         pp = f"{RUNBOOK_DIR}/{spec.app}.md"
@@ -201,7 +197,7 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     for spec in ordered:
         in_chart.setdefault(spec.chart.path, []).append(spec)
     planned_chart_files: set[str] = set()
-    for spec, (rules, (tfile, terr), (page, page_findings, ids, urls), chart_files) in zip(ordered, split_map(per_spec, ordered)):
+    for spec, (rules, tfile, (page, page_findings, ids, urls), chart_files) in zip(ordered, split_map(per_spec, ordered)):
         src = spec.file
         if fmt == "rules":
             outs.append(Output(f"rules-out/{spec.app}.rules.yaml", rules, True, src))
@@ -220,8 +216,6 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
             cpath = f"{spec.chart.path}/Chart.yaml"
             if cpath not in shared and not (root / cpath).is_file():
                 shared[cpath] = Output(cpath, site.chart_yaml(spec), False, src)
-        if terr is not None:
-            findings.append(Finding(src, 1, 1, "RG601", Severity.ERROR, terr))
         if tfile is not None:
             outs.append(Output(test_file_path(spec), ownership.seal(tfile), True, src))
         findings.extend(page_findings)

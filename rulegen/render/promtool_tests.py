@@ -13,17 +13,25 @@ What rulegen adds, so that a test says only what matters and is still an exact p
   ``severity``, ``component``) as rendered with the chart's default values, their Prometheus
   templates expanded (``tier: "{{ $labels.job }}-x"`` becomes ``api-x``; one that expands to
   ``""`` is left out, as Prometheus drops it);
-* ``exp_annotations`` is completed with the alert's annotations (and the generated
-  ``runbook_url``), their templates expanded likewise.
+* ``exp_annotations`` holds the annotations the test states, and only those: what an alert's
+  annotations are is left to Prometheus' own template engine. ``rulegen test`` runs promtool
+  on rule files where each alert keeps only the annotations its tests state (see
+  :func:`annotation_filters`), so promtool compares exactly those, rendered by Prometheus
+  (``$value``, ``humanize``, ``printf``, string literals, ``query`` alike), and a test that
+  states none accepts any annotations. A test with ``exact_annotations: true`` compares every
+  annotation, as promtool does: its expected annotations are the ones it states plus the
+  generated ``runbook_url`` (unless stated).
 
-Templates are expanded as Prometheus does for alerts: ``$labels`` are the labels of the series
-the expression returned (the test's ``exp_labels`` without ``alertname`` and without the rule's
-own label names), not the alert's final labels, so ``{{ $labels.severity }}`` is ``""`` unless
-the series has ``severity``. Only the simple forms ``{{ $labels.x }}``, ``{{ .Labels.x }}``,
-``{{ index $labels "x" }}``, ``{{ $externalLabels.x }}`` and ``{{ $externalURL }}`` are
-expanded; a label or annotation using anything else (``$value``, functions) must be written
-out in the test (``exp_labels``/``exp_annotations``), and :func:`expand` raises
-:class:`NotExpandable`, reported as RG601 naming it.
+Label templates are expanded as Prometheus does for alerts: ``$labels`` are the labels of the
+series the expression returned (the test's ``exp_labels`` without ``alertname`` and without
+the rule's own label names), not the alert's final labels, so ``{{ $labels.severity }}`` is
+``""`` unless the series has ``severity``. Only the simple forms ``{{ $labels.x }}``,
+``{{ .Labels.x }}``, ``{{ index $labels "x" }}``, ``{{ $externalLabels.x }}`` and
+``{{ $externalURL }}`` are expanded; a label using anything else (``$value``, functions) must
+be written out in the test's ``exp_labels`` (labels identify an alert, so they are always
+compared whole): :func:`expand` raises :class:`NotExpandable`, the validator warns with RG601
+naming it, and the expected label is left out, so promtool's failure shows the value
+Prometheus gives.
 """
 
 from __future__ import annotations
@@ -111,30 +119,19 @@ def expected_alert(spec: Spec, group, rule, exp: dict, test: dict, site_url: str
                    errors: list | None = None) -> dict:
     """One completed ``exp_alerts`` entry for ``rule`` (see the module docstring).
 
-    As Prometheus does (``rules/alerting.go``), the rule's labels and annotations are
-    expanded with the labels of the *series* the expression returned, not with the alert's
-    final labels: those series labels are the test's ``exp_labels`` minus ``alertname`` and
-    minus the rule's own label names (a rule label replaces a series label of the same name).
-    A label that expands to ``""`` is dropped, as Prometheus drops empty labels. A label or
-    annotation the test gives itself is taken as given, never expanded.
+    As Prometheus does (``rules/alerting.go``), the rule's labels are expanded with the
+    labels of the *series* the expression returned, not with the alert's final labels: those
+    series labels are the test's ``exp_labels`` minus ``alertname`` and minus the rule's own
+    label names (a rule label replaces a series label of the same name). A label that expands
+    to ``""`` is dropped, as Prometheus drops empty labels. A label the test gives itself is
+    taken as given, never expanded; one rulegen cannot expand is left out (so promtool's
+    failure shows the value Prometheus gives) and, with ``errors`` (a list), appended to it as
+    ``("label", key, template, NotExpandable)``.
 
-    With ``errors`` (a list), every label or annotation that needs writing out is appended to
-    it as ``(kind, key, template, NotExpandable)`` (kind ``label`` or ``annotation``) and left
-    out of the result, instead of raising on the first.
-
-    Raises:
-        NotExpandable: a label or annotation needs writing out in the test (names it); only
-            without ``errors``.
+    ``exp_annotations`` is what the test states; with the test's ``exact_annotations: true``
+    the generated ``runbook_url`` is added when the chart generates one, the rule has none and
+    the test does not state it.
     """
-    def expand_or_note(kind, key, template):
-        try:
-            return _expand_or_explain(kind, key, template, series, ext_labels, ext_url)
-        except NotExpandable as e:
-            if errors is None:
-                raise
-            errors.append((kind, key, template, e))
-            return ""
-
     given_labels = dict(exp.get("exp_labels") or {})
     rule_labels = dict(rule.all_labels(spec.labels, group.labels))
     ext_labels = test.get("external_labels") or {}
@@ -144,32 +141,99 @@ def expected_alert(spec: Spec, group, rule, exp: dict, test: dict, site_url: str
     for k, v in rule_labels.items():
         if k in given_labels:
             continue
-        value = expand_or_note("label", k, v)
+        try:
+            value = _expand_or_explain("label", k, v, series, ext_labels, ext_url)
+        except NotExpandable as e:
+            if errors is not None:
+                errors.append(("label", k, v, e))
+            continue
         if value != "":
             labels[k] = value
     labels.update(given_labels)
     labels = dict(sorted(labels.items()))
-    annotations = dict(rule.annotations)
-    if "runbook_url" not in annotations and spec.chart.runbook_url:
-        annotations["runbook_url"] = runbook_url(site_url, spec.app, rule.name)
-    given = exp.get("exp_annotations") or {}
-    done = {}
-    for k, v in annotations.items():
-        if k in given:
-            done[k] = given[k]
-        else:
-            done[k] = expand_or_note("annotation", k, v)
-    for k, v in given.items():
-        done.setdefault(k, v)
+    done = dict(exp.get("exp_annotations") or {})
+    if test.get("exact_annotations") and "runbook_url" not in rule.annotations and spec.chart.runbook_url:
+        done.setdefault("runbook_url", runbook_url(site_url, spec.app, rule.name))
     return {"exp_labels": labels, "exp_annotations": dict(sorted(done.items()))}
 
 
-def test_groups(spec: Spec, site_url: str) -> list[dict]:
-    """promtool ``tests[]`` entries for every test of ``spec``, in spec order.
+def _target(spec: Spec, rule, name: str):
+    """(group, rule) an ``alert_rule_test`` of a test under ``rule`` asserts on: the rule
+    itself when the names agree, else the first alert of that name."""
+    target = rule if rule.name == name else next(
+        (r for g, r in spec.rules() if r.name == name and r.is_alert), rule)
+    return next((g for g, r in spec.rules() if r is target), None), target
 
-    Raises:
-        NotExpandable: an annotation needs to be written out (message names it).
+
+Keep = dict  # alertname -> tuple of (expected labels as sorted pairs, sorted stated keys or None)
+
+
+def annotation_filters(spec: Spec, site_url: str = "") -> dict[str, Keep]:
+    """Which annotations each alert keeps in the rule file a test group runs against.
+
+    Returns ``{test group name: {alertname: ((labels, keys), ...)}}`` for every test group
+    with an ``alert_rule_test``: one pair per expected alert of that alert, its completed
+    ``exp_labels`` (sorted ``(name, value)`` pairs) and the annotation keys it states (sorted), or
+    None when the test sets ``exact_annotations: true``. :func:`filter_annotations` applies
+    it. Annotations never change whether or with which labels an alert fires, so dropping
+    them changes nothing else promtool checks.
     """
+    out: dict = {}
+    for group, rule in spec.rules():
+        for t in rule.tests:
+            d = t.data
+            keep: dict = {}
+            for a in d.get("alert_rule_test") or []:
+                name = a.get("alertname", rule.name)
+                tgroup, target = _target(spec, rule, name)
+                entries = keep.setdefault(name, [])
+                for e in a.get("exp_alerts") or []:
+                    labels = expected_alert(spec, tgroup or group, target, e, d, site_url)["exp_labels"]
+                    keys = None if d.get("exact_annotations") else \
+                        tuple(sorted((e.get("exp_annotations") or {}).keys()))
+                    entries.append((tuple(sorted(labels.items())), keys))
+            keep = {k: tuple(sorted(set(v), key=repr)) for k, v in keep.items()
+                    if any(keys is None or keys for _, keys in v)}
+            if keep:
+                out[f"{rule.name}: {t.name}"] = keep
+    return out
+
+
+def _kept(rule: dict, entries) -> frozenset | None:
+    """Annotation keys a rendered alerting ``rule`` keeps for the expected alerts ``entries``
+    of its name: those stated by the entries whose labels hold the rule's own (non-template)
+    labels, so two rules of one name are told apart by, say, ``severity``; when none does,
+    those stated by all entries. None: keep all."""
+    own = {k: v for k, v in (rule.get("labels") or {}).items() if "{{" not in str(v)}
+    mine = [keys for labels, keys in entries
+            if all(dict(labels).get(k) == v for k, v in own.items())] or [keys for _, keys in entries]
+    if any(keys is None for keys in mine):
+        return None
+    return frozenset(k for keys in mine for k in keys)
+
+
+def filter_annotations(groups: list[dict], keep: Keep) -> list[dict]:
+    """A copy of rendered rule ``groups`` (a rule file's ``groups:``) where each alert keeps
+    the annotations the expected alerts in ``keep`` state (see :func:`annotation_filters`);
+    an alert not in ``keep`` keeps none."""
+    out = []
+    for g in groups:
+        rules = []
+        for r in g.get("rules") or []:
+            r = dict(r)
+            if "alert" in r:
+                ann = r.pop("annotations", None) or {}
+                kept = _kept(r, keep[r["alert"]]) if r["alert"] in keep else frozenset()
+                ann = {k: v for k, v in ann.items() if kept is None or k in kept}
+                if ann:
+                    r["annotations"] = ann
+            rules.append(r)
+        out.append({**g, "rules": rules})
+    return out
+
+
+def test_groups(spec: Spec, site_url: str) -> list[dict]:
+    """promtool ``tests[]`` entries for every test of ``spec``, in spec order."""
     out = []
     for group, rule in spec.rules():
         for t in rule.tests:
@@ -187,9 +251,8 @@ def test_groups(spec: Spec, site_url: str) -> list[dict]:
                 for a in d.get("alert_rule_test") or []:
                     name = a.get("alertname", rule.name)
                     # the rule the test sits under, else the first alert of that name
-                    target = rule if rule.name == name else next(
-                        (r for g, r in spec.rules() if r.name == name and r.is_alert), rule)
-                    tgroup = next((g for g, r in spec.rules() if r is target), group)
+                    tgroup, target = _target(spec, rule, name)
+                    tgroup = tgroup or group
                     art.append({
                         "eval_time": a["eval_time"],
                         "alertname": name,

@@ -7,7 +7,10 @@ Pipeline step 4 of 4. For each app:
    values schema laid over it, and render it with the real ``helm template`` with every gate
    set true (so escaping, gating and defaults are what is tested, not a copy of the rules);
 3. write the PrometheusRules' ``spec.groups`` to ``.rulegen/test/<app>/rules.yaml`` and the
-   planned promtool test file next to it;
+   planned promtool test file next to it; where test groups state different annotations, one
+   rule file and test file per set (``rules.2.yaml`` with ``<app>.2.test.yaml``, ...), each
+   alert keeping only the annotations its tests state (see
+   :func:`rulegen.render.promtool_tests.annotation_filters`);
 4. run the real ``promtool test rules`` on all test files, split into batches run in parallel
    (one promtool process per CPU by default), and read results from promtool's JUnit report.
 
@@ -16,6 +19,12 @@ expected versus got as a diff). Coverage: per alert, whether a passing test show
 and one shows it not firing; a recording rule is covered when a passing ``promql_expr_test``
 reads it. A test with an input series that nothing it evaluates can select (RG608: a
 misspelled metric or label) counts for nothing. ``--min-coverage P`` fails the run when fewer than P% of rules are covered.
+
+With ``--mutate`` (implied by ``--min-mutation-score``), once the tests pass, every rule
+with tests is mutation tested (:mod:`rulegen.run.mutation`): per rule the mutants killed out
+of the total, each survivor in words with its spec line, and the overall score, which
+``--min-mutation-score P`` holds to P%; ``--junit`` then also holds one testsuite of mutants
+per app.
 
 The last line printed is ``N passed, N failed`` (test groups), which CI systems read.
 """
@@ -124,18 +133,14 @@ def collect_cases(specs: list[Spec]) -> list[TestCase]:
     return out
 
 
-def prepare_app(spec: Spec, outputs, root: Path, work: Path) -> Path | None:
-    """Render ``spec``'s chart with helm (gates on) and lay out its promtool files in
-    ``work/<app>``; returns the test file path, or None when the spec declares no test.
+def render_rule_groups(spec: Spec, outputs, root: Path, app_dir: Path) -> list[dict]:
+    """Copy ``spec``'s chart into ``app_dir/chart`` with the planned ``outputs`` laid over it
+    and render it with the real ``helm template``, every gate on; returns the rule groups
+    of its PrometheusRules (a rule file's ``groups:``).
 
     Raises:
         RulegenError: helm failed or rendered no rule group.
     """
-    by_path = {o.path: o for o in outputs}
-    tpath = test_file_path(spec)
-    if tpath not in by_path:
-        return None
-    app_dir = work / spec.app
     if app_dir.exists():
         shutil.rmtree(app_dir)
     chart_src = root / spec.chart.path
@@ -154,11 +159,59 @@ def prepare_app(spec: Spec, outputs, root: Path, work: Path) -> Path | None:
     groups = rendered.rule_groups()
     if not groups:
         raise RulegenError(f"{spec.chart.path}: helm rendered no rule group with the gates on")
-    (app_dir / RULES_FILE).write_text(yaml.safe_dump({"groups": groups}, sort_keys=False,
-                                                     allow_unicode=True, width=100000), encoding="utf-8")
-    test_file = app_dir / Path(tpath).name
-    test_file.write_text(by_path[tpath].content, encoding="utf-8")
-    return test_file
+    return groups
+
+
+def _dump(doc: dict) -> str:
+    return yaml.dump(doc, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False,
+                     allow_unicode=True, width=100000)
+
+
+def write_test_files(spec: Spec, test_text: str | dict, groups: list[dict], dest: Path,
+                     stem: str | None = None, filters: dict | None = None) -> list[Path]:
+    """Lay out promtool files in ``dest`` for the planned test file ``test_text`` (its text,
+    or its parsed document) run against rendered rule ``groups``: test groups whose alerts
+    keep the same annotations share one rule file (see
+    :func:`rulegen.render.promtool_tests.annotation_filters`; ``filters`` is its result for
+    ``spec`` when already made). The first pair is ``rules.yaml`` and ``<stem>.test.yaml``
+    (``stem`` defaults to the app), the next ``rules.2.yaml`` and ``<stem>.2.test.yaml``, and
+    so on. Returns the test files."""
+    from ..render.promtool_tests import annotation_filters, filter_annotations
+    stem = stem or spec.app
+    doc = yaml.safe_load(test_text) if isinstance(test_text, str) else test_text
+    filters = annotation_filters(spec) if filters is None else filters
+    parts: dict = {}
+    for t in doc.get("tests") or []:
+        keep = filters.get(t.get("name"), {})
+        key = repr(sorted(keep.items()))
+        parts.setdefault(key, (keep, []))[1].append(t)
+    dest.mkdir(parents=True, exist_ok=True)
+    files = []
+    for i, (keep, tests) in enumerate(parts.values(), start=1):
+        suffix = "" if i == 1 else f".{i}"
+        rules_name = RULES_FILE if i == 1 else f"rules{suffix}.yaml"
+        (dest / rules_name).write_text(_dump({"groups": filter_annotations(groups, keep)}), encoding="utf-8")
+        f = dest / f"{stem}{suffix}.test.yaml"
+        f.write_text(_dump({**doc, "rule_files": [rules_name], "tests": tests}), encoding="utf-8")
+        files.append(f)
+    return files
+
+
+def prepare_app(spec: Spec, outputs, root: Path, work: Path) -> list[Path]:
+    """Render ``spec``'s chart with helm (gates on) and lay out its promtool files in
+    ``work/<app>`` (:func:`write_test_files`); returns the test files, none when the spec
+    declares no test.
+
+    Raises:
+        RulegenError: helm failed or rendered no rule group.
+    """
+    by_path = {o.path: o for o in outputs}
+    tpath = test_file_path(spec)
+    if tpath not in by_path:
+        return []
+    app_dir = work / spec.app
+    groups = render_rule_groups(spec, outputs, root, app_dir)
+    return write_test_files(spec, by_path[tpath].content, groups, app_dir)
 
 
 def failure_line(c: TestCase) -> int:
@@ -317,6 +370,17 @@ def _only_apps(loaded, apps: list[str]):
                   findings=[f for f in loaded.findings if f.file in mine])
 
 
+def _mutate(loaded, outputs, root: Path, apps: list[str], cases: list[TestCase], args, jobs: int, out):
+    """Run mutation testing (:mod:`rulegen.run.mutation`) on the rules the selected tests
+    belong to; prints the report and returns the results."""
+    from .mutation import report, run_mutation
+    rules = {(c.app, c.rule.name) for c in cases} if (args.alert or args.name) else None
+    results, rows = run_mutation(loaded, outputs, root, apps, rules, jobs, out)
+    print(f"mutation testing: {len(results)} mutant(s) of {len(rows)} rule(s)", file=out)
+    report(results, rows, out)
+    return results
+
+
 def run_tests(root: Path, args) -> int:
     """The ``rulegen test`` command; returns the exit code (0 pass, 1 failures or low
     coverage or invalid specs, 2 usage/tools)."""
@@ -360,9 +424,7 @@ def run_tests(root: Path, args) -> int:
     files = []
     for spec in loaded.specs:
         if spec.app in apps:
-            f = prepare_app(spec, outputs, root, work)
-            if f is not None:
-                files.append(f)
+            files.extend(prepare_app(spec, outputs, root, work))
     jobs = args.jobs or os.cpu_count() or 1
     run_regex = _regex(cases) if len(cases) != len(all_cases) else None
     runs = run_batches(files, jobs, root, run_regex)
@@ -402,11 +464,26 @@ def run_tests(root: Path, args) -> int:
     for r in cov.rows:
         if not r.covered:
             print(f"  uncovered: {r.app} {r.name}: needs {r.missing()}", file=out)
+    mutated = None
+    if getattr(args, "mutate", False) and failed:
+        print("mutation testing skipped: the tests must pass on the rules first", file=out)
+    elif getattr(args, "mutate", False):
+        mutated = _mutate(loaded, outputs, root, apps, cases, args, jobs, out)
     if args.junit:
         write_junit(Path(args.junit), cases)
+        if mutated is not None:
+            from .mutation import write_junit as write_mutation_junit
+            write_mutation_junit(Path(args.junit), mutated, ET.parse(args.junit).getroot())
     print(f"{len(cases) - len(failed)} passed, {len(failed)} failed", file=out)
     if failed:
         return 1
+    if mutated is not None and args.min_mutation_score is not None:
+        from .mutation import total_score
+        score = total_score(mutated)
+        if score + 1e-9 < args.min_mutation_score:
+            print(f"rulegen: mutation score {score:.1f}% is below --min-mutation-score "
+                  f"{args.min_mutation_score:g}%", file=sys.stderr)
+            return 1
     if args.min_coverage is not None and cov.percent + 1e-9 < args.min_coverage:
         print(f"rulegen: coverage {cov.percent:.1f}% is below --min-coverage {args.min_coverage:g}%", file=sys.stderr)
         return 1

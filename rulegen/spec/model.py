@@ -113,6 +113,8 @@ class Rule:
         tests: promtool tests declared next to the rule.
         params: parameters of the expr by name (alerts only); ``expr`` then holds their
             defaults and ``expr_template`` the expr as written, with ``[[name]]`` placeholders.
+        equivalent_mutants: mutant text (as ``rulegen test --mutate`` prints it) -> the reason
+            no test can tell that mutant apart from the rule.
     """
 
     kind: str
@@ -129,6 +131,7 @@ class Rule:
     tests: list[Test] = field(default_factory=list)
     params: dict = field(default_factory=dict)
     expr_template: str | None = None
+    equivalent_mutants: dict = field(default_factory=dict)
 
     @property
     def is_alert(self) -> bool:
@@ -252,6 +255,7 @@ def build_spec(lf: LoadedFile) -> Spec:
                 annotations=annotations,
                 runbook=r.get("runbook") or {},
                 tests=[Test(t["name"], t, rp + ("tests", ti)) for ti, t in enumerate(r.get("tests") or [])],
+                equivalent_mutants={e["mutant"]: e["reason"] for e in r.get("equivalent_mutants") or []},
             ))
         groups.append(Group(name=g["name"], path=gp, rules=rules, interval=g.get("interval"),
                             query_offset=g.get("query_offset"), limit=g.get("limit"),

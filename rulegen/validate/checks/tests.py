@@ -7,11 +7,13 @@ Series values use promtool's expanding notation (Prometheus docs, "Unit testing 
 
 Codes:
 
-* ``RG601`` (error) an expected alert's annotation or label uses a template rulegen cannot
-  expand (``$value``, functions), so the test must spell it out in ``exp_annotations`` or
-  ``exp_labels``.
-  Bad: ``summary: "{{ $value | humanize }} errors"`` and a test without ``exp_annotations``; good:
-  ``exp_annotations: {summary: "1.5k errors"}`` in the test.
+* ``RG601`` (warning) an expected alert's label uses a template rulegen cannot expand
+  (``$value``, functions): labels are always compared whole, so the test must spell it out in
+  ``exp_labels`` (until it does, the test fails showing the value Prometheus gives).
+  Annotations need nothing: a test compares only the annotations it states, as Prometheus
+  renders them.
+  Bad: ``labels: {band: "{{ $value | humanize }}"}`` and a test without ``band`` in
+  ``exp_labels``; good: ``exp_labels: {band: 1.5k}`` in the test.
 * ``RG602`` (warning) an input ``interval`` longer than the 5-minute lookback: between two
   samples the series is absent, so ``up == 0`` looks like "no series". Bad: ``interval: 10m``.
   Good: ``interval: 1m``.
@@ -43,12 +45,12 @@ Codes:
   ``exp_annotations``: one expected alert split in two by a stray ``-``, so the test expects
   two alerts. Bad: ``- exp_labels: {job: a}`` then ``- exp_annotations: {summary: x}``; good:
   both keys in one item.
-* ``RG610`` (warning) an expected annotation (or templated label) that rulegen fills in from a
-  template reading ``$labels.X``, where the item's ``exp_labels`` lack ``X``: the filled-in
-  text has an empty value there, and the test locks the empty text in. Add ``X`` to
-  ``exp_labels`` (with the value the series has), or write the annotation in
-  ``exp_annotations``. Bad: ``exp_labels: {job: api}`` for a summary reading
-  ``$labels.instance``; good: ``exp_labels: {job: api, instance: a:9100}``.
+* ``RG610`` (warning) an expected templated label that rulegen fills in from a template
+  reading ``$labels.X``, where the item's ``exp_labels`` lack ``X``: the filled-in text has an
+  empty value there, and the test locks the empty text in. Add ``X`` to ``exp_labels`` (with
+  the value the series has), or write the label in ``exp_labels``. Bad: ``exp_labels: {job:
+  api}`` for a label ``where: "on {{ $labels.instance }}"``; good: ``exp_labels: {job: api,
+  instance: a:9100}``. (Annotations are not filled in: a test compares only those it states.)
 """
 
 from __future__ import annotations
@@ -190,15 +192,15 @@ def _split_items(items) -> list[int]:
 
 
 def _unfilled(spec, group, rule, exp: dict) -> list[tuple[str, str]]:
-    """(annotation or label key, label X) for every value rulegen fills in for the expected
-    alert ``exp`` from a template reading ``$labels.X`` that ``exp_labels`` lack."""
+    """(label key, label X) for every label rulegen fills in for the expected alert ``exp``
+    from a template reading ``$labels.X`` that ``exp_labels`` lack (annotations are not
+    filled in: a test compares only those it states)."""
     from .gotemplate import parse as parse_template
     given_labels = exp.get("exp_labels") or {}
-    given_ann = exp.get("exp_annotations") or {}
     rule_labels = rule.all_labels(spec.labels, group.labels)
     series = {k for k in given_labels if k != "alertname" and k not in rule_labels}
     out = []
-    for kind, values, given in (("label", rule_labels, given_labels), ("annotation", rule.annotations, given_ann)):
+    for kind, values, given in (("label", rule_labels, given_labels),):
         for key, value in values.items():
             if key in given or not isinstance(value, str) or "{{" not in value:
                 continue
@@ -314,12 +316,12 @@ def check_spec(spec, ctx):
                                          rule.name, Severity.WARNING)
                 for ei, e in enumerate(items):
                     from ...render.site import DEFAULT_SITE_URL  # ruamel: only for specs with tests
-                    problems: list = []  # every label and annotation, not just the first
+                    problems: list = []  # every label, not just the first
                     expected_alert(spec, target[0], target[1], e, d, DEFAULT_SITE_URL, problems)
                     # a broken template is the templates check's (RG305-RG308), not reported twice
                     problems = [p for p in problems if not gotemplate.parse(p[2]).issues]
                     if problems:
                         yield lf.finding(tp + ("alert_rule_test", ai, "exp_alerts", ei), "RG601",
-                                         _not_expandable(problems), rule.name)
+                                         _not_expandable(problems), rule.name, Severity.WARNING)
 
 

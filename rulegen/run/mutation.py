@@ -1,0 +1,421 @@
+"""``rulegen test --mutate``: would the tests notice if a rule were wrong?
+
+For every alert and recording rule with tests, :func:`rulegen.run.mutants.mutants_of` makes
+small wrong versions (mutants) of it. Each mutant goes through the same path as the real rule:
+
+1. per app, one spec holds the real rule groups and one copy of them per mutant (group names
+   suffixed ``--rulegen-mutant-<n>``, the mutated rule swapped in); the ordinary render entry
+   point (:func:`rulegen.render.plan`) renders it and the real ``helm template`` renders the
+   chart, so escaping, values and gates are what ships;
+2. the rendered groups are split back per mutant (names restored), and each mutant gets a
+   promtool test file with the spec's own tests that can see it (those asserting on the
+   mutated rule or on a rule that reads it), run against the rules those tests need (the
+   mutated rule, the rules asserted on, and the recording rules they read), annotations
+   kept as for plain tests (:func:`rulegen.run.testing.write_test_files`);
+3. the real rule is laid out the same way (the *baseline*): its tests must pass there, or the
+   run stops, so a mutant counts as killed only because of its change;
+4. all test files of the run go to a few ``promtool test rules`` processes (one per CPU by
+   default), whose JUnit reports say which test groups failed.
+
+A mutant is *killed* when at least one of its tests fails, and *survives* otherwise. A
+survivor is reported in words with its spec line and what test would kill it, unless the
+rule declares it equivalent (``equivalent_mutants: [{mutant: <text>, reason: ...}]``): then
+it is left out of the score. The score is killed / (mutants - declared equivalent), per
+rule and overall; ``--min-mutation-score P`` fails the run below P%.
+"""
+
+from __future__ import annotations
+
+import sys
+import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import promql_parser as pp
+import yaml
+
+from ..findings import RulegenError
+from ..render import test_file_path
+from ..spec import Spec
+from .mutants import Mutant, mutants_of
+
+SUFFIX = "--rulegen-mutant-"
+WORK_DIR = ".rulegen/mutate"
+#: rules per combined render: Helm refuses a template file over 5 MiB (a rule renders to
+#: well under 1 KiB, so 2,000 stay far below it)
+MAX_RULES_PER_RENDER = 2000
+
+
+@dataclass
+class MutantResult:
+    """A mutant and its verdict: ``killed_by`` names the test groups that failed on it;
+    ``equivalent`` is the declared reason, if any; ``invalid`` says why promtool could not
+    run it (such a mutant is left out of the score)."""
+
+    app: str
+    spec: Spec
+    rule: object
+    mutant: Mutant
+    killed_by: list = field(default_factory=list)
+    equivalent: str | None = None
+    invalid: str = ""
+
+    @property
+    def killed(self) -> bool:
+        return bool(self.killed_by)
+
+    @property
+    def counted(self) -> bool:
+        return not self.invalid and self.equivalent is None
+
+    def line(self) -> int:
+        return self.spec.source.pos(self.rule.path + (self.mutant.field,))[0]
+
+    def describe(self) -> str:
+        """The survivor in words: what changed, where, and what test would kill it."""
+        return (f"no test fails when {self.mutant.text} in {self.rule.name} "
+                f"({self.spec.file}:{self.line()}): add {self.mutant.hint}, or declare it "
+                f"equivalent (equivalent_mutants: [{{mutant: {_quote(self.mutant.text)}, reason: ...}}])")
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+@dataclass
+class RuleScore:
+    """Mutants of one rule: ``killed`` of ``total`` counted (declared equivalents and mutants
+    promtool could not run are not counted)."""
+
+    app: str
+    name: str
+    killed: int
+    total: int
+    equivalent: int
+
+    @property
+    def percent(self) -> float:
+        return 100.0 if not self.total else 100.0 * self.killed / self.total
+
+
+def _names_read(expr: str) -> set[str]:
+    try:
+        ast = pp.parse(expr)
+    except Exception:
+        return set()
+    names: set[str] = set()
+
+    def visit(n):
+        if isinstance(n, pp.VectorSelector):
+            if n.name:
+                names.add(n.name)
+            for m in n.matchers.matchers:
+                if m.name == "__name__" and m.op == pp.MatchOp.Equal:
+                    names.add(m.value)
+
+    pp.walk(ast, pre_visit=visit)
+    return names
+
+
+class _Deps:
+    """Which rules of a spec read which: recording rule names read by each rule's expr."""
+
+    def __init__(self, spec: Spec):
+        self.rules = [r for _, r in spec.rules()]
+        self.records = {r.name for r in self.rules if not r.is_alert}
+        self.reads = {id(r): _names_read(r.expr) for r in self.rules}
+        self.alerts_read = any(n in ("ALERTS", "ALERTS_FOR_STATE") for v in self.reads.values() for n in v)
+
+    def dependents(self, rule) -> set[str]:
+        """``rule``'s name and the names of rules that read it, transitively."""
+        out = {rule.name}
+        changed = True
+        while changed:
+            changed = False
+            for r in self.rules:
+                if r.name not in out and self.reads[id(r)] & out & (self.records | {rule.name}):
+                    out.add(r.name)
+                    changed = True
+        if self.alerts_read and rule.is_alert:
+            out |= {r.name for r in self.rules}
+        return out
+
+    def needed(self, names: set[str]) -> set[str] | None:
+        """``names`` and the recording rules they read, transitively; None: keep every rule
+        (a rule reads ``ALERTS``)."""
+        if self.alerts_read:
+            return None
+        out = set(names)
+        changed = True
+        while changed:
+            changed = False
+            for r in self.rules:
+                if r.name in out:
+                    more = self.reads[id(r)] & self.records - out
+                    if more:
+                        out |= more
+                        changed = True
+        return out
+
+
+def _test_names(test: dict, default: str) -> set[str]:
+    """Rule names a planned promtool test group asserts on (alertnames and names its
+    ``promql_expr_test`` exprs read)."""
+    names = {a.get("alertname", default) for a in test.get("alert_rule_test") or []}
+    for p in test.get("promql_expr_test") or []:
+        names |= _names_read(str(p.get("expr", "")))
+    return names
+
+
+def plan_app(spec: Spec, root: Path, work: Path, test_text: str) -> tuple[list, list]:
+    """Render every mutant of ``spec`` (with as few ``plan`` and ``helm template`` runs as
+    Helm's file size allows: :data:`MAX_RULES_PER_RENDER`) and write their promtool files
+    under ``work/<app>``; each variant holds only the rules its tests need.
+
+    Returns (results, files): a :class:`MutantResult` per mutant (verdict not yet known), and
+    per promtool test file ``(path, rule name, index into results, or -1 for the rule's
+    baseline)``: which variant it tests.
+
+    Raises:
+        RulegenError: helm failed.
+    """
+    from ..render.promtool_tests import annotation_filters
+    doc = yaml.safe_load(test_text)
+    tests = doc.get("tests") or []
+    filters = annotation_filters(spec)
+    deps = _Deps(spec)
+    variants: list = []  # (rule, mutant or None)
+    results: list[MutantResult] = []
+    for group, rule in spec.rules():
+        if not rule.tests:
+            continue
+        variants.append((group, rule, None))
+        for m in mutants_of(spec, group, rule):
+            variants.append((group, rule, m))
+            results.append(MutantResult(spec.app, spec, rule, m, equivalent=rule.equivalent_mutants.get(m.text)))
+    if not variants:
+        return [], []
+    app_dir = work / spec.app
+    # per rule: the tests that can see it and the rules those tests need (None: all)
+    needs = {}
+    for _g, rule, _m in variants:
+        if id(rule) not in needs:
+            seen = deps.dependents(rule)
+            chosen = [t for t in tests if _test_names(t, "") & seen]
+            keep = deps.needed(set().union(*(_test_names(t, "") for t in chosen)) | {rule.name}) if chosen else set()
+            needs[id(rule)] = (chosen, keep)
+    files = []
+    index = {}  # variant number -> its result index, or -1 for a baseline
+    mi = 0
+    for k, (_g, _rule, m) in enumerate(variants):
+        index[k] = -1 if m is None else mi
+        mi += m is not None
+    # a few renders of at most MAX_RULES_PER_RENDER rules each (Helm refuses template files
+    # over 5 MiB): each holds, per variant, the groups of the rules its tests need
+    chunk: list = []
+    size = 0
+    for k, (_g, rule, m) in enumerate(variants):
+        chosen, keep = needs[id(rule)]
+        if not chosen:
+            continue
+        n = sum(1 for _, r in spec.rules() if keep is None or r.name in keep)
+        if chunk and size + n > MAX_RULES_PER_RENDER:
+            files += _render_chunk(spec, root, app_dir, chunk, variants, needs, doc, filters, index)
+            chunk, size = [], 0
+        chunk.append(k)
+        size += n
+    if chunk:
+        files += _render_chunk(spec, root, app_dir, chunk, variants, needs, doc, filters, index)
+    return results, files
+
+
+def _render_chunk(spec: Spec, root: Path, app_dir: Path, chunk: list[int], variants: list, needs: dict,
+                  doc: dict, filters: dict, index: dict) -> list:
+    """Render the variants numbered in ``chunk`` with one ``plan`` and one ``helm template``
+    and write their promtool files; returns ``(path, rule name, result index)`` per file."""
+    from ..render import plan
+    from .testing import render_rule_groups, write_test_files
+    # the spec's own groups first, under their own names: the chart's values (and the values
+    # schema, which knows each group by name) are the spec's; their rendered rules are not used
+    combined_groups = [replace(g, rules=[replace(r, tests=[], runbook={}) for r in g.rules]) for g in spec.groups]
+    for k in chunk:
+        _g, rule, m = variants[k]
+        keep = needs[id(rule)][1]
+        for g in spec.groups:
+            # tests and runbook content do not reach the rules: left out, they cost nothing
+            rules = [replace(m.rule if m is not None and r is rule else r, tests=[], runbook={})
+                     for r in g.rules if keep is None or r.name in keep]
+            if rules:
+                combined_groups.append(replace(g, name=f"{g.name}{SUFFIX}{k}", rules=rules))
+    combined = replace(spec, groups=combined_groups, runbook={})
+    outputs, _findings = plan([combined], root)
+    rendered = render_rule_groups(combined, outputs, root, app_dir / f"chart-render-{chunk[0]}")
+    by_variant: dict[int, list[dict]] = {}
+    for g in rendered:
+        name, _, k = str(g.get("name", "")).rpartition(SUFFIX)
+        if name and k.isdigit():
+            by_variant.setdefault(int(k), []).append({**g, "name": name})
+    files = []
+    for k in chunk:
+        _g, rule, m = variants[k]
+        chosen, keep = needs[id(rule)]
+        idx = index[k]
+        label = "baseline" if m is None else f"m{idx}"
+        for f in write_test_files(spec, {**doc, "tests": chosen}, by_variant.get(k, []),
+                                  app_dir / f"{_slug(rule.name)}-{label}", filters=filters):
+            files.append((f, rule.name, idx))
+    return files
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+
+
+def run_mutation(loaded, outputs, root: Path, apps: list[str], rules: set | None, jobs: int,
+                 out=None) -> tuple[list[MutantResult], list[RuleScore]]:
+    """Make, render and run every mutant of the rules with tests (``rules``: only these
+    ``(app, name)`` pairs, None for all) of the given ``apps``; returns the results and the
+    per-rule scores.
+
+    Raises:
+        RulegenError: helm failed, or a rule's tests fail on the rule itself as laid out here.
+    """
+    import shutil
+
+    from .testing import run_batches
+    out = out or sys.stdout
+    work = (root / WORK_DIR).resolve()
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    by_path = {o.path: o for o in outputs}
+    all_results: list[MutantResult] = []
+    files: list = []
+    specs = []
+    for spec in loaded.specs:
+        if spec.app not in apps or test_file_path(spec) not in by_path:
+            continue
+        specs.append(spec if rules is None else _only(spec, {n for a, n in rules if a == spec.app}))
+    # helm renders one app while Python lays out another
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        planned = list(pool.map(lambda sp: plan_app(sp, root, work, by_path[test_file_path(sp)].content), specs))
+    for results, fs in planned:
+        base = len(all_results)
+        all_results.extend(results)
+        files.extend((f, spec.app, name, -1 if i < 0 else base + i) for f, name, i in fs)
+    if not files:
+        return all_results, []
+    runs = run_batches([f for f, *_ in files], jobs, root, None)
+    outcome: dict[str, list] = {}
+    for r in runs:
+        for c in r.cases:
+            outcome.setdefault(c.file, []).append(c)
+    for f, app, name, i in files:
+        cases = outcome.get(str(f))
+        if i < 0:
+            if not cases or any(not c.passed for c in cases):
+                why = "; ".join(c.name for c in cases or [] if not c.passed) or "promtool ran none of them"
+                raise RulegenError(f"{app} {name}: its tests do not pass on the rule itself as mutation "
+                                   f"testing lays it out ({why}); see {f}")
+            continue
+        res = all_results[i]
+        if not cases:
+            res.invalid = "promtool could not load the mutant"
+            continue
+        res.killed_by.extend(c.name for c in cases if not c.passed)
+    return all_results, scores(all_results)
+
+
+def _only(spec: Spec, names: set[str]) -> Spec:
+    """``spec`` with tests only on the rules named."""
+    groups = [replace(g, rules=[r if r.name in names else replace(r, tests=[]) for r in g.rules])
+              for g in spec.groups]
+    return replace(spec, groups=groups)
+
+
+def scores(results: list[MutantResult]) -> list[RuleScore]:
+    """Per-rule scores, in the order rules first appear."""
+    rows: dict = {}
+    for r in results:
+        key = (r.app, r.rule.name, id(r.rule))
+        row = rows.setdefault(key, RuleScore(r.app, r.rule.name, 0, 0, 0))
+        if r.equivalent is not None:
+            row.equivalent += 1
+        if not r.counted:
+            continue
+        row.total += 1
+        row.killed += r.killed
+    return list(rows.values())
+
+
+def total_score(results: list[MutantResult]) -> float:
+    counted = [r for r in results if r.counted]
+    return 100.0 if not counted else 100.0 * sum(r.killed for r in counted) / len(counted)
+
+
+def _declaration_line(spec: Spec, rule, text: str) -> int:
+    """Spec line of ``rule``'s ``equivalent_mutants`` entry naming ``text`` (else the key)."""
+    node = spec.source.data
+    for part in rule.path:
+        node = node[part]
+    for i, e in enumerate(node.get("equivalent_mutants") or []):
+        if e.get("mutant") == text:
+            return spec.source.pos(rule.path + ("equivalent_mutants", i, "mutant"))[0]
+    return spec.source.pos(rule.path + ("equivalent_mutants",))[0]
+
+
+def report(results: list[MutantResult], rows: list[RuleScore], out) -> None:
+    """Print per-rule scores, survivors in words, and stale equivalence declarations."""
+    for row in rows:
+        eq = f", {row.equivalent} declared equivalent" if row.equivalent else ""
+        print(f"  {row.app} {row.name}: {row.killed}/{row.total} mutants killed{eq}", file=out)
+    for r in results:
+        if r.counted and not r.killed:
+            print(f"{r.spec.file}:{r.line()}: SURVIVED [{r.rule.name}] {r.describe()}", file=out)
+        elif r.equivalent is not None and r.killed:
+            line = _declaration_line(r.spec, r.rule, r.mutant.text)
+            print(f"{r.spec.file}:{line}: note [{r.rule.name}] {r.mutant.text} is declared equivalent, "
+                  f"but `{r.killed_by[0]}` kills it: remove the declaration", file=out)
+    declared = {(id(r.rule), r.mutant.text) for r in results}
+    seen_rules = {id(r.rule): r for r in results}
+    for r in seen_rules.values():
+        for text in r.rule.equivalent_mutants:
+            if (id(r.rule), text) not in declared:
+                line = _declaration_line(r.spec, r.rule, text)
+                print(f"{r.spec.file}:{line}: note [{r.rule.name}] equivalent_mutants names `{text}`, "
+                      "which is not a mutant of this rule", file=out)
+    killed = sum(1 for r in results if r.counted and r.killed)
+    counted = sum(1 for r in results if r.counted)
+    eq = sum(1 for r in results if r.equivalent is not None)
+    invalid = sum(1 for r in results if r.invalid)
+    extra = (f", {eq} declared equivalent" if eq else "") + (f", {invalid} not runnable" if invalid else "")
+    print(f"mutation score: {killed}/{counted} mutants killed ({total_score(results):.0f}%){extra}", file=out)
+
+
+def write_junit(path: Path, results: list[MutantResult], suites: ET.Element | None = None) -> ET.Element:
+    """Add one ``testsuite`` per app (``<app> mutants``) to ``suites`` (a new ``testsuites``
+    element when None): a testcase per mutant, a failure per survivor (message: spec
+    file:line), skipped for declared equivalents; writes the tree to ``path``."""
+    if suites is None:
+        suites = ET.Element("testsuites")
+    by_app: dict = {}
+    for r in results:
+        by_app.setdefault(r.app, []).append(r)
+    for app, rs in sorted(by_app.items()):
+        s = ET.SubElement(suites, "testsuite", name=f"{app} mutants", tests=str(len(rs)),
+                          failures=str(sum(1 for r in rs if r.counted and not r.killed)),
+                          skipped=str(sum(1 for r in rs if not r.counted)))
+        for r in rs:
+            tc = ET.SubElement(s, "testcase", name=f"{r.rule.name}: {r.mutant.text}",
+                               classname=f"{app}.{r.rule.name}", file=r.spec.file, line=str(r.line()))
+            if r.equivalent is not None:
+                ET.SubElement(tc, "skipped", message=f"declared equivalent: {r.equivalent}")
+            elif r.invalid:
+                ET.SubElement(tc, "skipped", message=r.invalid)
+            elif not r.killed:
+                f = ET.SubElement(tc, "failure", message=f"{r.spec.file}:{r.line()}")
+                f.text = r.describe()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
+    return suites

@@ -1,0 +1,321 @@
+"""Mutation testing (issue 14): mutants from the PromQL AST and the rule's fields, run through
+the same render, helm and promtool path as the real rule."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+import xml.etree.ElementTree as ET
+from types import SimpleNamespace
+
+import promql_parser
+import pytest
+
+from rulegen.cli import main
+from rulegen.run.mutants import expr_mutants, for_mutants, mutants_of, sample_values
+from rulegen.spec import load_text
+from rulegen.validate import validate
+
+
+def _rule(expr: str, kind: str = "alert", tests=None, for_=None):
+    return SimpleNamespace(expr=expr, is_alert=kind == "alert", tests=tests or [], for_=for_, name="R")
+
+
+def _texts(expr, **kw):
+    return {text: new for _kind, text, new, _hint in expr_mutants(_rule(expr, **kw))}
+
+
+def test_comparison_mutants_and_their_hints():
+    got = {text: hint for _k, text, _n, hint in expr_mutants(_rule('x{job="a"} == 0'))}
+    assert got["`== 0` becomes `<= 0`"] == "a case with a value below 0"
+    assert got["`== 0` becomes `!= 0`"] == "a case with a value below 0 or equal to 0 or above 0"
+    assert "`== 0` becomes `>= 0`" in got
+
+
+def test_threshold_moves_just_past_the_nearest_test_values():
+    tests = [SimpleNamespace(data={"input_series": [
+        {"series": 'x{job="a"}', "values": "50x3 85x3"},
+        {"series": 'other{job="a"}', "values": "82x3"},  # another metric: not the compared values
+    ]})]
+    got = _texts('max by (job) (x{job="a"}) > 80', tests=tests)
+    assert got["threshold 80 becomes 90"].replace("\n", " ").split()[-1] == "90"
+    assert "threshold 80 becomes 20" in got
+    # the compared side is a rate: the test values say nothing, the number moves by half
+    got = _texts('rate(x{job="a"}[5m]) > 80', tests=tests)
+    assert {"threshold 80 becomes 120", "threshold 80 becomes 40"} <= set(got)
+
+
+def test_matcher_by_range_operand_and_absent_mutants_parse_and_differ():
+    expr = ('sum by (namespace, stage) (rate(x{result="failed", job=~"a.*"}[10m])) > 0 '
+            'unless on (namespace) y{namespace="ai"}')
+    got = _texts(expr)
+    assert {
+        'matcher `result="failed"` removed', 'matcher `result="failed"` becomes `result!="failed"`',
+        'matcher `job=~"a.*"` becomes `job!~"a.*"`', "`by (namespace, stage)` loses `stage`",
+        "range `[10m]` halved to `[5m]`", "range `[10m]` doubled to `[20m]`",
+        "`unless` and its right operand removed",
+    } <= set(got)
+    assert 'result="failed"' not in got['matcher `result="failed"` removed']
+    assert "[20m]" in got["range `[10m]` doubled to `[20m]`"]
+    assert "unless" not in got["`unless` and its right operand removed"]
+    assert "by (namespace)" in got["`by (namespace, stage)` loses `stage`"]
+    base = promql_parser.parse(expr).prettify()
+    for new in got.values():
+        assert promql_parser.parse(new).prettify() != base
+    absent = _texts('absent(up{job="x"} == 1)')
+    assert absent['`absent(up{job="x"} == 1)` becomes `up{job="x"} != 1`'] == 'up{job="x"} != 1'
+    assert "absent(" in _texts('up{job="x"} == 0')['`up{job="x"} == 0` becomes `absent(up{job="x"})`']
+    both = _texts("a > 1 and b > 2")
+    assert {"`and` and its right operand removed", "`and` and its left operand removed"} <= set(both)
+
+
+def test_recording_rule_output_is_scaled():
+    got = _texts("sum by (job) (rate(x[5m]))", kind="record")
+    assert got["output doubled"].replace(" ", "").endswith("*2")
+
+
+def test_for_mutants_one_evaluation_interval_each_way():
+    res = validate([load_text(textwrap.dedent("""\
+        app: demo
+        groups:
+          - name: demo
+            interval: 30s
+            rules:
+              - alert: DemoDown
+                expr: up == 0
+                for: 2m
+                severity: warning
+                summary: s
+                description: d
+        """), "rules/demo.yaml")])
+    spec = res.specs[0]
+    group, rule = next(spec.rules())
+    assert [(t, f) for _k, t, f, _h in for_mutants(spec, group, rule)] == [
+        ("`for: 2m` becomes `for: 1m30s`", "1m30s"), ("`for: 2m` becomes `for: 2m30s`", "2m30s")]
+    texts = [m.text for m in mutants_of(spec, group, rule)]
+    assert len(texts) == len(set(texts))
+    assert all(m.rule is not rule and m.rule.name == "DemoDown" for m in mutants_of(spec, group, rule))
+
+
+def test_sample_values_expands_promtool_notation():
+    assert sample_values("1+2x3 _ stale 5 -1-1x1") == [1, 3, 5, 7, 5, -1, -2]
+
+
+# --- the whole run, with the real helm and promtool ---------------------------------------------
+
+def _mutate(project, capsys, *extra):
+    code = main(["-C", str(project), "test", "--mutate", *extra])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.tools
+def test_bundled_specs_reach_a_full_mutation_score(project, helm_bin, promtool_bin, capsys, tmp_path):
+    junit = tmp_path / "junit.xml"
+    code, out, err = _mutate(project, capsys, "--min-mutation-score", "100", "--junit", str(junit))
+    assert code == 0, out + err
+    # every counted mutant killed (166 of 178 when written, 12 declared equivalent)
+    m = re.search(r"mutation score: (\d+)/(\d+) mutants killed \(100%\), (\d+) declared equivalent", out)
+    assert m and m.group(1) == m.group(2) and int(m.group(1)) >= 150, out
+    assert "  llama-swap LlamaSwapDown: 11/11 mutants killed, 1 declared equivalent" in out
+    assert "SURVIVED" not in out
+    root = ET.parse(junit).getroot()
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert {"llama-swap", "llama-swap mutants"} <= set(suites)
+    m = suites["llama-swap mutants"]
+    assert (m.get("tests"), m.get("failures"), m.get("skipped")) == ("24", "0", "2")
+    skipped = [tc for tc in m.iter("testcase") if tc.find("skipped") is not None]
+    assert skipped[0].get("name") == "LlamaSwapDown: `== 0` becomes `<= 0`"
+    assert "never negative" in skipped[0].find("skipped").get("message")
+
+
+@pytest.mark.tools
+def test_deleting_the_boundary_test_of_llamaswapdown_fails_naming_the_survivor(project, helm_bin, promtool_bin,
+                                                                               capsys, tmp_path):
+    spec = project / "rules/llama-swap.yaml"
+    text = spec.read_text()
+    start = text.index("          - name: fires after 5m of zero available replicas, not before\n")
+    end = text.index("          - name: does not fire while a replica is available")
+    spec.write_text(text[:start] + text[end:])
+    line = 1 + text[:text.index("        for: 5m\n")].count("\n")
+    junit = tmp_path / "junit.xml"
+    code, out, err = _mutate(project, capsys, "--alert", "LlamaSwapDown", "--min-mutation-score", "100",
+                             "--junit", str(junit))
+    assert code == 1
+    assert "LlamaSwapDown: 10/11 mutants killed, 1 declared equivalent" in out
+    assert (f"rules/llama-swap.yaml:{line}: SURVIVED [LlamaSwapDown] no test fails when `for: 5m` becomes "
+            f"`for: 4m` in LlamaSwapDown (rules/llama-swap.yaml:{line}): add a case asserting the alert is "
+            "still quiet 4m after the condition starts") in out
+    assert "mutation score 90.9% is below --min-mutation-score 100%" in err
+    failures = [tc for tc in ET.parse(junit).getroot().iter("testcase") if tc.find("failure") is not None]
+    assert [(tc.get("name"), tc.get("line")) for tc in failures] == [
+        ("LlamaSwapDown: `for: 5m` becomes `for: 4m`", str(line))]
+
+
+DEMO = textwrap.dedent("""\
+    app: demo
+    groups:
+      - name: demo
+        rules:
+          - record: job:demo_errors:rate5m
+            expr: sum by (job) (rate(demo_errors_total[5m]))
+            tests:
+              - name: reads the rate
+                interval: 1m
+                input_series:
+                  - series: demo_errors_total{job="api"}
+                    values: "0+60x10"
+                promql_expr_test:
+                  - eval_time: 10m
+                    exp_samples:
+                      - labels: 'job:demo_errors:rate5m{job="api"}'
+                        value: 1
+          - alert: DemoErrors
+            expr: job:demo_errors:rate5m > 0.5
+            severity: warning
+            summary: s
+            description: d
+            equivalent_mutants:
+              - mutant: '`> 0.5` becomes `< 0.5`'
+                reason: a made-up reason, to see it reported as killed
+              - mutant: no such mutant
+                reason: a typo
+            tests:
+              - name: fires on errors, not without
+                interval: 1m
+                input_series:
+                  - series: demo_errors_total{job="api"}
+                    values: "0+60x10"
+                  - series: demo_errors_total{job="web"}
+                    values: "0x10"
+                alert_rule_test:
+                  - eval_time: 10m
+                    exp_alerts:
+                      - exp_labels: {job: api}
+    """)
+
+
+@pytest.mark.tools
+def test_recording_rule_mutants_reach_the_alerts_that_read_it(project, helm_bin, promtool_bin, capsys):
+    for p in (project / "rules").iterdir():
+        p.unlink()
+    (project / "rules/demo.yaml").write_text(DEMO)
+    code, out, err = _mutate(project, capsys)
+    assert code == 0, out + err
+    # the recording rule's own promql_expr_test catches its doubled output and lost `by` label;
+    # nothing in the tests depends on its window
+    assert "  demo job:demo_errors:rate5m: 2/4 mutants killed\n" in out
+    survivors = [line.split("no test fails when ")[1].split(" in ")[0] for line in out.splitlines()
+                 if "SURVIVED [job:demo_errors:rate5m]" in line]
+    assert survivors == ["range `[5m]` halved to `[2m30s]`", "range `[5m]` doubled to `[10m]`"]
+    # the alert's threshold and a `for` it does not have are not pinned by its one test
+    assert "  demo DemoErrors: 1/5 mutants killed, 1 declared equivalent\n" in out
+    assert "SURVIVED [DemoErrors] no test fails when threshold 0.5 becomes 0.75 in DemoErrors" in out
+    # a declaration the tests contradict, and one naming nothing, are both reported
+    assert "rules/demo.yaml:24: note [DemoErrors] `> 0.5` becomes `< 0.5` is declared equivalent, but " \
+           "`DemoErrors: fires on errors, not without` kills it: remove the declaration" in out
+    assert "rules/demo.yaml:26: note [DemoErrors] equivalent_mutants names `no such mutant`, which is not " \
+           "a mutant of this rule" in out
+    assert "mutation score: 3/9 mutants killed (33%), 1 declared equivalent" in out
+
+
+@pytest.mark.tools
+def test_mutation_is_skipped_when_the_tests_fail(project, helm_bin, promtool_bin, capsys):
+    spec = project / "rules/llama-swap.yaml"
+    spec.write_text(spec.read_text().replace('values: "1x20"\n', 'values: "0x20"\n', 1))
+    code, out, _ = _mutate(project, capsys, "--app", "llama-swap")
+    assert code == 1
+    assert "mutation testing skipped: the tests must pass on the rules first" in out
+    assert "mutation score" not in out
+
+
+@pytest.mark.tools
+def test_mutants_run_in_at_most_jobs_promtool_processes(project, helm_bin, promtool_bin, capsys, monkeypatch):
+    from rulegen.run import promtool
+    calls = []
+    real = promtool.test_rules
+
+    def counting(files, *a, **kw):
+        calls.append(len(files))
+        return real(files, *a, **kw)
+
+    monkeypatch.setattr(promtool, "test_rules", counting)
+    code, out, err = _mutate(project, capsys, "--jobs", "2")
+    assert code == 0, out + err
+    # one batch pair for the plain tests, one for all mutants and baselines of the run
+    assert len(calls) == 4
+    assert sum(calls[2:]) > 150
+
+
+@pytest.mark.tools
+def test_mutants_split_over_several_renders_give_the_same_verdicts(project, helm_bin, promtool_bin, capsys,
+                                                                   monkeypatch):
+    from rulegen.run import mutation
+    monkeypatch.setattr(mutation, "MAX_RULES_PER_RENDER", 3)
+    code, out, err = _mutate(project, capsys, "--app", "llama-swap", "--min-mutation-score", "100")
+    assert code == 0, out + err
+    assert "mutation score: 22/22 mutants killed (100%), 2 declared equivalent" in out
+    renders = sorted(p.name for p in (project / ".rulegen/mutate/llama-swap").iterdir() if p.name.startswith("chart-render"))
+    assert len(renders) > 5
+
+
+@pytest.mark.tools
+def test_a_large_imported_spec_with_derived_tests_kills_every_mutant(project, helm_bin, promtool_bin, capsys,
+                                                                     shared_dir):
+    """Regression: a 40-alert spec made one template over Helm's 5 MiB file limit."""
+    for p in (project / "rules").iterdir():
+        p.unlink()
+    (project / ".rulegen.yaml").write_text("conventions:\n  require_runbook_for: []\n", encoding="utf-8")
+    src = shared_dir / "corpus/awesome-prometheus-alerts/rules/host-and-hardware/node-exporter.yml"
+    assert main(["-C", str(project), "import", str(src)]) == 0
+    assert main(["-C", str(project), "derive-tests"]) == 0
+    out = capsys.readouterr().out
+    assert "rule(s) given derived tests" in out
+    code, out, err = _mutate(project, capsys, "--min-mutation-score", "100")
+    assert code == 0, out + err
+    assert "SURVIVED" not in out
+
+
+PARAMS = textwrap.dedent("""\
+    app: pm
+    groups:
+      - name: pm
+        rules:
+          - alert: QueueDeep
+            expr: queue_depth{job="worker"} > [[threshold]]
+            params:
+              threshold: {default: 80, description: Items.}
+            severity: warning
+            summary: deep
+            description: deep
+            tests:
+              - name: fires above 80, not at 80
+                interval: 1m
+                input_series:
+                  - series: queue_depth{job="worker", queue="a"}
+                    values: "90x5"
+                  - series: queue_depth{job="worker", queue="b"}
+                    values: "80x5"
+                alert_rule_test:
+                  - eval_time: 2m
+                    exp_alerts:
+                      - exp_labels: {job: worker, queue: a}
+    """)
+
+
+@pytest.mark.tools
+def test_mutants_of_an_alert_with_parameters_are_what_helm_renders(project, helm_bin, promtool_bin, capsys):
+    """The chart renders such an alert from its expr with `[[threshold]]` and the values'
+    parameter: each mutant must reach the rendered rule (a mutant that did not would survive)."""
+    for p in (project / "rules").iterdir():
+        p.unlink()
+    (project / "rules/pm.yaml").write_text(PARAMS, encoding="utf-8")
+    code, out, err = _mutate(project, capsys)
+    assert code == 0, out + err
+    assert "pm QueueDeep: 5/8 mutants killed" in out
+    survivors = [line.split("no test fails when ")[1].split(" in QueueDeep")[0] for line in out.splitlines()
+                 if "SURVIVED" in line]
+    # what this one test cannot see (no other job, no value below 80, no `for`); the comparison
+    # and threshold mutants reached the rendered rule, or they would survive too
+    assert survivors == ['matcher `job="worker"` removed', "`> 80` becomes `!= 80`",
+                         "no `for` becomes `for: 1m`"], out

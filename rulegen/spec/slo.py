@@ -912,7 +912,10 @@ def make_tests(slo: SLO) -> dict[str, list[tuple[str, dict]]]:
         sc = steady(w.factor * (1 + MARGIN), short)
         title = (f"a 1x burn never pages and opens a ticket on the {w.long} and {w.short} windows only"
                  if w.factor == 1 else f"a burn at {f}x {verb} on {w.long} and {w.short} within {w.short}")
-        checks = [{"eval_time": "0s", "alertname": names[w.severity], "exp_alerts": []}] + expect(sc, short)
+        # 1m: the first evaluation with two samples in both windows, when the alert (which
+        # has no `for`) must already fire
+        checks = ([{"eval_time": "0s", "alertname": names[w.severity], "exp_alerts": []}]
+                  + (expect(sc, 1) if short > 1 else []) + expect(sc, short))
         _require(sc, short, w, True)
         out[w.severity].append((title, {"interval": "1m", "input_series": sc.input_series(),
                                         "alert_rule_test": checks}))
@@ -922,6 +925,7 @@ def make_tests(slo: SLO) -> dict[str, list[tuple[str, dict]]]:
                                 {"interval": "1m", "input_series": sc.input_series(),
                                  "alert_rule_test": expect(sc, short)}))
         out[w.severity].extend(_window_tests(slo, w, expect))
+        out[w.severity].append(_boundary_test(slo, w, names[w.severity], expected(w)))
         if w.severity == "page":
             burning = 2 * short
             sc = Scenario(slo, [(burning, min(Decimal(1), w.factor * (1 + MARGIN) * slo.budget)),
@@ -967,7 +971,7 @@ def _window_tests(slo: SLO, w: BurnWindow, expect) -> list[tuple[str, dict]]:
         _require(sc, clean + fire, w, True)
         out.append((f"a new burn fires on {w.long} and {w.short} only once the {w.long} window crosses "
                     f"{decimal_text(w.factor)}x",
-                    {"interval": sc.interval, "input_series": sc.input_series(),
+                    {"interval": sc.interval, "input_series": sc.input_series() + _decoys(slo, w, sc),
                      "alert_rule_test": expect(sc, clean + quiet) + expect(sc, clean + fire)}))
     under = min(Decimal(1), w.factor * (1 - MARGIN) * slo.budget)
     over = min(Decimal(1), w.factor * (1 + MARGIN) * slo.budget)
@@ -975,8 +979,41 @@ def _window_tests(slo: SLO, w: BurnWindow, expect) -> list[tuple[str, dict]]:
     if w not in sc.firing(2 * short_m, w.severity) and w in sc.firing(3 * short_m, w.severity):
         out.append((f"after a burn, the {w.short} window decides: quiet just under "
                     f"{decimal_text(w.factor)}x, firing just over",
-                    {"interval": sc.interval, "input_series": sc.input_series(),
+                    {"interval": sc.interval, "input_series": sc.input_series() + _decoys(slo, w, sc),
                      "alert_rule_test": expect(sc, 2 * short_m) + expect(sc, 3 * short_m)}))
+    return out
+
+
+def _boundary_test(slo: SLO, w: BurnWindow, alertname: str, expected: dict) -> tuple[str, dict]:
+    """Pair ``w``'s recording-rule series fed directly: each window in turn exactly at the
+    threshold (the float the alert computes, written so it reads back equal) while the other burns at twice
+    it, then both at twice it. ``>`` keeps the alert quiet at the threshold; ``>=`` would not."""
+    # the float Prometheus computes for the alert's `(factor * budget)`, as text that reads back the same
+    thr, hot = _num(float(w.factor) * float(slo.budget)), decimal_text(2 * w.factor * slo.budget)
+    long_rec = slo.record_selector(SLI_RECORD.format(window=w.long))
+    short_rec = slo.record_selector(SLI_RECORD.format(window=w.short))
+    quiet = [{"eval_time": t, "alertname": alertname, "exp_alerts": []} for t in ("2m", "7m")]
+    return (f"exactly at {decimal_text(w.factor)}x on {w.long} or {w.short} does not fire",
+            {"interval": "1m",
+             "input_series": [{"series": long_rec, "values": f"{thr}x4 {hot}x9"},
+                              {"series": short_rec, "values": f"{hot}x4 {thr}x4 {hot}x4"}],
+             "alert_rule_test": quiet + [{"eval_time": "12m", "alertname": alertname,
+                                          "exp_alerts": [expected]}]})
+
+
+def _decoys(slo: SLO, w: BurnWindow, sc: Scenario) -> list[dict]:
+    """Recording-rule series of pair ``w``'s windows that belong to another SLO of the app and
+    to this SLO's name in another app, all bad (error ratio 1) from start to end of ``sc``.
+    The alert must ignore them: in the tests above one window of the pair burns and the other
+    does not, so an alert that lost its ``slo`` or ``slo_service`` matcher on the quiet window
+    (``and on ()`` keeps any match) would fire, or fire with the decoy's labels."""
+    out = []
+    for window in (w.long, w.short):
+        record = SLI_RECORD.format(window=window)
+        for labels in ({**slo.selector_labels, "slo": slo.name + "-other"},
+                       {**slo.selector_labels, "slo_service": slo.app + "-other"}):
+            out.append({"series": series_text(record, labels),
+                        "values": f"1x{sc.horizon // sc.step}"})
     return out
 
 

@@ -1024,21 +1024,25 @@ def _require(sc: Scenario, at: int, w: BurnWindow, fires: bool) -> None:
 
 
 def _record_test(slo: SLO) -> dict:
-    """A burn that changes (2x for 30m, then 20x, capped at all-bad) and, at 1h, each SLI
-    recording rule against the ratio of ``increase()`` sums (PromQL written apart from the
+    """A burn that changes (2x for 30m, then 20x, capped at all-bad) and, at 1h and at 32m
+    (a window's length decides the mix there), each SLI recording rule against the ratio of ``increase()`` sums (PromQL written apart from the
     rules) and against the ratio computed here; the objective, budget, period ratio and budget
     left against their values."""
     budget = float(slo.budget)
     sc = Scenario(slo, [(30, min(Decimal(1), 2 * slo.budget)), (30, min(Decimal(1), 20 * slo.budget))]).build()
     at = sc.horizon
     checks = []
+    # at 1h, and at 32m: 2m after the burn changed pace, so a window half or twice as long
+    # as the rule's holds another mix of the two burns
     for ms in slo.record_windows() + [slo.period_ms]:
         win = window_text(ms) if ms == slo.period_ms else format_ms(ms)
         rec = slo.record_selector(SLI_RECORD.format(window=win))
-        checks.append({"expr": f"count(abs({rec} - on () ({_independent(slo, win)})) < 1e-12)",
-                       "eval_time": "1h", "exp_samples": [{"labels": "{}", "value": 1}]})
-        checks.append({"expr": f"count(abs({rec} - {_num(sc.ratio(at, ms // MINUTE_MS))}) < 1e-9)",
-                       "eval_time": "1h", "exp_samples": [{"labels": "{}", "value": 1}]})
+        for t in ([at, 32] if ms < slo.period_ms else [at]):
+            when = format_ms(t * MINUTE_MS)
+            checks.append({"expr": f"count(abs({rec} - on () ({_independent(slo, win)})) < 1e-12)",
+                           "eval_time": when, "exp_samples": [{"labels": "{}", "value": 1}]})
+            checks.append({"expr": f"count(abs({rec} - {_num(sc.ratio(t, ms // MINUTE_MS))}) < 1e-9)",
+                           "eval_time": when, "exp_samples": [{"labels": "{}", "value": 1}]})
     mean = sc.ratio(at, slo.period_ms // MINUTE_MS)
     for expr in (f"{slo.record_selector(OBJECTIVE_RECORD)} == {decimal_text(slo.objective / 100)}",
                  f"{slo.record_selector(BUDGET_RECORD)} == {decimal_text(slo.budget)}",

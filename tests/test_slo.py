@@ -331,23 +331,23 @@ def rendered(tmp_path_factory, helm_bin, promtool_bin) -> tuple[Path, str]:
     assert main(["-C", str(root), "build"]) == 0
     loaded = load_project(root)
     outputs, _ = plan_project(loaded)
-    test_file = prepare_app(loaded.specs[0], outputs, root, root / WORK_DIR)
-    assert promtool.test_rules([test_file], cwd=test_file.parent, root=REPO).returncode == 0
-    return test_file, (test_file.parent / "rules.yaml").read_text(encoding="utf-8")
+    test_files = prepare_app(loaded.specs[0], outputs, root, root / WORK_DIR)  # test files share one folder
+    assert promtool.test_rules(test_files, cwd=test_files[0].parent, root=REPO).returncode == 0
+    return test_files, (test_files[0].parent / "rules.yaml").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("factor, mutant, window", [("14.4", "13", 0), ("14.4", "13", 1), ("6", "6.5", 0),
                                                     ("3", "2.8", 1), ("1", "1.05", 0), ("1", "0.95", 1)])
 def test_changing_a_factor_in_the_rendered_rules_fails_a_generated_test(rendered, factor, mutant, window):
-    test_file, text = rendered
+    test_files, text = rendered
     needle = f"({factor} * 0.005)"
     assert text.count(needle) == 2  # the long and the short window of the pair
     at = text.index(needle) if window == 0 else text.index(needle, text.index(needle) + 1)
     mutated = text[:at] + f"({mutant} * 0.005)" + text[at + len(needle):]
-    rules = test_file.parent / "rules.yaml"
+    rules = test_files[0].parent / "rules.yaml"
     try:
         rules.write_text(mutated, encoding="utf-8")
-        run = promtool.test_rules([test_file], cwd=test_file.parent, root=REPO)
+        run = promtool.test_rules(test_files, cwd=test_files[0].parent, root=REPO)
     finally:
         rules.write_text(text, encoding="utf-8")
     assert run.returncode != 0

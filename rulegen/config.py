@@ -101,9 +101,11 @@ def parse_config(raw) -> Config:
     disabled = _strings(checks.get("disable"), "checks.disable", ())
     for c in disabled:
         _code(c, "checks.disable")
+        _unlocked(c, "checks.disable")
     sev = {}
     for code, s in _mapping(checks.get("severity"), "checks.severity").items():
         _code(str(code), "checks.severity")
+        _unlocked(str(code), "checks.severity")
         try:
             sev[str(code)] = Severity(s)
         except ValueError:
@@ -178,6 +180,15 @@ def _bool(d: dict, key: str) -> bool:
     if not isinstance(v, bool):
         raise RulegenError(f"{CONFIG_FILE}: conventions.{key} must be true or false")
     return v
+
+
+def _unlocked(c: str, name: str) -> None:
+    """Refuse to switch off or re-grade a containment code (:data:`rulegen.containment.LOCKED_CODES`):
+    they keep rulegen from reading or writing outside the project."""
+    from .containment import LOCKED_CODES
+    if c in LOCKED_CODES:
+        raise RulegenError(f"{CONFIG_FILE}: {name}: {c} keeps rulegen inside the project (paths, links, "
+                           "HTML) and cannot be switched off or re-graded")
 
 
 def _code(c: str, name: str) -> None:

@@ -1,0 +1,97 @@
+"""Runbook content is safe on the site: links lead to web pages, nothing runs in the browser.
+
+Runbook text in a spec is Markdown (see :mod:`rulegen.render.safe`): raw HTML is shown as text
+(or cleaned to a small allow-list when ``.rulegen.yaml`` sets ``runbooks: {allow_html:
+true}``), and the page never links anywhere but ``http``, ``https``, ``mailto`` or a relative
+address. These checks say so at the place in the spec, so the author fixes it rather than
+finding a dead link on the page. Every string under ``runbook`` (app and alert level) is
+looked at, except shell ``commands``, ``promql`` and related-alert names; RG745 and RG746
+cannot be switched off or downgraded in ``.rulegen.yaml``.
+
+Codes:
+
+* ``RG745`` a link the spec declares (a value under a key ``url``, ``href``, ``link`` or
+  ending in ``_url``, or an item of a ``links`` or ``dashboards`` list) is not an absolute
+  ``http://`` or ``https://`` URL with a host. Bad: ``url: javascript:alert(1)``,
+  ``url: grafana.example.com/d/x``; good: ``url: https://grafana.example.com/d/x``.
+* ``RG746`` a Markdown link or image in runbook text uses a scheme other than ``http``,
+  ``https`` or ``mailto`` (``javascript:``, ``data:``, ``vbscript:``, ``file:``..., also
+  when written with entities or split by white space); the page shows it pointing nowhere.
+  Bad: ``causes: ["[restart](javascript:fetch('/x'))"]``; good:
+  ``causes: ["[restart guide](https://wiki.example.com/restart)"]``.
+* ``RG748`` (warning) runbook text could not be made safe as Markdown and is shown as plain
+  text on the page (the message says what it would have rendered). Bad: text mixing code
+  spans and raw HTML so that they overlap; good: put code in a ``commands`` block.
+"""
+
+from __future__ import annotations
+
+from ...findings import Finding, Severity
+from ...render.safe import declared_url_ok, fallback_reasons, unsafe_links
+from .positions import offset_position
+
+ID = "markup"
+
+#: Keys under ``runbook`` whose strings are not Markdown (shown as code, or alert names).
+NOT_MARKDOWN = frozenset({"commands", "promql", "alert"})
+#: Keys whose string value is a link the spec declares (RG745).
+URL_KEYS = frozenset({"url", "href", "link"})
+#: Lists whose string items are declared links (RG745).
+URL_LISTS = frozenset({"links", "dashboards"})
+#: Keys whose Markdown sits inside a line or list item (no fenced blocks).
+INLINE_KEYS = frozenset({"causes", "resolution", "note", "value", "name", "columns", "rows"})
+
+
+def _strings(node, path: tuple, inline: bool = False):
+    """(path, text, inline, parent key) of every string under ``node``."""
+    if isinstance(node, str):
+        yield path, node, inline
+    elif isinstance(node, dict):
+        for k, v in node.items():
+            if k not in NOT_MARKDOWN:
+                yield from _strings(v, path + (k,), inline or k in INLINE_KEYS)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _strings(v, path + (i,), inline)
+
+
+def _declared(path: tuple) -> bool:
+    key = next((p for p in reversed(path) if isinstance(p, str)), "")
+    last = path[-1]
+    return (isinstance(last, str) and (last in URL_KEYS or last.endswith("_url"))) or \
+        (isinstance(last, int) and key in URL_LISTS)
+
+
+def _runbooks(spec):
+    data = spec.source.data
+    if isinstance(data.get("runbook"), dict):
+        yield ("runbook",), data["runbook"], ""
+    for _, r in spec.rules():
+        if r.is_alert and r.runbook:
+            yield r.path + ("runbook",), r.runbook, r.name
+
+
+def check_spec(spec, ctx):
+    """Yield RG745, RG746 and RG748 for the spec's runbook content (app and alert level)."""
+    lf = spec.source
+    allow_html = getattr(ctx.config, "allow_html", False)
+    for base, runbook, rule in _runbooks(spec):
+        for path, text, inline in _strings(runbook, base):
+            if _declared(path):
+                if not declared_url_ok(text):
+                    yield lf.finding(path, "RG745", f"link {text!r} is not an http:// or https:// URL with a "
+                                     "host; the site links only to web pages (write the full https:// address)",
+                                     rule=rule)
+                continue
+            bad = list(unsafe_links(text))
+            for offset, scheme in bad:
+                line, col = offset_position(lf, path, offset)
+                yield Finding(lf.path, line, col, "RG746", Severity.ERROR,
+                              f"Markdown link uses the {scheme}: scheme; runbook pages link only to http, "
+                              "https, mailto and relative addresses, so it would lead nowhere: link to a "
+                              "web page instead", rule)
+            reasons = [] if bad else fallback_reasons(text, block=not inline, allow_html=allow_html)
+            if reasons:
+                yield lf.finding(path, "RG748", f"this Markdown would render {'; '.join(reasons[:3])}, so "
+                                 "the page shows it as plain text; put code in a `commands` block or in "
+                                 "backticks that pair up", rule=rule, severity=Severity.WARNING)

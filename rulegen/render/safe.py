@@ -12,10 +12,11 @@ a table cell), which, outside code (fenced blocks and code spans, shown as writt
   (``.rulegen.yaml``: ``runbooks: {allow_html: true}``), cleans it with nh3 (the Ammonia
   sanitizer) down to :data:`ALLOWED_TAGS` and :data:`ALLOWED_ATTRIBUTES`, dropping scripts,
   styles, iframes, event handlers and comments;
-* makes every link and image whose destination has a scheme other than ``http``, ``https``
+* shows every link and image whose destination has a scheme other than ``http``, ``https``
   or ``mailto`` (``javascript:``, ``data:``, ``vbscript:``..., entity-encoded or split by
-  white space included, as browsers read them) a same-page ``#`` link, so it leads nowhere;
-* escapes ``{`` and ``}``, so ``attr_list`` cannot add attributes (``{ onclick=... }``);
+  white space included, as browsers read them) as the text it is, not as a link;
+* escapes ``{`` and ``}``, so ``attr_list`` cannot add attributes (``{ onclick=... }``), and
+  backticks that open no code span, so one field cannot pair with the next;
 * keeps only a language name in a fence's info string, and closes a fence left open.
 
 Then it *checks* the result the way the site will read it: rendered by Python-Markdown with
@@ -143,20 +144,26 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|<>&])")
 
 
 def _neutralize_links(s: str) -> str:
-    """Put ``#`` in front of every link or image destination (inline or a reference
-    definition) whose scheme is not allowed: the link then points into the page."""
-    def fix(m: re.Match) -> str:
-        return m.group(0) if link_ok(s[m.end(): m.end() + 200]) else m.group(0) + "#"
-    s = _LINK_DEST.sub(fix, s)
-    return _REF_DEF.sub(fix, s)
+    r"""Every link or image (inline, or a reference definition) whose destination has a
+    scheme that is not allowed loses its link syntax (``](`` becomes ``]\(``, a definition's
+    ``[`` becomes ``\[``): it is shown as the text it is, and links nowhere."""
+    def inline(m: re.Match) -> str:
+        return m.group(0) if link_ok(s[m.end(): m.end() + 200]) else "]\\(" + m.group(0)[2:]
+
+    def definition(m: re.Match) -> str:
+        return m.group(0) if link_ok(s[m.end(): m.end() + 200]) else m.group(0).replace("[", "\\[", 1)
+    s = _LINK_DEST.sub(inline, s)
+    return _REF_DEF.sub(definition, s)
 
 
 def _escape_braces(s: str) -> str:
-    """``{`` and ``}`` not already backslash-escaped get a backslash (no attr_list)."""
+    """``{``, ``}`` and backticks not already backslash-escaped get a backslash: no attribute
+    list, and no backtick left unpaired in this text that could pair with one in the next
+    field or table cell and turn what lies between into (or out of) code."""
     out = []
     run = 0
     for ch in s:
-        if ch in "{}" and run % 2 == 0:
+        if ch in "{}`" and run % 2 == 0:
             out.append("\\")
         out.append(ch)
         run = run + 1 if ch == "\\" else 0

@@ -16,7 +16,7 @@ Codes:
   ``url: grafana.example.com/d/x``; good: ``url: https://grafana.example.com/d/x``.
 * ``RG746`` a Markdown link or image in runbook text uses a scheme other than ``http``,
   ``https`` or ``mailto`` (``javascript:``, ``data:``, ``vbscript:``, ``file:``..., also
-  when written with entities or split by white space); the page shows it pointing nowhere.
+  when written with entities or split by white space); the page shows it as text, not a link.
   Bad: ``causes: ["[restart](javascript:fetch('/x'))"]``; good:
   ``causes: ["[restart guide](https://wiki.example.com/restart)"]``.
 * ``RG748`` (warning) runbook text could not be made safe as Markdown and is shown as plain
@@ -88,8 +88,8 @@ def check_spec(spec, ctx):
                 line, col = offset_position(lf, path, offset)
                 yield Finding(lf.path, line, col, "RG746", Severity.ERROR,
                               f"Markdown link uses the {scheme}: scheme; runbook pages link only to http, "
-                              "https, mailto and relative addresses, so it would lead nowhere: link to a "
-                              "web page instead", rule)
+                              "https, mailto and relative addresses, so it would be shown as text, not a "
+                              "link: link to a web page instead", rule)
             reasons = [] if bad else fallback_reasons(text, block=not inline, allow_html=allow_html)
             if reasons:
                 yield lf.finding(path, "RG748", f"this Markdown would render {'; '.join(reasons[:3])}, so "

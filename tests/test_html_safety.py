@@ -272,3 +272,17 @@ def test_a_fence_left_open_is_closed_so_the_next_field_reads_as_written():
     first, second = safe.spec_markdown("```"), safe.spec_markdown("```\n<script>alert(1)</script>\n```")
     assert first == "```\n```"
     assert safe.html_problems(safe.to_html(first + "\n\n" + second)) == []
+
+
+def test_app_title_cannot_hold_markup(tmp_path, capsys):
+    # regression: mkdocs-material fills <title> with the nav title through striptags, which
+    # decodes entities: a title "X </title><script>..." (raw or escaped) ran on every page
+    root = make(tmp_path, lambda f: f)
+    spec = root / "rules" / "demo.yaml"
+    spec.write_text(spec.read_text().replace("app: demo\n", 'app: demo\ntitle: "X &lt;/title&gt;<b>"\n'))
+    assert main(["-C", str(root), "validate"]) == 1
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "rules/demo.yaml:2:8: error RG749 title 'X &lt;/title&gt;<b>' holds <, > or &: it names the app in "
+        "the site's navigation and page titles, where mkdocs writes it as HTML; use plain words")
+    from rulegen.render.site import nav_title
+    assert nav_title("X &lt;/title&gt;<script>") == "X lt;/titlegt;script"

@@ -5,8 +5,8 @@ Runbook text in a spec is Markdown (see :mod:`rulegen.render.safe`): raw HTML is
 true}``), and the page never links anywhere but ``http``, ``https``, ``mailto`` or a relative
 address. These checks say so at the place in the spec, so the author fixes it rather than
 finding a dead link on the page. Every string under ``runbook`` (app and alert level) is
-looked at, except shell ``commands``, ``promql`` and related-alert names; RG745 and RG746
-cannot be switched off or downgraded in ``.rulegen.yaml``.
+looked at, except shell ``commands``, ``promql`` and related-alert names; RG745, RG746 and
+RG749 cannot be switched off or downgraded in ``.rulegen.yaml``.
 
 Codes:
 
@@ -19,12 +19,18 @@ Codes:
   when written with entities or split by white space); the page shows it as text, not a link.
   Bad: ``causes: ["[restart](javascript:fetch('/x'))"]``; good:
   ``causes: ["[restart guide](https://wiki.example.com/restart)"]``.
+* ``RG749`` the app's ``title`` holds ``<``, ``>`` or ``&``. It names the app in the site's
+  navigation and in each page's ``<title>``, which mkdocs fills with the text as it is (and
+  with entities decoded), so markup there would run. Bad: ``title: "Shop <b>API</b>"``,
+  ``title: "R&amp;D"``; good: ``title: Shop API``, ``title: R and D``.
 * ``RG748`` (warning) runbook text could not be made safe as Markdown and is shown as plain
   text on the page (the message says what it would have rendered). Bad: text mixing code
   spans and raw HTML so that they overlap; good: put code in a ``commands`` block.
 """
 
 from __future__ import annotations
+
+import re
 
 from ...findings import Finding, Severity
 from ...render.safe import declared_url_ok, fallback_reasons, unsafe_links
@@ -72,9 +78,14 @@ def _runbooks(spec):
 
 
 def check_spec(spec, ctx):
-    """Yield RG745, RG746 and RG748 for the spec's runbook content (app and alert level)."""
+    """Yield RG749 for the app's title, and RG745, RG746 and RG748 for the spec's runbook
+    content (app and alert level)."""
     lf = spec.source
     allow_html = getattr(ctx.config, "allow_html", False)
+    title = lf.data.get("title")
+    if isinstance(title, str) and re.search(r"[<>&]", title):
+        yield lf.finding(("title",), "RG749", f"title {title!r} holds <, > or &: it names the app in the "
+                         "site's navigation and page titles, where mkdocs writes it as HTML; use plain words")
     for base, runbook, rule in _runbooks(spec):
         for path, text, inline in _strings(runbook, base):
             if _declared(path):

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 
 #: Codes that guard the project's boundary: ``checks.disable`` and ``checks.severity`` in
@@ -65,38 +66,60 @@ def lexical_problem(rel: str) -> tuple[str, str] | None:
     return None
 
 
-def _real(p: Path) -> Path:
+def _real(p) -> Path:
     return Path(os.path.realpath(p))
 
 
-def escaping_link(root: Path, rel: str) -> tuple[str, str] | None:
+def escaping_link(root: Path, rel: str, seen: dict | None = None) -> tuple[str, str] | None:
     """The first symlink on ``rel`` (relative to ``root``) whose real path is outside ``root``.
 
     Each component is looked at in turn, from ``root`` down, whether or not the rest of the
-    path exists yet (a folder ``build`` would create under a link is outside too).
+    path exists yet (a folder ``build`` would create under a link is outside too). ``seen``:
+    a dict to share between calls on the same ``root`` (many paths share their folders), so
+    each component is looked at once.
 
     Returns:
         ``(link, target)``: the link as a POSIX path relative to ``root`` and where it points
         (its ``readlink`` text), or ``(rel, real path)`` when ``rel`` leaves ``root`` without
         a link (a ``..``); None when the whole path stays inside.
     """
-    top = _real(root)
-    here = Path(root)
+    seen = {} if seen is None else seen
+    top = seen.get("")
+    if top is None:
+        top = seen[""] = _real(root)
     parts = [p for p in rel.replace("\\", "/").split("/") if p not in ("", ".")]
-    for i, part in enumerate(parts):
-        here = here / part
-        if os.path.islink(here):
-            if not _real(here).is_relative_to(top):
-                try:
-                    target = os.readlink(here)
-                except OSError:
-                    target = str(_real(here))
-                return "/".join(parts[: i + 1]), target
-        elif not os.path.lexists(here):
-            break  # nothing below a missing folder can be a link yet
-    if not _real(Path(root) / rel).is_relative_to(top):
+    prefix = ""
+    for part in parts:
+        prefix = f"{prefix}/{part}" if prefix else part
+        if part == "..":
+            break  # judged on the real path below
+        known = seen.get(prefix, False)
+        if known is False:
+            known = seen[prefix] = _look(root, prefix, top)
+        if known is None:
+            break  # missing: nothing below it can be a link yet
+        if known != "":
+            return known
+    if ".." in parts and not _real(Path(root) / rel).is_relative_to(top):
         return rel, str(_real(Path(root) / rel))
     return None
+
+
+def _look(root, prefix: str, top: Path):
+    """For :func:`escaping_link`: None when ``root/prefix`` does not exist, ``(prefix,
+    target)`` when it is a symlink leading outside ``top``, else ``""``."""
+    here = os.path.join(root, prefix)
+    try:
+        st = os.lstat(here)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if not stat.S_ISLNK(st.st_mode) or _real(here).is_relative_to(top):
+        return ""
+    try:
+        target = os.readlink(here)
+    except OSError:
+        target = str(_real(here))
+    return prefix, target
 
 
 def refuse_outside(root: Path, rel: str, what: str) -> None:

@@ -286,3 +286,26 @@ def test_app_title_cannot_hold_markup(tmp_path, capsys):
         "the site's navigation and page titles, where mkdocs writes it as HTML; use plain words")
     from rulegen.render.site import nav_title
     assert nav_title("X &lt;/title&gt;<script>") == "X lt;/titlegt;script"
+
+
+def test_declared_links_in_runbook_fields_are_checked():
+    """RG745 on the link fields issue 19 adds (dashboards, links): checked by key, so they are
+    covered as soon as the schema has them (the check is run here on a spec built directly)."""
+    from rulegen.spec import build_spec, load_text
+    from rulegen.validate import Context
+    from rulegen.validate.checks import markup
+    text = SPEC.replace("{intro}", '"x"').replace("related:\n", (
+        "dashboards: [\"javascript:alert(1)\", \"https://grafana.example.com/d/x\"]\n"
+        "          links:\n"
+        "            - {title: Wiki, url: \"data:text/html,hi\"}\n"
+        "          related:\n"))
+    for f in FIELDS:
+        text = text.replace("{" + f + "}", '"x"')
+    lf = load_text(text, "rules/demo.yaml")
+    found = [(f.line, f.col, f.code, f.message) for f in markup.check_spec(build_spec(lf), Context())]
+    assert found == [
+        (34, 24, "RG745", "link 'javascript:alert(1)' is not an http:// or https:// URL with a host; the site "
+                          "links only to web pages (write the full https:// address)"),
+        (36, 34, "RG745", "link 'data:text/html,hi' is not an http:// or https:// URL with a host; the site "
+                          "links only to web pages (write the full https:// address)"),
+    ]

@@ -208,8 +208,9 @@ def apply(outputs, root: Path, status: Status) -> list[str]:
             written.
     """
     by_path = {o.path: o for o in outputs}
+    seen: dict = {}
     for path in list(status.changed) + list(status.stale):
-        link = escaping_link(root, path)
+        link = escaping_link(root, path, seen)
         if link is not None:  # validation reports these (RG742, RG744); a link made since, too
             raise RulegenError(f"RG747 {path} cannot be written: {link[0]} is a symlink to {link[1]}, outside "
                                "the project; rulegen writes only inside it. Make it a folder of the project "
@@ -291,7 +292,8 @@ def temp_files(root: Path, outputs=(), fmt: str = "helm") -> list[str]:
     for g in GENERATED_GLOBS[fmt]:
         dirs.update(p for p in root.glob(str(Path(g).parent)) if p.is_dir())
     # never look (nor delete) through a symlink that leads outside the project
-    dirs = {d for d in dirs if escaping_link(root, d.relative_to(root).as_posix()) is None}
+    seen: dict = {}
+    dirs = {d for d in dirs if escaping_link(root, d.relative_to(root).as_posix(), seen) is None}
     found = set()
     for d in dirs:
         for p in d.glob("*" + TMP_SUFFIX):

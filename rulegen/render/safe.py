@@ -294,18 +294,22 @@ def inert(text: str) -> str:
     return s
 
 
-#: Without one of these characters, Markdown cannot make a tag, a link, an attribute list or
-#: a fence: the text is left as it is, unchecked (most runbook sentences).
-_RISKY = re.compile(r"[<\[{&`~]")
+#: Without one of these characters the rewrite changes nothing (most runbook sentences).
+_REWRITTEN = re.compile(r"[<\[{&`~]")
+#: Without one of these, Markdown cannot make a tag, a link, an entity or an attribute list,
+#: whatever it takes for code: the rewrite (backticks, fences) needs no check.
+_RISKY = re.compile(r"[<\[{&]")
 
 
 @functools.lru_cache(maxsize=8192)
 def _safe(text: str, block: bool, allow_html: bool) -> tuple[str, bool]:
     """(the rewritten text, True) or (:func:`inert` text, False) when the rewrite still
     renders something :func:`html_problems` refuses."""
-    if not _RISKY.search(text):
+    if not _REWRITTEN.search(text):
         return text, True
     out = _block(text, allow_html) if block else _inline(text, allow_html)
+    if not _RISKY.search(text):
+        return out, True
     if html_problems(to_html(out)):
         return inert(text), False
     return out, True

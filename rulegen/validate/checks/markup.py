@@ -38,6 +38,8 @@ from .positions import offset_position
 
 ID = "markup"
 
+_RISKY = re.compile(r"[<\[{&]")
+
 #: Keys under ``runbook`` whose strings are not Markdown (shown as code, or alert names).
 NOT_MARKDOWN = frozenset({"commands", "promql", "alert"})
 #: Keys whose string value is a link the spec declares (RG745).
@@ -48,24 +50,20 @@ URL_LISTS = frozenset({"links", "dashboards"})
 INLINE_KEYS = frozenset({"causes", "resolution", "note", "value", "name", "columns", "rows"})
 
 
-def _strings(node, path: tuple, inline: bool = False):
-    """(path, text, inline, parent key) of every string under ``node``."""
+def _strings(node, path: tuple, inline: bool = False, declared: bool = False):
+    """(path, text, inline, declared) of every string under ``node``: ``inline`` when it sits
+    in a line or list item, ``declared`` when it is a link the spec declares (RG745)."""
     if isinstance(node, str):
-        yield path, node, inline
+        yield path, node, inline, declared
     elif isinstance(node, dict):
         for k, v in node.items():
             if k not in NOT_MARKDOWN:
-                yield from _strings(v, path + (k,), inline or k in INLINE_KEYS)
+                yield from _strings(v, path + (k,), inline or k in INLINE_KEYS,
+                                    isinstance(k, str) and (k in URL_KEYS or k.endswith("_url")))
     elif isinstance(node, list):
+        key = path[-1] if path else None
         for i, v in enumerate(node):
-            yield from _strings(v, path + (i,), inline)
-
-
-def _declared(path: tuple) -> bool:
-    key = next((p for p in reversed(path) if isinstance(p, str)), "")
-    last = path[-1]
-    return (isinstance(last, str) and (last in URL_KEYS or last.endswith("_url"))) or \
-        (isinstance(last, int) and key in URL_LISTS)
+            yield from _strings(v, path + (i,), inline, key in URL_LISTS and isinstance(v, str))
 
 
 def _runbooks(spec):
@@ -87,13 +85,15 @@ def check_spec(spec, ctx):
         yield lf.finding(("title",), "RG749", f"title {title!r} holds <, > or &: it names the app in the "
                          "site's navigation and page titles, where mkdocs writes it as HTML; use plain words")
     for base, runbook, rule in _runbooks(spec):
-        for path, text, inline in _strings(runbook, base):
-            if _declared(path):
+        for path, text, inline, declared in _strings(runbook, base):
+            if declared:
                 if not declared_url_ok(text):
                     yield lf.finding(path, "RG745", f"link {text!r} is not an http:// or https:// URL with a "
                                      "host; the site links only to web pages (write the full https:// address)",
                                      rule=rule)
                 continue
+            if not _RISKY.search(text):
+                continue  # no tag, link, entity or attribute list can come of it
             bad = list(unsafe_links(text))
             for offset, scheme in bad:
                 line, col = offset_position(lf, path, offset)

@@ -65,8 +65,9 @@ def check_spec(spec, ctx):
     if not written_ok:
         return
     where = ("chart", "path") if "path" in chart else ("app",)
+    seen: dict = {}
     for rel in _chart_paths(spec):
-        link = escaping_link(ctx.root, rel)
+        link = escaping_link(ctx.root, rel, seen)
         if link is not None:
             yield lf.finding(where, "RG742", f"chart folder {spec.chart.path} leads outside the project: "
                              f"{link[0]} is a symlink to {link[1]}; make it a folder of the project (or point "
@@ -87,12 +88,12 @@ def check_project(specs, ctx):
     rels = list(SITE_PATHS)
     for spec in specs:
         rels += [f"runbooks/{spec.app}.md", f"rules-out/{spec.app}.rules.yaml", f".rulegen/test/{spec.app}"]
-    seen = set()
+    seen, reported = {}, set()
     for rel in rels:
-        link = escaping_link(ctx.root, rel)
-        if link is None or link[0] in seen:
+        link = escaping_link(ctx.root, rel, seen)
+        if link is None or link[0] in reported:
             continue
-        seen.add(link[0])
+        reported.add(link[0])
         yield Finding(link[0], 0, 0, "RG744", Severity.ERROR,
                       f"{link[0]} is a symlink to {link[1]}, outside the project; rulegen writes "
                       f"{_what(link[0])} there: make {link[0]} a folder or file of the project")

@@ -50,20 +50,26 @@ URL_LISTS = frozenset({"links", "dashboards"})
 INLINE_KEYS = frozenset({"causes", "resolution", "note", "value", "name", "columns", "rows"})
 
 
-def _strings(node, path: tuple, inline: bool = False, declared: bool = False):
+def _strings(node, path: tuple):
     """(path, text, inline, declared) of every string under ``node``: ``inline`` when it sits
     in a line or list item, ``declared`` when it is a link the spec declares (RG745)."""
-    if isinstance(node, str):
-        yield path, node, inline, declared
-    elif isinstance(node, dict):
-        for k, v in node.items():
-            if k not in NOT_MARKDOWN:
-                yield from _strings(v, path + (k,), inline or k in INLINE_KEYS,
-                                    isinstance(k, str) and (k in URL_KEYS or k.endswith("_url")))
-    elif isinstance(node, list):
-        key = path[-1] if path else None
-        for i, v in enumerate(node):
-            yield from _strings(v, path + (i,), inline, key in URL_LISTS and isinstance(v, str))
+    out = []
+    stack = [(node, path, False, False)]
+    while stack:
+        node, path, inline, declared = stack.pop()
+        if type(node) is str:
+            out.append((path, node, inline, declared))
+        elif isinstance(node, dict):
+            for k, v in node.items():
+                if k not in NOT_MARKDOWN:
+                    stack.append((v, path + (k,), inline or k in INLINE_KEYS,
+                                  type(k) is str and (k in URL_KEYS or k.endswith("_url"))))
+        elif isinstance(node, list):
+            in_list = bool(path) and path[-1] in URL_LISTS
+            for i, v in enumerate(node):
+                stack.append((v, path + (i,), inline, in_list and type(v) is str))
+    out.reverse()  # spec order (findings are sorted later anyway)
+    return out
 
 
 def _runbooks(spec):

@@ -111,7 +111,7 @@ def _look(root, prefix: str, top: Path):
     here = os.path.join(root, prefix)
     try:
         st = os.lstat(here)
-    except (FileNotFoundError, NotADirectoryError):
+    except OSError:  # missing, under a file, a symlink loop (ELOOP), too long: nothing to follow
         return None
     if not stat.S_ISLNK(st.st_mode) or _real(here).is_relative_to(top):
         return ""

@@ -286,3 +286,23 @@ def test_property_has_passing_cases(linked_root, path):
                                   "charts/dangling", "charts/out/deeper"])
 def test_property_refuses_the_links(linked_root, path):
     assert not _validates(linked_root, path)
+
+
+def test_spec_file_name_cannot_carry_markup_into_generated_files(tmp_path, capsys):
+    # regression: rules/x--><img src=x onerror=...>.yaml closed the notice comment at the top of
+    # the runbook page and put a live <img onerror> on the site
+    root = make(tmp_path)
+    (root / "rules" / "demo.yaml").rename(root / "rules" / "x--><img src=x onerror=alert(5)>.yaml")
+    code, out = build(root, capsys)
+    assert code == 1
+    assert ("rules/x--><img src=x onerror=alert(5)>.yaml:1:1: error RG743 spec file name 'rules/x--><img src=x "
+            "onerror=alert(5)>.yaml' has the segment 'x--><img src=x onerror=alert(5)>.yaml': use letters, "
+            "digits, `.`, `_` and `-` only, not starting with `-` or `.` (found '>'); rename the file (its "
+            "name is written into the notice of every file made from it, pages included)") in out
+    assert not (root / "runbooks").exists()
+
+
+def test_a_symlink_loop_is_no_traceback(linked_root):
+    # found by the property test: lstat under a link to itself raised ELOOP
+    assert escaping_link(linked_root, "charts/loop/Chart.yaml") is None
+    assert _validates(linked_root, "charts/loop")  # nothing outside; build then stops with exit 2, writing nothing

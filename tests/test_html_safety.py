@@ -309,3 +309,16 @@ def test_declared_links_in_runbook_fields_are_checked():
         (36, 34, "RG745", "link 'data:text/html,hi' is not an http:// or https:// URL with a host; the site "
                           "links only to web pages (write the full https:// address)"),
     ]
+
+
+def test_alert_name_cannot_close_the_notes_comment():
+    # an alert name reaches the page raw inside <!-- notes:NAME -->; Prometheus 3 accepts any
+    # UTF-8 alert name, and the naming checks are being made warnings
+    from rulegen.validate import validate_texts
+    text = spec_text(lambda f: f).replace("alert: DemoDown", 'alert: "X--><img src=x onerror=alert(1)>"')
+    text = text.replace("- alert: DemoDown", '- alert: "X--><img src=x onerror=alert(1)>"')
+    res = validate_texts({"rules/demo.yaml": text})
+    found = [(f.line, f.col, f.message) for f in res.findings if f.code == "RG749"]
+    assert found == [(21, 16, "alert name 'X--><img src=x onerror=alert(1)>' holds < or >: the runbook page marks "
+                              "the alert's team-notes slot with an HTML comment naming it, which a > would end; "
+                              "rename the alert")]

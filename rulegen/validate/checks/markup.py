@@ -22,7 +22,9 @@ Codes:
 * ``RG749`` the app's ``title`` holds ``<``, ``>`` or ``&``. It names the app in the site's
   navigation and in each page's ``<title>``, which mkdocs fills with the text as it is (and
   with entities decoded), so markup there would run. Bad: ``title: "Shop <b>API</b>"``,
-  ``title: "R&amp;D"``; good: ``title: Shop API``, ``title: R and D``.
+  ``title: "R&amp;D"``; good: ``title: Shop API``, ``title: R and D``. Also an alert name
+  holding ``<`` or ``>``: the page's team-notes slot is an HTML comment naming the alert
+  (``<!-- notes:Name -->``), which a ``>`` would close. Bad: ``alert: "X--><img src=x>"``.
 * ``RG748`` (warning) runbook text could not be made safe as Markdown and is shown as plain
   text on the page (the message says what it would have rendered). Bad: text mixing code
   spans and raw HTML so that they overlap; good: put code in a ``commands`` block.
@@ -90,6 +92,11 @@ def check_spec(spec, ctx):
     if isinstance(title, str) and re.search(r"[<>&]", title):
         yield lf.finding(("title",), "RG749", f"title {title!r} holds <, > or &: it names the app in the "
                          "site's navigation and page titles, where mkdocs writes it as HTML; use plain words")
+    for r in spec.alerts():
+        if "<" in r.name or ">" in r.name:
+            yield lf.finding(r.path + ("alert",), "RG749", f"alert name {r.name!r} holds < or >: the runbook "
+                             "page marks the alert's team-notes slot with an HTML comment naming it, which a > "
+                             "would end; rename the alert", rule=r.name)
     for base, runbook, rule in _runbooks(spec):
         for path, text, inline, declared in _strings(runbook, base):
             if declared:

@@ -19,7 +19,9 @@ Codes:
 * ``RG743`` a path is not a plain relative path: empty, ``./`` or ``//`` (one trailing ``/``
   on ``chart.path`` is fine), a backslash, characters other than letters, digits, ``.``, ``_``, ``-``, or a segment
   starting with ``-`` or ``.``. Bad: ``chart: {path: ./charts/shop}``, ``charts/.git``,
-  ``charts/my chart``; good: ``chart: {path: charts/shop}``.
+  ``charts/my chart``; good: ``chart: {path: charts/shop}``. The spec file's own name is held
+  to the same rule (it is written into every generated file's notice): bad
+  ``rules/my spec.yaml``, ``rules/x--><img src=x>.yaml``; good ``rules/my-spec.yaml``.
 * ``RG744`` a folder or file rulegen writes for the whole site or its scratch work
   (``runbooks/``, a runbook page, ``mkdocs.yml``, ``rules-out/``, ``.rulegen/``) is a
   symlink leading outside the project; reported at that path (line 0). Bad: ``runbooks`` a
@@ -29,6 +31,7 @@ Codes:
 from __future__ import annotations
 
 from ...containment import escaping_link, lexical_problem
+from ...findings import Finding, Severity
 
 ID = "paths"
 
@@ -44,9 +47,16 @@ def _chart_paths(spec) -> list[str]:
 
 
 def check_spec(spec, ctx):
-    """Yield RG740, RG741, RG743 for ``chart.path`` and ``chart.template`` as written, and
-    RG742 for a symlink under ``ctx.root`` that takes one of the chart's paths outside."""
+    """Yield RG740, RG741, RG743 for the spec file's own name (relative to the project), for
+    ``chart.path`` and ``chart.template`` as written, and RG742 for a symlink under
+    ``ctx.root`` that takes one of the chart's paths outside."""
     lf = spec.source
+    problem = lexical_problem(lf.path)
+    if problem is not None:  # the spec's own name goes into every generated file's notice
+        yield Finding(lf.path, 1, 1, problem[0], Severity.ERROR,
+                      f"spec file name {lf.path!r} {problem[1]}; rename the file (its name is written into "
+                      "the notice of every file made from it, pages included)")
+        return
     chart = lf.data.get("chart") or {}
     written_ok = True
     for key, what in (("path", "chart.path"), ("template", "chart.template")):
@@ -84,7 +94,6 @@ def check_project(specs, ctx):
     """Yield RG744 for each symlink that takes a site-wide path (:data:`SITE_PATHS`, each
     app's ``runbooks/<app>.md``, ``rules-out/<app>.rules.yaml`` and ``.rulegen/test/<app>``)
     outside ``ctx.root``; one finding per link."""
-    from ...findings import Finding, Severity
     rels = list(SITE_PATHS)
     for spec in specs:
         rels += [f"runbooks/{spec.app}.md", f"rules-out/{spec.app}.rules.yaml", f".rulegen/test/{spec.app}"]

@@ -348,11 +348,11 @@ def spec_markdown(text, *, block: bool = True) -> str:
         disabled; or, when the result would still render something unsafe, ``text`` as plain
         text (:func:`inert`).
     """
-    text = str(text or "").strip()
-    if not text:
-        return ""
+    text = text.strip() if type(text) is str else str(text or "").strip()
     if _POLICY["inert"]:
         return inert(text)
+    if not _REWRITTEN.search(text):
+        return text  # most sentences: nothing to rewrite, no cache lookup
     return _safe(text, block, _POLICY["allow_html"])[0]
 
 

@@ -322,3 +322,19 @@ def test_alert_name_cannot_close_the_notes_comment():
     assert found == [(21, 16, "alert name 'X--><img src=x onerror=alert(1)>' holds < or >: the runbook page marks "
                               "the alert's team-notes slot with an HTML comment naming it, which a > would end; "
                               "rename the alert")]
+
+
+def test_text_the_rewrite_cannot_make_safe_is_plain_text_and_a_warning():
+    # with HTML allowed, an autolink inside a tag's attribute renders a broken <a> with a stray
+    # attribute: the check refuses it, the page shows the text, validation warns (RG748)
+    from rulegen.config import Config
+    from rulegen.spec import build_spec, load_text
+    from rulegen.validate import Context
+    from rulegen.validate.checks import markup
+    text = '<a href=<x@y.z>>y</a>'
+    with safe.html_policy(True):
+        assert safe.spec_markdown(text) == safe.inert(text) == "&lt;a href=&lt;x@y.z&gt;&gt;y&lt;/a&gt;"
+    spec = spec_text(lambda f: f).replace('intro: "intro"', "intro: " + json.dumps(text))
+    found = list(markup.check_spec(build_spec(load_text(spec, "rules/demo.yaml")), Context(config=Config(allow_html=True))))
+    assert [(f.line, f.col, f.code, f.severity.value) for f in found] == [(3, 10, "RG748", "warning")]
+    assert found[0].message.startswith("this Markdown would render ") and "attribute on <a>" in found[0].message

@@ -173,7 +173,6 @@ def _escape_braces(s: str) -> str:
 def _escape_lt(s: str) -> str:
     """``<`` becomes ``&lt;`` except where it opens a safe autolink."""
     keep = {m.start() for m in _AUTOLINK.finditer(s)}
-    keep.update(m.end() - 1 for m in _LINK_DEST.finditer(s) if m.group(0).endswith("<"))  # [x](<url>)
     return "".join("&lt;" if ch == "<" and i not in keep else ch for i, ch in enumerate(s))
 
 

@@ -17,8 +17,8 @@ Codes:
   symlink to ``/etc``; good: ``charts/shop`` a real folder (or a link to another folder of
   the project).
 * ``RG743`` a path is not a plain relative path: empty, ``./`` or ``//`` (one trailing ``/``
-  on ``chart.path`` is fine), a backslash, characters other than letters, digits, ``.``, ``_``, ``-``, or a segment
-  starting with ``-`` or ``.``. Bad: ``chart: {path: ./charts/shop}``, ``charts/.git``,
+  on ``chart.path`` is fine), a backslash, characters other than letters, digits, ``.``,
+  ``_``, ``-``, or a segment starting with ``-`` or ``.``. Bad: ``chart: {path: ./charts/shop}``, ``charts/.git``,
   ``charts/my chart``; good: ``chart: {path: charts/shop}``. The spec file's own name is held
   to the same rule (it is written into every generated file's notice): bad
   ``rules/my spec.yaml``, ``rules/x--><img src=x>.yaml``; good ``rules/my-spec.yaml``.

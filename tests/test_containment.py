@@ -139,7 +139,11 @@ def test_symlinked_runbooks_leading_outside_is_refused(tmp_path, capsys):
     # check and test stop at validation too, and read nothing through the link
     assert main(["-C", str(root), "check"]) == 1
     assert "RG744" in capsys.readouterr().out
+    assert main(["-C", str(root), "test"]) == 1
+    err = capsys.readouterr().err
+    assert "RG744" in err and "validation failed; no test ran" in err
     nothing_outside(tmp_path)
+    assert not (root / ".rulegen").exists()
 
 
 def test_symlinked_runbook_page_leading_outside_is_refused(tmp_path, capsys):

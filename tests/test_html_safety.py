@@ -338,3 +338,16 @@ def test_text_the_rewrite_cannot_make_safe_is_plain_text_and_a_warning():
     found = list(markup.check_spec(build_spec(load_text(spec, "rules/demo.yaml")), Context(config=Config(allow_html=True))))
     assert [(f.line, f.col, f.code, f.severity.value) for f in found] == [(3, 10, "RG748", "warning")]
     assert found[0].message.startswith("this Markdown would render ") and "attribute on <a>" in found[0].message
+
+
+def test_with_html_allowed_the_built_site_still_runs_nothing(tmp_path, capsys):
+    root = make(tmp_path, lambda f: f"<b>{f}</b> " + script(f) + ' <a href="javascript:alert(1)">x</a><iframe src=x>')
+    (root / ".rulegen.yaml").write_text("runbooks:\n  allow_html: true\n")
+    assert main(["-C", str(root), "build"]) == 0, capsys.readouterr()
+    r = mkdocs_build(root, tmp_path / "site")
+    assert r.returncode == 0, r.stderr
+    built = tmp_path / "site" / "demo" / "index.html"
+    assert_nothing_runs(parse(built))
+    text = built.read_text(encoding="utf-8")
+    for f in FIELDS:  # the allowed formatting survives
+        assert f"<b>{f}</b>" in text, f

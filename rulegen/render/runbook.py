@@ -277,13 +277,18 @@ def silence_command(name: str, silence: dict) -> str:
     return " ".join(words)
 
 
+_SAFE_VAR = re.compile(r"[A-Za-z0-9_.-]+")
+
+
 def dashboard_md(d: dict, expr: str) -> str:
     """A dashboard link: variables mapped from labels are filled with the values ``expr`` fixes
     (the page's script fills the others from the URL's query string)."""
     from urllib.parse import urlencode
     url = d["url"]
     params = []
-    mapping = d.get("variables") or {}
+    # label -> dashboard variable; a name that is not a plain word (validation: RG749) would
+    # break out of the data-rg-labels attribute below, so it is left out
+    mapping = {k: v for k, v in (d.get("variables") or {}).items() if _SAFE_VAR.fullmatch(v)}
     for label, var in mapping.items():
         value = triage.fixed_value(expr, label)
         if value is not None:

@@ -46,7 +46,8 @@ from html.parser import HTMLParser
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 
 #: What mkdocs renders the pages with (the ``markdown_extensions`` of the bundled mkdocs.yml).
-EXTENSIONS = ("attr_list", "tables", "admonition", "toc", "pymdownx.highlight", "pymdownx.superfences")
+EXTENSIONS = ("attr_list", "md_in_html", "tables", "admonition", "toc", "pymdownx.highlight",
+              "pymdownx.superfences")
 
 #: Tags raw HTML in spec Markdown may keep when the project allows HTML (nh3 allow-list).
 ALLOWED_TAGS = frozenset({
@@ -63,7 +64,8 @@ ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "abbr": {"title"}, "img": {"src", 
 # its extensions write themselves (div/span/p with classes for admonitions and highlighting,
 # heading ids and permalinks, table alignment).
 _CHECK_TAGS = ALLOWED_TAGS | {"div"}
-_CHECK_ATTRS = {"href", "src", "alt", "title", "align", "start", "class", "id", "style", "rel"}
+_CHECK_ATTRS = {"href", "src", "alt", "title", "align", "start", "class", "id", "style", "rel", "open",
+                "data-app", "data-rg-labels"}  # the last two: the page template's, read by rulegen.js
 _ALIGN_STYLE = re.compile(r"\s*text-align:\s*(left|right|center)\s*;?\s*")
 
 _POLICY = {"allow_html": False, "inert": False}

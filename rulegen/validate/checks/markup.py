@@ -19,12 +19,14 @@ Codes:
   when written with entities or split by white space); the page shows it as text, not a link.
   Bad: ``causes: ["[restart](javascript:fetch('/x'))"]``; good:
   ``causes: ["[restart guide](https://wiki.example.com/restart)"]``.
-* ``RG749`` the app's ``title`` holds ``<``, ``>`` or ``&``. It names the app in the site's
-  navigation and in each page's ``<title>``, which mkdocs fills with the text as it is (and
-  with entities decoded), so markup there would run. Bad: ``title: "Shop <b>API</b>"``,
-  ``title: "R&amp;D"``; good: ``title: Shop API``, ``title: R and D``. Also an alert name
-  holding ``<`` or ``>``: the page's team-notes slot is an HTML comment naming the alert
-  (``<!-- notes:Name -->``), which a ``>`` would close. Bad: ``alert: "X--><img src=x>"``.
+* ``RG749`` markup in a name the page writes as HTML: the app's ``title`` holding ``<``,
+  ``>`` or ``&`` (it names the app in the site's navigation and in each page's ``<title>``,
+  which mkdocs fills as it is, entities decoded); an alert name holding ``<`` or ``>`` (the
+  page's team-notes slot is an HTML comment naming the alert, ``<!-- notes:Name -->``, which a
+  ``>`` would close); a dashboard variable that is not a plain name (the page writes it into
+  an HTML attribute). Bad: ``title: "Shop <b>API</b>"``, ``alert: "X--><img src=x>"``,
+  ``variables: {pod: 'x" onclick="alert(1)'}``; good: ``title: Shop API``, ``alert: XDown``,
+  ``variables: {pod: pod}``.
 * ``RG748`` (warning) runbook text could not be made safe as Markdown and is shown as plain
   text on the page (the message says what it would have rendered). Bad: text mixing code
   spans and raw HTML so that they overlap; good: put code in a ``commands`` block.
@@ -41,6 +43,7 @@ from .positions import offset_position
 ID = "markup"
 
 _RISKY = re.compile(r"[<\[{&]")
+_VAR = re.compile(r"[A-Za-z0-9_.-]+")
 
 #: Keys under ``runbook`` whose strings are not Markdown (shown as code, or alert names).
 NOT_MARKDOWN = frozenset({"commands", "promql", "alert"})
@@ -98,6 +101,13 @@ def check_spec(spec, ctx):
                              "page marks the alert's team-notes slot with an HTML comment naming it, which a > "
                              "would end; rename the alert", rule=r.name)
     for base, runbook, rule in _runbooks(spec):
+        for i, d in enumerate(runbook.get("dashboards") or []):
+            for label, var in ((d.get("variables") or {}) if isinstance(d, dict) else {}).items():
+                if isinstance(var, str) and not _VAR.fullmatch(var):
+                    yield lf.finding(base + ("dashboards", i, "variables", label), "RG749",
+                                     f"dashboard variable {var!r} is not a plain name (letters, digits, `_`, `.`, "
+                                     "`-`): the page writes it into an HTML attribute; use the variable's name as "
+                                     "Grafana has it", rule=rule)
         for path, text, inline, declared in _strings(runbook, base):
             if declared:
                 if not declared_url_ok(text):

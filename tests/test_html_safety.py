@@ -351,3 +351,21 @@ def test_with_html_allowed_the_built_site_still_runs_nothing(tmp_path, capsys):
     text = built.read_text(encoding="utf-8")
     for f in FIELDS:  # the allowed formatting survives
         assert f"<b>{f}</b>" in text, f
+
+
+def test_dashboard_variable_cannot_add_an_attribute():
+    # regression (after issue 19): dashboard variables are written into
+    # { data-rg-labels="label=var-NAME" }; a name with a quote added onclick to the link
+    from rulegen.render.runbook import dashboard_md
+    from rulegen.validate import validate_texts
+    bad = 'x" onclick="alert(1)'
+    text = spec_text(lambda f: f).replace("        runbook:\n", (
+        "        runbook:\n          dashboards:\n            - title: Grafana\n"
+        "              url: https://g.example/d/x\n              variables: {pod: " + json.dumps(bad) + "}\n"), 1)
+    res = validate_texts({"rules/demo.yaml": text})
+    assert [(f.code, f.message) for f in res.findings if f.code == "RG749"] == [
+        ("RG749", "dashboard variable 'x\" onclick=\"alert(1)' is not a plain name (letters, digits, `_`, `.`, `-`): "
+                  "the page writes it into an HTML attribute; use the variable's name as Grafana has it")]
+    md = dashboard_md({"title": "Grafana", "url": "https://g.example/d/x", "variables": {"pod": bad}}, "up == 0")
+    assert md == "[Grafana](https://g.example/d/x)"
+    assert safe.html_problems(safe.to_html(md)) == []

@@ -1,7 +1,8 @@
 """Paths stay inside the project (see :mod:`rulegen.containment`).
 
 A spec names where its chart lives (``chart.path``, ``chart.template``); ``build`` writes
-``Chart.yaml``, ``values.yaml``, ``values.schema.json``, ``templates/`` and ``tests/`` there
+``Chart.yaml``, ``values.yaml``, ``values.schema.json``, ``templates/``, ``rules/`` and
+``tests/`` there
 and ``test`` runs ``helm`` on it. These checks keep every such path inside the project root,
 so ``build``, ``check`` and ``test`` never read or write anything outside it. They cannot be
 switched off or downgraded in ``.rulegen.yaml``.
@@ -37,13 +38,14 @@ ID = "paths"
 
 #: The spec's chart-relative paths build writes or test and render read.
 _CHART_FILES = ("Chart.yaml", "values.yaml", "values.schema.json", "templates", "templates/_helpers.tpl",
-                "tests")
+                "templates/_rulegen.tpl", "rules", "tests")
 
 
 def _chart_paths(spec) -> list[str]:
     c = spec.chart
     return [c.path] + [f"{c.path}/{f}" for f in _CHART_FILES] + [
-        f"{c.path}/templates/{c.template}", f"{c.path}/tests/{spec.app}.test.yaml"]
+        f"{c.path}/templates/{c.template}", f"{c.path}/rules/{spec.app}.rules.yaml",
+        f"{c.path}/tests/{spec.app}.test.yaml"]
 
 
 def check_spec(spec, ctx):

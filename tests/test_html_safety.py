@@ -319,9 +319,13 @@ def test_alert_name_cannot_close_the_notes_comment():
     text = text.replace("- alert: DemoDown", '- alert: "X--><img src=x onerror=alert(1)>"')
     res = validate_texts({"rules/demo.yaml": text})
     found = [(f.line, f.col, f.message) for f in res.findings if f.code == "RG749"]
-    assert found == [(21, 16, "alert name 'X--><img src=x onerror=alert(1)>' holds < or >: the runbook page marks "
-                              "the alert's team-notes slot with an HTML comment naming it, which a > would end; "
+    assert found == [(21, 16, "alert name 'X--><img src=x onerror=alert(1)>' holds -->: the runbook page marks "
+                              "the alert's team-notes slot with an HTML comment naming it, which --> would end; "
                               "rename the alert")]
+    # upstream names with a lone > (awesome-prometheus-alerts: `OracleDbSessionsReachingLimit(>85%)`) are fine
+    ok = validate_texts({"rules/demo.yaml": spec_text(lambda f: f).replace(
+        "alert: DemoDown", 'alert: "OracleDbSessionsReachingLimit(>85%)"')})
+    assert [f for f in ok.findings if f.code == "RG749"] == []
 
 
 def test_text_the_rewrite_cannot_make_safe_is_plain_text_and_a_warning():

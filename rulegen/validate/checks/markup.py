@@ -21,9 +21,9 @@ Codes:
   ``causes: ["[restart guide](https://wiki.example.com/restart)"]``.
 * ``RG749`` markup in a name the page writes as HTML: the app's ``title`` holding ``<``,
   ``>`` or ``&`` (it names the app in the site's navigation and in each page's ``<title>``,
-  which mkdocs fills as it is, entities decoded); an alert name holding ``<`` or ``>`` (the
-  page's team-notes slot is an HTML comment naming the alert, ``<!-- notes:Name -->``, which a
-  ``>`` would close); a dashboard variable that is not a plain name (the page writes it into
+  which mkdocs fills as it is, entities decoded); an alert name holding ``-->`` (the page's
+  team-notes slot is an HTML comment naming the alert, ``<!-- notes:Name -->``, which ``-->``
+  would close; ``X(>85%)`` is fine); a dashboard variable that is not a plain name (the page writes it into
   an HTML attribute). Bad: ``title: "Shop <b>API</b>"``, ``alert: "X--><img src=x>"``,
   ``variables: {pod: 'x" onclick="alert(1)'}``; good: ``title: Shop API``, ``alert: XDown``,
   ``variables: {pod: pod}``.
@@ -44,6 +44,8 @@ ID = "markup"
 
 _RISKY = re.compile(r"[<\[{&]")
 _VAR = re.compile(r"[A-Za-z0-9_.-]+")
+#: What ends an HTML comment (``>`` alone does not: upstream names such as ``X(>85%)`` are fine).
+_COMMENT_END = re.compile(r"--!?>")
 
 #: Keys under ``runbook`` whose strings are not Markdown (shown as code, or alert names).
 NOT_MARKDOWN = frozenset({"commands", "promql", "alert"})
@@ -96,10 +98,10 @@ def check_spec(spec, ctx):
         yield lf.finding(("title",), "RG749", f"title {title!r} holds <, > or &: it names the app in the "
                          "site's navigation and page titles, where mkdocs writes it as HTML; use plain words")
     for r in spec.alerts():
-        if "<" in r.name or ">" in r.name:
-            yield lf.finding(r.path + ("alert",), "RG749", f"alert name {r.name!r} holds < or >: the runbook "
-                             "page marks the alert's team-notes slot with an HTML comment naming it, which a > "
-                             "would end; rename the alert", rule=r.name)
+        if _COMMENT_END.search(r.name):
+            yield lf.finding(r.path + ("alert",), "RG749", f"alert name {r.name!r} holds -->: the runbook page "
+                             "marks the alert's team-notes slot with an HTML comment naming it, which --> would "
+                             "end; rename the alert", rule=r.name)
     for base, runbook, rule in _runbooks(spec):
         for i, d in enumerate(runbook.get("dashboards") or []):
             for label, var in ((d.get("variables") or {}) if isinstance(d, dict) else {}).items():

@@ -5,7 +5,6 @@ from . import (conventions, duplicates, durations, flow, names, params, promql, 
                tests, xrefs, yamltraps)
 from . import yamlcomments
 from . import slos
-from . import paths
 from . import markup, paths
 
 REGISTRY = [schema, yamltraps, promql, durations, templates, flow, names, duplicates, xrefs, conventions,

@@ -49,6 +49,10 @@ Codes:
   moved to the page's catch-all notes slot; move them under the alert they belong to. Bad:
   notes under ``<!-- notes:OldName -->`` after the alert was renamed; good: the same text
   under ``<!-- notes:NewName -->``.
+* ``RG747`` an output path leads outside the project through a symlink found at the moment of
+  writing (validation reports the ones it knows as RG742 and RG744); the message names the
+  link, and nothing is written. Bad: ``runbooks`` made a symlink to ``/var/www`` after
+  ``rulegen check`` passed; good: ``runbooks/`` a folder of the project.
 """
 
 _BULLET = re.compile(r"^\* ``(RG\d{3})``(?: \((error|warning)\))?[ ]?(.*)$")

@@ -146,7 +146,9 @@ def cmd_checks(args) -> int:
         code = args.code.upper()
         if code not in known:
             import difflib
-            near = difflib.get_close_matches(code, known, n=3, cutoff=0.6)
+            # codes that begin with what was typed first (RG40 -> RG401...), then look-alikes
+            near = [c for c in known if c.startswith(code)][:3] or \
+                difflib.get_close_matches(code, known, n=3, cutoff=0.6)
             _err(f"no check {args.code}" + (f"; did you mean {', '.join(near)}?" if near else "")
                  + " (`rulegen checks` lists every code)")
             return EXIT_USAGE

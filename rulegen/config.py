@@ -16,6 +16,7 @@ Shape::
     runbooks:
       prometheus_url: https://prometheus.example.com   # every PromQL block links to its query there
       grafana_url: https://grafana.example.com         # ... and to Grafana Explore
+      allow_html: false   # true: raw HTML in spec Markdown is cleaned to an allow-list (nh3), not escaped
 
 Everything has a default, so a project without the file behaves as documented in the README.
 """
@@ -49,6 +50,8 @@ class Config:
     #: base URLs (http/https, no trailing slash) the runbook pages open PromQL in; None: no link
     prometheus_url: str | None = None
     grafana_url: str | None = None
+    #: raw HTML in runbook text: cleaned to an allow-list by nh3 (True) or escaped (False)
+    allow_html: bool = False
 
     def apply(self, findings: list[Finding]) -> list[Finding]:
         """Drop disabled codes and apply severity overrides; result sorted by file, line, col."""
@@ -92,7 +95,7 @@ def parse_config(raw) -> Config:
         raise RulegenError(f"{CONFIG_FILE}: must be a mapping")
     _known(raw, ("checks", "conventions", "duplicate_alert_across_apps", "runbooks"), "")
     pages = _mapping(raw.get("runbooks"), "runbooks")
-    _known(pages, ("prometheus_url", "grafana_url"), "runbooks.")
+    _known(pages, ("prometheus_url", "grafana_url", "allow_html"), "runbooks.")
     checks = _mapping(raw.get("checks"), "checks")
     conv = _mapping(raw.get("conventions"), "conventions")
     _known(checks, ("disable", "severity"), "checks.")
@@ -101,9 +104,11 @@ def parse_config(raw) -> Config:
     disabled = _strings(checks.get("disable"), "checks.disable", ())
     for c in disabled:
         _code(c, "checks.disable")
+        _unlocked(c, "checks.disable")
     sev = {}
     for code, s in _mapping(checks.get("severity"), "checks.severity").items():
         _code(str(code), "checks.severity")
+        _unlocked(str(code), "checks.severity")
         try:
             sev[str(code)] = Severity(s)
         except ValueError:
@@ -123,6 +128,7 @@ def parse_config(raw) -> Config:
         require_triage=_triage(conv.get("require_triage")),
         prometheus_url=_base_url(pages.get("prometheus_url"), "runbooks.prometheus_url"),
         grafana_url=_base_url(pages.get("grafana_url"), "runbooks.grafana_url"),
+        allow_html=_allow_html(pages.get("allow_html", False)),
     )
 
 
@@ -148,6 +154,13 @@ def _triage(v) -> dict:
                                f"{', '.join(bad)}; known: {', '.join(TRIAGE_FIELDS)}")
         out[str(sev)] = tuple(names)
     return out
+
+
+def _allow_html(v) -> bool:
+    """``runbooks.allow_html`` (default false): see :mod:`rulegen.render.safe`."""
+    if not isinstance(v, bool):
+        raise RulegenError(f"{CONFIG_FILE}: runbooks.allow_html must be true or false")
+    return v
 
 
 def _known(d: dict, keys: tuple, prefix: str) -> None:
@@ -178,6 +191,15 @@ def _bool(d: dict, key: str) -> bool:
     if not isinstance(v, bool):
         raise RulegenError(f"{CONFIG_FILE}: conventions.{key} must be true or false")
     return v
+
+
+def _unlocked(c: str, name: str) -> None:
+    """Refuse to switch off or re-grade a containment code (:data:`rulegen.containment.LOCKED_CODES`):
+    they keep rulegen from reading or writing outside the project."""
+    from .containment import LOCKED_CODES
+    if c in LOCKED_CODES:
+        raise RulegenError(f"{CONFIG_FILE}: {name}: {c} keeps rulegen inside the project (paths, links, "
+                           "HTML) and cannot be switched off or re-graded")
 
 
 def _code(c: str, name: str) -> None:

@@ -96,5 +96,7 @@ def plan_project(loaded: Loaded, fmt: str = "helm", link_ids: bool = False) -> t
     passed through the project config like validation findings. ``link_ids``: see
     :func:`rulegen.render.plan` (for a link check next)."""
     from .render import plan  # jinja2, markdown, ruamel: only the commands that render pay for them
-    outputs, findings = plan(loaded.specs, loaded.root, fmt, link_ids, severities=loaded.config.severities)
+    from .render.safe import html_policy
+    with html_policy(loaded.config.allow_html):  # raw HTML in spec Markdown: escaped, or cleaned by nh3
+        outputs, findings = plan(loaded.specs, loaded.root, fmt, link_ids, severities=loaded.config.severities)
     return outputs, loaded.config.apply(findings)

@@ -25,6 +25,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..containment import escaping_link
 from ..findings import RulegenError
 from . import ownership
 
@@ -202,9 +203,18 @@ def apply(outputs, root: Path, status: Status) -> list[str]:
     are removed again.
 
     Raises:
-        RulegenError: an output cannot be written (nothing was written).
+        RulegenError: an output cannot be written, or a symlink on its path leads outside
+            ``root`` (``RG747``, naming the link; see :mod:`rulegen.containment`); nothing was
+            written.
     """
     by_path = {o.path: o for o in outputs}
+    seen: dict = {}
+    for path in list(status.changed) + list(status.stale):
+        link = escaping_link(root, path, seen)
+        if link is not None:  # validation reports these (RG742, RG744); a link made since, too
+            raise RulegenError(f"RG747 {path} cannot be written: {link[0]} is a symlink to {link[1]}, outside "
+                               "the project; rulegen writes only inside it. Make it a folder of the project "
+                               "(nothing was written)")
     blocked = unwritable(root, status.changed)
     if blocked:  # found before anything is written: a build either writes all or nothing
         raise RulegenError(f"{blocked[0]} cannot be written: it, or a folder on its path, exists as "
@@ -281,6 +291,9 @@ def temp_files(root: Path, outputs=(), fmt: str = "helm") -> list[str]:
     dirs = {(root / o.path).parent for o in outputs}
     for g in GENERATED_GLOBS[fmt]:
         dirs.update(p for p in root.glob(str(Path(g).parent)) if p.is_dir())
+    # never look (nor delete) through a symlink that leads outside the project
+    seen: dict = {}
+    dirs = {d for d in dirs if escaping_link(root, d.relative_to(root).as_posix(), seen) is None}
     found = set()
     for d in dirs:
         for p in d.glob("*" + TMP_SUFFIX):

@@ -72,6 +72,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
 
+from ..containment import escaping_link, refuse_outside
 from ..findings import Finding, RulegenError, Severity
 from ..spec import SCHEMA_PATH, load_text
 from . import chart
@@ -603,14 +604,17 @@ def run_import(args) -> int:
     returns 0; otherwise writes nothing, names every problem and returns 1.
 
     Raises:
-        RulegenError: a source path does not exist, ``--app`` is not a DNS label, or helm
-            fails on a chart (exit 2).
+        RulegenError: a source path does not exist, ``--app`` is not a DNS label, helm
+            fails on a chart, ``--out`` is not a relative path inside the project, or a file to
+            write lies behind a symlink leading outside it
+            (:mod:`rulegen.containment`; exit 2).
     """
     from ..formatters import render as render_notes
     from ..spec import shown_path
     root = Path(getattr(args, "root", ".") or ".")
     paths = [Path(p) if Path(p).is_absolute() else root / p for p in args.sources]
-    out_dir = Path(args.out) if Path(args.out).is_absolute() else root / args.out
+    refuse_outside(root, args.out.rstrip("/") or args.out, "--out")  # relative, inside the project (RG740-RG743)
+    out_dir = root / args.out
     opts = chart.RenderOptions(
         values=[Path(v) if Path(v).is_absolute() else root / v for v in getattr(args, "values", None) or []],
         set_values=list(getattr(args, "set", None) or []),
@@ -640,6 +644,13 @@ def run_import(args) -> int:
               "chart, import what helm renders: `rulegen import CHART_DIR`), then import again", file=sys.stderr)
         return 1
     by_app = {s.app: s for s in result.specs}
+    seen: dict = {}
+    for p in plan["files"]:  # every file stays inside the project, no symlink leading out (issue 18)
+        rel = Path(os.path.relpath(p, root)).as_posix()
+        link = escaping_link(root, rel, seen)
+        if link is not None:
+            raise RulegenError(f"RG747 {rel} cannot be written: {link[0]} is a symlink to {link[1]}, outside the "
+                               "project; rulegen writes only inside it (nothing was written)")
     for p, text in plan["files"].items():
         _atomic_write(p, text)
     for m in plan["messages"]:

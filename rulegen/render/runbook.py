@@ -25,6 +25,9 @@ in code: summaries and descriptions read ``‹namespace›/‹pod›`` (:func:`r
 as written in Rule details, so ``{{ $labels.pod }}`` or ``<5`` never breaks the page. Markdown
 fields (``markdown``, causes, resolution, impact, escalation, do_not, silence.when, notes) are
 Markdown by design; the new ones go through :func:`blocks_md` as the runbook blocks do.
+Every piece of spec Markdown enters the page through :func:`rulegen.render.safe.spec_markdown`
+(table cells: ``spec_cell``): raw HTML escaped, unsafe links defused, so nothing in a spec runs
+in the reader's browser (issue 18).
 
 Team notes: every alert section and the page end with a slot
 ``<!-- notes:<name> -->`` ... ``<!-- /notes -->``; text written there survives ``rulegen build``.
@@ -38,7 +41,8 @@ import re
 from ..spec import Spec
 from ..spec import triage
 from ..spec.durations import canonical
-from . import jinja
+from . import jinja, safe
+from .safe import spec_cell, spec_markdown
 from .slug import anchor, page_path
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|])")
@@ -103,9 +107,9 @@ def blocks_md(blocks: list, expr: str = "", variables: dict | None = None, links
     parts = []
     for b in blocks or []:
         if b.get("title"):
-            parts.append(b["title"])
+            parts.append(spec_markdown(b["title"]))
         if "markdown" in b:
-            parts.append(b["markdown"].strip())
+            parts.append(spec_markdown(b["markdown"]))
         if "commands" in b:
             parts.append(fence(with_preamble(b["commands"], expr, variables), "bash"))
         if "promql" in b:
@@ -117,14 +121,14 @@ def blocks_md(blocks: list, expr: str = "", variables: dict | None = None, links
         if "table" in b:
             t = b["table"]
             cols = t["columns"]
-            rows = ["| " + " | ".join(md_cell(c) for c in cols) + " |",
+            rows = ["| " + " | ".join(spec_cell(c) for c in cols) + " |",
                     "|" + "|".join("---" for _ in cols) + "|"]
             for r in t["rows"]:
-                cells = [md_cell(c) for c in r] + [""] * (len(cols) - len(r))
+                cells = [spec_cell(c) for c in r] + [""] * (len(cols) - len(r))
                 rows.append("| " + " | ".join(cells[: len(cols)]) + " |")
             parts.append("\n".join(rows))
         if b.get("after"):
-            parts.append(b["after"].strip())
+            parts.append(spec_markdown(b["after"]))
     return "\n\n".join(parts)
 
 
@@ -273,13 +277,18 @@ def silence_command(name: str, silence: dict) -> str:
     return " ".join(words)
 
 
+_SAFE_VAR = re.compile(r"[A-Za-z0-9_.-]+")
+
+
 def dashboard_md(d: dict, expr: str) -> str:
     """A dashboard link: variables mapped from labels are filled with the values ``expr`` fixes
     (the page's script fills the others from the URL's query string)."""
     from urllib.parse import urlencode
     url = d["url"]
     params = []
-    mapping = d.get("variables") or {}
+    # label -> dashboard variable; a name that is not a plain word (validation: RG749) would
+    # break out of the data-rg-labels attribute below, so it is left out
+    mapping = {k: v for k, v in (d.get("variables") or {}).items() if _SAFE_VAR.fullmatch(v)}
     for label, var in mapping.items():
         value = triage.fixed_value(expr, label)
         if value is not None:
@@ -331,10 +340,10 @@ def related_link(name: str, here: Spec, index: dict) -> str:
     """Markdown link to alert ``name`` on its page (same page: fragment only)."""
     spec = index.get(name, (None, None))[0]
     if spec is None:
-        return f"{name}"
+        return md_text(name)
     if spec.app == here.app:
-        return f"[{name}](#{anchor(name)})"
-    return f"[{name}]({page_path(spec.app)}#{anchor(name)})"
+        return f"[{md_text(name)}](#{anchor(name)})"
+    return f"[{md_text(name)}]({page_path(spec.app)}#{anchor(name)})"
 
 
 def _unique(id_: str, used: set[str]) -> str:
@@ -392,19 +401,20 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
                 "fires_when": fires_when(r, key),
                 "expr": fence(r.expr, "promql") + params_note(r, key),
                 "summary": md_text(readable(r.annotations.get("summary", ""))),
-                "explanation": (r.runbook.get("explanation") or "").strip(),
+                "explanation": spec_markdown(r.runbook.get("explanation")),
             })
             # its runbook content joins the section's (nothing a variant says is dropped)
             rr = r.runbook
             for field, items in (("causes", rr.get("causes")), ("resolution", rr.get("resolution"))):
                 for x in items or []:
-                    if x.strip() not in first[field]:
-                        first[field].append(x.strip())
+                    if spec_markdown(x, block=False) not in first[field]:
+                        first[field].append(spec_markdown(x, block=False))
             more = blocks_md(rr.get("diagnosis") or [], r.expr, rr.get("variables"), links)
             if more and more not in first["diagnosis"]:
                 first["diagnosis"] = (first["diagnosis"] + "\n\n" + more).strip()
             for x in rr.get("related") or []:
-                link = {"link": related_link(x["alert"], spec, index), "note": (x.get("note") or "").strip()}
+                link = {"link": related_link(x["alert"], spec, index),
+                        "note": spec_markdown(x.get("note"), block=False)}
                 if link not in first["related"]:
                     first["related"].append(link)
             continue
@@ -451,14 +461,14 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
             if silence else "",
             "dashboards": [dashboard_md(d, r.expr) for d in tf.get("dashboards") or []],
             "links": [f"[{md_text(x['title'])}]({link_url(x['url'])})" for x in tf.get("links") or []],
-            "explanation": (rr.get("explanation") or "").strip(),
+            "explanation": spec_markdown(rr.get("explanation")),
             # the app sections it depends on, shown here too (unknown titles are RG511)
             "context": [{"link": f"[{by_title[t]['title']}](#{by_title[t]['anchor']})", "body": by_title[t]["body"]}
                         for t in rr.get("context") or [] if t in by_title],
-            "causes": [c.strip() for c in rr.get("causes") or []],
+            "causes": [spec_markdown(c, block=False) for c in rr.get("causes") or []],
             "diagnosis": blocks_md(rr.get("diagnosis") or [], r.expr, variables, links),
-            "resolution": [x.strip() for x in rr.get("resolution") or []],
-            "related": [{"link": related_link(x["alert"], spec, index), "note": (x.get("note") or "").strip()}
+            "resolution": [spec_markdown(x, block=False) for x in rr.get("resolution") or []],
+            "related": [{"link": related_link(x["alert"], spec, index), "note": spec_markdown(x.get("note"), block=False)}
                         for x in rr.get("related") or []],
         })
         by_name[r.name] = alerts[-1]
@@ -467,7 +477,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
     gates = list(spec.chart.gates)
     return {
         "title": md_text(rb.get("title", f"{spec.title} alert runbook")),
-        "intro": (rb.get("intro") or "").strip(),
+        "intro": spec_markdown(rb.get("intro")),
         "chart_path": spec.chart.path,
         "chart_template": f"{spec.chart.path}/rules/{spec.app}.rules.yaml",  # the rules file (rulegen.render.helm)
         "values_file": f"{spec.chart.path}/values.yaml",
@@ -483,7 +493,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
         "context_id": context_id,
         "records_id": _unique("recording-rules", used) if records else "",
         "context": blocks_md(rb.get("context") or [], links=links),
-        "facts": [(md_cell(f["name"]), md_cell(f["value"])) for f in rb.get("facts") or []],
+        "facts": [(spec_cell(f["name"]), spec_cell(f["value"])) for f in rb.get("facts") or []],
         "sections": sections,
         "alerts": alerts,
         "records": records,
@@ -511,8 +521,15 @@ def render_page(spec: Spec, specs: list[Spec], header_lines: list[str], fullname
     ``fullname_helper``: the chart defines ``<chart>.fullname``, which then names the
     PrometheusRule (as :mod:`rulegen.render.helm` decides), with ``-<name_suffix>`` for a
     template other than the default. ``links``: where PromQL blocks open (none by default)."""
-    return jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
+    text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
                         **page_context(spec, specs, fullname_helper, name_suffix, links))
+    if ("```" in spec.source.text or "~~~" in spec.source.text) and safe.html_problems(safe.to_html(text)):
+        # a fence in one field changed how another reads (each field alone was safe): show the
+        # spec's Markdown as plain text on this page rather than anything unsafe
+        with safe.inert_markdown():
+            text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
+                                **page_context(spec, specs, fullname_helper, name_suffix, links))
+    return text
 
 
 def cause_order(spec: Spec) -> list:

@@ -312,11 +312,20 @@ def _nav_as_read(text: str, folder: Path) -> list | None:
     return nav if isinstance(nav, list) else None
 
 
+def nav_title(title: str) -> str:
+    """A spec's ``title`` as a nav title. mkdocs and mkdocs-material put nav titles into the
+    page HTML as they are, and into ``<title>`` through Jinja's ``striptags``, which turns
+    entities back into characters, so neither raw nor escaped markup is safe there:
+    validation refuses ``<``, ``>`` and ``&`` in a title (RG749) and they are left out here
+    too (issue 18)."""
+    return re.sub(r"[<>&]", "", title)
+
+
 def _nav_wanted(specs: list[Spec], guides) -> list:
     """The nav rulegen writes, as mkdocs reads it: single-key mappings of titles to paths
     or to lists of such mappings."""
     nav = [{"Home": "index.md"}, {"Alert index": "alerts.md"},
-           {"Apps": [{s.title: page_path(s.app)} for s in sorted(specs, key=lambda s: s.app)]}]
+           {"Apps": [{nav_title(s.title): page_path(s.app)} for s in sorted(specs, key=lambda s: s.app)]}]
     if guides:
         nav.append({"Guides": guides})
     return nav
@@ -355,7 +364,7 @@ def render_mkdocs(specs: list[Spec], existing: str | None, root=None) -> str | N
     nav.append(CommentedMap([("Alert index", "alerts.md")]))
     apps = CommentedSeq()
     for s in sorted(specs, key=lambda s: s.app):
-        apps.append(CommentedMap([(_str(s.title), _str(page_path(s.app)))]))
+        apps.append(CommentedMap([(_str(nav_title(s.title)), _str(page_path(s.app)))]))
     nav.append(CommentedMap([("Apps", apps)]))
     if root is not None:
         guides = CommentedSeq()

@@ -1,0 +1,143 @@
+"""Containment: every path rulegen reads or writes for a project stays inside the project.
+
+Specs arrive in pull requests from many teams and CI runs rulegen on them, so a path a spec,
+the project config or a command-line option can set (``chart.path``, ``chart.template``,
+``rulegen import --out``...) is checked twice:
+
+1. *as written* (:func:`lexical_problem`): relative, POSIX ``/`` separators, no ``..``
+   segment, no ``.`` or empty segment, each segment made of letters, digits, ``.``, ``_`` and
+   ``-``, not starting with ``-`` (it would read as an option to ``helm``) or ``.`` (no
+   hidden folders such as ``.git``), so the text
+   names one folder only, the same one for every reader (duplicate checks compare paths as
+   text);
+2. *on the disk* (:func:`escaping_link`): no component of the path is a symlink whose real
+   path (links followed, dangling ones included, as :func:`os.path.realpath` resolves them)
+   is outside the project root. Git stores symlinks, so a pull request can add one.
+
+Validation reports these (``RG740``-``RG744``, :mod:`rulegen.validate.checks.paths`) with
+``file:line:col``, before ``build``, ``check`` or ``test`` read or write anything there;
+:func:`rulegen.gitops.write.apply` checks every output path again just before it writes
+(``RG747``), so a link made after validation still stops the build before its first write.
+These codes cannot be switched off or downgraded in ``.rulegen.yaml`` (:data:`LOCKED_CODES`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+
+#: Codes that guard the project's boundary: ``checks.disable`` and ``checks.severity`` in
+#: ``.rulegen.yaml`` may not name them (see :mod:`rulegen.config`).
+LOCKED_CODES = frozenset({"RG740", "RG741", "RG742", "RG743", "RG744", "RG745", "RG746", "RG747", "RG749"})
+
+_SEGMENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def lexical_problem(rel: str) -> tuple[str, str] | None:
+    """Why ``rel`` (a path as written in a spec, the config or an option) may not name a place
+    inside the project, judged on the text alone; None when it is a plain relative path.
+
+    Returns:
+        ``(code, reason)``: ``RG740`` absolute (``/x``, ``\\x``, ``C:x``, ``~/x``), ``RG741``
+        a ``..`` segment, ``RG743`` anything else that is not a plain relative POSIX path
+        (empty, ``.`` or empty segments, a trailing ``/``, a backslash, a control character,
+        other characters than letters, digits, ``.``, ``_``, ``-``, a segment starting with
+        ``-`` or ``.``). ``reason`` is a clause such as "is an absolute path".
+    """
+    if not isinstance(rel, str) or rel == "":
+        return "RG743", "is empty"
+    if rel.startswith(("/", "\\", "~")) or _DRIVE.match(rel):
+        return "RG740", "is an absolute path"
+    parts = rel.replace("\\", "/").split("/")
+    if ".." in parts:
+        return "RG741", "has a `..` segment, which leads out of the folder it is in"
+    if "\\" in rel:
+        return "RG743", "uses `\\`; separate folders with `/`"
+    for part in parts:
+        if part in ("", "."):
+            return "RG743", "has an empty or `.` segment (`//`, `./`, a trailing `/`)"
+        if not _SEGMENT.fullmatch(part):
+            bad = next((c for c in part if not re.match(r"[A-Za-z0-9_.-]", c)), part[0])
+            return "RG743", (f"has the segment {part!r}: use letters, digits, `.`, `_` and `-` "
+                             f"only, not starting with `-` or `.` (found {bad!r})")
+    return None
+
+
+def _real(p) -> Path:
+    return Path(os.path.realpath(p))
+
+
+def escaping_link(root: Path, rel: str, seen: dict | None = None) -> tuple[str, str] | None:
+    """The first symlink on ``rel`` (relative to ``root``) whose real path is outside ``root``.
+
+    Each component is looked at in turn, from ``root`` down, whether or not the rest of the
+    path exists yet (a folder ``build`` would create under a link is outside too). ``seen``:
+    a dict to share between calls on the same ``root`` (many paths share their folders), so
+    each component is looked at once.
+
+    Returns:
+        ``(link, target)``: the link as a POSIX path relative to ``root`` and where it points
+        (its ``readlink`` text), or ``(rel, real path)`` when ``rel`` leaves ``root`` without
+        a link (a ``..``); None when the whole path stays inside.
+    """
+    seen = {} if seen is None else seen
+    top = seen.get("")
+    if top is None:
+        top = seen[""] = _real(root)
+    parts = [p for p in rel.replace("\\", "/").split("/") if p not in ("", ".")]
+    prefix = ""
+    for part in parts:
+        prefix = f"{prefix}/{part}" if prefix else part
+        if part == "..":
+            break  # judged on the real path below
+        known = seen.get(prefix, False)
+        if known is False:
+            known = seen[prefix] = _look(root, prefix, top)
+        if known is None:
+            break  # missing: nothing below it can be a link yet
+        if known != "":
+            return known
+    if ".." in parts and not _real(Path(root) / rel).is_relative_to(top):
+        return rel, str(_real(Path(root) / rel))
+    return None
+
+
+def _look(root, prefix: str, top: Path):
+    """For :func:`escaping_link`: None when ``root/prefix`` does not exist, ``(prefix,
+    target)`` when it is a symlink leading outside ``top``, else ``""``."""
+    here = os.path.join(root, prefix)
+    try:
+        st = os.lstat(here)
+    except OSError:  # missing, under a file, a symlink loop (ELOOP), too long: nothing to follow
+        return None
+    if not stat.S_ISLNK(st.st_mode) or _real(here).is_relative_to(top):
+        return ""
+    try:
+        target = os.readlink(here)
+    except OSError:
+        target = str(_real(here))
+    return prefix, target
+
+
+def refuse_outside(root: Path, rel: str, what: str) -> None:
+    """Raise unless ``rel`` is a plain relative path that stays inside ``root``.
+
+    For paths given on the command line or in the project config (``rulegen import --out``):
+    the same rules as the spec's paths, reported as a usage error.
+
+    Raises:
+        rulegen.findings.RulegenError: ``"<CODE> <what> <rel> <reason>; ..."``.
+    """
+    from .findings import RulegenError
+    problem = lexical_problem(rel)
+    if problem is not None:
+        code, reason = problem
+        raise RulegenError(f"{code} {what} {rel!r} {reason}; give a folder inside the project, "
+                           "relative to its root (nothing was written)")
+    link = escaping_link(root, rel)
+    if link is not None:
+        raise RulegenError(f"RG742 {what} {rel!r} leads outside the project through the symlink "
+                           f"{link[0]} -> {link[1]}; replace the link with a folder (nothing was written)")

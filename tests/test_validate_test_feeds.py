@@ -137,3 +137,53 @@ def _coverage_of(res, name):
 def test_a_test_that_feeds_nothing_counts_for_nothing_in_coverage():
     assert _coverage_of(run(quiet='http_error_total{job="api", instance="a"}')[1], "HighErrors") == (True, False)
     assert _coverage_of(run()[1], "HighErrors") == (True, True)
+
+
+NEVER_CARRIED = """\
+app: demo
+groups:
+  - name: demo
+    rules:
+      - record: job:http_requests:rate5m
+        expr: sum by (job) (rate(http_requests_total[5m]))
+      - alert: {alert}
+        expr: {expr}
+        severity: warning
+        summary: s
+        description: d
+        labels: {{where: "on {{{{ $labels.instance }}}}"}}
+        tests:
+          - name: fires
+            input_series:
+              - series: {series}
+                values: 0+600x10
+            alert_rule_test:
+              - eval_time: 5m
+                exp_alerts:
+                  - exp_labels: {{job: api}}
+"""
+
+
+@pytest.mark.parametrize("alert,expr,series", [
+    ("HighErrors", 'sum by (job) (rate(http_errors_total{job="api"}[5m])) > 1', 'http_errors_total{job="api"}'),
+    ("ManyRequests", "job:http_requests:rate5m > 1", 'http_requests_total{job="api"}'),  # through the recording rule
+], ids=["by-job", "recording-rule"])
+def test_no_rg610_for_a_label_the_alert_can_never_carry(alert, expr, series):
+    """Regression (new-user review): RG610 said "add instance to exp_labels" while label flow
+    knows the alert never carries ``instance``; following the advice gave RG313. RG311 is the
+    finding there, on the template."""
+    text = NEVER_CARRIED.format(alert=alert, expr=expr, series=series)
+    codes = [f.code for f in validate_texts({"a.yaml": text}).findings]
+    assert "RG311" in codes
+    assert "RG610" not in codes and "RG313" not in codes
+    followed = text.replace("exp_labels: {job: api}", "exp_labels: {job: api, instance: a}")
+    codes = [f.code for f in validate_texts({"a.yaml": followed}).findings]
+    assert "RG313" in codes and "RG610" not in codes
+
+
+
+def test_rg610_still_fires_when_the_alert_can_carry_the_label():
+    text = NEVER_CARRIED.format(alert="HighErrors", series='http_errors_total{job="api", instance="a"}',
+                                expr='sum by (job, instance) (rate(http_errors_total{job="api"}[5m])) > 1')
+    codes = [f.code for f in validate_texts({"a.yaml": text}).findings]
+    assert "RG610" in codes and "RG311" not in codes

@@ -51,6 +51,8 @@ Codes:
   the value the series has), or write the label in ``exp_labels``. Bad: ``exp_labels: {job:
   api}`` for a label ``where: "on {{ $labels.instance }}"``; good: ``exp_labels: {job: api,
   instance: a:9100}``. (Annotations are not filled in: a test compares only those it states.)
+  Silent when the alert's series can never carry ``X`` (``sum by (job)``): RG311 reports the
+  template there.
 """
 
 from __future__ import annotations
@@ -191,10 +193,15 @@ def _split_items(items) -> list[int]:
     return out
 
 
-def _unfilled(spec, group, rule, exp: dict) -> list[tuple[str, str]]:
+def _unfilled(spec, group, rule, exp: dict, rr=None) -> list[tuple[str, str]]:
     """(label key, label X) for every label rulegen fills in for the expected alert ``exp``
     from a template reading ``$labels.X`` that ``exp_labels`` lack (annotations are not
-    filled in: a test compares only those it states)."""
+    filled in: a test compares only those it states). A label the alert's series can never
+    carry (:func:`rulegen.validate.labelflow.can_carry` is False, following the recording
+    rules ``rr``) is left out: the empty value is what Prometheus renders, RG311 already
+    reports the template, and adding the label to ``exp_labels`` would be RG313 (a test that
+    can never pass)."""
+    from ..labelflow import can_carry
     from .gotemplate import parse as parse_template
     given_labels = exp.get("exp_labels") or {}
     rule_labels = rule.all_labels(spec.labels, group.labels)
@@ -209,6 +216,8 @@ def _unfilled(spec, group, rule, exp: dict) -> list[tuple[str, str]]:
                 continue  # RG601 asks for the value written out
             for label, _ in t.label_uses:
                 if label not in series and label not in rule_labels and label != "alertname":
+                    if can_carry(rule.expr, label, rr) is False:
+                        continue  # RG311's case, not a missing exp_label
                     out.append((f"{kind} {key}", label))
                     break
     return out
@@ -307,7 +316,8 @@ def check_spec(spec, ctx):
                 for ei, e in enumerate(items):
                     if not isinstance(e, dict) or ei in split or ei + 1 in split:
                         continue  # a split item: RG609 says what to do
-                    for what, label in _unfilled(spec, target[0], target[1], e):
+                    rr = recording_rules([spec]) if rr is None else rr
+                    for what, label in _unfilled(spec, target[0], target[1], e, rr):
                         yield lf.finding(tp + ("alert_rule_test", ai, "exp_alerts", ei), "RG610",
                                          f"expected {what} is filled in from a template reading $labels.{label}, "
                                          f"which exp_labels lack: the test would lock in an empty value there; "

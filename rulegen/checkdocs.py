@@ -43,7 +43,8 @@ Codes:
   ``monitoring: {enabled: false}``.
 * ``RG730`` a key under ``<valuesKey>.disabled``, ``.customRules`` or ``.groups`` of the chart's
   ``values.yaml`` names no rule or rule group of the chart (left behind by a rename or removal,
-  or a typo); the chart's values.schema.json rejects it, so ``helm template`` would fail.
+  or a typo), or a key directly under ``<valuesKey>`` is no knob (``customRule`` for
+  ``customRules``); the chart's values.schema.json rejects it, so ``helm template`` would fail.
   Bad: ``disabled: {RedisDwn: true}``; good: ``disabled: {RedisDown: true}``, or remove the key.
 * ``RG720`` (warning) team notes of an alert the page no longer has (renamed or removed) were
   moved to the page's catch-all notes slot; move them under the alert they belong to. Bad:

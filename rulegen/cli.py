@@ -178,7 +178,7 @@ EXAMPLES = {
     "derive-tests": "rulegen derive-tests --alert ShopDown --dry-run   # print what it would write",
     "diff": "rulegen diff --base origin/main -o markdown > pr-comment.md",
     "import": "rulegen import alerts.rules.yml --app shop   # writes rules/shop.yaml\n"
-              "rulegen import charts/kube-prometheus-stack --kube-version 1.30 --tests tests/*.yaml",
+              "rulegen import charts/kube-prometheus-stack --tests tests/*.yaml",
     "baseline": "rulegen baseline                     # drop entries whose findings are fixed\n"
                 "rulegen baseline --add               # also accept today's policy findings",
     "schema": "rulegen schema > spec.schema.json",
@@ -276,7 +276,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--release", default=None, help="release name for helm template (default: the chart's name)")
     s.add_argument("--namespace", "-n", default=None, help="release namespace for helm template (default: default)")
     s.add_argument("--kube-version", default=None, metavar="V",
-                   help="helm --kube-version, for charts that need a newer Kubernetes than helm's default 1.20")
+                   help="helm --kube-version: the cluster's Kubernetes version, for a chart whose kubeVersion "
+                        "helm's default (the current version helm was built for) does not meet, "
+                        "or to render for an older cluster")
     s.add_argument("--helm-arg", action="append", default=[], metavar="ARG",
                    help="any other helm template argument, passed as is (repeatable: --helm-arg=--api-versions "
                         "--helm-arg=monitoring.coreos.com/v1)")

@@ -242,3 +242,48 @@ def test_a_test_fed_by_a_misspelled_series_passes_in_promtool_but_covers_nothing
     (project / "rules/feeds.yaml").write_text(FEEDS.format(quiet='up{job="feeds"}'))
     assert main(["-C", str(project), "build"]) == 0
     assert main(["-C", str(project), "test", "--app", "feeds", "--min-coverage", "100"]) == 0
+
+
+UNTESTED = """\
+app: untested
+groups:
+  - name: untested
+    rules:
+      - alert: UntestedDown
+        expr: up{job="untested"} == 0
+        severity: warning
+        summary: Untested is down.
+        description: Untested is down.
+      - alert: UntestedSlow
+        expr: rate(http_request_duration_seconds_sum{job="untested"}[5m]) > 1
+        severity: warning
+        summary: Untested is slow.
+        description: Untested is slow.
+"""
+
+
+def test_an_app_without_tests_counts_in_coverage(project, helm_bin, promtool_bin, capsys):
+    """Regression (new-user review): after importing untested alerts, `--min-coverage 100`
+    printed "coverage: 15/15 rules (100%)", leaving the app without tests out."""
+    specs = [build_spec(load_file(p, p.name)) for p in sorted((project / "rules").glob("*.yaml"))]
+    rules = sum(1 for s in specs for _ in s.rules())
+    (project / "rules/untested.yaml").write_text(UNTESTED)
+    assert main(["-C", str(project), "build"]) == 0
+    capsys.readouterr()
+    assert main(["-C", str(project), "test", "--min-coverage", "100"]) == 1
+    out = capsys.readouterr()
+    assert f"coverage: {rules}/{rules + 2} rules ({100 * rules / (rules + 2):.0f}%)" in out.out
+    assert "  uncovered: untested UntestedDown: needs a firing case and a non-firing case" in out.out
+    assert "  uncovered: untested UntestedSlow: needs a firing case and a non-firing case" in out.out
+    assert f"rulegen: coverage {100 * rules / (rules + 2):.1f}% is below --min-coverage 100%" in out.err
+
+
+def test_app_without_tests_says_so(project, helm_bin, promtool_bin, capsys):
+    (project / "rules/untested.yaml").write_text(UNTESTED)
+    assert main(["-C", str(project), "build"]) == 0
+    capsys.readouterr()
+    assert main(["-C", str(project), "test", "--app", "untested", "--min-coverage", "100"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["app untested has no tests (add `tests:` under its alerts; `rulegen new` shows the shape)",
+                   "0 passed, 0 failed", "coverage: 0/2 rules (0%): no test ran"]
+    assert main(["-C", str(project), "test", "--alert", "Nope"]) == 2

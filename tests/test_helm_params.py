@@ -143,11 +143,25 @@ groups:
 
 def test_undeclared_and_unused_parameters_are_reported(tmp_path):
     assert _findings(tmp_path, BAD) == [
-        (6, 15, "RG731", "error", "`[[treshold]]` in the expr names no parameter of this alert; did you mean threshold?"),
+        (6, 19, "RG731", "error", "`[[treshold]]` in the expr names no parameter of this alert; did you mean threshold?"),
         (8, 11, "RG732", "warning", "parameter `threshold` is not used in the expr (write `[[threshold]]` where its "
                                     "value goes); a values override of it would change nothing"),
-        (13, 15, "RG731", "error", "`[[limit]]` in the expr of a recording rule: only alerts take parameters"),
+        (13, 24, "RG731", "error", "`[[limit]]` in the expr of a recording rule: only alerts take parameters"),
     ]
+
+
+def test_a_bad_parameter_name_is_reported_once_at_the_placeholder(tmp_path):
+    """Regression (new-user review): a bad ``[[name]]`` gave RG731 and a follow-on RG301
+    (the placeholder does not parse as PromQL) at the same place; two bad names in one expr
+    were one finding at the expr's start."""
+    from rulegen.pipeline import load_project
+    text = BAD.replace("x > [[treshold]]", "rate(x[[[windw]]]) > [[treshold]]").replace(
+        "threshold: 0.9", "threshold: 0.9\n          window: 5m")
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules/x.yaml").write_text(text, encoding="utf-8")
+    found = [(f.line, f.col, f.code) for f in load_project(tmp_path).findings
+             if f.code in ("RG731", "RG301", "RG303")]
+    assert found == [(6, 22, "RG731"), (6, 36, "RG731"), (14, 24, "RG731")]
 
 
 def test_no_upstream_expr_holds_a_placeholder(shared_dir):

@@ -49,7 +49,14 @@ def chart(tmp_path_factory):
      ["- at '/prometheusRule/customRules/redis:up:sum': additional properties 'severity' not allowed"]),
     (["prometheusRule.groups.redis-rec.enabled=false"],
      ["- at '/prometheusRule/groups': additional properties 'redis-rec' not allowed"]),
-], ids=["disabled-typo", "custom-typo", "severity", "record-severity", "group-typo"])
+    (["prometheusRule.customRule.RedisDown.severity=info"],
+     ["- at '/prometheusRule': additional properties 'customRule' not allowed"]),
+    (["prometheusRule.disable.RedisDown=true"],
+     ["- at '/prometheusRule': additional properties 'disable' not allowed"]),
+    (["prometheusRule.group.redis.enabled=false"],
+     ["- at '/prometheusRule': additional properties 'group' not allowed"]),
+], ids=["disabled-typo", "custom-typo", "severity", "record-severity", "group-typo",
+        "knob-customRule", "knob-disable", "knob-group"])
 def test_helm_rejects_a_knob_the_app_does_not_have_and_names_it(chart, helm_bin, sets, errors):
     assert _schema_errors(chart, sets) == errors
 
@@ -90,9 +97,10 @@ def test_names_of_every_spec_sharing_the_chart_and_values_key():
     assert sorted(knobs["groups"]["properties"]) == ["redis", "redis-recording", "sentinel"]
 
 
-def test_check_names_a_knob_left_behind_in_the_charts_own_values(tmp_path, capsys):
-    """RG730: the chart's own values.yaml would fail its schema (a renamed alert or group
-    leaves its keys behind: rulegen never removes a person's keys)."""
+def _check_after_editing_values(tmp_path, capsys, old: str, new: str) -> tuple[int, list[str], str, str]:
+    """Build the layout-v1 fixture project, replace the line ``old`` of its llama-swap
+    values.yaml by ``new``, and run check: (line of ``old``, check's output lines, the edited
+    values text, build's output and errors afterwards)."""
     import shutil
     from pathlib import Path
 
@@ -102,12 +110,44 @@ def test_check_names_a_knob_left_behind_in_the_charts_own_values(tmp_path, capsy
     assert main(["-C", str(root), "build"]) == 0
     values = root / "charts/llama-swap/values.yaml"
     text = values.read_text(encoding="utf-8")
-    assert text.count("  disabled: {}\n") == 1
-    values.write_text(text.replace("  disabled: {}\n", "  disabled:\n    LlamaSwapDwn: true\n"), encoding="utf-8")
-    line = text[:text.index("  disabled: {}")].count("\n") + 2
+    assert text.count(old) == 1
+    edited = text.replace(old, new)
+    values.write_text(edited, encoding="utf-8")
     capsys.readouterr()
     assert main(["-C", str(root), "check"]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == (f"charts/llama-swap/values.yaml:{line}:5: error RG730 prometheusRule.disabled.LlamaSwapDwn "
+    assert main(["-C", str(root), "build"]) == 1
+    assert values.read_text(encoding="utf-8") == edited  # nothing added beside the bad key
+    built = capsys.readouterr()
+    return text[:text.index(old)].count("\n") + 1, out, edited, built.out + built.err
+
+
+def test_check_names_a_knob_left_behind_in_the_charts_own_values(tmp_path, capsys):
+    """RG730: the chart's own values.yaml would fail its schema (a renamed alert or group
+    leaves its keys behind: rulegen never removes a person's keys)."""
+    line, out, _, _ = _check_after_editing_values(tmp_path, capsys, "  disabled: {}\n",
+                                                  "  disabled:\n    LlamaSwapDwn: true\n")
+    assert out[0] == (f"charts/llama-swap/values.yaml:{line + 1}:5: error RG730 prometheusRule.disabled.LlamaSwapDwn "
                       "names no rule of this chart (renamed or removed?); helm rejects it (values.schema.json): "
                       "remove or rename the key")
+
+
+def test_check_names_a_misspelt_knob_instead_of_adding_the_right_one_beside_it(tmp_path, capsys):
+    """RG730: ``customRule:`` directly under the values key is no knob; build must not leave
+    it with an empty ``customRules: {}`` beside it while check says up to date."""
+    line, out, edited, built = _check_after_editing_values(
+        tmp_path, capsys, "  customRules: {}\n", "  customRule:\n    LlamaSwapDown: {severity: info}\n")
+    assert "customRules" not in edited
+    message = (f"charts/llama-swap/values.yaml:{line}:3: error RG730 prometheusRule.customRule is not a knob "
+               "rulegen's template reads (did you mean customRules? the knobs are runbookUrl, labels, "
+               "annotations, additionalRuleLabels, additionalRuleAnnotations, groups, disabled, customRules); "
+               "helm rejects it (values.schema.json): remove or rename the key")
+    assert out[0] == message
+    assert message in built
+
+
+def test_a_gate_under_the_values_key_stays_allowed_by_the_closed_knobs():
+    spec = make_spec({**SPEC, "chart": {"gates": ["prometheusRule.enabled"]}})
+    knobs = json.loads(render_values_schema(spec, None))["properties"]["prometheusRule"]
+    assert knobs["additionalProperties"] is False
+    assert knobs["properties"]["enabled"] == {"type": ["boolean", "null"]}

@@ -70,6 +70,22 @@ def test_kps_rendered_chart_adopted(tmp_path, helm_bin, capsys, shared_dir):
     assert "alertmanager-rules" in {s.app for s in loaded.specs}
 
 
+def test_helm_default_kube_version_meets_kube_prometheus_stack(tmp_path, helm_bin):
+    """The README's advice (no --kube-version needed for kube-prometheus-stack): the pinned helm
+    renders a chart with kube-prometheus-stack's own constraint, and its default is not 1.20."""
+    import re
+    import subprocess
+    constraint = re.search(r'^kubeVersion: "(.*)"$', (KPS / "chart/Chart.yaml").read_text(encoding="utf-8"), re.M)
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text(f"apiVersion: v2\nname: kv\nversion: 0.1.0\nkubeVersion: \"{constraint.group(1)}\"\n",
+                                      encoding="utf-8")
+    (chart / "templates/kv.yaml").write_text("kube: {{ .Capabilities.KubeVersion.Version }}\n", encoding="utf-8")
+    out = subprocess.run([str(helm_bin), "template", str(chart)], capture_output=True, text=True, check=True).stdout
+    version = re.search(r"^kube: v1\.(\d+)\.", out, re.M)
+    assert version and int(version.group(1)) > 20, out
+
+
 def test_a_kube_version_constraint_helm_rejects_says_how_to_pass_one(tmp_path, helm_bin, capsys):
     # kube-prometheus-stack's `kubeVersion: ">=1.19.0-0"` failed with helm builds whose default
     # Kubernetes version is older; the release-stamped helm defaults to a current one, so a chart

@@ -18,9 +18,33 @@ def test_setup_commands_come_first_then_what_rulegen_does_with_a_picture():
     assert lines[3].startswith("make build ") and lines[4].startswith("make test ")
     top = README.split("## Commands", 1)[0]
     picture = top.split("```text\n", 1)[1].split("```", 1)[0]
-    for step in ("rules/<app>.yaml", "rulegen build", "charts/<app>/templates/prometheusrule.yaml",
+    for step in ("rules/<app>.yaml", "rulegen build", "charts/<app>/rules/<app>.rules.yaml",
                  "runbooks/<app>.md", "charts/<app>/tests/<app>.test.yaml", "rulegen test"):
         assert step in picture, step
+    # build writes the rules file; the template is the same hand-written file in every chart
+    assert "templates/prometheusrule.yaml" not in picture
+    assert (REPO / "charts/llama-swap/rules/llama-swap.rules.yaml").is_file()
+
+
+def test_kube_version_advice_does_not_claim_helm_defaults_to_1_20():
+    """Regression (new-user review): README and `rulegen import --help` said helm's default
+    Kubernetes version is 1.20; the pinned, release-stamped helm assumes a current one, and
+    kube-prometheus-stack imports without --kube-version (tests/test_import_kps.py)."""
+    import contextlib
+    import io
+
+    from rulegen.cli import main
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(["import", "--help"]) == 0
+    help_text = " ".join(buf.getvalue().split())
+    assert "--kube-version V helm --kube-version: the cluster's Kubernetes version, for a chart whose " \
+           "kubeVersion helm's default (the current version helm was built for) does not meet, or to " \
+           "render for an older cluster" in help_text
+    assert "1.20" not in help_text
+    text = " ".join(README.split())
+    assert "(1.20)" not in text
+    assert "kube-prometheus-stack imports without more; `--kube-version V` is for charts" in text
 
 
 def test_adding_an_app_steps_are_in_the_true_order():
@@ -32,6 +56,7 @@ def test_adding_an_app_steps_are_in_the_true_order():
     for (n, _), what in zip(firsts, wanted):
         step = steps.split(f"\n{n}. ", 1)[1].split(f"\n{int(n) + 1}. ", 1)[0]
         assert what in step, (n, what)
+    assert "`charts/<app>/rules/<app>.rules.yaml`" in steps and "writes the chart's template" not in steps
     # `rulegen test` turns the gates on itself (run/testing.py renders with every gate true)
     assert "gate set true itself" in steps
 

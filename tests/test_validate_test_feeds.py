@@ -137,3 +137,97 @@ def _coverage_of(res, name):
 def test_a_test_that_feeds_nothing_counts_for_nothing_in_coverage():
     assert _coverage_of(run(quiet='http_error_total{job="api", instance="a"}')[1], "HighErrors") == (True, False)
     assert _coverage_of(run()[1], "HighErrors") == (True, True)
+
+
+NEVER_CARRIED = """\
+app: demo
+groups:
+  - name: demo
+    rules:
+      - record: job:http_requests:rate5m
+        expr: sum by (job) (rate(http_requests_total[5m]))
+      - alert: {alert}
+        expr: {expr}
+        severity: warning
+        summary: s
+        description: d
+        labels: {{where: "on {{{{ $labels.instance }}}}"}}
+        tests:
+          - name: fires
+            input_series:
+              - series: {series}
+                values: 0+600x10
+            alert_rule_test:
+              - eval_time: 5m
+                exp_alerts:
+                  - exp_labels: {{job: api}}
+"""
+
+
+@pytest.mark.parametrize("alert,expr,series", [
+    ("HighErrors", 'sum by (job) (rate(http_errors_total{job="api"}[5m])) > 1', 'http_errors_total{job="api"}'),
+    ("ManyRequests", "job:http_requests:rate5m > 1", 'http_requests_total{job="api"}'),  # through the recording rule
+], ids=["by-job", "recording-rule"])
+def test_no_rg610_for_a_label_the_alert_can_never_carry(alert, expr, series):
+    """Regression (new-user review): RG610 said "add instance to exp_labels" while label flow
+    knows the alert never carries ``instance``; following the advice gave RG313. RG311 is the
+    finding there, on the template."""
+    text = NEVER_CARRIED.format(alert=alert, expr=expr, series=series)
+    codes = [f.code for f in validate_texts({"a.yaml": text}).findings]
+    assert "RG311" in codes
+    assert "RG610" not in codes and "RG313" not in codes
+    followed = text.replace("exp_labels: {job: api}", "exp_labels: {job: api, instance: a}")
+    codes = [f.code for f in validate_texts({"a.yaml": followed}).findings]
+    assert "RG313" in codes and "RG610" not in codes
+
+
+def test_rg610_still_fires_when_the_alert_can_carry_the_label():
+    text = NEVER_CARRIED.format(alert="HighErrors", series='http_errors_total{job="api", instance="a"}',
+                                expr='sum by (job, instance) (rate(http_errors_total{job="api"}[5m])) > 1')
+    codes = [f.code for f in validate_texts({"a.yaml": text}).findings]
+    assert "RG610" in codes and "RG311" not in codes
+
+
+EXPR_TYPO = """\
+app: demo
+groups:
+  - name: demo
+    rules:
+      - record: job:http_requests:rate5m
+        expr: sum by (job) (rate(http_requests_total[5m]))
+      - alert: ManyRequests
+        expr: job:http_request:rate5m > 100
+        severity: warning
+        summary: s
+        description: d
+        tests:
+          - name: t
+            input_series:
+              - series: {series}
+                values: 0+1x10
+            alert_rule_test:
+              - eval_time: 5m
+"""
+
+
+@pytest.mark.parametrize("series,message", [
+    # correct series: the fix is in the expr (RG314), never "rename the series to the typo"
+    ('http_requests_total{job="api"}',
+     'input series http_requests_total{job="api"} feeds nothing because the expr reads job:http_request:rate5m, '
+     "which no rule records (RG314); fix the expr to job:http_requests:rate5m, not this series"),
+    ('job:http_requests:rate5m{job="api"}',
+     'input series job:http_requests:rate5m{job="api"} feeds nothing because the expr reads '
+     "job:http_request:rate5m, which no rule records (RG314); fix the expr to job:http_requests:rate5m, not this "
+     "series"),
+    # misspelt too: the suggestion is the name the fixed expr reads, not the typo
+    ('http_request_total{job="api"}',
+     'input series http_request_total{job="api"} matches no selector of ManyRequests (nor of the recording rules '
+     "it reads), so it feeds nothing and the test proves nothing; fix its metric name or labels; did you mean "
+     "http_requests_total?"),
+], ids=["source-series", "recorded-series", "series-typo-too"])
+def test_rg608_points_at_the_expr_when_the_expr_misspells_a_recording_rule(series, message):
+    """Regression (new-user review): RG608 suggested renaming a correct input series to the
+    misspelt recording-rule name in the expr that RG314 reports."""
+    res = validate_texts({"a.yaml": EXPR_TYPO.format(series=series)})
+    assert [(f.code, f.line) for f in res.findings if f.code in ("RG314", "RG608")] == [("RG314", 8), ("RG608", 15)]
+    assert next(f.message for f in res.findings if f.code == "RG608") == message

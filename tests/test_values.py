@@ -158,11 +158,12 @@ def test_schema_accepts_the_charts_other_values_and_rejects_wrong_knobs():
     schema = json.loads(render_values_schema(make_spec(SPEC), None))
     v = jsonschema.Draft7Validator(schema)
     ok = {"anything": [1, {"x": None}], "enabled": True, "monitoring": {"enabled": None, "serviceMonitor": {}},
-          "prometheusRule": {"customRules": {"A": {"for": "1h30m", "keepFiringFor": "0"}}, "extra": 1}}
+          "prometheusRule": {"customRules": {"A": {"for": "1h30m", "keepFiringFor": "0"}}}}
     assert list(v.iter_errors(ok)) == []
-    bad = {"prometheusRule": {"customRules": {"A": {"for": "1.5m", "keepFiringFor": "", "sev": "x"}},
+    bad = {"prometheusRule": {"customRules": {"A": {"for": "1.5m", "keepFiringFor": "", "sev": "x"}}, "customRule": {},
                               "disabled": {"A": "yes"}, "additionalRuleLabels": {"bad-name": "x"}}}
     assert sorted((list(e.absolute_path), e.validator) for e in v.iter_errors(bad)) == [
+        (["prometheusRule"], "additionalProperties"),  # customRule: a typo of a knob name
         (["prometheusRule", "additionalRuleLabels"], "pattern"),
         (["prometheusRule", "customRules", "A"], "additionalProperties"),
         (["prometheusRule", "customRules", "A", "for"], "pattern"),

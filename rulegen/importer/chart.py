@@ -37,7 +37,9 @@ class RenderOptions:
         release: release name (default: the chart's name).
         namespace: release namespace (default ``default``, as Helm's).
         kube_version: ``--kube-version`` for charts whose ``kubeVersion`` constraint Helm's
-            default (v1.20.0) does not meet, e.g. ``1.33.0``.
+            default does not meet (a release-stamped helm assumes the Kubernetes version of
+            the client-go it was built with, v1.37 for helm 3.22.0; an unstamped build from
+            source assumes v1.20), e.g. ``1.33.0``.
         helm_args: more ``helm template`` arguments, passed as they are
             (``--api-versions monitoring.coreos.com/v1``).
         static: read the chart's templates statically instead (no helm).

@@ -8,7 +8,8 @@ Codes:
 
 * ``RG731`` the expr holds ``[[name]]`` but the alert declares no parameter ``name`` (or the
   rule is a recording rule, which takes none). Bad: ``expr: x > [[treshold]]`` with
-  ``params: {threshold: 0.9}``; good: ``expr: x > [[threshold]]``.
+  ``params: {threshold: 0.9}``; good: ``expr: x > [[threshold]]``. Reported at the
+  placeholder; the expr is not also reported as unparsable PromQL (RG301) while it holds one.
 * ``RG732`` (warning) a declared parameter the expr never uses: a values override of it
   would change nothing. Bad: ``params: {window: 5m}`` with ``expr: rate(x[5m]) > 1``;
   good: ``expr: rate(x[[[window]]]) > 1``.
@@ -18,8 +19,9 @@ from __future__ import annotations
 
 import difflib
 
-from ...findings import Severity
+from ...findings import Finding, Severity
 from ...spec.model import PARAM_RE
+from .positions import offset_position
 
 ID = "params"
 
@@ -39,7 +41,9 @@ def check_spec(spec, ctx):
                 msg = (f"`[[{name}]]` in the expr names no parameter of this alert"
                        + (f"; did you mean {near[0]}?" if near else f"; declare it under `params:` "
                           f"(params: {{{name}: <default>}})"))
-            yield lf.finding(r.path + ("expr",), "RG731", msg, rule=r.name)
+            # at the placeholder: two unknown names are two findings, not one at the expr's start
+            line, col = offset_position(lf, r.path + ("expr",), written.index(f"[[{name}]]"))
+            yield Finding(lf.path, line, col, "RG731", Severity.ERROR, msg, r.name)
         for name in r.params:
             if name not in used:
                 yield lf.finding(r.path + ("params", name), "RG732",

@@ -34,6 +34,7 @@ import re
 import promql_parser
 
 from ...findings import Severity
+from ...spec.model import PARAM_RE
 
 ID = "promql"
 
@@ -140,6 +141,7 @@ def expr_position(lf, path) -> tuple[int, int]:
 def check_spec(spec, ctx):
     lf = spec.source
     unplaced = [r.expr for _, r in spec.rules() if parse(r.expr)[1] is not None and len(r.expr) <= MAX_ASK
+                and not PARAM_RE.search(r.expr)
                 and _nesting(r.expr) <= MAX_NESTING and locate_error(r.expr, parse(r.expr)[1]) is None]
     told = promtool_errors(tuple(unplaced), ctx.root) if unplaced else {}
     for _, rule in spec.rules():
@@ -148,6 +150,8 @@ def check_spec(spec, ctx):
         if err is None and not _flagged(ast, rule.is_alert):
             continue  # the common case: no finding, so no position to work out
         line, col = expr_position(lf, path)
+        if err is not None and PARAM_RE.search(rule.expr):
+            continue  # a [[name]] no parameter fills: RG731 reports it, at the placeholder
         if err is not None:
             at = locate_error(rule.expr, err)
             if at is None and rule.expr in told:

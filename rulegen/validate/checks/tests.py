@@ -38,7 +38,9 @@ Codes:
   the recording rules of the spec it reads, nor of the test's other alerts and
   ``promql_expr_test`` exprs): a misspelled metric or label value. The series feeds nothing,
   so a "not firing" verdict proves nothing; such a test counts for nothing in ``rulegen
-  test`` coverage. Bad: ``series: http_request_total{job="api"}`` for
+  test`` coverage. When the expr misspells a recording rule's name (RG314) and the series
+  would feed the right name, the message says to fix the expr, not the series. Bad:
+  ``series: http_request_total{job="api"}`` for
   ``sum(rate(http_requests_total{job="api"}[5m])) > 1``; good: ``series:
   http_requests_total{job="api"}``.
 * ``RG609`` (warning) an ``exp_alerts`` item with only ``exp_labels`` next to one with only
@@ -51,6 +53,8 @@ Codes:
   the value the series has), or write the label in ``exp_labels``. Bad: ``exp_labels: {job:
   api}`` for a label ``where: "on {{ $labels.instance }}"``; good: ``exp_labels: {job: api,
   instance: a:9100}``. (Annotations are not filled in: a test compares only those it states.)
+  Silent when the alert's series can never carry ``X`` (``sum by (job)``): RG311 reports the
+  template there.
 """
 
 from __future__ import annotations
@@ -138,10 +142,15 @@ def _ranges_ms(ast) -> list[int]:
             if type(node).__name__ == "MatrixSelector"]
 
 
-def dead_series(spec, rule, test_data: dict, rr=None) -> list[tuple[int, str, list[str]]]:
+def dead_series(spec, rule, test_data: dict, rr=None) -> list[tuple[int, str, str | None, tuple | None]]:
     """Input series of a test (``test_data``, a test of ``rule`` in ``spec``) that nothing the
     test evaluates can select, by mistake: ``(index in input_series, series text, a "did you
-    mean" (a metric name or a matcher such as ``job="api"``) or None)``. What the test
+    mean" (a metric name or a matcher such as ``job="api"``) or None, expr typo or None)``.
+    The expr typo is ``(name in the expr, recorded name)`` when an expression reads a
+    recording-rule-shaped name that no rule of the spec records and no input series has, one
+    that is close to a recorded name (RG314's "did you mean"), and the series would feed the
+    expression with that name fixed: the expr is wrong, not the series, and the
+    suggestion must not be to rename a correct series to the typo. What the test
     evaluates: ``rule``'s ``expr``, the ``expr`` of the alerts its ``alert_rule_test`` names
     and its ``promql_expr_test`` exprs, following the spec's recording rules (``rr``, from
     :func:`.flow.recording_rules`; worked out when None). A series is listed only when that is
@@ -149,7 +158,7 @@ def dead_series(spec, rule, test_data: dict, rr=None) -> list[tuple[int, str, li
     (:func:`rulegen.validate.labelflow.missed_by_mistake`): a series a matcher rejects on
     purpose (the other ``status`` of a condition) tests the filter and is not listed."""
     from ..labelflow import missed_by_mistake, selectors
-    from .flow import recording_rules
+    from .flow import colon_names, recording_rules
     series = [(i, s.get("series")) for i, s in enumerate(test_data.get("input_series") or [])
               if isinstance(s, dict) and isinstance(s.get("series"), str)]
     if not series:
@@ -165,18 +174,49 @@ def dead_series(spec, rule, test_data: dict, rr=None) -> list[tuple[int, str, li
     for p in test_data.get("promql_expr_test") or []:
         if isinstance(p, dict) and isinstance(p.get("expr"), str):
             exprs.append(p["expr"])
+    typos = _expr_typos(exprs, {parse_series_name(t) for _, t in series}, rr)
+    fixed = [_fix_names(e, typos) for e in exprs] if typos else exprs
     out = []
     for i, text in series:
         why = [missed_by_mistake(e, text, rr) for e in exprs]
         if all(w is not None for w in why):
+            if typos:
+                why_fixed = [missed_by_mistake(e, text, rr) for e in fixed]
+                if any(w is None for w in why_fixed):  # fed once the expr's name is fixed
+                    typo = next(t for t in sorted(typos.items()) if any(t[0] in colon_names(e) for e in exprs))
+                    out.append((i, text, None, typo))
+                    continue
+                why = why_fixed
             if all(w == "metric" for w in why):
-                names = sorted({v for e in exprs for ms in (selectors(e, rr) or []) for lab, op, v in ms
+                names = sorted({v for e in fixed for ms in (selectors(e, rr) or []) for lab, op, v in ms
                                 if lab == "__name__" and op == "="})
                 near = difflib.get_close_matches(parse_series_name(text), names, n=1, cutoff=0.6)
             else:
                 near = [next(w for w in why if w != "metric")]
-            out.append((i, text, near[0] if near else None))
+            out.append((i, text, near[0] if near else None, None))
     return out
+
+
+def _expr_typos(exprs: list[str], series_names: set[str], rr) -> dict[str, str]:
+    """{name an expression reads: the recorded name it misspells} for recording-rule-shaped
+    names that no rule in ``rr`` records and no input series (``series_names``) has, when a
+    recorded name is close (RG314's error case: not just another window such as rate1h for
+    rate5m)."""
+    from .flow import _DIGITS, colon_names
+    out = {}
+    for e in exprs:
+        for name in colon_names(e) - rr.keys() - series_names:
+            near = difflib.get_close_matches(name, sorted(rr), n=1, cutoff=0.8)
+            if near and _DIGITS.sub("0", near[0]) != _DIGITS.sub("0", name):
+                out[name] = near[0]
+    return out
+
+
+def _fix_names(expr: str, typos: dict[str, str]) -> str:
+    """``expr`` with each whole name of ``typos`` replaced by its recorded name."""
+    for bad, good in typos.items():
+        expr = re.sub(r"(?<![\w:.])" + re.escape(bad) + r"(?![\w:])", good, expr)
+    return expr
 
 
 def _split_items(items) -> list[int]:
@@ -191,10 +231,15 @@ def _split_items(items) -> list[int]:
     return out
 
 
-def _unfilled(spec, group, rule, exp: dict) -> list[tuple[str, str]]:
+def _unfilled(spec, group, rule, exp: dict, rr=None) -> list[tuple[str, str]]:
     """(label key, label X) for every label rulegen fills in for the expected alert ``exp``
     from a template reading ``$labels.X`` that ``exp_labels`` lack (annotations are not
-    filled in: a test compares only those it states)."""
+    filled in: a test compares only those it states). A label the alert's series can never
+    carry (:func:`rulegen.validate.labelflow.can_carry` is False, following the recording
+    rules ``rr``) is left out: the empty value is what Prometheus renders, RG311 already
+    reports the template, and adding the label to ``exp_labels`` would be RG313 (a test that
+    can never pass)."""
+    from ..labelflow import can_carry
     from .gotemplate import parse as parse_template
     given_labels = exp.get("exp_labels") or {}
     rule_labels = rule.all_labels(spec.labels, group.labels)
@@ -209,6 +254,8 @@ def _unfilled(spec, group, rule, exp: dict) -> list[tuple[str, str]]:
                 continue  # RG601 asks for the value written out
             for label, _ in t.label_uses:
                 if label not in series and label not in rule_labels and label != "alertname":
+                    if can_carry(rule.expr, label, rr) is False:
+                        continue  # RG311's case, not a missing exp_label
                     out.append((f"{kind} {key}", label))
                     break
     return out
@@ -285,7 +332,13 @@ def check_spec(spec, ctx):
                                          rule.name, Severity.WARNING)
             if d.get("input_series"):
                 rr = recording_rules([spec]) if rr is None else rr
-                for si, text, near in dead_series(spec, rule, d, rr):
+                for si, text, near, typo in dead_series(spec, rule, d, rr):
+                    if typo is not None:
+                        yield lf.finding(tp + ("input_series", si, "series"), "RG608",
+                                         f"input series {text} feeds nothing because the expr reads {typo[0]}, "
+                                         f"which no rule records (RG314); fix the expr to {typo[1]}, not this "
+                                         "series", rule.name, Severity.WARNING)
+                        continue
                     hint = f"; did you mean {near}?" if near else ""
                     yield lf.finding(tp + ("input_series", si, "series"), "RG608",
                                      f"input series {text} matches no selector of {rule.name} (nor of the "
@@ -307,7 +360,8 @@ def check_spec(spec, ctx):
                 for ei, e in enumerate(items):
                     if not isinstance(e, dict) or ei in split or ei + 1 in split:
                         continue  # a split item: RG609 says what to do
-                    for what, label in _unfilled(spec, target[0], target[1], e):
+                    rr = recording_rules([spec]) if rr is None else rr
+                    for what, label in _unfilled(spec, target[0], target[1], e, rr):
                         yield lf.finding(tp + ("alert_rule_test", ai, "exp_alerts", ei), "RG610",
                                          f"expected {what} is filled in from a template reading $labels.{label}, "
                                          f"which exp_labels lack: the test would lock in an empty value there; "

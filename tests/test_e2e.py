@@ -78,7 +78,9 @@ def test_rulegen_test_runs_promtool_for_real(project, helm_bin, promtool_bin, ca
     assert groups >= 29 and len(specs) >= 3
     assert main(["-C", str(project), "test", "--min-coverage", "100"]) == 0
     out = capsys.readouterr().out
-    assert f"promtool test rules: {groups} test group(s) in {len(specs)} file(s), {groups} passed, 0 failed" in out
+    # one test file per spec, or more where tests state different annotations (see README)
+    m = re.search(rf"promtool test rules: {groups} test group\(s\) in (\d+) file\(s\), {groups} passed, 0 failed", out)
+    assert m and int(m.group(1)) >= len(specs), out
     assert out.rstrip().splitlines()[-1] == f"{groups} passed, 0 failed"
     assert f"coverage: {rules}/{rules} rules (100%)" in out
 

@@ -324,7 +324,7 @@ def test_generated_tests_pass_with_promtool(tmp_path, helm_bin, promtool_bin, ca
 
 
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory, helm_bin, promtool_bin) -> tuple[Path, str]:
+def rendered(tmp_path_factory, helm_bin, promtool_bin) -> tuple[list[Path], dict[Path, str]]:
     """The demo SLO's promtool test file and rules as ``rulegen test`` lays them out from
     what helm renders; the generated tests pass on them."""
     root = _project(tmp_path_factory.mktemp("slo"), {"demo.yaml": spec()})
@@ -333,23 +333,26 @@ def rendered(tmp_path_factory, helm_bin, promtool_bin) -> tuple[Path, str]:
     outputs, _ = plan_project(loaded)
     test_files = prepare_app(loaded.specs[0], outputs, root, root / WORK_DIR)  # test files share one folder
     assert promtool.test_rules(test_files, cwd=test_files[0].parent, root=REPO).returncode == 0
-    return test_files, (test_files[0].parent / "rules.yaml").read_text(encoding="utf-8")
+    # each test file reads its own rule file (tests stating different annotations get their own)
+    rule_files = sorted({test_files[0].parent / f for tf in test_files
+                         for f in yaml.safe_load(tf.read_text(encoding="utf-8"))["rule_files"]})
+    return test_files, {f: f.read_text(encoding="utf-8") for f in rule_files}
 
 
 @pytest.mark.parametrize("factor, mutant, window", [("14.4", "13", 0), ("14.4", "13", 1), ("6", "6.5", 0),
                                                     ("3", "2.8", 1), ("1", "1.05", 0), ("1", "0.95", 1)])
 def test_changing_a_factor_in_the_rendered_rules_fails_a_generated_test(rendered, factor, mutant, window):
-    test_files, text = rendered
+    test_files, texts = rendered
     needle = f"({factor} * 0.005)"
-    assert text.count(needle) == 2  # the long and the short window of the pair
-    at = text.index(needle) if window == 0 else text.index(needle, text.index(needle) + 1)
-    mutated = text[:at] + f"({mutant} * 0.005)" + text[at + len(needle):]
-    rules = test_files[0].parent / "rules.yaml"
     try:
-        rules.write_text(mutated, encoding="utf-8")
+        for rules, text in texts.items():
+            assert text.count(needle) == 2  # the long and the short window of the pair
+            at = text.index(needle) if window == 0 else text.index(needle, text.index(needle) + 1)
+            rules.write_text(text[:at] + f"({mutant} * 0.005)" + text[at + len(needle):], encoding="utf-8")
         run = promtool.test_rules(test_files, cwd=test_files[0].parent, root=REPO)
     finally:
-        rules.write_text(text, encoding="utf-8")
+        for rules, text in texts.items():
+            rules.write_text(text, encoding="utf-8")
     assert run.returncode != 0
     assert [c.name for c in run.cases if not c.passed], run.output
 

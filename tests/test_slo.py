@@ -357,6 +357,47 @@ def test_changing_a_factor_in_the_rendered_rules_fails_a_generated_test(rendered
     assert [c.name for c in run.cases if not c.passed], run.output
 
 
+@pytest.fixture(scope="module", params=["bad", "good", "latency"])
+def rendered_kind(request, tmp_path_factory, helm_bin, promtool_bin):
+    """As ``rendered``, for an SLI of each kind (bad/total, good/total, latency)."""
+    text = {"bad": spec(), "latency": spec(sli=latency()),
+            "good": spec(sli=EVENTS.replace("bad:", "good:").format(
+                bad='grpc_server_handled_total{grpc_code="OK"}', total="grpc_server_handled_total"))}[request.param]
+    root = _project(tmp_path_factory.mktemp(f"slo-{request.param}"), {"demo.yaml": text})
+    assert main(["-C", str(root), "build"]) == 0
+    loaded = load_project(root)
+    outputs, _ = plan_project(loaded)
+    test_files = prepare_app(loaded.specs[0], outputs, root, root / WORK_DIR)
+    assert promtool.test_rules(test_files, cwd=test_files[0].parent, root=REPO).returncode == 0
+    rule_files = sorted({test_files[0].parent / f for tf in test_files
+                         for f in yaml.safe_load(tf.read_text(encoding="utf-8"))["rule_files"]})
+    return request.param, test_files, {f: f.read_text(encoding="utf-8") for f in rule_files}
+
+
+@pytest.mark.parametrize("window, side", [("5m", -1), ("1h", 0), ("3d", -1)])
+def test_a_sli_rule_reading_another_window_fails_a_generated_test(rendered_kind, window, side):
+    # regression: the recording-rule test fed total traffic at one pace, so the 5m window of
+    # the denominator doubled to 10m gave the same rate and no generated test failed
+    kind, test_files, texts = rendered_kind
+    doubled = slo_mod.format_ms(2 * slo_mod.parse_ms(window))
+    try:
+        for rules, text in texts.items():
+            start = text.index(f"record: slo:sli_error:ratio_rate{window}\n")
+            end = text.index("labels:", start)
+            ranges = [m.start() for m in re.finditer(re.escape(f"[{window}]"), text[start:end])]
+            assert len(ranges) >= 2  # numerator and denominator (the latency SLI has three)
+            at = start + ranges[side]
+            rules.write_text(text[:at] + f"[{doubled}]" + text[at + len(window) + 2:], encoding="utf-8")
+        # the file holding the recording-rule test is enough (the others test the alerts)
+        run = promtool.test_rules([f for f in test_files if "recording rules equal" in f.read_text(encoding="utf-8")],
+                                  cwd=test_files[0].parent, root=REPO)
+    finally:
+        for rules, text in texts.items():
+            rules.write_text(text, encoding="utf-8")
+    assert run.returncode != 0, (kind, window, side)
+    assert any("recording rules equal" in c.name for c in run.cases if not c.passed), run.output
+
+
 def _helm(helm_bin, chart: Path, *sets) -> list[dict]:
     args = [str(helm_bin), "template", "r", str(chart), "--set", "enabled=true", "--set", "monitoring.enabled=true"]
     for s in sets:

@@ -551,20 +551,23 @@ MARGIN = Decimal("0.02")
 
 @dataclass
 class Scenario:
-    """Test input: ``segments`` of (minutes, error ratio) one after another, sampled every
-    ``step`` minutes from 0 to :attr:`horizon` minutes (segment lengths are multiples of
-    ``step``). Long scenarios sample every few minutes: promtool then reads far fewer samples
-    per evaluation, and windows of hours still hold dozens."""
+    """Test input: ``segments`` of (minutes, error ratio) or (minutes, error ratio, pace) one
+    after another, sampled every ``step`` minutes from 0 to :attr:`horizon` minutes (segment
+    lengths are multiples of ``step``). ``pace`` multiplies :data:`EVENTS_PER_MIN` for that
+    segment (default 1): traffic that changes pace tells a ratio whose numerator and
+    denominator read different windows from the real one. Long scenarios sample every few
+    minutes: promtool then reads far fewer samples per evaluation, and windows of hours still
+    hold dozens."""
 
     slo: SLO
-    segments: list[tuple[int, Decimal]]
+    segments: list[tuple]
     step: int = 1
     series: list[tuple[str, dict, list[Decimal]]] = field(default_factory=list)  # metric, labels, increments per step
 
     @property
     def horizon(self) -> int:
         """Minutes from the first sample to the last."""
-        return sum(n for n, _ in self.segments)
+        return sum(seg[0] for seg in self.segments)
 
     @property
     def interval(self) -> str:
@@ -573,7 +576,13 @@ class Scenario:
 
     def errors(self) -> list[Decimal]:
         """The error ratio of each step's events (index i: from sample i to i+1)."""
-        return [e for n, e in self.segments for _ in range(n // self.step)]
+        return [seg[1] for seg in self.segments for _ in range(seg[0] // self.step)]
+
+    def events(self) -> list[Decimal]:
+        """The number of events of each step (index i: from sample i to i+1)."""
+        per_step = Decimal(EVENTS_PER_MIN * self.step)
+        return [per_step * Decimal(seg[2] if len(seg) > 2 else 1)
+                for seg in self.segments for _ in range(seg[0] // self.step)]
 
     def build(self) -> Scenario:
         """Choose the physical series (see :func:`sample_labels`) and their increments.
@@ -581,17 +590,17 @@ class Scenario:
         Raises:
             ValueError: no series could be found that the SLI's selectors tell apart.
         """
-        s, n = self.slo, Decimal(EVENTS_PER_MIN * self.step)
-        errs = self.errors()
+        s = self.slo
+        errs = list(zip(self.errors(), self.events()))
         if s.kind == "latency":
             labels = sample_labels(s.total)
             if labels is None:
                 raise ValueError(f"no series matches {s.total.text}")
             base = s.total.name[: -len("_bucket")]
             self.series = [
-                (s.total.name, {**labels, "le": s.le}, [(1 - e) * n for e in errs]),
-                (s.total.name, {**labels, "le": "+Inf"}, [n for _ in errs]),
-                (base + "_count", labels, [n for _ in errs]),
+                (s.total.name, {**labels, "le": s.le}, [(1 - e) * n for e, n in errs]),
+                (s.total.name, {**labels, "le": "+Inf"}, [n for _, n in errs]),
+                (base + "_count", labels, [n for _, n in errs]),
             ]
             return self
         ev_labels = sample_labels(s.events)
@@ -601,8 +610,8 @@ class Scenario:
         share = (lambda e: e) if s.kind == "bad" else (lambda e: 1 - e)
         inside = selects(s.total, s.events.name, ev_labels)  # the events are part of the total
         self.series = [
-            (s.events.name, ev_labels, [share(e) * n for e in errs]),
-            (s.total.name, rest_labels, [(1 - share(e)) * n if inside else n for e in errs]),
+            (s.events.name, ev_labels, [share(e) * n for e, n in errs]),
+            (s.total.name, rest_labels, [(1 - share(e)) * n if inside else n for e, n in errs]),
         ]
         return self
 
@@ -618,7 +627,7 @@ class Scenario:
         out = []
         for metric, labels, incs in self.series:
             parts, value, i = [], Decimal(COUNTER_START), 0
-            for k, (minutes, _) in enumerate(self.segments):
+            for k, (minutes, *_) in enumerate(self.segments):
                 steps = minutes // self.step
                 inc = incs[i] if steps else Decimal(0)
                 if k == 0:
@@ -1024,12 +1033,15 @@ def _require(sc: Scenario, at: int, w: BurnWindow, fires: bool) -> None:
 
 
 def _record_test(slo: SLO) -> dict:
-    """A burn that changes (2x for 30m, then 20x, capped at all-bad) and, at 1h and at 32m
-    (a window's length decides the mix there), each SLI recording rule against the ratio of ``increase()`` sums (PromQL written apart from the
-    rules) and against the ratio computed here; the objective, budget, period ratio and budget
-    left against their values."""
+    """A burn that changes (2x for 30m, then 20x, capped at all-bad) while traffic triples,
+    and, at 1h and at 32m (a window's length decides the mix there), each SLI recording rule
+    against the ratio of ``increase()`` sums (PromQL written apart from the rules) and
+    against the ratio computed here; the objective, budget, period ratio and budget left
+    against their values. The traffic change matters: at a steady pace the total's rate is
+    the same over every window, so a denominator reading the wrong window would go unseen."""
     budget = float(slo.budget)
-    sc = Scenario(slo, [(30, min(Decimal(1), 2 * slo.budget)), (30, min(Decimal(1), 20 * slo.budget))]).build()
+    sc = Scenario(slo, [(30, min(Decimal(1), 2 * slo.budget), 1),
+                        (30, min(Decimal(1), 20 * slo.budget), 3)]).build()
     at = sc.horizon
     checks = []
     # at 1h, and at 32m: 2m after the burn changed pace, so a window half or twice as long

@@ -420,6 +420,94 @@ def test_knobs_turn_the_slo_or_its_ticket_off(tmp_path, helm_bin):
                  _helm(helm_bin, chart, "prometheusRule.disabled.DemoAvailabilitySlowBurn=true")]
     assert "DemoAvailabilitySlowBurn" not in no_ticket and no_ticket.count("DemoAvailabilityFastBurn") == 2
     assert "slo:sli_error:ratio_rate3d" in no_ticket
+    # the per-SLO knobs do the same
+    assert [r.get("alert") or r.get("record") for r in
+            _helm(helm_bin, chart, "prometheusRule.slos.availability.enabled=false")] == ["job:up:sum"]
+    assert [r.get("alert") or r.get("record") for r in
+            _helm(helm_bin, chart, "prometheusRule.slos.availability.ticket=false")] == no_ticket
+
+
+def _helm_values(helm_bin, chart: Path, values: str) -> subprocess.CompletedProcess:
+    f = chart.parent.parent / "override.yaml"
+    f.write_text(values, encoding="utf-8")
+    return subprocess.run([str(helm_bin), "template", "r", str(chart), "--set", "enabled=true",
+                           "--set", "monitoring.enabled=true", "-f", str(f)], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("given, written", [("99.9", "99.9"), ("'99.9'", "99.9"), ("99", "99"), ("95.25", "95.25"),
+                                            ("99.50", "99.5"), ("0.5", "0.5"), ("99.999", "99.999")])
+def test_objective_override_renders_what_a_spec_with_that_objective_renders(tmp_path, helm_bin, given, written):
+    # one chart at 99.5 with the objective set in values, one whose spec says the other objective
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    override = _project(tmp_path / "a", {"demo.yaml": spec()})
+    direct = _project(tmp_path / "b", {"demo.yaml": spec(objective=written)})
+    for root in (override, direct):
+        assert main(["-C", str(root), "build"]) == 0
+    run = _helm_values(helm_bin, override / "charts/demo",
+                       f"prometheusRule:\n  slos:\n    availability:\n      objective: {given}\n")
+    assert run.returncode == 0, run.stderr
+    got = [r for d in yaml.safe_load_all(run.stdout) if d and d.get("kind") == "PrometheusRule"
+           for g in d["spec"]["groups"] for r in g["rules"]]
+    want = _helm(helm_bin, direct / "charts/demo")
+    assert got == want
+    budget = slo_mod.decimal_text((Decimal(100) - Decimal(written)) / 100)
+    assert f"(14.4 * {budget})" in got[-4]["expr"] and f"({written}% good" in got[-4]["annotations"]["description"]
+
+
+def test_objective_override_equal_to_the_spec_changes_no_byte(tmp_path, helm_bin):
+    root = _project(tmp_path, {"demo.yaml": spec()})
+    assert main(["-C", str(root), "build"]) == 0
+    plain = _helm_values(helm_bin, root / "charts/demo", "{}\n")
+    same = _helm_values(helm_bin, root / "charts/demo",
+                        "prometheusRule:\n  slos:\n    availability:\n      objective: 99.5\n")
+    assert plain.returncode == 0 and plain.stdout == same.stdout
+
+
+def test_objective_override_keeps_a_description_the_spec_wrote(tmp_path, helm_bin):
+    text = spec().replace("    description: Requests that do not fail.\n",
+                          "    description: Requests that do not fail.\n    page:\n"
+                          "      description: Burning fast at 99.5.\n")
+    root = _project(tmp_path, {"demo.yaml": text})
+    assert main(["-C", str(root), "build"]) == 0
+    run = _helm_values(helm_bin, root / "charts/demo",
+                       "prometheusRule:\n  slos:\n    availability:\n      objective: 99\n")
+    rules = [r for d in yaml.safe_load_all(run.stdout) if d and d.get("kind") == "PrometheusRule"
+             for g in d["spec"]["groups"] for r in g["rules"]]
+    fast = [r for r in rules if r.get("alert") == "DemoAvailabilityFastBurn"]
+    slow = [r for r in rules if r.get("alert") == "DemoAvailabilitySlowBurn"]
+    assert [r["annotations"]["description"] for r in fast] == ["Burning fast at 99.5."] * 2
+    assert all("(14.4 * 0.01)" in r["expr"] or "(6 * 0.01)" in r["expr"] for r in fast)
+    assert all("(99% good over 30d)" in r["annotations"]["description"] for r in slow)
+
+
+@pytest.mark.parametrize("values, error", [
+    ("objective: 100", "exclusiveMaximum"), ("objective: 0", "exclusiveMinimum"),
+    ("objective: -1", "exclusiveMinimum"), ("objective: abc", "does not match pattern"),
+    ("objective: '1e2'", "does not match pattern"), ("objective: '100'", "is not between 0 and 100"),
+    ("objective: 99.9999999999999", "is not a percentage"), ("ticket: 'no'", "want boolean"),
+    ("enabled: 1", "want boolean"), ("objectve: 99", "additional properties 'objectve' not allowed")])
+def test_slo_knobs_are_typed(tmp_path, helm_bin, values, error):
+    root = _project(tmp_path, {"demo.yaml": spec()})
+    assert main(["-C", str(root), "build"]) == 0
+    run = _helm_values(helm_bin, root / "charts/demo", f"prometheusRule:\n  slos:\n    availability:\n      {values}\n")
+    assert run.returncode != 0 and error in run.stderr, run.stderr
+    run = _helm_values(helm_bin, root / "charts/demo", "prometheusRule:\n  slos:\n    availabilty: {enabled: false}\n")
+    assert run.returncode != 0 and "additional properties 'availabilty' not allowed" in run.stderr
+
+
+def test_values_yaml_gets_the_slo_knobs_and_rg730_names_an_unknown_slo(tmp_path, capsys):
+    root = _project(tmp_path, {"demo.yaml": spec()})
+    assert main(["-C", str(root), "build"]) == 0
+    values = root / "charts/demo/values.yaml"
+    doc = yaml.safe_load(values.read_text(encoding="utf-8"))
+    assert doc["prometheusRule"]["slos"] == {"availability": {"enabled": True, "ticket": True}}
+    values.write_text(values.read_text(encoding="utf-8").replace("    availability:\n", "    availabilty:\n"),
+                      encoding="utf-8")
+    capsys.readouterr()
+    assert main(["-C", str(root), "check"]) != 0
+    out = capsys.readouterr().out
+    assert "RG730" in out and "prometheusRule.slos.availabilty names no SLO of this chart" in out
 
 
 # --- runbook ---------------------------------------------------------------------------------

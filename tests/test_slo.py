@@ -85,6 +85,28 @@ def test_valid_specs_have_no_findings():
     assert findings(spec(period="28d", objective="99.9")) == []
 
 
+def test_a_spec_may_hold_slos_without_groups():
+    text = spec().replace("groups:\n  - name: demo\n    rules:\n      - record: job:up:sum\n        expr: sum(up)\n", "")
+    assert "groups" not in text
+    assert findings(text) == []
+    # neither groups nor slos: one finding that names both; an empty slos: at its position
+    assert findings("app: demo\n") == [("RG203", 1, 1, "error")]
+    res = validate_texts({"rules/demo.yaml": "app: demo\n"})
+    assert "`groups` (or `slos`) is required" in res.findings[0].message
+    assert findings("app: demo\nslos: []\n") == [("RG204", 2, 7, "error")]
+
+
+def test_a_spec_with_slos_only_builds_and_its_tests_pass(tmp_path, helm_bin, promtool_bin, capsys):
+    text = spec().replace("groups:\n  - name: demo\n    rules:\n      - record: job:up:sum\n        expr: sum(up)\n", "")
+    root = _project(tmp_path, {"demo.yaml": text})
+    assert main(["-C", str(root), "build"]) == 0
+    rules = yaml.safe_load((root / "charts/demo/rules/demo.rules.yaml").read_text(encoding="utf-8"))
+    assert [g["name"] for g in rules["groups"]] == ["demo-slo-availability"]
+    capsys.readouterr()
+    assert main(["-C", str(root), "test", "--min-coverage", "100"]) == 0
+    assert "coverage: 15/15 rules (100%)" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("value, code", [("100", "RG350"), ("0", "RG350"), ("-3", "RG350"), ("150.5", "RG350")])
 def test_objective_out_of_range(value, code):
     text = spec(objective=value)

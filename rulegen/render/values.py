@@ -410,6 +410,12 @@ def _set_schema(node: dict, path: list[str], leaf: dict, keep: bool = False) -> 
 PROMQL_NUMBER = {"type": ["number", "string"],
                  "pattern": r"^[-+]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?|0[xX][0-9a-fA-F]+|[iI][nN][fF]|[nN][aA][nN])$"}
 
+#: A duration that is zero (``0``, ``0s``, ``0m0s``...): Prometheus rejects it as a range
+#: (``rate(x[0s])``: "range ... must be > 0"), so a duration parameter written as a range
+#: (``[[[window]]]``) is typed with ``not`` this pattern (Go's regexp, which Helm's schema
+#: validator uses, has no lookahead to say it in one pattern).
+ZERO_DURATION = r"^(0+(ms|y|w|d|h|m|s))*$|^0+$"
+
 #: Severities a spec may use when the project config does not say (``conventions.severities``).
 DEFAULT_SEVERITIES = ("critical", "warning", "info")
 
@@ -433,7 +439,7 @@ def _knobs_schema(rules: tuple = (), groups: tuple[str, ...] = (),
     the key), ``customRules.<recording rule>`` only ``labels``, ``severity`` only
     ``severities`` (any string when empty, as the project config allows), and
     ``customRules.<Alert>.params`` only the alert's parameters, each of its type (a number, or
-    a duration). The knobs object itself is closed (``additionalProperties: false``): a key
+    a duration; kind ``range``: a duration that is not zero). The knobs object itself is closed (``additionalProperties: false``): a key
     directly under ``values_key`` that is not one of :data:`KNOB_NAMES` (``customRule``,
     ``disable``) is rejected and named by Helm. ``slos``: the names of the chart's SLOs,
     the only keys ``slos`` accepts, each ``{enabled, ticket, objective}``
@@ -471,9 +477,14 @@ def _knobs_schema(rules: tuple = (), groups: tuple[str, ...] = (),
             return ref["customAlert"]
         props = {}
         for pname, kind, desc in params:
-            props[pname] = dict(ref["duration"]) if kind == "duration" else dict(PROMQL_NUMBER)
+            if kind == "range":  # a duration inside [ ]: not zero
+                props[pname] = {**definitions["duration"], "not": {"pattern": ZERO_DURATION}}
+            else:
+                props[pname] = dict(ref["duration"]) if kind == "duration" else dict(PROMQL_NUMBER)
             if desc:
                 props[pname]["description"] = desc
+            if kind == "range":
+                props[pname]["description"] = (desc + " " if desc else "") + "(a range: longer than 0)"
         return {"type": "object", "additionalProperties": False, "properties": {**custom_props, "params": {
             "type": "object", "additionalProperties": False, "properties": props}}}
 
@@ -526,7 +537,12 @@ def render_values_schema(spec: Spec, existing: str | None, chart_specs=None,
     specs = [s for s in (chart_specs or [spec]) if s.chart.values_key == spec.chart.values_key]
     if spec not in specs:
         specs.append(spec)
-    rules = tuple(sorted({(r.name, r.is_alert, tuple((p.name, p.kind, p.description) for p in r.params.values()))
+    def kind(r, p) -> str:  # "range": a duration parameter written as a range, [[[name]]] or [[[name]]:
+        written = r.expr_template or ""
+        if p.kind == "duration" and (f"[[[{p.name}]]]" in written or f"[[[{p.name}]]:" in written):
+            return "range"
+        return p.kind
+    rules = tuple(sorted({(r.name, r.is_alert, tuple((p.name, kind(r, p), p.description) for p in r.params.values()))
                           for s in specs for _, r in s.rules()}))
     groups = tuple(sorted({g.name for s in specs for g in s.groups}))
     slos = tuple(sorted({x.name for s in specs for x in s.slos}))

@@ -99,11 +99,34 @@ def test_numbers_and_durations_are_written_as_promql(chart, helm_bin, promtool_b
      "- at '/prometheusRule/customRules/RedisMemoryHigh/params/threshold': 'high' does not match pattern "),
     (["prometheusRule.customRules.RedisDown.params.threshold=1"],
      "- at '/prometheusRule/customRules/RedisDown': additional properties 'params' not allowed"),
-], ids=["typo", "duration", "number", "no-params"])
+    (["prometheusRule.customRules.RedisRejected.params.window=0s"],
+     "- at '/prometheusRule/customRules/RedisRejected/params/window': 'not' failed"),
+    (["prometheusRule.customRules.RedisRejected.params.window=0"],
+     "- at '/prometheusRule/customRules/RedisRejected/params/window': got number, want string"),
+], ids=["typo", "duration", "number", "no-params", "zero-range", "zero"])
 def test_the_schema_types_each_parameter(chart, helm_bin, sets, error):
     with pytest.raises(HelmError) as e:
         helm_run.template(chart[0], set_values=sets)
     assert str(e.value).splitlines()[2].startswith(error)
+
+
+def test_only_a_duration_written_as_a_range_must_not_be_zero():
+    # regression: `window: 0s` passed the schema and promtool then rejected `[0s]`
+    import json
+    import re
+    from rulegen.render.values import render_values_schema
+    import copy
+    spec = copy.deepcopy(SPEC)
+    rejected = spec["groups"][0]["rules"][2]
+    rejected["expr"] = "increase(redis_rejected_connections_total[[[window]]] offset [[shift]]) > [[count]]"
+    rejected["params"]["shift"] = "0s"
+    doc = json.loads(render_values_schema(make_spec(spec), None))
+    params = doc["properties"]["prometheusRule"]["properties"]["customRules"]["properties"]["RedisRejected"][
+        "properties"]["params"]["properties"]
+    zero = re.compile(params["window"]["not"]["pattern"])
+    assert all(zero.search(v) for v in ("0", "0s", "0m0s", "00h"))
+    assert not any(zero.search(v) for v in ("5m", "1h0m", "10s", "0s5ms"))
+    assert "not" not in params["shift"] and params["shift"]["$ref"].endswith("/duration")
 
 
 def test_runbook_page_names_the_knob():

@@ -140,7 +140,7 @@ def test_check_names_a_misspelt_knob_instead_of_adding_the_right_one_beside_it(t
     assert "customRules" not in edited
     message = (f"charts/llama-swap/values.yaml:{line}:3: error RG730 prometheusRule.customRule is not a knob "
                "rulegen's template reads (did you mean customRules? the knobs are runbookUrl, labels, "
-               "annotations, additionalRuleLabels, additionalRuleAnnotations, groups, disabled, customRules); "
+               "annotations, additionalRuleLabels, additionalRuleAnnotations, groups, disabled, customRules, slos); "
                "helm rejects it (values.schema.json): remove or rename the key")
     assert out[0] == message
     assert message in built

@@ -85,6 +85,28 @@ def test_valid_specs_have_no_findings():
     assert findings(spec(period="28d", objective="99.9")) == []
 
 
+def test_a_spec_may_hold_slos_without_groups():
+    text = spec().replace("groups:\n  - name: demo\n    rules:\n      - record: job:up:sum\n        expr: sum(up)\n", "")
+    assert "groups" not in text
+    assert findings(text) == []
+    # neither groups nor slos: one finding that names both; an empty slos: at its position
+    assert findings("app: demo\n") == [("RG203", 1, 1, "error")]
+    res = validate_texts({"rules/demo.yaml": "app: demo\n"})
+    assert "`groups` (or `slos`) is required" in res.findings[0].message
+    assert findings("app: demo\nslos: []\n") == [("RG204", 2, 7, "error")]
+
+
+def test_a_spec_with_slos_only_builds_and_its_tests_pass(tmp_path, helm_bin, promtool_bin, capsys):
+    text = spec().replace("groups:\n  - name: demo\n    rules:\n      - record: job:up:sum\n        expr: sum(up)\n", "")
+    root = _project(tmp_path, {"demo.yaml": text})
+    assert main(["-C", str(root), "build"]) == 0
+    rules = yaml.safe_load((root / "charts/demo/rules/demo.rules.yaml").read_text(encoding="utf-8"))
+    assert [g["name"] for g in rules["groups"]] == ["demo-slo-availability"]
+    capsys.readouterr()
+    assert main(["-C", str(root), "test", "--min-coverage", "100"]) == 0
+    assert "coverage: 15/15 rules (100%)" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("value, code", [("100", "RG350"), ("0", "RG350"), ("-3", "RG350"), ("150.5", "RG350")])
 def test_objective_out_of_range(value, code):
     text = spec(objective=value)
@@ -357,6 +379,47 @@ def test_changing_a_factor_in_the_rendered_rules_fails_a_generated_test(rendered
     assert [c.name for c in run.cases if not c.passed], run.output
 
 
+@pytest.fixture(scope="module", params=["bad", "good", "latency"])
+def rendered_kind(request, tmp_path_factory, helm_bin, promtool_bin):
+    """As ``rendered``, for an SLI of each kind (bad/total, good/total, latency)."""
+    text = {"bad": spec(), "latency": spec(sli=latency()),
+            "good": spec(sli=EVENTS.replace("bad:", "good:").format(
+                bad='grpc_server_handled_total{grpc_code="OK"}', total="grpc_server_handled_total"))}[request.param]
+    root = _project(tmp_path_factory.mktemp(f"slo-{request.param}"), {"demo.yaml": text})
+    assert main(["-C", str(root), "build"]) == 0
+    loaded = load_project(root)
+    outputs, _ = plan_project(loaded)
+    test_files = prepare_app(loaded.specs[0], outputs, root, root / WORK_DIR)
+    assert promtool.test_rules(test_files, cwd=test_files[0].parent, root=REPO).returncode == 0
+    rule_files = sorted({test_files[0].parent / f for tf in test_files
+                         for f in yaml.safe_load(tf.read_text(encoding="utf-8"))["rule_files"]})
+    return request.param, test_files, {f: f.read_text(encoding="utf-8") for f in rule_files}
+
+
+@pytest.mark.parametrize("window, side", [("5m", -1), ("1h", 0), ("3d", -1)])
+def test_a_sli_rule_reading_another_window_fails_a_generated_test(rendered_kind, window, side):
+    # regression: the recording-rule test fed total traffic at one pace, so the 5m window of
+    # the denominator doubled to 10m gave the same rate and no generated test failed
+    kind, test_files, texts = rendered_kind
+    doubled = slo_mod.format_ms(2 * slo_mod.parse_ms(window))
+    try:
+        for rules, text in texts.items():
+            start = text.index(f"record: slo:sli_error:ratio_rate{window}\n")
+            end = text.index("labels:", start)
+            ranges = [m.start() for m in re.finditer(re.escape(f"[{window}]"), text[start:end])]
+            assert len(ranges) >= 2  # numerator and denominator (the latency SLI has three)
+            at = start + ranges[side]
+            rules.write_text(text[:at] + f"[{doubled}]" + text[at + len(window) + 2:], encoding="utf-8")
+        # the file holding the recording-rule test is enough (the others test the alerts)
+        run = promtool.test_rules([f for f in test_files if "recording rules equal" in f.read_text(encoding="utf-8")],
+                                  cwd=test_files[0].parent, root=REPO)
+    finally:
+        for rules, text in texts.items():
+            rules.write_text(text, encoding="utf-8")
+    assert run.returncode != 0, (kind, window, side)
+    assert any("recording rules equal" in c.name for c in run.cases if not c.passed), run.output
+
+
 def _helm(helm_bin, chart: Path, *sets) -> list[dict]:
     args = [str(helm_bin), "template", "r", str(chart), "--set", "enabled=true", "--set", "monitoring.enabled=true"]
     for s in sets:
@@ -379,6 +442,94 @@ def test_knobs_turn_the_slo_or_its_ticket_off(tmp_path, helm_bin):
                  _helm(helm_bin, chart, "prometheusRule.disabled.DemoAvailabilitySlowBurn=true")]
     assert "DemoAvailabilitySlowBurn" not in no_ticket and no_ticket.count("DemoAvailabilityFastBurn") == 2
     assert "slo:sli_error:ratio_rate3d" in no_ticket
+    # the per-SLO knobs do the same
+    assert [r.get("alert") or r.get("record") for r in
+            _helm(helm_bin, chart, "prometheusRule.slos.availability.enabled=false")] == ["job:up:sum"]
+    assert [r.get("alert") or r.get("record") for r in
+            _helm(helm_bin, chart, "prometheusRule.slos.availability.ticket=false")] == no_ticket
+
+
+def _helm_values(helm_bin, chart: Path, values: str) -> subprocess.CompletedProcess:
+    f = chart.parent.parent / "override.yaml"
+    f.write_text(values, encoding="utf-8")
+    return subprocess.run([str(helm_bin), "template", "r", str(chart), "--set", "enabled=true",
+                           "--set", "monitoring.enabled=true", "-f", str(f)], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("given, written", [("99.9", "99.9"), ("'99.9'", "99.9"), ("99", "99"), ("95.25", "95.25"),
+                                            ("99.50", "99.5"), ("0.5", "0.5"), ("99.999", "99.999")])
+def test_objective_override_renders_what_a_spec_with_that_objective_renders(tmp_path, helm_bin, given, written):
+    # one chart at 99.5 with the objective set in values, one whose spec says the other objective
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    override = _project(tmp_path / "a", {"demo.yaml": spec()})
+    direct = _project(tmp_path / "b", {"demo.yaml": spec(objective=written)})
+    for root in (override, direct):
+        assert main(["-C", str(root), "build"]) == 0
+    run = _helm_values(helm_bin, override / "charts/demo",
+                       f"prometheusRule:\n  slos:\n    availability:\n      objective: {given}\n")
+    assert run.returncode == 0, run.stderr
+    got = [r for d in yaml.safe_load_all(run.stdout) if d and d.get("kind") == "PrometheusRule"
+           for g in d["spec"]["groups"] for r in g["rules"]]
+    want = _helm(helm_bin, direct / "charts/demo")
+    assert got == want
+    budget = slo_mod.decimal_text((Decimal(100) - Decimal(written)) / 100)
+    assert f"(14.4 * {budget})" in got[-4]["expr"] and f"({written}% good" in got[-4]["annotations"]["description"]
+
+
+def test_objective_override_equal_to_the_spec_changes_no_byte(tmp_path, helm_bin):
+    root = _project(tmp_path, {"demo.yaml": spec()})
+    assert main(["-C", str(root), "build"]) == 0
+    plain = _helm_values(helm_bin, root / "charts/demo", "{}\n")
+    same = _helm_values(helm_bin, root / "charts/demo",
+                        "prometheusRule:\n  slos:\n    availability:\n      objective: 99.5\n")
+    assert plain.returncode == 0 and plain.stdout == same.stdout
+
+
+def test_objective_override_keeps_a_description_the_spec_wrote(tmp_path, helm_bin):
+    text = spec().replace("    description: Requests that do not fail.\n",
+                          "    description: Requests that do not fail.\n    page:\n"
+                          "      description: Burning fast at 99.5.\n")
+    root = _project(tmp_path, {"demo.yaml": text})
+    assert main(["-C", str(root), "build"]) == 0
+    run = _helm_values(helm_bin, root / "charts/demo",
+                       "prometheusRule:\n  slos:\n    availability:\n      objective: 99\n")
+    rules = [r for d in yaml.safe_load_all(run.stdout) if d and d.get("kind") == "PrometheusRule"
+             for g in d["spec"]["groups"] for r in g["rules"]]
+    fast = [r for r in rules if r.get("alert") == "DemoAvailabilityFastBurn"]
+    slow = [r for r in rules if r.get("alert") == "DemoAvailabilitySlowBurn"]
+    assert [r["annotations"]["description"] for r in fast] == ["Burning fast at 99.5."] * 2
+    assert all("(14.4 * 0.01)" in r["expr"] or "(6 * 0.01)" in r["expr"] for r in fast)
+    assert all("(99% good over 30d)" in r["annotations"]["description"] for r in slow)
+
+
+@pytest.mark.parametrize("values, error", [
+    ("objective: 100", "exclusiveMaximum"), ("objective: 0", "exclusiveMinimum"),
+    ("objective: -1", "exclusiveMinimum"), ("objective: abc", "does not match pattern"),
+    ("objective: '1e2'", "does not match pattern"), ("objective: '100'", "is not between 0 and 100"),
+    ("objective: 99.9999999999999", "is not a percentage"), ("ticket: 'no'", "want boolean"),
+    ("enabled: 1", "want boolean"), ("objectve: 99", "additional properties 'objectve' not allowed")])
+def test_slo_knobs_are_typed(tmp_path, helm_bin, values, error):
+    root = _project(tmp_path, {"demo.yaml": spec()})
+    assert main(["-C", str(root), "build"]) == 0
+    run = _helm_values(helm_bin, root / "charts/demo", f"prometheusRule:\n  slos:\n    availability:\n      {values}\n")
+    assert run.returncode != 0 and error in run.stderr, run.stderr
+    run = _helm_values(helm_bin, root / "charts/demo", "prometheusRule:\n  slos:\n    availabilty: {enabled: false}\n")
+    assert run.returncode != 0 and "additional properties 'availabilty' not allowed" in run.stderr
+
+
+def test_values_yaml_gets_the_slo_knobs_and_rg730_names_an_unknown_slo(tmp_path, capsys):
+    root = _project(tmp_path, {"demo.yaml": spec()})
+    assert main(["-C", str(root), "build"]) == 0
+    values = root / "charts/demo/values.yaml"
+    doc = yaml.safe_load(values.read_text(encoding="utf-8"))
+    assert doc["prometheusRule"]["slos"] == {"availability": {"enabled": True, "ticket": True}}
+    values.write_text(values.read_text(encoding="utf-8").replace("    availability:\n", "    availabilty:\n"),
+                      encoding="utf-8")
+    capsys.readouterr()
+    assert main(["-C", str(root), "check"]) != 0
+    out = capsys.readouterr().out
+    assert "RG730" in out and "prometheusRule.slos.availabilty names no SLO of this chart" in out
 
 
 # --- runbook ---------------------------------------------------------------------------------

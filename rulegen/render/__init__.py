@@ -233,7 +233,8 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
             for line, col, msg in values.unknown_knobs(shared[vpath].content, key,
                                                        {r.name for s in mine for _, r in s.rules()},
                                                        {g.name for s in mine for g in s.groups},
-                                                       {g for s in mine for g in s.chart.gates}):
+                                                       {g for s in mine for g in s.chart.gates},
+                                                       {x.name for s in mine for x in s.slos}):
                 findings.append(Finding(vpath, line, col, "RG730", Severity.ERROR, msg))
     outs.extend(shared.values())
     if specs:

@@ -32,6 +32,10 @@ one of its rules is not disabled, so ``rules: null`` cannot happen.
   given there (summary, description, runbook_url, ...) replaces the generated one;
 * ``customRules.<Alert>.params.<name>``: a parameter of the alert's expr (``[[name]]`` in the
   spec, see :class:`rulegen.spec.model.Param`) instead of its default;
+* ``slos.<slo>.{enabled, ticket, objective}``: an SLO's rules (its group), its ticket alert,
+  and its objective in percent (the objective and budget recording rules, the budget left,
+  the burn-rate thresholds and the generated descriptions; computed on decimal digits, see
+  ``rulegen.v2.objective``);
 * ``runbookUrl``: base URL of the runbook site; each alert links to
   ``<runbookUrl>/<app>/#<anchor>`` (a ``runbook_url`` the spec sets to another address is kept);
 * ``labels`` / ``annotations`` on the PrometheusRule itself (e.g. ``release:
@@ -76,6 +80,12 @@ SETTINGS_PREFIX = "# rulegen-chart: "
 #: and the defaults. The rules file holds the expr with the defaults; the template writes the
 #: expr from this line only when values override one of its parameters.
 PARAMS_PREFIX = "# rulegen-params: "
+#: Prefix of a line per SLO (:mod:`rulegen.spec.slo`): its group's position (``at``), name
+#: (``slo``), ticket alert (``ticket``) and, by rule index in the group, the texts that depend
+#: on the objective written with ``[[objective]]``-style placeholders
+#: (:func:`rulegen.spec.slo.objective_templates`). The template reads
+#: ``<valuesKey>.slos.<name>`` (``enabled``, ``ticket``, ``objective``) with it.
+SLO_PREFIX = "# rulegen-slo: "
 _NOTICE_PLACEHOLDER = "@@NOTICE@@"
 def chart_helpers(chart_dir: Path) -> set[str]:
     """Names of the templates the chart defines (``{{ define "x.fullname" }}``) in its
@@ -222,6 +232,14 @@ def render_rules_file(spec: Spec, root: Path, site_url: str, header_lines: list[
                 lines.append(PARAMS_PREFIX + json.dumps(
                     {"at": f"{gi}.{ri}", "alert": r.name, "expr": r.expr_template,
                      "defaults": {p.name: p.default for p in r.params.values()}}, ensure_ascii=True))
+    from ..spec import slo as slo_mod
+    at = {g.name: gi for gi, g in enumerate(spec.groups)}
+    for s in spec.slos:
+        if s.group_name in at:
+            lines.append(SLO_PREFIX + json.dumps(
+                {"at": str(at[s.group_name]), "slo": s.name, "ticket": s.alert_name("ticket"),
+                 "rules": {str(i): texts for i, texts in slo_mod.objective_templates(s).items()}},
+                ensure_ascii=True))
     return "\n".join(lines) + "\n" + dump({"groups": rule_groups(spec, site_url)}, readable=True) + "\n"
 
 

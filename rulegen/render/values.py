@@ -55,6 +55,7 @@ _KNOB_COMMENTS = {
     "groups": "Per rule group: <group>: {enabled, additionalRuleLabels, additionalRuleAnnotations}.",
     "disabled": "<RuleName>: true drops that alert or recording rule; a group left empty is not rendered.",
     "customRules": "<RuleName>: {for, keepFiringFor, severity, labels, annotations, params} overrides for one rule.",
+    "slos": "Per SLO: <slo>: {enabled, ticket, objective}; objective: 99.9 (percent) replaces the spec's.",
 }
 
 
@@ -98,6 +99,8 @@ def _wanted(spec: Spec, site_url: str) -> dict:
         "groups": _Want({g.name: _Want({"enabled": _Want(True)}) for g in spec.groups}),
         "disabled": _Want({}), "customRules": _Want({}),
     }
+    if spec.slos:  # the objective is not written: a copy here would outlive a change in the spec
+        knobs["slos"] = _Want({s.name: _Want({"enabled": _Want(True), "ticket": _Want(True)}) for s in spec.slos})
     for k, w in knobs.items():
         w.before = _KNOB_COMMENTS[k]
     tree.setdefault(spec.chart.values_key, _Want(
@@ -407,12 +410,28 @@ def _set_schema(node: dict, path: list[str], leaf: dict, keep: bool = False) -> 
 PROMQL_NUMBER = {"type": ["number", "string"],
                  "pattern": r"^[-+]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?|0[xX][0-9a-fA-F]+|[iI][nN][fF]|[nN][aA][nN])$"}
 
+#: A duration that is zero (``0``, ``0s``, ``0m0s``...): Prometheus rejects it as a range
+#: (``rate(x[0s])``: "range ... must be > 0"), so a duration parameter written as a range
+#: (``[[[window]]]``) is typed with ``not`` this pattern (Go's regexp, which Helm's schema
+#: validator uses, has no lookahead to say it in one pattern).
+ZERO_DURATION = r"^(0+(ms|y|w|d|h|m|s))*$|^0+$"
+
 #: Severities a spec may use when the project config does not say (``conventions.severities``).
 DEFAULT_SEVERITIES = ("critical", "warning", "info")
 
 
+#: Schema of an SLO objective override: a percentage strictly between 0 and 100, as a number or
+#: as a string (``--set`` gives strings for decimals) of at most 3 whole and 12 decimal digits,
+#: the forms the chart template computes with (``rulegen.v2.objective``, which also rejects a
+#: string outside (0, 100), as a schema pattern cannot say it readably).
+OBJECTIVE = {"type": ["number", "string"], "exclusiveMinimum": 0, "exclusiveMaximum": 100,
+             "pattern": r"^[0-9]{1,3}([.][0-9]{1,12})?$",
+             "description": "percent of good events, replacing the spec's objective (0 < objective < 100)"}
+
+
 def _knobs_schema(rules: tuple = (), groups: tuple[str, ...] = (),
-                  severities: tuple[str, ...] = DEFAULT_SEVERITIES, values_key: str = "prometheusRule") -> dict:
+                  severities: tuple[str, ...] = DEFAULT_SEVERITIES, values_key: str = "prometheusRule",
+                  slos: tuple[str, ...] = ()) -> dict:
     """The schema of the knobs (the value of ``properties.<values_key>``). ``rules``: (name, is
     an alert, its params as (name, kind, description)) of every rule of the chart's specs;
     ``groups``: their group names. When given, ``disabled``, ``customRules`` and ``groups``
@@ -420,9 +439,11 @@ def _knobs_schema(rules: tuple = (), groups: tuple[str, ...] = (),
     the key), ``customRules.<recording rule>`` only ``labels``, ``severity`` only
     ``severities`` (any string when empty, as the project config allows), and
     ``customRules.<Alert>.params`` only the alert's parameters, each of its type (a number, or
-    a duration). The knobs object itself is closed (``additionalProperties: false``): a key
+    a duration; kind ``range``: a duration that is not zero). The knobs object itself is closed (``additionalProperties: false``): a key
     directly under ``values_key`` that is not one of :data:`KNOB_NAMES` (``customRule``,
-    ``disable``) is rejected and named by Helm. Shapes used more than once are written once under ``definitions`` and
+    ``disable``) is rejected and named by Helm. ``slos``: the names of the chart's SLOs,
+    the only keys ``slos`` accepts, each ``{enabled, ticket, objective}``
+    (:data:`OBJECTIVE`). Shapes used more than once are written once under ``definitions`` and
     referenced (``$ref``), so the file stays short with many alerts."""
     from urllib.parse import quote
     here = "#/properties/" + quote(values_key.replace("~", "~0").replace("/", "~1"), safe="~") + "/definitions/"
@@ -445,16 +466,25 @@ def _knobs_schema(rules: tuple = (), groups: tuple[str, ...] = (),
         "customAlert": {"type": "object", "additionalProperties": False, "properties": custom_props},
         "customRecord": {"type": "object", "additionalProperties": False, "properties": {"labels": ref["labels"]},
                          "description": "a recording rule: only labels apply"},
+        "slo": {"type": "object", "additionalProperties": False,
+                "properties": {"enabled": {"type": "boolean"}, "ticket": {"type": "boolean"},
+                               "objective": OBJECTIVE}},
     }
+    ref["slo"] = {"$ref": here + "slo"}
 
     def custom_of(params) -> dict:
         if not params:
             return ref["customAlert"]
         props = {}
         for pname, kind, desc in params:
-            props[pname] = dict(ref["duration"]) if kind == "duration" else dict(PROMQL_NUMBER)
+            if kind == "range":  # a duration inside [ ]: not zero
+                props[pname] = {**definitions["duration"], "not": {"pattern": ZERO_DURATION}}
+            else:
+                props[pname] = dict(ref["duration"]) if kind == "duration" else dict(PROMQL_NUMBER)
             if desc:
                 props[pname]["description"] = desc
+            if kind == "range":
+                props[pname]["description"] = (desc + " " if desc else "") + "(a range: longer than 0)"
         return {"type": "object", "additionalProperties": False, "properties": {**custom_props, "params": {
             "type": "object", "additionalProperties": False, "properties": props}}}
 
@@ -489,6 +519,8 @@ def _knobs_schema(rules: tuple = (), groups: tuple[str, ...] = (),
             "groups": groups_schema,
             "disabled": disabled,
             "customRules": customs,
+            "slos": {"type": "object", "additionalProperties": False,
+                     "properties": {name: ref["slo"] for name in sorted(set(slos))}},
         },
         "definitions": definitions,
     }
@@ -505,16 +537,23 @@ def render_values_schema(spec: Spec, existing: str | None, chart_specs=None,
     specs = [s for s in (chart_specs or [spec]) if s.chart.values_key == spec.chart.values_key]
     if spec not in specs:
         specs.append(spec)
-    rules = tuple(sorted({(r.name, r.is_alert, tuple((p.name, p.kind, p.description) for p in r.params.values()))
+    def kind(r, p) -> str:  # "range": a duration parameter written as a range, [[[name]]] or [[[name]]:
+        written = r.expr_template or ""
+        if p.kind == "duration" and (f"[[[{p.name}]]]" in written or f"[[[{p.name}]]:" in written):
+            return "range"
+        return p.kind
+    rules = tuple(sorted({(r.name, r.is_alert, tuple((p.name, kind(r, p), p.description) for p in r.params.values()))
                           for s in specs for _, r in s.rules()}))
     groups = tuple(sorted({g.name for s in specs for g in s.groups}))
+    slos = tuple(sorted({x.name for s in specs for x in s.slos}))
     return _values_schema_text(existing, tuple(spec.chart.gates), spec.chart.values_key, rules, groups,
-                               tuple(severities or ()))
+                               tuple(severities or ()), slos)
 
 
 @functools.lru_cache(maxsize=64)
 def _values_schema_text(existing: str | None, gates: tuple[str, ...], values_key: str,
-                        rules: tuple = (), groups: tuple = (), severities: tuple = DEFAULT_SEVERITIES) -> str:
+                        rules: tuple = (), groups: tuple = (), severities: tuple = DEFAULT_SEVERITIES,
+                        slos: tuple = ()) -> str:
     """:func:`render_values_schema` from what it depends on. Cached: ``json.dumps`` with
     ``indent`` runs in pure Python (a tenth of a second for 100 charts), and a check renders
     each chart's schema once more for the link check."""
@@ -527,7 +566,7 @@ def _values_schema_text(existing: str | None, gates: tuple[str, ...], values_key
         raise ValueError("values.schema.json is not a JSON object")
     for gate in gates:
         _set_schema(doc, gate.split("."), GATE_SCHEMA, keep=True)
-    _set_schema(doc, [values_key], _knobs_schema(rules, groups, severities, values_key))
+    _set_schema(doc, [values_key], _knobs_schema(rules, groups, severities, values_key, slos))
     for gate in gates:  # a gate under the values key is a key the closed knobs object allows
         if gate.split(".")[0] == values_key:
             _set_schema(doc, gate.split("."), GATE_SCHEMA, keep=True)
@@ -542,11 +581,11 @@ def _values_schema_text(existing: str | None, gates: tuple[str, ...], values_key
                          "which cannot be written as UTF-8") from None
     return text.replace("\n", line_ending(existing))
 
-def unknown_knobs(text: str, values_key: str, rules, groups, gates=()) -> list[tuple[int, int, str]]:
+def unknown_knobs(text: str, values_key: str, rules, groups, gates=(), slos=()) -> list[tuple[int, int, str]]:
     """Keys of ``values.yaml`` text directly under ``<values_key>`` that are no knob
     (:data:`KNOB_NAMES`, or the first part of a gate under the values key, ``gates``: dotted
-    paths), and keys under ``<values_key>.disabled``, ``.customRules`` and ``.groups`` that name
-    no rule (``rules``: names) or group (``groups``) of the chart, as (line, column, message),
+    paths), and keys under ``<values_key>.disabled``, ``.customRules``, ``.groups`` and ``.slos``
+    that name no rule (``rules``: names), group (``groups``) or SLO (``slos``) of the chart, as (line, column, message),
     1-based, at the key, in document order. The chart's values.schema.json rejects them,
     so ``helm template`` of the chart itself would fail; rulegen never removes a person's keys,
     so a renamed or removed alert or group leaves one behind (``RG730``). Returns [] when the
@@ -578,7 +617,7 @@ def unknown_knobs(text: str, values_key: str, rules, groups, gates=()) -> list[t
                             f"are {', '.join(KNOB_NAMES)}); helm rejects it (values.schema.json): "
                             "remove or rename the key"))
     for part, known, what in (("disabled", set(rules), "rule"), ("customRules", set(rules), "rule"),
-                              ("groups", set(groups), "rule group")):
+                              ("groups", set(groups), "rule group"), ("slos", set(slos), "SLO")):
         node = child(knobs, part)
         if not isinstance(node, yaml.MappingNode):
             continue

@@ -227,7 +227,7 @@ def build_spec(lf: LoadedFile) -> Spec:
     # component label, which ``rulegen import`` writes so rendered rules equal the originals.
     default_component = d.get("component", app)
     groups = []
-    for gi, g in enumerate(d["groups"]):
+    for gi, g in enumerate(d.get("groups") or []):
         gp = ("groups", gi)
         rules = []
         for ri, r in enumerate(g["rules"]):

@@ -30,8 +30,10 @@ rules written by hand. The method is the Google SRE workbook's, chapter "Alertin
 
 Each window pair is its own alert rule carrying ``long`` and ``short`` labels (Pyrra's
 shape); the two page pairs share the page alert's name and the two ticket pairs the ticket
-alert's, so ``disabled.<ticket alert>`` in the chart values drops the ticket alert, and
-``groups.<app>-slo-<name>.enabled: false`` the whole SLO.
+alert's. The chart values have a knob per SLO (``slos.<name>``): ``enabled: false`` drops the
+whole SLO, ``ticket: false`` its ticket alert, and ``objective`` replaces the objective in
+every text that holds it (:func:`objective_templates`; the generated tests and the runbook
+page keep the spec's).
 
 Durations are Prometheus duration strings; this module works in milliseconds internally.
 """
@@ -551,20 +553,23 @@ MARGIN = Decimal("0.02")
 
 @dataclass
 class Scenario:
-    """Test input: ``segments`` of (minutes, error ratio) one after another, sampled every
-    ``step`` minutes from 0 to :attr:`horizon` minutes (segment lengths are multiples of
-    ``step``). Long scenarios sample every few minutes: promtool then reads far fewer samples
-    per evaluation, and windows of hours still hold dozens."""
+    """Test input: ``segments`` of (minutes, error ratio) or (minutes, error ratio, pace) one
+    after another, sampled every ``step`` minutes from 0 to :attr:`horizon` minutes (segment
+    lengths are multiples of ``step``). ``pace`` multiplies :data:`EVENTS_PER_MIN` for that
+    segment (default 1): traffic that changes pace tells a ratio whose numerator and
+    denominator read different windows from the real one. Long scenarios sample every few
+    minutes: promtool then reads far fewer samples per evaluation, and windows of hours still
+    hold dozens."""
 
     slo: SLO
-    segments: list[tuple[int, Decimal]]
+    segments: list[tuple]
     step: int = 1
     series: list[tuple[str, dict, list[Decimal]]] = field(default_factory=list)  # metric, labels, increments per step
 
     @property
     def horizon(self) -> int:
         """Minutes from the first sample to the last."""
-        return sum(n for n, _ in self.segments)
+        return sum(seg[0] for seg in self.segments)
 
     @property
     def interval(self) -> str:
@@ -573,7 +578,13 @@ class Scenario:
 
     def errors(self) -> list[Decimal]:
         """The error ratio of each step's events (index i: from sample i to i+1)."""
-        return [e for n, e in self.segments for _ in range(n // self.step)]
+        return [seg[1] for seg in self.segments for _ in range(seg[0] // self.step)]
+
+    def events(self) -> list[Decimal]:
+        """The number of events of each step (index i: from sample i to i+1)."""
+        per_step = Decimal(EVENTS_PER_MIN * self.step)
+        return [per_step * Decimal(seg[2] if len(seg) > 2 else 1)
+                for seg in self.segments for _ in range(seg[0] // self.step)]
 
     def build(self) -> Scenario:
         """Choose the physical series (see :func:`sample_labels`) and their increments.
@@ -581,17 +592,17 @@ class Scenario:
         Raises:
             ValueError: no series could be found that the SLI's selectors tell apart.
         """
-        s, n = self.slo, Decimal(EVENTS_PER_MIN * self.step)
-        errs = self.errors()
+        s = self.slo
+        errs = list(zip(self.errors(), self.events()))
         if s.kind == "latency":
             labels = sample_labels(s.total)
             if labels is None:
                 raise ValueError(f"no series matches {s.total.text}")
             base = s.total.name[: -len("_bucket")]
             self.series = [
-                (s.total.name, {**labels, "le": s.le}, [(1 - e) * n for e in errs]),
-                (s.total.name, {**labels, "le": "+Inf"}, [n for _ in errs]),
-                (base + "_count", labels, [n for _ in errs]),
+                (s.total.name, {**labels, "le": s.le}, [(1 - e) * n for e, n in errs]),
+                (s.total.name, {**labels, "le": "+Inf"}, [n for _, n in errs]),
+                (base + "_count", labels, [n for _, n in errs]),
             ]
             return self
         ev_labels = sample_labels(s.events)
@@ -601,8 +612,8 @@ class Scenario:
         share = (lambda e: e) if s.kind == "bad" else (lambda e: 1 - e)
         inside = selects(s.total, s.events.name, ev_labels)  # the events are part of the total
         self.series = [
-            (s.events.name, ev_labels, [share(e) * n for e in errs]),
-            (s.total.name, rest_labels, [(1 - share(e)) * n if inside else n for e in errs]),
+            (s.events.name, ev_labels, [share(e) * n for e, n in errs]),
+            (s.total.name, rest_labels, [(1 - share(e)) * n if inside else n for e, n in errs]),
         ]
         return self
 
@@ -618,7 +629,7 @@ class Scenario:
         out = []
         for metric, labels, incs in self.series:
             parts, value, i = [], Decimal(COUNTER_START), 0
-            for k, (minutes, _) in enumerate(self.segments):
+            for k, (minutes, *_) in enumerate(self.segments):
                 steps = minutes // self.step
                 inc = incs[i] if steps else Decimal(0)
                 if k == 0:
@@ -712,9 +723,35 @@ def section_id(name: str) -> str:
     return f"slo-{name}"
 
 
-def threshold_text(w: BurnWindow, budget: Decimal) -> str:
-    """The alert threshold as PromQL, ``(14.4 * 0.005)``: factor times error budget (a ratio)."""
-    return f"({decimal_text(w.factor)} * {decimal_text(budget)})"
+def threshold_text(w: BurnWindow, budget: Decimal | str) -> str:
+    """The alert threshold as PromQL, ``(14.4 * 0.005)``: factor times error budget (a ratio,
+    or its text: :data:`OBJECTIVE_PLACEHOLDERS` writes ``(14.4 * [[budget]])``)."""
+    return f"({decimal_text(w.factor)} * {budget if isinstance(budget, str) else decimal_text(budget)})"
+
+
+@dataclass(frozen=True)
+class ObjectiveTexts:
+    """How the objective appears in the generated rules, as text: ``objective`` and ``budget``
+    as ratios (``0.995``, ``0.005``: in exprs), ``objective_percent`` and ``budget_percent``
+    (``99.5``, ``0.5``: in the generated descriptions)."""
+
+    objective: str
+    budget: str
+    objective_percent: str
+    budget_percent: str
+
+    @staticmethod
+    def of(slo: "SLO") -> "ObjectiveTexts":
+        """The texts of ``slo``'s own objective."""
+        return ObjectiveTexts(decimal_text(slo.objective / 100), decimal_text(slo.budget),
+                              decimal_text(slo.objective), decimal_text(slo.budget * 100))
+
+
+#: The texts as placeholders: the rules file's ``# rulegen-slo:`` line holds each rule's expr
+#: and description written with them, and the chart template fills them in when the values
+#: override the objective (``<valuesKey>.slos.<name>.objective``, see
+#: :func:`objective_templates`). ``[[`` never occurs in PromQL outside a string.
+OBJECTIVE_PLACEHOLDERS = ObjectiveTexts("[[objective]]", "[[budget]]", "[[objective_percent]]", "[[budget_percent]]")
 
 
 def percent(d: Decimal) -> str:
@@ -722,20 +759,21 @@ def percent(d: Decimal) -> str:
     return decimal_text(d * 100) + "%"
 
 
-def _alert_expr(slo: SLO, w: BurnWindow) -> str:
-    thr = threshold_text(w, slo.budget)
+def _alert_expr(slo: SLO, w: BurnWindow, texts: ObjectiveTexts | None = None) -> str:
+    thr = threshold_text(w, (texts or ObjectiveTexts.of(slo)).budget)
     return (f"{slo.record_selector(SLI_RECORD.format(window=w.long))} > {thr}\n"
             f"and on ()\n"
             f"{slo.record_selector(SLI_RECORD.format(window=w.short))} > {thr}")
 
 
-def _default_texts(slo: SLO, w: BurnWindow) -> tuple[str, str]:
+def _default_texts(slo: SLO, w: BurnWindow, texts: ObjectiveTexts | None = None) -> tuple[str, str]:
+    nums = texts or ObjectiveTexts.of(slo)
     exhaust = human(exhaustion_ms(slo.period_ms, w.factor))
     spent = percent(w.factor * Decimal(w.long_ms) / Decimal(slo.period_ms))
     summary = (f"SLO {slo.name} of {slo.app} is burning its error budget {decimal_text(w.factor)}x "
                f"too fast (over {w.long} and {w.short}).")
-    description = (f"The share of bad events of SLO {slo.name} ({decimal_text(slo.objective)}% good over "
-                   f"{slo.period}) has been above {decimal_text(w.factor)} times the {percent(slo.budget)} "
+    description = (f"The share of bad events of SLO {slo.name} ({nums.objective_percent}% good over "
+                   f"{slo.period}) has been above {decimal_text(w.factor)} times the {nums.budget_percent}% "
                    f"budget over both the last {w.long} and the last {w.short}: {spent} of the {slo.period} "
                    f"budget went in {w.long}, and at this pace all of it goes in {exhaust}.")
     return summary, description
@@ -795,6 +833,38 @@ def _runbook(slo: SLO, severity: str, w: BurnWindow, given: dict) -> dict:
     return rb
 
 
+def _objective_expr(slo: SLO, texts: ObjectiveTexts | None = None) -> str:
+    return f"vector({(texts or ObjectiveTexts.of(slo)).objective})"
+
+
+def _budget_expr(slo: SLO, texts: ObjectiveTexts | None = None) -> str:
+    return f"vector({(texts or ObjectiveTexts.of(slo)).budget})"
+
+
+def _remaining_expr(slo: SLO, texts: ObjectiveTexts | None = None) -> str:
+    period_record = SLI_RECORD.format(window=slo.period)
+    return f"1 - {slo.record_selector(period_record)} / {(texts or ObjectiveTexts.of(slo)).budget}"
+
+
+def objective_templates(slo: SLO) -> dict[int, dict[str, str]]:
+    """What depends on the objective in the group :func:`expand` makes, written with
+    :data:`OBJECTIVE_PLACEHOLDERS`: rule index in the group -> ``{"expr": ...}`` and, for an
+    alert whose description is generated (not the spec's), ``"description"``. The objective
+    and budget recording rules, the budget left, and each window pair's alert. Filling the
+    placeholders with :meth:`ObjectiveTexts.of` gives back exactly the expanded rules'
+    texts (tested), so the chart renders the same bytes when the override equals the spec."""
+    ph = OBJECTIVE_PLACEHOLDERS
+    n = len(slo.record_windows())
+    out: dict[int, dict[str, str]] = {n: {"expr": _objective_expr(slo, ph)}, n + 1: {"expr": _budget_expr(slo, ph)},
+                                      n + 3: {"expr": _remaining_expr(slo, ph)}}
+    for i, w in enumerate(slo.windows):
+        entry = {"expr": _alert_expr(slo, w, ph)}
+        if "description" not in (slo.entry.get(w.severity) or {}):
+            entry["description"] = _default_texts(slo, w, ph)[1]
+        out[n + 4 + i] = entry
+    return out
+
+
 def expand(slo: SLO, app_labels: dict, default_component: str | None):
     """The SLO as a :class:`~rulegen.spec.model.Group`: the SLI and metadata recording rules,
     the page and ticket alerts (one rule per window pair), and their generated tests.
@@ -816,14 +886,13 @@ def expand(slo: SLO, app_labels: dict, default_component: str | None):
                           path=slo.path + ("sli",), labels=dict(rec_labels)))
     period_record = SLI_RECORD.format(window=slo.period)
     rules += [
-        Rule(kind="record", name=OBJECTIVE_RECORD, expr=f"vector({decimal_text(slo.objective / 100)})",
+        Rule(kind="record", name=OBJECTIVE_RECORD, expr=_objective_expr(slo),
              path=slo.path + ("objective",), labels=dict(rec_labels)),
-        Rule(kind="record", name=BUDGET_RECORD, expr=f"vector({decimal_text(slo.budget)})",
+        Rule(kind="record", name=BUDGET_RECORD, expr=_budget_expr(slo),
              path=slo.path + ("objective",), labels=dict(rec_labels)),
         Rule(kind="record", name=period_record, expr=slo.sli_expr(slo.period),
              path=slo.path + ("period",), labels=dict(rec_labels)),
-        Rule(kind="record", name=REMAINING_RECORD,
-             expr=f"1 - {slo.record_selector(period_record)} / {decimal_text(slo.budget)}",
+        Rule(kind="record", name=REMAINING_RECORD, expr=_remaining_expr(slo),
              path=slo.path + ("period",), labels=dict(rec_labels)),
     ]
     first_alert: dict = {}
@@ -1024,12 +1093,15 @@ def _require(sc: Scenario, at: int, w: BurnWindow, fires: bool) -> None:
 
 
 def _record_test(slo: SLO) -> dict:
-    """A burn that changes (2x for 30m, then 20x, capped at all-bad) and, at 1h and at 32m
-    (a window's length decides the mix there), each SLI recording rule against the ratio of ``increase()`` sums (PromQL written apart from the
-    rules) and against the ratio computed here; the objective, budget, period ratio and budget
-    left against their values."""
+    """A burn that changes (2x for 30m, then 20x, capped at all-bad) while traffic triples,
+    and, at 1h and at 32m (a window's length decides the mix there), each SLI recording rule
+    against the ratio of ``increase()`` sums (PromQL written apart from the rules) and
+    against the ratio computed here; the objective, budget, period ratio and budget left
+    against their values. The traffic change matters: at a steady pace the total's rate is
+    the same over every window, so a denominator reading the wrong window would go unseen."""
     budget = float(slo.budget)
-    sc = Scenario(slo, [(30, min(Decimal(1), 2 * slo.budget)), (30, min(Decimal(1), 20 * slo.budget))]).build()
+    sc = Scenario(slo, [(30, min(Decimal(1), 2 * slo.budget), 1),
+                        (30, min(Decimal(1), 20 * slo.budget), 3)]).build()
     at = sc.horizon
     checks = []
     # at 1h, and at 32m: 2m after the burn changed pace, so a window half or twice as long

@@ -54,11 +54,22 @@ The rules file is the one under rules/ whose "# rulegen-chart:" line names this 
 {{- $_ := set $paramsAt (toString (get $p "at")) $p }}
 {{- end }}
 
+{{- /* SLOs: "# rulegen-slo:" lines, by group position "<group>"; each holds the SLO's name,
+       its ticket alert and, by rule position in the group, the texts that depend on the
+       objective, written with [[objective]], [[budget]], [[objective_percent]] and
+       [[budget_percent]]. */}}
+{{- $sloAt := dict }}
+{{- range $line := regexFindAll "(?m)^# rulegen-slo: .*$" $rulesText -1 }}
+{{- $s := fromJson (trimPrefix "# rulegen-slo: " $line) }}
+{{- $_ := set $sloAt (toString (get $s "at")) $s }}
+{{- end }}
+
 {{- /* The knobs, under .Values.<valuesKey>. */}}
 {{- $cfg := get $root.Values (get $chart "valuesKey") }}{{ if not (kindIs "map" $cfg) }}{{ $cfg = dict }}{{ end }}
 {{- $disabled := get $cfg "disabled" }}{{ if not (kindIs "map" $disabled) }}{{ $disabled = dict }}{{ end }}
 {{- $custom := get $cfg "customRules" }}{{ if not (kindIs "map" $custom) }}{{ $custom = dict }}{{ end }}
 {{- $toggles := get $cfg "groups" }}{{ if not (kindIs "map" $toggles) }}{{ $toggles = dict }}{{ end }}
+{{- $sloKnobs := get $cfg "slos" }}{{ if not (kindIs "map" $sloKnobs) }}{{ $sloKnobs = dict }}{{ end }}
 {{- $globalLabels := get $cfg "additionalRuleLabels" }}{{ if not (kindIs "map" $globalLabels) }}{{ $globalLabels = dict }}{{ end }}
 {{- $globalAnnotations := get $cfg "additionalRuleAnnotations" }}{{ if not (kindIs "map" $globalAnnotations) }}{{ $globalAnnotations = dict }}{{ end }}
 
@@ -86,17 +97,36 @@ The rules file is the one under rules/ whose "# rulegen-chart:" line names this 
 {{- $groups := list }}
 {{- range $gi, $group := get $rules "groups" }}
 {{- $toggle := get $toggles (get $group "name") }}{{ if not (kindIs "map" $toggle) }}{{ $toggle = dict }}{{ end }}
-{{- if not (and (kindIs "bool" (get $toggle "enabled")) (not (get $toggle "enabled"))) }}
+{{- /* An SLO's group: slos.<name>.enabled: false drops it, .ticket: false its ticket
+       alert, .objective replaces the objective in the texts the SLO line names. */}}
+{{- $slo := get $sloAt (toString $gi) }}{{ if not (kindIs "map" $slo) }}{{ $slo = dict }}{{ end }}
+{{- $sloKnob := dict }}
+{{- $sloTexts := dict }}
+{{- $objective := dict }}
+{{- if $slo }}
+{{- $sloKnob = get $sloKnobs (get $slo "slo") }}{{ if not (kindIs "map" $sloKnob) }}{{ $sloKnob = dict }}{{ end }}
+{{- $sloTexts = get $slo "rules" }}{{ if not (kindIs "map" $sloTexts) }}{{ $sloTexts = dict }}{{ end }}
+{{- if hasKey $sloKnob "objective" }}
+{{- $objective = include "rulegen.v2.objective" (list (get $sloKnob "objective") (get $slo "slo")) | fromJson }}
+{{- end }}
+{{- end }}
+{{- $sloOff := and (kindIs "bool" (get $sloKnob "enabled")) (not (get $sloKnob "enabled")) }}
+{{- $ticketOff := and (kindIs "bool" (get $sloKnob "ticket")) (not (get $sloKnob "ticket")) }}
+{{- if not (or $sloOff (and (kindIs "bool" (get $toggle "enabled")) (not (get $toggle "enabled")))) }}
 {{- $groupLabels := get $toggle "additionalRuleLabels" }}{{ if not (kindIs "map" $groupLabels) }}{{ $groupLabels = dict }}{{ end }}
 {{- $groupAnnotations := get $toggle "additionalRuleAnnotations" }}{{ if not (kindIs "map" $groupAnnotations) }}{{ $groupAnnotations = dict }}{{ end }}
 {{- $out := list }}
 {{- range $ri, $rule := get $group "rules" }}
 {{- $name := get $rule "alert" | default (get $rule "record") }}
 {{- $off := get $disabled $name }}
-{{- if not (and (kindIs "bool" $off) $off) }}
+{{- if not (or (and (kindIs "bool" $off) $off) (and $ticketOff (eq $name (get $slo "ticket")))) }}
 {{- $o := get $custom $name }}{{ if not (kindIs "map" $o) }}{{ $o = dict }}{{ end }}
 {{- $ruleLabels := get $o "labels" }}{{ if not (kindIs "map" $ruleLabels) }}{{ $ruleLabels = dict }}{{ end }}
 {{- $r := dict "expr" (get $rule "expr") }}
+{{- $sloText := get $sloTexts (toString $ri) }}{{ if not (and $objective (kindIs "map" $sloText)) }}{{ $sloText = dict }}{{ end }}
+{{- if hasKey $sloText "expr" }}
+{{- $_ := set $r "expr" (include "rulegen.v2.fill" (list (get $sloText "expr") $objective)) }}
+{{- end }}
 {{- /* Labels: the rule's own < additionalRuleLabels < the group's < customRules.<Rule>.labels
        < customRules.<Rule>.severity. */}}
 {{- $labels := deepCopy (get $rule "labels" | default dict) }}
@@ -130,6 +160,9 @@ The rules file is the one under rules/ whose "# rulegen-chart:" line names this 
 {{- /* Annotations: the rule's own (runbook_url on the new base) < additionalRuleAnnotations
        < the group's < customRules.<Rule>.annotations. */}}
 {{- $annotations := deepCopy (get $rule "annotations" | default dict) }}
+{{- if hasKey $sloText "description" }}
+{{- $_ := set $annotations "description" (include "rulegen.v2.fill" (list (get $sloText "description") $objective)) }}
+{{- end }}
 {{- $url := get $annotations "runbook_url" }}
 {{- if and (kindIs "string" $url) (hasPrefix $oldBase $url) }}
 {{- $_ := set $annotations "runbook_url" (printf "%s%s" $newBase (trimPrefix $oldBase $url)) }}
@@ -180,6 +213,50 @@ The rules file is the one under rules/ whose "# rulegen-chart:" line names this 
 {{- $metaAnnotations := get $cfg "annotations" }}{{ if not (kindIs "map" $metaAnnotations) }}{{ $metaAnnotations = dict }}{{ end }}
 {{- $_ := set $rg "annotations" $metaAnnotations }}
 {{- $_ := set $rg "groups" $groups }}
+{{- end }}
+
+{{- /* rulegen.v2.objective: (list $value $slo) -> JSON of the texts an SLO objective of
+       $value percent gives (see rulegen/spec/slo.py, ObjectiveTexts): "objective" and
+       "budget" as ratios, "objective_percent" and "budget_percent". Computed on decimal
+       digits, not floats, so 99.9 gives a budget of exactly 0.001 and the spec's own objective
+       gives back the rules file's bytes. $value: a number, or a string holding a decimal
+       number (--set gives strings); anything outside (0, 100) fails the render. */}}
+{{- define "rulegen.v2.objective" }}
+{{- $text := include "rulegen.v2.param" (index . 0) }}
+{{- $slo := index . 1 }}
+{{- if not (regexMatch "^[0-9]{1,3}([.][0-9]{1,12})?$" $text) }}
+{{- fail (printf "slos.%s.objective: %s is not a percentage such as 99.9" $slo (toString (index . 0))) }}
+{{- end }}
+{{- $parts := splitList "." $text }}
+{{- $frac := "" }}{{ if gt (len $parts) 1 }}{{ $frac = index $parts 1 }}{{ end }}
+{{- $k := len $frac }}
+{{- $n := atoi (printf "%s%s" (index $parts 0) $frac) }}
+{{- $total := atoi (printf "100%s" (repeat $k "0")) }}
+{{- if not (and (gt $n 0) (lt $n $total)) }}
+{{- fail (printf "slos.%s.objective: %s is not between 0 and 100 (exclusive)" $slo $text) }}
+{{- end }}
+{{- $b := sub $total $n }}
+{{- dict "objective" (include "rulegen.v2.decimal" (list $n (add $k 2))) "budget" (include "rulegen.v2.decimal" (list $b (add $k 2))) "objective_percent" (include "rulegen.v2.decimal" (list $n $k)) "budget_percent" (include "rulegen.v2.decimal" (list $b $k)) | toJson }}
+{{- end }}
+
+{{- /* rulegen.v2.decimal: (list $n $d) -> the decimal text of $n x 10^-$d ($n >= 0, whole):
+       no trailing zeros after the point, no point when whole (5 3 -> 0.005; 995 1 -> 99.5). */}}
+{{- define "rulegen.v2.decimal" }}
+{{- $d := int (index . 1) }}
+{{- $digits := printf "%0*d" (add $d 1) (index . 0) }}
+{{- $whole := substr 0 (int (sub (len $digits) $d)) $digits }}
+{{- $frac := regexReplaceAll "0+$" (substr (int (sub (len $digits) $d)) (len $digits) $digits) "" }}
+{{- $whole }}{{ if $frac }}.{{ $frac }}{{ end }}
+{{- end }}
+
+{{- /* rulegen.v2.fill: (list $text $texts) -> $text with [[objective]], [[budget]],
+       [[objective_percent]] and [[budget_percent]] replaced from the map $texts. */}}
+{{- define "rulegen.v2.fill" }}
+{{- $s := index . 0 }}
+{{- range $k, $v := index . 1 }}
+{{- $s = replace (printf "[[%s]]" $k) $v $s }}
+{{- end }}
+{{- $s }}
 {{- end }}
 
 {{- /* rulegen.v2.param: a parameter value from values as PromQL text: a string (a duration)

@@ -246,6 +246,13 @@ def _one(lf, e, path, rule):
         near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
         tip = f"did you mean `{near[0]}`?" if near else f"allowed keys here: {', '.join(allowed)}"
         return lf.finding(path + (key,), "RG201", f"unknown key `{key}`; {tip}", rule=rule, key=True)
+    if v == "anyOf" and path == ():  # the spec's top level: groups, or slos, or both
+        slos = e.instance.get("slos") if isinstance(e.instance, dict) else None
+        if isinstance(slos, list) and not slos:
+            return lf.finding(("slos",), "RG204", "`slos` is empty and there is no `groups:`; add an SLO "
+                              "or a rule group", rule=rule)
+        return lf.finding(path, "RG203", "`groups` (or `slos`) is required here; add `groups:` with "
+                          "rule groups, `slos:` with SLOs, or both", rule=rule, key=True)
     if v == "required":
         missing = e.message.split("'")[1] if "'" in e.message else e.message
         return lf.finding(path, "RG203", f"`{missing}` is required here; add `{missing}:`",

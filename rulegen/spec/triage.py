@@ -155,14 +155,17 @@ class _Reader:
             word_start = False
         return i
 
-    def dquote(self, i: int) -> int:
-        """Double-quoted text from ``i``; returns the index after the closing quote."""
+    def dquote(self, i: int, close: str | None = '"') -> int:
+        """Double-quoted text from ``i``; returns the index after the closing quote. With
+        ``close`` None, an unquoted here-document body up to ``self.end``: the same
+        expansions, but ``"`` is an ordinary character there, and ``\\"`` too."""
         t = self.t
+        escapable = "$`\"\\\n" if close else "$`\\\n"
         while i < self.end:
             c = t[i]
             if c == "\\":
-                i += 2 if i + 1 < self.end and t[i + 1] in "$`\"\\\n" else 1
-            elif c == '"':
+                i += 2 if i + 1 < self.end and t[i + 1] in escapable else 1
+            elif c == close:
                 return i + 1
             elif c == "$":
                 i = self.dollar(i, quoted=True)
@@ -313,19 +316,9 @@ class _Reader:
         return i
 
     def heredoc_body(self, i: int, stop: int) -> None:
-        """An unquoted here-document body: expansions as in double quotes, ``"`` literal."""
-        t = self.t
+        """An unquoted here-document body from ``i`` to ``stop``."""
         saved, self.end = self.end, stop
-        while i < stop:
-            c = t[i]
-            if c == "\\":
-                i += 2 if i + 1 < stop and t[i + 1] in "$`\\\n" else 1
-            elif c == "$":
-                i = self.dollar(i, quoted=True)
-            elif c == "`":
-                i = self.cmd(i + 1, "`")
-            else:
-                i += 1
+        self.dquote(i, None)
         self.end = saved
 
 

@@ -412,14 +412,16 @@ def test_rg506_flags_placeholders_in_the_middle_of_a_line_that_bash_n_passes(tmp
 
 def test_rg506_reports_each_line_once_naming_all_its_placeholders_and_not_bash_again():
     cmd = ("kubectl logs <pod-name> -c <container> -n ns\n"
+           "kubectl describe <pod name> -n ns\n"  # bash reads `< pod`, then `name`, then `> -n`
            "kubectl get cachebackend <name> -n <ns>\n"  # bash -n fails on this line too
            'echo "$(kubectl logs <pod>)"\n')  # a command substitution is shell text, even in quotes
     text = _spec(cmd)
     found = _findings(text)
     assert [(c, m.split(" in a command")[0]) for _, _, c, m in found] == [
-        ("RG506", "<pod-name>, <container>"), ("RG506", "<name>, <ns>"), ("RG506", "<pod>")]
-    assert '"$POD_NAME"' in found[0][3]
-    assert [_at(text, line, col)[:5] for line, col, _, _ in found] == ["<pod-", "<name", "<pod>"]
+        ("RG506", "<pod-name>, <container>"), ("RG506", "<pod name>"), ("RG506", "<name>, <ns>"),
+        ("RG506", "<pod>")]
+    assert '"$POD_NAME"' in found[0][3] and '"$POD_NAME"' in found[1][3]
+    assert [_at(text, line, col)[:5] for line, col, _, _ in found] == ["<pod-", "<pod ", "<name", "<pod>"]
 
 
 @pytest.mark.parametrize("cmd", [
@@ -428,6 +430,7 @@ def test_rg506_reports_each_line_once_naming_all_its_placeholders_and_not_bash_a
     "cat <<EOF\nkubectl logs <pod> -n ns\nEOF",            # here-document bodies are text
     "cat <<'EOF'\n<pod>\nEOF",
     "kubectl apply -f - < backend.json 2>/dev/null >out.txt",  # real redirections
+    "sort <in.txt >out.txt; sort < in.txt > out.txt",
     "diff <(kubectl get cm a -o yaml) <(kubectl get cm b -o yaml) 2>&1",
     "cat <<< '<pod>'",
     "echo \\<pod\\>",                                      # escaped: literal text

@@ -326,8 +326,9 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SPECIAL = frozenset("0123456789@*#?-$!")
 _ASSIGN = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+|readonly\s+)?([A-Za-z_][A-Za-z0-9_]*)\+?=")
 _LOOP = re.compile(r"\b(?:for|select)\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\b|\bread\s+(?:-\w+\s+)*([A-Za-z_][A-Za-z0-9_ ]*)")
-#: An angle-bracket placeholder in shell syntax: ``<pod>``, ``<pod-name>``, ``<ns/name>``.
-_PLACEHOLDER = re.compile(r"(?<![<>&])<([A-Za-z_][A-Za-z0-9_.:/-]*)>")
+#: An angle-bracket placeholder in shell syntax: ``<pod>``, ``<pod-name>``, ``<ns/name>``,
+#: ``<pod name>`` (words joined by single spaces, none right inside the brackets).
+_PLACEHOLDER = re.compile(r"(?<![<>&])<([A-Za-z_][A-Za-z0-9_.:/-]*(?: [A-Za-z_][A-Za-z0-9_.:/-]*)*)>")
 
 
 @functools.lru_cache(maxsize=4096)  # the same blocks repeat across alerts
@@ -354,8 +355,8 @@ def placeholders(text: str) -> tuple[tuple[int, str], ...]:
     syntax in ``text``: two redirections (``< pod`` reads a file named ``pod``, ``>`` truncates
     the file the next word names), not a value. Inside quotes, comments and here-document
     bodies the text is literal and not reported; a real redirection (``< file.json``,
-    ``2>/dev/null``, ``<(cmd)``) does not look like ``<name>``. Written without spaces,
-    ``sort <in>out`` is reported too: write ``sort < in > out``."""
+    ``2>/dev/null``, ``<(cmd)``, ``sort <in >out``) does not look like ``<name>``. Written
+    without spaces, ``sort <in>out`` is reported too: write ``sort < in > out``."""
     return tuple((m.start(), m.group()) for m in _PLACEHOLDER.finditer(_read(text).masked()))
 
 

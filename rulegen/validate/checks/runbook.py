@@ -9,9 +9,9 @@ Codes:
   -n`` is a finding too: an unterminated here-document (``cat <<EOF`` without its ``EOF``
   line) parses, with a warning, and swallows the rest of the block; the position is then the
   line of the ``<<``. An angle-bracket placeholder (``<pod>``, ``<pod-name>``, ``<pod
-  name>``) anywhere in shell syntax is a finding
-  without asking bash (:func:`rulegen.spec.triage.placeholders`): in the middle of a line,
-  ``kubectl logs <pod> -n ns`` parses (``< pod`` reads a file, ``>`` truncates the file named
+  name>``) anywhere in shell syntax is a finding without asking bash
+  (:func:`rulegen.spec.triage.placeholders`): in the middle of a line, ``kubectl logs <pod>
+  -n ns`` parses (``< pod`` reads a file, ``>`` truncates the file named
   ``-n``) and fails at 3 a.m. with "No such file or directory", or worse empties a file. One
   finding per line, at its first placeholder (bash's own error on that line is not repeated);
   the fix names the variable the page fills from the alert (``<pod-name>``: ``"$POD_NAME"``).

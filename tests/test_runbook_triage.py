@@ -561,3 +561,18 @@ def test_rg513_alert_names_that_differ_only_in_case_share_an_anchor():
     assert _findings(_TWO_ALERTS.replace("@SECOND@", "FooDown!"), codes=("RG513",))[0][2] == "RG513"
     assert _findings(_TWO_ALERTS.replace("@SECOND@", "FooDown"), codes=("RG513",)) == []  # one section on purpose
     assert _findings(_TWO_ALERTS.replace("@SECOND@", "FooDegraded"), codes=("RG513",)) == []
+
+
+@pytest.mark.parametrize("text", [
+    'read -p "Pod? " POD; kubectl logs "$POD"',         # a quoted prompt: one word to skip
+    'read -r NS POD <<< "$LINE_X"; kubectl -n "$NS" logs "$POD"',
+    "read -ra PODS; echo \"${PODS[@]}\"",
+    "read -d '' -r BODY; echo \"$BODY\"",
+    "mapfile -t PODS < <(kubectl get pods -o name); echo \"${PODS[@]}\"",
+    "readarray PODS <file; echo \"${PODS[0]}\"",
+    'printf -v POD "%s-0" "$NAME"; kubectl logs "$POD"',
+])
+def test_variables_a_block_reads_or_prints_into_are_its_own(text):
+    """A variable set by read, mapfile or printf -v is the block's, not an alert label (no RG507,
+    no preamble entry); the prompt of `read -p "..."` used to hide the name."""
+    assert {n for n, _ in triage.variables_used(text)} <= {"LINE_X", "NAME"}

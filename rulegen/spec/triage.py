@@ -10,7 +10,8 @@ alert's follow.
 Command variables: a diagnosis command may use the alert's labels as shell variables, in the
 upper-case form of the label (``$NAMESPACE`` is the label ``namespace``) or under a name the
 alert declares in ``runbook.variables`` (``{NS: namespace}``). A variable the block assigns
-itself (``SERVER_NS=inference-cache``, ``for POD in ...``, ``read X``) is the block's own,
+itself (``SERVER_NS=inference-cache``, ``for POD in ...``, ``read -p "Pod? " X``, ``mapfile
+-t PODS``, ``printf -v X``) is the block's own,
 and so are the shell's and Kubernetes tools' environment variables (:data:`ENVIRONMENT`).
 The page shows a one-line preamble that sets the label variables
 (``NAMESPACE='ai' DEPLOYMENT='llama-swap'  # alert labels: namespace deployment``), with values
@@ -325,7 +326,15 @@ class _Reader:
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SPECIAL = frozenset("0123456789@*#?-$!")
 _ASSIGN = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+|readonly\s+)?([A-Za-z_][A-Za-z0-9_]*)\+?=")
-_LOOP = re.compile(r"\b(?:for|select)\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\b|\bread\s+(?:-\w+\s+)*([A-Za-z_][A-Za-z0-9_ ]*)")
+#: Names a command assigns (in the text with quoted parts masked, so a quoted prompt is one
+#: opaque word): ``for``/``select NAME in``; ``read [options] NAME...`` (``-d -i -n -N -p -t
+#: -u`` take an argument, ``-a NAME`` names an array); ``mapfile``/``readarray [options]
+#: NAME``; ``printf -v NAME``.
+_LOOP = re.compile(
+    r"\b(?:for|select)\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\b"
+    r"|\bread\s+(?:-[ers]*[dinNptu][ \t]*[^\s;&|]+[ \t]+|-[ers]+[ \t]+)*(?:-[ers]*a[ \t]*)?([A-Za-z_][A-Za-z0-9_ \t]*)"
+    r"|\b(?:mapfile|readarray)\b[^;&|<\n]*?([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?=$|[;&|<\n])"
+    r"|\bprintf\s+-v[ \t]*([A-Za-z_][A-Za-z0-9_]*)", re.M)
 #: An angle-bracket placeholder in shell syntax: ``<pod>``, ``<pod-name>``, ``<ns/name>``,
 #: ``<pod name>`` (words joined by single spaces, none right inside the brackets).
 _PLACEHOLDER = re.compile(r"(?<![<>&])<([A-Za-z_][A-Za-z0-9_.:/-]*(?: [A-Za-z_][A-Za-z0-9_.:/-]*)*)>")
@@ -345,7 +354,7 @@ def variables_used(text: str) -> tuple[tuple[str, int], ...]:
     code = r.masked()
     own = {m.group(1) for m in _ASSIGN.finditer(code)}
     for m in _LOOP.finditer(code):
-        own.update((m.group(1) or m.group(2) or "").split())
+        own.update(" ".join(g for g in m.groups() if g).split())
     return tuple((name, at) for name, at in r.uses if name not in own and name not in ENVIRONMENT)
 
 

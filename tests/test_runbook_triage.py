@@ -407,7 +407,8 @@ def test_rg506_flags_placeholders_in_the_middle_of_a_line_that_bash_n_passes(tmp
     assert [(c, m.split(" in a command")[0]) for _, _, c, m in found] == [("RG506", "<pod>")]
     line, col, _, message = found[0]
     assert _at(text, line, col).startswith("<pod> -n ns --tail 50")
-    assert 'write the value as a variable the page fills from the alert, "$POD"' in message
+    assert message.endswith('write the value as a variable the page fills from the alert, "$POD" (the label '
+                            "pod; another label: runbook.variables {POD: <label>}), or quote the text")
 
 
 def test_rg506_reports_each_line_once_naming_all_its_placeholders_and_not_bash_again():

@@ -219,7 +219,8 @@ def check_spec(spec, ctx):
                           f"{names} in a command is not a placeholder to bash but redirections (< reads a "
                           "file, > truncates the file the next word names), so the pasted command fails or "
                           f"empties a file; write the value as a variable the page fills from the alert, "
-                          f"\"${var}\" (or quote the text)", rule_name)
+                          f"\"${var}\" (the label {var.lower()}; another label: runbook.variables "
+                          f"{{{var}: <label>}}), or quote the text", rule_name)
         err = shell_error(text)
         if err is not None and text.count("\n", 0, err[0]) not in by_line:
             line, col = offset_position(lf, path, err[0])

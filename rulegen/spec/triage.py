@@ -11,8 +11,9 @@ Command variables: a diagnosis command may use the alert's labels as shell varia
 upper-case form of the label (``$NAMESPACE`` is the label ``namespace``) or under a name the
 alert declares in ``runbook.variables`` (``{NS: namespace}``). A variable the block assigns
 itself (``SERVER_NS=inference-cache``, ``for POD in ...``, ``read -p "Pod? " X``, ``mapfile
--t PODS``, ``printf -v X``) is the block's own,
-and so are the shell's and Kubernetes tools' environment variables (:data:`ENVIRONMENT`).
+-t PODS``, ``printf -v X``) is the block's own, and so are the shell's and Kubernetes tools'
+environment variables (:data:`ENVIRONMENT`). The text is read by bash's quoting rules
+(:class:`_Reader`): what is quoted, commented or in a quoted here-document expands nothing.
 The page shows a one-line preamble that sets the label variables
 (``NAMESPACE='ai' DEPLOYMENT='llama-swap'  # alert labels: namespace deployment``), with values
 from the alert's equality matchers when they fix them, else a readable placeholder

@@ -386,3 +386,194 @@ def test_bash_verdicts_are_kept_between_runs(tmp_path, monkeypatch):
     monkeypatch.setattr(rb, "_ask_bash", lambda *a: pytest.fail("bash asked again"))
     assert rb.shell_error(text) == first
     rb.shell_error.cache_clear()
+
+
+# --- adversarial review of the runbook checks: placeholders, here-documents, quoting, anchors ---
+
+def _at(text: str, line: int, col: int) -> str:
+    """The spec text from file position (line, col), 1-based."""
+    return text.splitlines()[line - 1][col - 1:]
+
+
+def test_rg506_flags_placeholders_in_the_middle_of_a_line_that_bash_n_passes(tmp_path):
+    """Regression: `<pod>` mid-line is two redirections; `bash -n` passes it, so RG506 missed it,
+    and the pasted command fails (or `>` truncates the file the next word names)."""
+    cmd = "kubectl get pods -n ns\nkubectl logs <pod> -n ns --tail 50\n"
+    assert subprocess.run(["bash", "-n", "-c", "--", cmd]).returncode == 0  # the miss was real
+    ran = subprocess.run(["bash", "-c", "echo <pod> -n ns"], cwd=tmp_path, capture_output=True, text=True)
+    assert "pod: No such file or directory" in ran.stderr
+    text = _spec(cmd)
+    found = _findings(text)
+    assert [(c, m.split(" in a command")[0]) for _, _, c, m in found] == [("RG506", "<pod>")]
+    line, col, _, message = found[0]
+    assert _at(text, line, col).startswith("<pod> -n ns --tail 50")
+    assert message.endswith('write the value as a variable the page fills from the alert, "$POD" (the label '
+                            "pod; another label: runbook.variables {POD: <label>}), or quote the text")
+
+
+def test_rg506_reports_each_line_once_naming_all_its_placeholders_and_not_bash_again():
+    cmd = ("kubectl logs <pod-name> -c <container> -n ns\n"
+           "kubectl describe <pod name> -n ns\n"  # bash reads `< pod`, then `name`, then `> -n`
+           "kubectl get cachebackend <name> -n <ns>\n"  # bash -n fails on this line too
+           'echo "$(kubectl logs <pod>)"\n')  # a command substitution is shell text, even in quotes
+    text = _spec(cmd)
+    found = _findings(text)
+    assert [(c, m.split(" in a command")[0]) for _, _, c, m in found] == [
+        ("RG506", "<pod-name>, <container>"), ("RG506", "<pod name>"), ("RG506", "<name>, <ns>"),
+        ("RG506", "<pod>")]
+    assert '"$POD_NAME"' in found[0][3] and '"$POD_NAME"' in found[1][3]
+    assert [_at(text, line, col)[:5] for line, col, _, _ in found] == ["<pod-", "<pod ", "<name", "<pod>"]
+
+
+@pytest.mark.parametrize("cmd", [
+    'echo "<pod>" \'<pod>\' $\'<pod>\'',                   # quoted text is literal
+    "kubectl get pods  # then: kubectl logs <pod>",        # a comment
+    "cat <<EOF\nkubectl logs <pod> -n ns\nEOF",            # here-document bodies are text
+    "cat <<'EOF'\n<pod>\nEOF",
+    "kubectl apply -f - < backend.json 2>/dev/null >out.txt",  # real redirections
+    "sort <in.txt >out.txt; sort < in.txt > out.txt",
+    "diff <(kubectl get cm a -o yaml) <(kubectl get cm b -o yaml) 2>&1",
+    "cat <<< '<pod>'",
+    "echo \\<pod\\>",                                      # escaped: literal text
+    "echo ‹pod›",                                          # the page's own placeholder style
+])
+def test_rg506_quiet_on_angle_brackets_bash_reads_as_text_or_real_redirections(cmd):
+    assert triage.placeholders(cmd) == ()
+    assert _findings(_spec(cmd), codes=("RG506",)) == []
+
+
+def test_rg506_reports_an_unterminated_here_document_at_its_line():
+    """Regression: `bash -n` only warns about a here-document without its end line (exit 0),
+    and the rest of the block becomes its body."""
+    cmd = "kubectl get pods -n ns\ncat <<EOF\napiVersion: v1\n  EOF\nkubectl get events\n"
+    r = subprocess.run(["bash", "-n", "-c", "--", cmd], capture_output=True, text=True)
+    assert r.returncode == 0 and "here-document" in r.stderr
+    text = _spec(cmd)
+    found = _findings(text)
+    assert [c for _, _, c, _ in found] == ["RG506"]
+    line, col, _, message = found[0]
+    assert _at(text, line, col) == "cat <<EOF"
+    assert "bash -n: warning: here-document at line 2 delimited by end-of-file (wanted `EOF')" in message
+    assert "end it with a line holding only the delimiter word" in message
+    assert _findings(_spec(cmd.replace("  EOF", "EOF"))) == []
+    assert _findings(_spec("cat <<-EOF\n\tx\n\tEOF\n")) == []  # <<- allows leading tabs
+
+
+@pytest.mark.parametrize("text, names", [
+    ('echo "it\'s $POD"', ["POD"]),                        # regression: apostrophe in double quotes
+    ("echo 'it'\"'\"'s $NOPE' \"$POD\"", ["POD"]),
+    ("echo $'it\\'s $NOPE' $POD", ["POD"]),
+    ('echo \\$NOPE "\\$NOPE" "\\\\$POD"', ["POD"]),
+    ("echo ${POD} ${NS:-default} ${#LEN} ${!REF} ${A:-$B} \"${C:-'$D'}\" ${E:-'$NOPE'}",
+     ["POD", "NS", "LEN", "REF", "A", "B", "C", "D", "E"]),
+    ("echo $1 $? $@ $$ $# $! $- ${1} $", []),
+    ('echo "$(echo \'it\'"\'"\'s\' "$POD")" `echo $NS`', ["POD", "NS"]),
+    ("echo $((COUNT + 1)) $((0x1f + 16#ff)) $(( $N * 2 )) $[M+1]\n((I++))", ["COUNT", "N", "M", "I"]),
+    ("cat <<'EOF'\n$NOPE \"$NOPE\"\nEOF\necho $POD", ["POD"]),  # regression: quoted here-document
+    ('cat <<"EOF"\n$NOPE\nEOF', []),
+    ("cat <<\\EOF\n$NOPE\nEOF", []),
+    ("cat <<E'O'F\n$NOPE\nEOF", []),
+    ("cat <<EOF\n$POD \"$NS\" '$NAME' \\$NOPE\nEOF\necho $AFTER", ["POD", "NS", "NAME", "AFTER"]),
+    ("cat <<-EOF\n\t$POD\n\tEOF\necho $AFTER", ["POD", "AFTER"]),
+    ("cat <<'A' <<B\n$NOPE\nA\n$POD\nB", ["POD"]),
+    ('x=$(cat <<EOF\n$POD\nEOF\n)\necho "$x"', ["POD", "x"]),
+    ("cat <<< \"$POD\" # $NOPE", ["POD"]),
+    ("echo a#$POD; # $NOPE", ["POD"]),
+    ('echo $"text $POD"', ["POD"]),
+])
+def test_variables_used_follows_bash_quoting(text, names):
+    assert [n for n, _ in triage._read(text).uses] == names
+    for name, at in triage._read(text).uses:
+        assert text[at] == "$" or text.startswith(name, at)
+
+
+#: Texts that only print (safe to run): bash itself says which variables they expand.
+_ORACLE = [
+    'echo "it\'s $POD"', "echo 'it'\"'\"'s $NOPE' \"$POD\"", "echo $'it\\'s $NOPE' $POD",
+    'echo \\$NOPE "\\$NOPE" "\\\\$POD"', "echo ${POD} ${NS:-d} \"${A:-$B}\" \"${C:-'$D'}\" ${E:-'$NOPE'}",
+    'echo "$(echo \'it\'"\'"\'s\' "$POD")" `echo $NS`', "cat <<'EOF'\n$NOPE \"$NOPE\"\nEOF\necho $POD",
+    'cat <<"EOF"\n$NOPE\nEOF', "cat <<\\EOF\n$NOPE\nEOF", "cat <<E'O'F\n$NOPE\nEOF",
+    "cat <<EOF\n$POD \"$NS\" '$NAME' \\$NOPE\nEOF\necho $AFTER", "cat <<-EOF\n\t$POD\n\tEOF\necho $AFTER",
+    "cat <<'A' <<B\n$NOPE\nA\n$POD\nB", 'echo "$(cat <<EOF\n$POD\nEOF\n)"', "cat <<< \"$POD\" # $NOPE",
+    "echo a#$POD; # $NOPE", 'echo $"text $POD"', "echo \"$POD\"'$NOPE'\"$NS\"${NAME}x",
+    'echo "\\"$POD\\"" \'\\\' $NS',
+]
+
+
+@pytest.mark.parametrize("text", _ORACLE)
+def test_variables_used_agrees_with_bash_running_the_text(text, tmp_path):
+    """Measured against bash itself: each upper-case name is set alone to a marker and the text
+    run; the marker shows in the output exactly when variables_used reports the name."""
+    used = {n for n, _ in triage.variables_used(text)}
+    for name in sorted(set(re.findall(r"\b[A-Z][A-Z0-9_]*\b", text)) - {"EOF", "A", "B"} | used):
+        out = subprocess.run(["bash", "-c", text], cwd=tmp_path, capture_output=True, text=True, timeout=10,
+                             env={"PATH": "/usr/bin:/bin", name: f"@{name}@"}).stdout
+        assert (f"@{name}@" in out) == (name in used), (name, out)
+    assert "NOPE" not in used
+
+
+def test_rg507_sees_a_variable_after_an_apostrophe_and_in_unquoted_here_documents():
+    for cmd in ('echo "it\'s $POD"\n', "kubectl exec -i x -- sh <<EOF\necho $POD\nEOF\n"):
+        text = _spec(cmd)
+        found = _findings(text)
+        assert [(c, m.split(" stands")[0]) for _, _, c, m in found] == [("RG507", "$POD")], cmd
+        assert _at(text, *found[0][:2]).startswith("$POD")
+
+
+def test_rg507_quiet_inside_a_quoted_here_document():
+    """Regression: bash does not expand a quoted here-document's body; it raised a false RG507."""
+    cmd = "kubectl exec -i deploy/x -- sh <<'EOF'\nfor POD in a b; do echo \"$POD $HOSTNAME_X\"; done\necho $POD_IP\nEOF\n"
+    assert _findings(_spec(cmd)) == []
+    assert triage.variables_used(cmd) == ()
+
+
+def test_preamble_sets_the_variable_after_an_apostrophe():
+    text = runbook.with_preamble('echo "it\'s $NAMESPACE"', 'up{namespace="ai"}', None)
+    assert text.split("\n")[0] == "NAMESPACE='ai'  # alert labels: namespace"
+    assert runbook.with_preamble("cat <<'EOF'\n$NAMESPACE\nEOF", "up", None) == "cat <<'EOF'\n$NAMESPACE\nEOF"
+
+
+_TWO_ALERTS = """\
+app: demo
+groups:
+  - name: demo
+    rules:
+      - alert: FooDown
+        expr: up == 0
+        severity: warning
+        summary: a
+        description: b
+      - alert: @SECOND@
+        expr: up == 0
+        severity: critical
+        summary: a
+        description: b
+"""
+
+
+def test_rg513_alert_names_that_differ_only_in_case_share_an_anchor():
+    text = _TWO_ALERTS.replace("@SECOND@", "Foodown")
+    found = _findings(text, codes=("RG513",))
+    assert found == [(10, 16, "RG513", "alerts 'Foodown' and 'FooDown' (line 5) make the same runbook anchor "
+                      "#foodown, so both runbook_urls open the section of 'FooDown'; rename one so the "
+                      "names differ in more than case and punctuation")]
+    assert _at(text, 10, 16) == "Foodown"
+    assert _findings(_TWO_ALERTS.replace("@SECOND@", "Foo-Down"), codes=("RG513",)) == []  # #foo-down
+    assert _findings(_TWO_ALERTS.replace("@SECOND@", "FooDown!"), codes=("RG513",))[0][2] == "RG513"
+    assert _findings(_TWO_ALERTS.replace("@SECOND@", "FooDown"), codes=("RG513",)) == []  # one section on purpose
+    assert _findings(_TWO_ALERTS.replace("@SECOND@", "FooDegraded"), codes=("RG513",)) == []
+
+
+@pytest.mark.parametrize("text", [
+    'read -p "Pod? " POD; kubectl logs "$POD"',         # a quoted prompt: one word to skip
+    'read -r NS POD <<< "$LINE_X"; kubectl -n "$NS" logs "$POD"',
+    "read -ra PODS; echo \"${PODS[@]}\"",
+    "read -d '' -r BODY; echo \"$BODY\"",
+    "mapfile -t PODS < <(kubectl get pods -o name); echo \"${PODS[@]}\"",
+    "readarray PODS <file; echo \"${PODS[0]}\"",
+    'printf -v POD "%s-0" "$NAME"; kubectl logs "$POD"',
+])
+def test_variables_a_block_reads_or_prints_into_are_its_own(text):
+    """A variable set by read, mapfile or printf -v is the block's, not an alert label (no RG507,
+    no preamble entry); the prompt of `read -p "..."` used to hide the name."""
+    assert {n for n, _ in triage.variables_used(text)} <= {"LINE_X", "NAME"}

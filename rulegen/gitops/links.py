@@ -35,7 +35,8 @@ for alert links and at the page line for page links):
   Bad: ``[rollback](guides/deploy.md#rollback)`` with no such page or heading; good: a link to a
   page and heading id that exist.
 * ``RG716`` two headings of one page share an id, so a link opens the first one only (two
-  alert names that slug alike, e.g. ``Foo-Bar`` and ``foo bar``).
+  alert names that slug alike, e.g. ``Foo-Bar`` and ``foo bar``; for alerts of a spec,
+  validation reports this first, at the spec line, as ``RG513``).
   Bad: alerts ``Foo-Bar`` and ``foo bar`` on one page; good: ``FooBar`` and ``FooBarSlow``.
 * ``RG717`` ``mkdocs.yml``'s ``docs_dir`` is not the folder rulegen writes pages to
   (``runbooks``), so the built site would not contain them.

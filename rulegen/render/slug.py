@@ -19,7 +19,10 @@ def anchor(name: str) -> str:
     """Heading id for an alert or section name: lower case ASCII word characters and ``-``
     (Python-Markdown's ``slugify(name, "-")``). A name with no ASCII letter or digit at all
     (``"!!!"``, ``"日本"``) slugs to nothing; it gets ``alert-<8 hex of its SHA-1>`` so two
-    such names still get different, stable ids."""
+    such names still get different, stable ids. Two alert names of one app with the same id
+    (``FooDown``, ``Foodown``) are a validation error, ``RG513``
+    (:mod:`rulegen.validate.checks.runbook`), so an alert's id never depends on its
+    neighbours."""
     from markdown.extensions.toc import slugify  # imported on first use: markdown is slow to import
     s = slugify(name, "-")
     if s:

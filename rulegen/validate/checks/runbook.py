@@ -5,19 +5,36 @@ Codes:
 
 * ``RG506`` a runbook ``commands`` block (diagnosis, context or a section) is not valid shell:
   ``bash -n`` (parse only, nothing runs) rejects it, so it fails when pasted. The position is
-  the line bash names. Bad: ``kubectl get cachebackend <name> -n <ns>`` (``<`` and ``>`` are
-  redirections) or ``custom-columns=A:.x[?(@.type=="Ready")]`` unquoted (``(`` is shell
-  syntax); good: ``kubectl get cachebackend "$NAME" -n "$NAMESPACE"`` and
-  ``'custom-columns=A:.x[?(@.type=="Ready")]'``. Needs ``bash`` on the PATH (silent without it).
+  the line bash names. Needs ``bash`` on the PATH (silent without it). A warning of ``bash
+  -n`` is a finding too: an unterminated here-document (``cat <<EOF`` without its ``EOF``
+  line) parses, with a warning, and swallows the rest of the block; the position is then the
+  line of the ``<<``. An angle-bracket placeholder (``<pod>``, ``<pod-name>``, ``<pod
+  name>``) anywhere in shell syntax is a finding without asking bash
+  (:func:`rulegen.spec.triage.placeholders`): in the middle of a line, ``kubectl logs <pod>
+  -n ns`` parses (``< pod`` reads a file, ``>`` truncates the file named
+  ``-n``) and fails at 3 a.m. with "No such file or directory", or worse empties a file. One
+  finding per line, at its first placeholder (bash's own error on that line is not repeated);
+  the fix names the variable the page fills from the alert (``<pod-name>``: ``"$POD_NAME"``).
+  Not reported: angle brackets inside quotes, comments and here-document bodies, and real
+  redirections (``< file.json``, ``2>/dev/null``, ``<(cmd)``); ``sort <in>out`` is, write
+  ``sort < in > out``. Bad: ``kubectl logs <pod> -n ns``, ``kubectl get cachebackend <name>
+  -n <ns>``, ``custom-columns=A:.x[?(@.type=="Ready")]`` unquoted (``(`` is shell syntax), or
+  ``cat <<EOF`` with no ``EOF`` line; good: ``kubectl logs "$POD" -n ns``, ``kubectl get
+  cachebackend "$NAME" -n "$NAMESPACE"``, ``'custom-columns=A:.x[?(@.type=="Ready")]'``, and
+  the ``EOF`` line, alone and unindented.
 * ``RG507`` a diagnosis command uses a variable that stands for an alert label (``$POD``
   for ``pod``, or a name declared in ``runbook.variables``) which the alert can never carry:
   its ``expr`` drops the label (``max by (namespace, name) (...)`` has no ``pod``;
   ``absent(...)`` keeps only equality matchers of a plain selector) and the alert's own
   labels do not set it. The preamble could never be filled from the alert. Judged by
-  :func:`rulegen.validate.labelflow.can_carry`; unknown is silent. Fix: use a label the
-  alert keeps, or assign the variable in the block (``POD=...``) when it is not a label.
-  Bad: ``kubectl logs "$POD"`` for ``max by (namespace) (...) > 0``; good: ``kubectl get pods -n
-  "$NAMESPACE"``.
+  :func:`rulegen.validate.labelflow.can_carry`; unknown is silent. Variables are found by
+  bash's quoting rules (:class:`rulegen.spec.triage._Reader`): in double quotes after an
+  apostrophe (``echo "it's $POD"``), in ``${POD:-x}``, ``$(...)``, arithmetic and unquoted
+  here-document bodies; not in single quotes, ``$'...'``, after ``\\$``, in comments or in
+  the body of a quoted here-document (``<<'EOF'``), which bash does not expand. Fix: use a
+  label the alert keeps, or assign the variable in the block (``POD=...``) when it is not a
+  label. Bad: ``kubectl logs "$POD"`` for ``max by (namespace) (...) > 0``; good: ``kubectl get
+  pods -n "$NAMESPACE"``.
 * ``RG508`` a dashboard maps a label the alert can never carry to a dashboard variable
   (``dashboards[].variables``); same judgement as RG507. Bad: ``variables: {pod: var-pod}`` for
   ``count(up == 0) > 0``; good: a label the alert keeps, e.g. ``{namespace: var-ns}`` for ``max by
@@ -34,6 +51,17 @@ Codes:
   and ``assets/rulegen.js`` in ``extra_javascript`` (badges, index filters, commands filled
   from the URL). Without them the pages show raw ``**Impact:**`` text. Bad: a ``mkdocs.yml``
   without ``md_in_html``; good: ``markdown_extensions: [md_in_html]`` with the two assets listed.
+* ``RG513`` two alerts of one app have different names that make the same heading id
+  (:func:`rulegen.render.slug.anchor` lower-cases, drops punctuation and joins words with
+  ``-``: ``FooDown`` and ``Foodown``, ``Foo-Bar`` and ``foo bar``), so the ``runbook_url`` of
+  both opens the first one's section on the app's page. Reported at the second alert, as an
+  error, rather than given distinct ids: an id that depends on which other alerts exist
+  (``foodown_1``) would move when one of them is renamed or removed, and links in
+  notifications already sent would open the wrong alert; and while Prometheus and
+  Alertmanager keep the two names apart, a person reading ``FooDown`` and ``Foodown`` in a
+  notification does not. (The link check's ``RG716``, two headings of a page with one id,
+  is the same problem seen on the page; this finding names the spec line.) Alerts with the same name share one section on purpose and are not reported.
+  Bad: ``FooDown`` and ``Foodown`` in one app; good: ``FooDown`` and ``FooDegraded``.
 * ``RG510`` an alert lacks a triage field the project requires for its severity
   (``conventions.require_triage`` in ``.rulegen.yaml``, e.g. ``{critical: [impact, owner,
   do_not]}``; off by default). The field may be set at app level or on the alert. Bad: a
@@ -51,13 +79,16 @@ import shutil
 import subprocess
 
 from ...findings import Finding, Severity
-from ...spec.triage import effective, label_of, variables_used
+from ...render.slug import anchor
+from ...spec.triage import effective, label_of, placeholders, variables_used
 from ..labelflow import can_carry
 from .positions import offset_position
 
 ID = "runbook"
 
 _BASH_LINE = re.compile(r"line (\d+): (.*)")
+#: bash's warning for a here-document that runs to the end of the text, and the line of its ``<<``.
+_HEREDOC_AT = re.compile(r"here-document at line (\d+)")
 
 
 #: Text made only of these characters has no quoting, grouping, redirection or expansion:
@@ -76,8 +107,9 @@ def plainly_valid(text: str) -> bool:
 
 @functools.lru_cache(maxsize=4096)  # the same block repeats across alerts and apps
 def shell_error(text: str) -> tuple[int, str] | None:
-    """``bash -n``'s verdict on shell ``text``: None when it parses (or bash is missing), else
-    (0-based character offset of the line bash names, bash's message). About 5 ms a block
+    """``bash -n``'s verdict on shell ``text``: None when it parses without a warning (or bash
+    is missing), else (0-based character offset of the line bash names, bash's message; for
+    an unterminated here-document the line of its ``<<``). About 5 ms a block
     (one process) the first time, except for text :func:`plainly_valid` clears; then kept."""
     if plainly_valid(text):
         return None
@@ -91,7 +123,7 @@ def shell_error(text: str) -> tuple[int, str] | None:
         st = os.stat(bash)
     except OSError:
         return None
-    name = codecache.key("bash -n verdict v1", bash, str(st.st_mtime_ns), str(st.st_size), text)
+    name = codecache.key("bash -n verdict v2", bash, str(st.st_mtime_ns), str(st.st_size), text)
     kept = codecache.read_bytes(name)
     if kept is not None:
         try:
@@ -108,12 +140,15 @@ def _ask_bash(bash: str, text: str) -> tuple[int, str] | None:
     """:func:`shell_error` from one ``bash -n`` process."""
     r = subprocess.run([bash, "-n", "-c", "--", text], capture_output=True, text=True, timeout=30,
                        env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"})
-    if r.returncode == 0:
+    if r.returncode == 0 and not r.stderr.strip():
         return None
     first = (r.stderr.strip().splitlines() or ["syntax error"])[0]
     m = _BASH_LINE.search(first)
     line = int(m.group(1)) if m else 1
-    message = m.group(2) if m else first
+    message = m.group(2) if m else re.sub(r"^[^:]*bash: (?:-c: )?", "", first)
+    h = _HEREDOC_AT.search(message)
+    if h:
+        line = int(h.group(1))
     lines = text.split("\n")
     line = min(max(line, 1), len(lines))
     return sum(len(x) + 1 for x in lines[:line - 1]), message
@@ -140,8 +175,26 @@ def _never(expr: str, label: str, static: dict, records: dict) -> bool:
     return label != "alertname" and label not in static and can_carry(expr, label, records) is False
 
 
+def _shared_anchors(spec):
+    """RG513: an alert whose name differs from an earlier alert's of the app but makes the
+    same heading id (see the module docstring)."""
+    lf = spec.source
+    first: dict[str, object] = {}  # heading id -> the first alert with it
+    for _, r in spec.rules():
+        if not r.is_alert:
+            continue
+        a = anchor(r.name)
+        other = first.setdefault(a, r)
+        if other.name != r.name:
+            line = lf.pos(other.path)[0]
+            yield lf.finding(r.path + ("alert",), "RG513",
+                             f"alerts {r.name!r} and {other.name!r} (line {line}) make the same runbook "
+                             f"anchor #{a}, so both runbook_urls open the section of {other.name!r}; rename "
+                             "one so the names differ in more than case and punctuation", rule=r.name)
+
+
 def check_spec(spec, ctx):
-    """Yield RG506-RG511 findings for the runbook content of ``spec``."""
+    """Yield RG506-RG511 and RG513 findings for the runbook content of ``spec``."""
     lf = spec.source
     records = {r.name: r.expr for _, r in spec.rules() if not r.is_alert}
     cmd_blocks = [(p, b, None) for p, b in _blocks(spec)]
@@ -153,13 +206,30 @@ def check_spec(spec, ctx):
         if not isinstance(text, str):
             continue
         path = path + ("commands",)
-        err = shell_error(text)
-        if err is not None:
-            line, col = offset_position(lf, path, err[0])
+        rule_name = owner[1].name if owner else ""
+        by_line: dict[int, list[tuple[int, str]]] = {}
+        for at, ph in placeholders(text):
+            by_line.setdefault(text.count("\n", 0, at), []).append((at, ph))
+        for found in by_line.values():
+            at, ph = found[0]
+            var = re.sub(r"[^A-Za-z0-9_]", "_", ph[1:-1]).upper()
+            names = ", ".join(p for _, p in found)
+            line, col = offset_position(lf, path, at)
             yield Finding(lf.path, line, col, "RG506", Severity.ERROR,
-                          f"command block is not valid shell (bash -n: {err[1]}); quote arguments "
-                          "holding ( ) < > | & ; and write alert labels as \"$NAMESPACE\", not <ns>",
-                          owner[1].name if owner else "")
+                          f"{names} in a command is not a placeholder to bash but redirections (< reads a "
+                          "file, > truncates the file the next word names), so the pasted command fails or "
+                          f"empties a file; write the value as a variable the page fills from the alert, "
+                          f"\"${var}\" (the label {var.lower()}; another label: runbook.variables "
+                          f"{{{var}: <label>}}), or quote the text", rule_name)
+        err = shell_error(text)
+        if err is not None and text.count("\n", 0, err[0]) not in by_line:
+            line, col = offset_position(lf, path, err[0])
+            if "here-document" in err[1]:
+                fix = "end it with a line holding only the delimiter word (no spaces; <<- allows leading tabs)"
+            else:
+                fix = "quote arguments holding ( ) < > | & ; and write alert labels as \"$NAMESPACE\", not <ns>"
+            yield Finding(lf.path, line, col, "RG506", Severity.ERROR,
+                          f"command block is not valid shell (bash -n: {err[1]}); {fix}", rule_name)
         if owner is None:
             continue
         g, r = owner
@@ -177,6 +247,7 @@ def check_spec(spec, ctx):
                               f"${var} stands for the label {label!r}, which this alert never carries "
                               "(its expr drops it); use a label the alert keeps, or assign "
                               f"{var}=... in the block if it is not a label", r.name)
+    yield from _shared_anchors(spec)
     for g, r in spec.rules():
         if not r.is_alert:
             continue

@@ -132,3 +132,18 @@ def strip_common_prefix(sets) -> None:
         for rs in sets:
             if rs.chart_name:
                 rs.app_hint = "-".join(rs.app_hint.split("-")[common:])
+
+
+def helm_rendered(path: Path, sets) -> bool:
+    """True when the file at ``path``, read into the rule sets ``sets``, is output of ``helm
+    template`` (or ``helm get manifest``) saved to a file: its PrometheusRules carry Helm's
+    ``app.kubernetes.io/managed-by: Helm`` or ``heritage: Helm`` label, or the file has Helm's
+    ``# Source: <chart>/templates/...`` lines. A file of hand-written PrometheusRules is not."""
+    if any(str(rs.meta_labels.get(k, "")) == "Helm" for rs in sets
+           for k in ("app.kubernetes.io/managed-by", "heritage")):
+        return True
+    try:
+        with path.open(encoding="utf-8") as fh:
+            return any(_SOURCE.match(line) and "/templates/" in line for line in fh)
+    except (OSError, UnicodeDecodeError):
+        return False

@@ -67,7 +67,7 @@ def test_out_rules_folder_makes_its_parent_the_project(tmp_path, capsys):
     team = tmp_path / "team"
     assert (team / "rules" / "shop-rules.yaml").is_file()
     assert yaml.safe_load((team / BASELINE_FILE).read_text(encoding="utf-8"))["findings"] == [
-        {"app": "shop-rules", "rule": "ShopDown", "code": "RG504"}]
+        {"app": "shop-rules", "rule": "ShopDown", "code": "RG504", "message": "critical alert has no runbook content"}]
     assert (team / ".rulegen" / "schema.json").is_file()
     assert (team / "rules" / "shop-rules.yaml").read_text(encoding="utf-8").startswith(
         "# yaml-language-server: $schema=../.rulegen/schema.json\n")

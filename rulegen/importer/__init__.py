@@ -53,9 +53,14 @@ imported):
   default values (its gate is off); nothing imported from it. Bad: a template wrapped in
   ``{{- if .Values.extraAlerts.enabled }}`` with ``enabled: false``; good: ``--set
   extraAlerts.enabled=true`` to import it.
-* ``RG813`` error: an imported spec has a validation error a baseline cannot hold (PromQL,
-  duplicates...; naming and convention findings are baselined, see :mod:`rulegen.baseline`).
-  Bad: ``expr: rate(x[5m]`` in the source; good: the expression fixed, then import again.
+* ``RG813`` error: importing would leave the project with a validation error a baseline
+  cannot hold (PromQL, duplicates...; naming and convention findings of the imported rules
+  are baselined, see :mod:`rulegen.baseline`): on an imported spec, shown at the source line
+  it comes from (the spec is not written, so its lines do not exist), or on a spec the
+  project has (an alert name another app uses, RG412, or an app name, RG413, is reported on
+  whichever spec comes later in path order). Bad: ``expr: rate(x[5m]`` in the source, or an
+  imported ``ShopDown`` next to the project's app ``shop`` that has one; good: the
+  expression fixed, or the alert renamed, then import again.
 
 Any error note means nothing is written (:func:`run_import`).
 """

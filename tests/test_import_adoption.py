@@ -296,3 +296,21 @@ def test_defaults_only_write_no_config(tmp_path, capsys):
     (tmp_path / "a.yml").write_text(RULES, encoding="utf-8")
     assert _run(tmp_path, "import", "a.yml") == 0
     assert not (tmp_path / ".rulegen.yaml").exists()
+
+
+# strings YAML 1.1 reads otherwise ---------------------------------------------------------
+
+@pytest.mark.parametrize("word", ["y", "n", "Y", "N", "1_000", "0o17"])
+def test_strings_yaml_1_1_reads_otherwise_are_quoted(tmp_path, word):
+    """`description: y` in a rule file read as YAML 1.2 is the string 'y'; written plain into
+    the spec, Kubernetes' YAML 1.1 reader would make it a boolean (RG108). Import quotes it,
+    instead of stopping with RG809 "please report this"."""
+    (tmp_path / "a.yml").write_text(RULES.replace("No shop target is up.", word)
+                                    .replace("severity: critical", f"severity: critical\n          flag: {word}"),
+                                    encoding="utf-8")
+    res = import_paths([tmp_path / "a.yml"], out_dir=tmp_path / "rules", display_base=tmp_path)
+    assert res.ok, res.notes
+    [spec] = res.specs
+    assert f'description: "{word}"' in spec.text and f'flag: "{word}"' in spec.text
+    [rule] = spec.data["groups"][0]["rules"]
+    assert (rule["description"], rule["labels"]["flag"]) == (word, word)

@@ -212,6 +212,56 @@ def test_helm_hint_for_a_chart_template(tmp_path, capsys):
     assert "(or, for a Helm chart, import what helm renders: `rulegen import CHART_DIR`)" in capsys.readouterr().err
 
 
+TEMPLATE = """\
+{{- if .Values.enabled }}
+apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata:
+  name: {{ .Release.Name }}-shop
+spec:
+  groups:
+    - name: shop
+      rules:
+        - alert: ShopDown
+          expr: up == 0
+          labels: {severity: warning}
+          annotations: {summary: s, description: d}
+        - alert: ShopDown
+          expr: up == 0
+          labels: {severity: warning}
+          annotations: {summary: s, description: d}
+{{- end }}
+"""
+
+
+def _chart(root: Path) -> Path:
+    chart = root / "shop"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: shop\nversion: 1.0.0\n", encoding="utf-8")
+    (chart / "values.yaml").write_text("enabled: true\n", encoding="utf-8")
+    (chart / "templates" / "rules.yaml").write_text(TEMPLATE, encoding="utf-8")
+    return chart
+
+
+def test_rg813_in_a_helm_template_points_at_the_template_line(tmp_path, capsys):
+    _chart(tmp_path)
+    assert _run(tmp_path, "import", "shop", "--static") == 1
+    err = capsys.readouterr().err
+    assert TEMPLATE.splitlines()[13][17:] == "ShopDown"
+    assert "shop/templates/rules.yaml:14:18: error RG813 [ShopDown] the imported spec rules/shop-shop.yaml would " \
+           "not validate: RG411 alert 'ShopDown' with the same labels is already defined at line 10;" in err
+    assert "(or, for a Helm chart, import what helm renders: `rulegen import CHART_DIR`)" in err
+
+
+@pytest.mark.tools
+def test_chart_rendered_by_helm_gets_no_hint_to_render_it(tmp_path, capsys, helm_bin):
+    _chart(tmp_path)
+    assert _run(tmp_path, "import", "shop") == 1
+    err = capsys.readouterr().err
+    assert "error RG813 [ShopDown]" in err
+    assert "nothing was written. Fix the sources, then import again" in err
+
+
 # kube-prometheus-stack's rendered output --------------------------------------------------------
 
 def _kps_project(tmp_path: Path, shared_dir) -> Path:
@@ -314,3 +364,14 @@ def test_strings_yaml_1_1_reads_otherwise_are_quoted(tmp_path, word):
     assert f'description: "{word}"' in spec.text and f'flag: "{word}"' in spec.text
     [rule] = spec.data["groups"][0]["rules"]
     assert (rule["description"], rule["labels"]["flag"]) == (word, word)
+
+
+def test_nothing_to_import_writes_nothing(tmp_path, capsys):
+    """A template whose gate is off with the default values (RG816): no spec, and no schema
+    copy or anything else written either."""
+    chart = _chart(tmp_path)
+    (chart / "values.yaml").write_text("enabled: false\n", encoding="utf-8")
+    before = _tree(tmp_path)
+    assert _run(tmp_path, "import", "shop", "--static") == 0
+    assert "no rule to import (the notes above say why); nothing was written" in capsys.readouterr().out
+    assert _tree(tmp_path) == before

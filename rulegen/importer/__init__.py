@@ -115,7 +115,8 @@ class ImportedSpec:
 @dataclass
 class ImportResult:
     """Outcome of :func:`import_paths`: the specs (not yet written) and every note.
-    ``helm``: a source was a Helm chart or template (so a hint about rendering it applies)."""
+    ``helm``: a Helm template was read statically (so the hint to import what Helm renders
+    applies; not for plain files, nor for a chart rendered by helm already)."""
 
     specs: list[ImportedSpec] = field(default_factory=list)
     notes: list[Finding] = field(default_factory=list)
@@ -419,7 +420,8 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
         if chart.is_chart(p):
             chart.strip_common_prefix(of_path)
         sets.extend(of_path)
-    result.helm = bool(rendered) or any(rs.kind == "helm" for rs in sets) or \
+    # a Helm template read statically: rendering it with helm is the way out of what it cannot read
+    result.helm = any(rs.kind == "helm" for rs in sets) or \
         any(n.code in ("RG802", "RG803", "RG816") for n in result.notes)
     ref = schema_ref(out_dir, project)
     variant = render.variant if render is not None else None
@@ -731,7 +733,7 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, ap
                         f"annotations) in {where[0]}" + (f" and {len(where) - 1} more values.yaml" if len(where) > 1 else ""))
     for s in result.specs:
         files[targets[s.app]] = s.text
-    if not SCHEMA_PATH.resolve().is_relative_to(project.resolve()):
+    if result.specs and not SCHEMA_PATH.resolve().is_relative_to(project.resolve()):
         schema = SCHEMA_PATH.read_text(encoding="utf-8")
         p = project / PROJECT_SCHEMA
         if not p.is_file() or p.read_text(encoding="utf-8") != schema:
@@ -805,6 +807,9 @@ def run_import(args) -> int:
         print(f"wrote {shown_path(out_dir / f'{s.app}.yaml', root)}: {s.alerts} alert(s), {s.records} recording "
               f"rule(s) from {', '.join(s.sources)}")
     from ..pipeline import DEFAULT_SPEC_DIR
+    if not by_app:
+        print("no rule to import (the notes above say why); nothing was written")
+        return 0
     if project.resolve() != root.resolve():
         nxt = f"rulegen -C {shown_path(project, root)} build"
     elif out_dir.resolve() != (root / DEFAULT_SPEC_DIR).resolve():

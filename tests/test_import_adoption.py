@@ -375,3 +375,17 @@ def test_nothing_to_import_writes_nothing(tmp_path, capsys):
     assert _run(tmp_path, "import", "shop", "--static") == 0
     assert "no rule to import (the notes above say why); nothing was written" in capsys.readouterr().out
     assert _tree(tmp_path) == before
+
+
+def test_a_failed_write_leaves_nothing_half_imported(tmp_path, capsys):
+    """`charts` is a file, so the chart values of the PrometheusRule's labels cannot be
+    written: the conventions, baseline and specs written before it are not left behind."""
+    (tmp_path / "charts").write_text("not a folder\n", encoding="utf-8")
+    (tmp_path / "m.yaml").write_text(
+        "apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata:\n  name: shop\n  labels:\n"
+        "    release: kps\nspec:\n" + "\n".join("  " + line for line in RULES.replace("critical", "page").splitlines())
+        + "\n", encoding="utf-8")
+    before = _tree(tmp_path)
+    assert _run(tmp_path, "import", "m.yaml") == 2
+    assert _tree(tmp_path) == before
+    assert not [p for p in tmp_path.rglob("*.tmp")]

@@ -492,11 +492,27 @@ def write_specs(result: ImportResult, out_dir: Path, force: bool = False) -> lis
     return written
 
 
-def _atomic_write(target: Path, text: str) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, target)
+def _write_all(files: dict) -> None:
+    """Write ``files`` (``{path: text}``) all or none: every text goes to a temporary file
+    beside its target first; only when all are written are they renamed into place, so a
+    failed write (disk full, a read-only folder) leaves no file half-imported.
+
+    Raises:
+        OSError: a temporary file cannot be written (the others are removed).
+    """
+    staged: list = []
+    try:
+        for target, text in files.items():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{target.name}.tmp")
+            tmp.write_text(text, encoding="utf-8")
+            staged.append((tmp, target))
+    except OSError:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        raise
+    for tmp, target in staged:
+        os.replace(tmp, target)
 
 
 def chart_values_text(existing: str | None, labels: dict, annotations: dict,
@@ -799,8 +815,7 @@ def run_import(args) -> int:
         if link is not None:
             raise RulegenError(f"RG747 {rel} cannot be written: {link[0]} is a symlink to {link[1]}, outside the "
                                "project; rulegen writes only inside it (nothing was written)")
-    for p, text in plan["files"].items():
-        _atomic_write(p, text)
+    _write_all(plan["files"])
     for m in plan["messages"]:
         print(m)
     for s in result.specs:

@@ -313,6 +313,74 @@ def test_hand_written_prometheusrules_keep_their_names(tmp_path):
     assert sorted(s.app for s in res.specs) == ["a", "b"]
 
 
+RENDERED_SHOP = """\
+---
+# Source: shop/templates/prometheusrule.yaml
+apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata:
+  name: release-name-shop
+  labels:
+    app.kubernetes.io/instance: release-name
+    app.kubernetes.io/managed-by: Helm
+spec:
+  groups:
+    - name: release-name-shop-availability
+      rules:
+        - alert: ShopDown
+          expr: up{job="shop"} == 0
+    - name: other
+      rules:
+        - alert: ShopSlow
+          expr: up{job="shop"} < 1
+"""
+
+
+def test_rendered_file_of_one_prometheusrule_loses_the_release_name(tmp_path):
+    """One PrometheusRule (no shared prefix to leave out): the release Helm rendered it for
+    (`release-name`, helm's default) is replaced by the chart's name, in the app name and in
+    group names, which a spec writes the same into every release."""
+    (tmp_path / "rendered.yaml").write_text(RENDERED_SHOP, encoding="utf-8")
+    res = import_paths([tmp_path / "rendered.yaml"], out_dir=tmp_path / "rules", display_base=tmp_path)
+    [spec] = res.specs
+    assert spec.app == "shop"
+    assert [g["name"] for g in spec.data["groups"]] == ["shop-availability", "other"]
+    assert spec.data["chart"]["name"] == "release-name-shop"          # the PrometheusRule keeps its name
+    [note] = [n for n in res.notes if n.code == "RG808"]
+    assert (note.file, note.line, note.rule) == ("rendered.yaml", 12, "release-name-shop-availability")
+    assert "release name `release-name`" in note.message and "`shop-availability`" in note.message
+
+
+def test_release_and_chart_read_from_labels_without_source_lines(tmp_path):
+    from rulegen.importer.chart import as_chart_named
+    text = RENDERED_SHOP.replace("# Source: shop/templates/prometheusrule.yaml\n", "").replace(
+        "    app.kubernetes.io/managed-by: Helm\n", "    app.kubernetes.io/managed-by: Helm\n    helm.sh/chart: shop-1.2.3\n")
+    (tmp_path / "rendered.yaml").write_text(text, encoding="utf-8")
+    [spec] = import_paths([tmp_path / "rendered.yaml"], out_dir=tmp_path / "rules", display_base=tmp_path).specs
+    assert spec.app == "shop"
+    assert as_chart_named("kps-kube-prometheus-stack-etcd", "kps", "kube-prometheus-stack") == \
+        "kube-prometheus-stack-etcd"
+    assert as_chart_named("shop-prod-rules", "shop-prod", "shop") == "shop-rules"
+    assert as_chart_named("unrelated", "kps", "kube-prometheus-stack") == "unrelated"
+
+
+@pytest.mark.tools
+def test_kps_rendered_with_helms_default_release_name(tmp_path, helm_bin, shared_dir):
+    """`helm template` without a release name (`release-name`): the apps are named as for the
+    `kps` release, except where Helm cut a longer name at 63 characters."""
+    import subprocess
+    text = subprocess.run([str(helm_bin), "template", str(KPS / "chart"), "-n", "monitoring", "--kube-version",
+                           "1.33.0"], check=True, capture_output=True, text=True).stdout
+    (tmp_path / "release-name.yaml").write_text(text, encoding="utf-8")
+    names = {s.app for s in import_paths([tmp_path / "release-name.yaml"], out_dir=tmp_path / "rules",
+                                         display_base=tmp_path).specs}
+    kps = {s.app for s in import_paths([KPS / "rendered-defaults.yaml"], out_dir=tmp_path / "rules",
+                                       display_base=tmp_path).specs}
+    assert len(names) == 35 and not [n for n in names if "release" in n]
+    assert sorted(names - kps) == ["k8s-rules-container-cpu-usage-second", "k8s-rules-container-memory-working-s"]
+    assert sorted(kps - names) == ["k8s-rules-container-cpu-usage-seconds", "k8s-rules-container-memory-working-se"]
+
+
 # severities -----------------------------------------------------------------------------
 
 def test_kps_import_adds_none_after_the_default_severities(tmp_path, capsys, shared_dir):

@@ -345,6 +345,29 @@ def _at_source(spec: ImportedSpec, text: str, f: Finding, group_offset: int | No
     return at[0], at[1], at[2], re.sub(r"\bline (\d+)\b", line_ref, f.message)
 
 
+def _unreleased(path: Path, sets: list[RuleSet]) -> list[Finding]:
+    """Name the rule sets of a file of ``helm template`` output as the chart's own import does
+    (:func:`.chart.as_chart_named`): the release name Helm put into the PrometheusRule names
+    (the app names) and the group names is replaced by the chart's name, with an RG808 note
+    per group renamed, since the spec's group name is written as it is into every release."""
+    release, chart_name = chart.release_and_chart(path, sets)
+    notes: list[Finding] = []
+    if not release or not chart_name:
+        return notes
+    for rs in sets:
+        rs.app_hint = chart.as_chart_named(rs.app_hint, release, chart_name)
+        for g in rs.groups:
+            name = g.get("name") if isinstance(g, CommentedMap) else None
+            if not isinstance(name, str) or chart.as_chart_named(name, release, chart_name) == name:
+                continue
+            g["name"] = new = chart.as_chart_named(name, release, chart_name)
+            notes.append(Finding(rs.source, max(1, g.lc.key("name")[0] + 1), 1, "RG808", Severity.WARNING,
+                                 f"group `{name}` is named `{new}`: the release name `{release}` Helm rendered into "
+                                 f"it is the chart's name `{chart_name}` here, as importing the chart names it (the "
+                                 "spec's group name is the same in every release)", name))
+    return notes
+
+
 def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path("rules"),
                  display_base: Path | None = None, render: chart.RenderOptions | None = None,
                  project: Path | None = None) -> ImportResult:
@@ -414,7 +437,9 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
             seen.add(f.resolve())
             found, notes = read_source(f, shown_of(f), release=release)
             if not chart.is_chart(p) and chart.helm_rendered(f, found):
-                chart.strip_common_prefix(found)   # `helm template` output saved to a file
+                # `helm template` output saved to a file: named as importing the chart names it
+                notes.extend(_unreleased(f, found))
+                chart.strip_common_prefix(found)
             of_path.extend(found)
             result.notes.extend(notes)
         if chart.is_chart(p):

@@ -40,7 +40,8 @@ imported):
 * ``RG807`` warning: a comment with nowhere to go.
   Bad: a comment on a key with no place in a spec (such as ``metadata``); good: the comment on the
   rule or key it describes.
-* ``RG808`` warning: a name changed (an app or a duplicate group).
+* ``RG808`` warning: a name changed (an app, a duplicate group, or a group name holding the
+  release a saved ``helm template`` output was rendered for).
   Bad: a rule file ``Foo_Bar.rules`` imported as app ``foo-bar-rules``; good: ``--app foo-bar`` to
   choose the name.
 * ``RG809`` error: the spec exists (use ``--force``) or the written spec would not validate.

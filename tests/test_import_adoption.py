@@ -19,35 +19,18 @@ from rulegen.baseline import BASELINE_FILE
 from rulegen.cli import main
 from rulegen.importer import import_paths
 
+from chartfixture import mini_chart
 from conftest import SHARED
+from test_baseline import RULES as BASELINE_RULES
+from test_baseline import TWO_SEVERITIES
 
 KPS = SHARED / "corpus" / "kube-prometheus-stack"
 
-RULES = """\
-groups:
-  - name: shop
-    rules:
-      - alert: ShopDown
-        expr: up{job="shop"} == 0
-        for: 5m
-        labels:
-          severity: critical
-        annotations:
-          summary: Shop is down
-          description: No shop target is up.
-"""
+#: one critical alert without runbook content (test_baseline's ShopDown)
+RULES = BASELINE_RULES.split("      - alert: ShopSlow")[0]
 
-EXISTING = """\
-app: shop
-groups:
-  - name: shop
-    rules:
-      - alert: ShopDown
-        expr: up{job="shop"} == 0
-        severity: warning
-        summary: Shop is down
-        description: The shop job is down.
-"""
+#: a spec of the project with an app `shop` that has ShopDown
+EXISTING = TWO_SEVERITIES.replace("severity: page", "severity: warning")
 
 
 def _run(root: Path, *args: str) -> int:
@@ -151,16 +134,8 @@ def test_import_still_works_next_to_specs_with_their_own_errors(tmp_path, capsys
 
 # findings told at the source --------------------------------------------------------------
 
-DUPLICATE = RULES + """\
-      - alert: ShopDown
-        expr: up{job="shop"} == 0
-        for: 5m
-        labels:
-          severity: critical
-        annotations:
-          summary: Shop is down
-          description: No shop target is up.
-"""
+#: ShopDown twice, the same labels (RG411)
+DUPLICATE = RULES + RULES.split("rules:\n", 1)[1]
 
 
 def test_rg813_points_at_the_source_line(tmp_path, capsys):
@@ -199,15 +174,11 @@ def test_no_helm_hint_for_plain_rule_files(tmp_path, capsys):
 
 
 def test_helm_hint_for_a_chart_template(tmp_path, capsys):
-    chart = tmp_path / "shop"
-    (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: shop\nversion: 1.0.0\n", encoding="utf-8")
-    (chart / "values.yaml").write_text("x: {}\n", encoding="utf-8")
-    (chart / "templates" / "rules.yaml").write_text(
-        "apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata:\n  name: shop\nspec:\n  groups:\n"
-        "    - name: shop\n      rules:\n        - alert: ShopDown\n"
-        "          expr: up{job=\"{{ .Capabilities.KubeVersion.Major }}\"} == 0\n",
-        encoding="utf-8")
+    """An action only Helm knows at install (RG802): rendering the chart is the way out."""
+    mini_chart(tmp_path, "x: {}\n", {"rules.yaml":
+               "apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata:\n  name: shop\nspec:\n"
+               "  groups:\n    - name: shop\n      rules:\n        - alert: ShopDown\n"
+               "          expr: up{job=\"{{ .Capabilities.KubeVersion.Major }}\"} == 0\n"}, name="shop")
     assert _run(tmp_path, "import", "shop", "--static") == 1
     assert "(or, for a Helm chart, import what helm renders: `rulegen import CHART_DIR`)" in capsys.readouterr().err
 
@@ -235,12 +206,7 @@ spec:
 
 
 def _chart(root: Path) -> Path:
-    chart = root / "shop"
-    (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: shop\nversion: 1.0.0\n", encoding="utf-8")
-    (chart / "values.yaml").write_text("enabled: true\n", encoding="utf-8")
-    (chart / "templates" / "rules.yaml").write_text(TEMPLATE, encoding="utf-8")
-    return chart
+    return mini_chart(root, "enabled: true\n", {"rules.yaml": TEMPLATE}, name="shop")
 
 
 def test_rg813_in_a_helm_template_points_at_the_template_line(tmp_path, capsys):

@@ -91,10 +91,11 @@ class Baseline:
     def keys(self) -> set:
         return set(self.entries)
 
-    def covering(self, k: Key) -> Key | None:
+    def covering(self, k: Key, keys: set | None = None) -> Key | None:
         """The entry that covers a finding of key ``k``: its own, or a version 1 entry of its
-        app, rule and code; None when none does."""
-        keys = self.keys()
+        app, rule and code; None when none does. ``keys``: :meth:`keys`, when the caller has
+        it already (one set for many findings)."""
+        keys = self.keys() if keys is None else keys
         if k in keys:
             return k
         old = k[:3] + (None,)
@@ -187,11 +188,12 @@ def apply(findings: list[Finding], baseline: Baseline | None, app_of: dict, stal
     other apps are not judged); None means every app of the project was loaded."""
     if baseline is None:
         return findings
+    keys = baseline.keys()
     seen: set = set()
     out = []
     for f in findings:
         k = key_of(f, app_of)
-        entry = baseline.covering(k) if k is not None else None
+        entry = baseline.covering(k, keys) if k is not None else None
         if entry is not None:
             seen.add(entry)
             if f.is_error:

@@ -423,3 +423,16 @@ def test_a_failed_write_leaves_nothing_half_imported(tmp_path, capsys):
     assert _run(tmp_path, "import", "m.yaml") == 2
     assert _tree(tmp_path) == before
     assert not [p for p in tmp_path.rglob("*.tmp")]
+
+
+def test_force_over_a_spec_with_the_same_error_still_stops(tmp_path, capsys):
+    """A spec --force replaces is all the import's: that the replaced spec had the same error
+    at the same place does not let it through."""
+    (tmp_path / "a.yml").write_text(DUPLICATE, encoding="utf-8")
+    [spec] = import_paths([tmp_path / "a.yml"], out_dir=tmp_path / "rules", display_base=tmp_path).specs
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "a.yaml").write_text(spec.text, encoding="utf-8")     # written by hand, say
+    before = _tree(tmp_path)
+    assert _run(tmp_path, "import", "a.yml", "--force") == 1
+    assert "a.yml:12:16: error RG813 [ShopDown]" in capsys.readouterr().err
+    assert _tree(tmp_path) == before

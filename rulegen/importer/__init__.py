@@ -732,8 +732,11 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, ap
     imported_rules = {s.app: {r.get("alert") or r.get("record") for g in s.data.get("groups", [])
                               for r in g.get("rules", [])} for s in result.specs}
     for f in res.findings:
-        if not f.is_error or (f.file, f.line, f.col, f.code, f.message) in known:
-            continue   # not an error, or one the project has without this import
+        if not f.is_error:
+            continue
+        if (f.file not in spec_of or spec_of[f.file].app in merged) and \
+                (f.file, f.line, f.col, f.code, f.message) in known:
+            continue   # an error the project has without this import (a spec --force replaces is all new)
         key = bl.key_of(f, app_of)
         if key is not None and f.file in new_texts and key[1] in imported_rules.get(key[0], ()):
             entries.add(key)   # a policy finding on an imported rule: baselined

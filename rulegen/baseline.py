@@ -4,28 +4,35 @@ does not mean fixing hundreds of alerts first (the usual way to adopt a linter).
 File: ``.rulegen-baseline.yaml`` at the project root, written by ``rulegen import`` and
 ``rulegen baseline``, reviewed in pull requests like any other file. Shape::
 
-    version: 1
+    version: 2
     findings:
-      - {app: node-exporter, rule: HostOutOfMemory, code: RG504}
+      - {app: node-exporter, rule: HostOutOfMemory, code: RG504, message: critical alert has no runbook content}
 
-Entries are keyed by app, rule name and code (never by line, so unrelated edits keep them
-valid). Only policy codes (:data:`POLICY_CODES`: names and conventions) can be baselined;
-a PromQL or schema error never can.
+An entry is keyed by app, rule name, code and the finding's ``message`` as
+:func:`subject` normalises it: what is wrong (the text before the first ``;``, not the
+advice after it), with line and column numbers and lists of allowed values (``one of
+critical, warning``) left out. So a second finding of the same code on the same rule (a
+second severity outside the set, another mutating command) is not covered by the first
+one's entry, and moving lines, rewording advice or extending the allowed list keeps entries
+valid. A version 1 entry (app, rule and code, no message) is still read and covers every
+finding of its code on that rule; ``rulegen baseline`` rewrites it as one entry per finding
+it covers. Only policy codes (:data:`POLICY_CODES`: names and conventions) can be
+baselined; a PromQL or schema error never can.
 
 How it acts on findings (:func:`apply`):
 
-* a finding of a baselined (app, rule, code) is still shown and counted, as a warning, with
-  ``(baselined)`` in its message, until it is fixed;
+* a finding an entry covers is still shown and counted, as a warning, with ``(baselined)``
+  in its message, until it is fixed;
 * any other finding keeps its severity: a new critical alert without runbook content is an
   error;
 * ``RG811``: an entry that matches no finding any more (it was fixed, or the alert renamed or
   removed). ``rulegen check`` fails on it, so the baseline only shrinks; ``validate`` and
   ``build`` show it as a warning. ``rulegen baseline`` removes it. Bad: an entry for
-  ``{app: shop, rule: ShopDown, code: RG504}`` after ShopDown got its runbook; good: the entry
-  removed by ``rulegen baseline``;
+  ``{app: shop, rule: ShopDown, code: RG504, message: ...}`` after ShopDown got its runbook;
+  good: the entry removed by ``rulegen baseline``;
 * ``RG812`` (error): the baseline file cannot be read (not YAML, wrong shape); the message
   says what is wrong. Bad: ``findings: {app: shop}``; good: ``findings: [{app: shop, rule:
-  ShopDown, code: RG504}]``.
+  ShopDown, code: RG504, message: critical alert has no runbook content}]``.
 
 ``rulegen baseline`` drops the entries that match nothing and keeps the rest; with
 ``--add`` it also records the policy errors found now (to adopt, or to accept a finding on
@@ -35,6 +42,7 @@ purpose). Without a baseline file it records every current policy error.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,12 +60,30 @@ _HEADER = """\
 # run), and `rulegen baseline --add` records new ones on purpose.
 """
 
-Key = tuple  # (app, rule, code)
+Key = tuple  # (app, rule, code, subject); subject None: a version 1 entry (every finding of the code)
+
+_LINE_REF = re.compile(r"\b(lines?|line\(s\)|col(?:umn)?s?) \d+(?:(?:, ?| and |-)\d+)*")
+_FILE_POS = re.compile(r"(\.ya?ml):\d+(?::\d+)?\b")
+_ALLOWED = re.compile(r"\bone of [^;()]*?(?=\s*(?:[;()]|$))")
+
+
+def subject(message: str) -> str:
+    """What a finding's ``message`` says is wrong, as the baseline keys it: the text before
+    the first ``"; "`` (the advice after it is not the finding), without a ``(baselined
+    ...)`` note, with line and column numbers (``line 12`` -> ``line N``, ``x.yaml:3:4`` ->
+    ``x.yaml``) and a list of allowed values (``one of critical, warning`` -> ``one of the
+    allowed values``) left out, since they change when other things change."""
+    text = message.split(f" (baselined in {BASELINE_FILE})")[0]
+    text = text.split("; ", 1)[0]
+    text = _LINE_REF.sub(lambda m: f"{m.group(1)} N", text)
+    text = _FILE_POS.sub(r"\1", text)
+    return _ALLOWED.sub("one of the allowed values", text).strip()
 
 
 @dataclass
 class Baseline:
-    """The entries of a baseline file, as ``(app, rule, code)`` keys, in file order."""
+    """The entries of a baseline file, as ``(app, rule, code, subject)`` keys (subject None
+    for a version 1 entry), in file order, and the line of each."""
 
     entries: list = field(default_factory=list)
     lines: dict = field(default_factory=dict)   # key -> 1-based line in the file
@@ -65,9 +91,20 @@ class Baseline:
     def keys(self) -> set:
         return set(self.entries)
 
+    def covering(self, k: Key, keys: set | None = None) -> Key | None:
+        """The entry that covers a finding of key ``k``: its own, or a version 1 entry of its
+        app, rule and code; None when none does. ``keys``: :meth:`keys`, when the caller has
+        it already (one set for many findings)."""
+        keys = self.keys() if keys is None else keys
+        if k in keys:
+            return k
+        old = k[:3] + (None,)
+        return old if old in keys else None
+
 
 def load(root: Path) -> Baseline | None:
-    """The baseline of the project at ``root``, or None when it has none.
+    """The baseline of the project at ``root``, or None when it has none. Version 1 entries
+    (no ``message``) are read as keys with subject None.
 
     Raises:
         RulegenError: the file is not YAML or not of the documented shape (code RG812 in
@@ -83,9 +120,9 @@ def load(root: Path) -> Baseline | None:
     if raw is None:
         return Baseline()
     if not isinstance(raw, dict) or not isinstance(raw.get("findings", []), list) or \
-            set(raw) - {"version", "findings"}:
-        raise RulegenError(f"{BASELINE_FILE}: RG812 must be a mapping with `version: 1` and `findings:`, "
-                           "a list of {app, rule, code}; rerun `rulegen baseline --add` to rewrite it")
+            set(raw) - {"version", "findings"} or raw.get("version", 1) not in (1, 2):
+        raise RulegenError(f"{BASELINE_FILE}: RG812 must be a mapping with `version: 2` and `findings:`, "
+                           "a list of {app, rule, code, message}; rerun `rulegen baseline --add` to rewrite it")
     out = []
     lines: dict = {}
     try:
@@ -94,20 +131,29 @@ def load(root: Path) -> Baseline | None:
     except (yaml.YAMLError, StopIteration, AttributeError, TypeError):
         items = []
     for i, e in enumerate(raw.get("findings") or []):
-        if not (isinstance(e, dict) and set(e) == {"app", "rule", "code"}
+        if not (isinstance(e, dict) and {"app", "rule", "code"} <= set(e) <= {"app", "rule", "code", "message"}
                 and all(isinstance(e[k], str) and e[k] for k in e)):
-            raise RulegenError(f"{BASELINE_FILE}: RG812 findings[{i}] must have exactly app, rule and code, "
-                               "each a non-empty string")
-        out.append((e["app"], e["rule"], e["code"]))
+            raise RulegenError(f"{BASELINE_FILE}: RG812 findings[{i}] must have app, rule, code and message, "
+                               "each a non-empty string (message may be left out: the entry then covers every "
+                               "finding of its code on that rule)")
+        out.append((e["app"], e["rule"], e["code"], subject(e["message"]) if "message" in e else None))
         if i < len(items):
             lines.setdefault(out[-1], items[i].start_mark.line + 1)
     return Baseline(out, lines)
 
 
+def _row(k: Key) -> dict:
+    row = {"app": k[0], "rule": k[1], "code": k[2]}
+    if k[3] is not None:
+        row["message"] = k[3]
+    return row
+
+
 def dump(entries) -> str:
-    """The baseline file text for ``entries`` (keys), sorted and without duplicates."""
-    rows = sorted(set(entries))
-    body = yaml.safe_dump({"version": 1, "findings": [{"app": a, "rule": r, "code": c} for a, r, c in rows]},
+    """The baseline file text (version 2) for ``entries`` (keys), sorted and without
+    duplicates; a version 1 key is written without ``message``."""
+    rows = sorted(set(entries), key=lambda k: (k[0], k[1], k[2], k[3] or ""))
+    body = yaml.safe_dump({"version": 2, "findings": [_row(k) for k in rows]},
                           sort_keys=False, default_flow_style=None, width=1_000_000)
     return _HEADER + body
 
@@ -122,11 +168,12 @@ def write(root: Path, entries) -> Path:
 
 
 def key_of(f: Finding, app_of: dict) -> Key | None:
-    """The baseline key of finding ``f`` (``app_of``: spec file -> app), or None when it
-    cannot be baselined (not a policy code, no rule, not in a loaded spec)."""
+    """The baseline key of finding ``f`` (``app_of``: spec file -> app): ``(app, rule, code,``
+    :func:`subject` ``of its message)``, or None when it cannot be baselined (not a policy
+    code, no rule, not in a loaded spec)."""
     if f.code not in POLICY_CODES or not f.rule or f.file not in app_of:
         return None
-    return (app_of[f.file], f.rule, f.code)
+    return (app_of[f.file], f.rule, f.code, subject(f.message))
 
 
 def policy_errors(findings: list[Finding], app_of: dict) -> set:
@@ -146,8 +193,9 @@ def apply(findings: list[Finding], baseline: Baseline | None, app_of: dict, stal
     out = []
     for f in findings:
         k = key_of(f, app_of)
-        if k is not None and k in keys:
-            seen.add(k)
+        entry = baseline.covering(k, keys) if k is not None else None
+        if entry is not None:
+            seen.add(entry)
             if f.is_error:
                 f = Finding(f.file, f.line, f.col, f.code, Severity.WARNING,
                             f"{f.message} (baselined in {BASELINE_FILE})", f.rule)
@@ -157,16 +205,17 @@ def apply(findings: list[Finding], baseline: Baseline | None, app_of: dict, stal
         if k in seen or (apps_loaded is not None and k[0] not in apps_loaded):
             continue
         seen.add(k)
+        what = f"{k[2]} on {k[0]}/{k[1]}" + (f" ({k[3]})" if k[3] else "")
         out.append(Finding(BASELINE_FILE, baseline.lines.get(k, 1), 1, "RG811", sev,
-                           f"{k[2]} on {k[0]}/{k[1]} is no longer found (fixed, renamed or removed); "
+                           f"{what} is no longer found (fixed, renamed or removed); "
                            "run `rulegen baseline` to remove the entry, so the baseline only shrinks", k[1]))
     return out
 
 
 def run_baseline(root: Path, add: bool, stream) -> int:
     """``rulegen baseline``: remove the entries that match no finding; with ``add`` (or when
-    there is no baseline yet) also record the current policy errors. Prints what changed;
-    returns 0.
+    there is no baseline yet) also record the current policy errors. A version 1 entry is
+    rewritten as one entry per finding it covers. Prints what changed; returns 0.
 
     Raises:
         RulegenError: no ``rules/`` folder, or an invalid config or baseline file.
@@ -179,25 +228,33 @@ def run_baseline(root: Path, add: bool, stream) -> int:
     old = load(root)
     before = set(old.entries) if old is not None else set()
     after = {k for k in before if k in found}
+    migrated = {k for k in found if k not in before and k[:3] + (None,) in before}
+    after |= migrated
     if add or old is None:
         after |= errors
-    removed, added = sorted(before - after), sorted(after - before)
-    for a, r, c in removed:
-        print(f"removed {c} on {a}/{r}: no longer found", file=stream)
+    removed = sorted((k for k in before - after if not (k[3] is None and any(m[:3] == k[:3] for m in migrated))),
+                     key=lambda k: (k[0], k[1], k[2], k[3] or ""))
+    added = sorted(after - before - migrated)
+    n_old = sum(1 for k in before if k[3] is None and any(m[:3] == k[:3] for m in migrated))
+    for k in removed:
+        print(f"removed {k[2]} on {k[0]}/{k[1]}: no longer found", file=stream)
+    if n_old:
+        print(f"rewrote {n_old} version 1 entr{'y' if n_old == 1 else 'ies'} (app, rule and code) as "
+              f"{len(migrated)} entr{'y' if len(migrated) == 1 else 'ies'} keyed by the finding's message", file=stream)
     if len(added) <= 20:
-        for a, r, c in added:
-            print(f"recorded {c} on {a}/{r}", file=stream)
+        for k in added:
+            print(f"recorded {k[2]} on {k[0]}/{k[1]}: {k[3]}", file=stream)
     else:
         by_code: dict = {}
-        for _, _, c in added:
-            by_code[c] = by_code.get(c, 0) + 1
+        for k in added:
+            by_code[k[2]] = by_code.get(k[2], 0) + 1
         print(f"recorded {len(added)} finding(s): " + ", ".join(f"{c} {n}" for c, n in sorted(by_code.items())),
               file=stream)
     left_out = sorted(errors - after)
     if left_out:
         print(f"{len(left_out)} policy error(s) not in the baseline stay errors; fix them, or run "
               "`rulegen baseline --add` to accept them on purpose", file=stream)
-    if old is None or removed or added:
+    if old is None or removed or added or n_old:
         write(root, after)
         print(f"{BASELINE_FILE}: {len(after)} entr{'y' if len(after) == 1 else 'ies'} "
               f"({len(removed)} removed, {len(added)} added)", file=stream)

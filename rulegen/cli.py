@@ -265,10 +265,19 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("-o", "--output", choices=("text", "markdown"), default="text")
     s.set_defaults(func=cmd_diff)
 
-    s = sub.add_parser("import", parents=[common], help="turn rule files, PrometheusRule manifests or Helm templates into specs")
+    s = sub.add_parser("import", parents=[common], help="turn rule files, PrometheusRule manifests or Helm templates into specs",
+                       description="Turn rule files, PrometheusRule manifests or Helm templates into specs. All or "
+                                   "nothing: when any source cannot be imported, or the project would not validate "
+                                   "with the imported specs next to its own (an alert or app name another spec "
+                                   "uses...), nothing is written; policy findings of the imported rules are "
+                                   "baselined (.rulegen-baseline.yaml).")
     s.add_argument("sources", nargs="+")
     s.add_argument("--app", default=None, help="app name for all imported rules")
-    s.add_argument("--out", default="rules", help="folder to write specs to (default rules/)")
+    s.add_argument("--out", default="rules", metavar="DIR",
+                   help="folder to write specs to (default rules/). The project files (.rulegen.yaml, "
+                        ".rulegen-baseline.yaml, .rulegen/schema.json, charts/APP/values.yaml) go to the "
+                        "folder holding DIR when DIR is named rules (--out team/rules: team/, then "
+                        "`rulegen -C team build`), else to the project root (then `rulegen build DIR`)")
     s.add_argument("--force", action="store_true", help="overwrite existing spec files")
     s.add_argument("--values", "-f", action="append", default=[], metavar="FILE",
                    help="values file for a chart folder, rendered by helm or read --static (repeatable, later wins)")

@@ -40,7 +40,8 @@ imported):
 * ``RG807`` warning: a comment with nowhere to go.
   Bad: a comment on a key with no place in a spec (such as ``metadata``); good: the comment on the
   rule or key it describes.
-* ``RG808`` warning: a name changed (an app or a duplicate group).
+* ``RG808`` warning: a name changed (an app, a duplicate group, or a group name holding the
+  release a saved ``helm template`` output was rendered for).
   Bad: a rule file ``Foo_Bar.rules`` imported as app ``foo-bar-rules``; good: ``--app foo-bar`` to
   choose the name.
 * ``RG809`` error: the spec exists (use ``--force``) or the written spec would not validate.
@@ -53,9 +54,14 @@ imported):
   default values (its gate is off); nothing imported from it. Bad: a template wrapped in
   ``{{- if .Values.extraAlerts.enabled }}`` with ``enabled: false``; good: ``--set
   extraAlerts.enabled=true`` to import it.
-* ``RG813`` error: an imported spec has a validation error a baseline cannot hold (PromQL,
-  duplicates...; naming and convention findings are baselined, see :mod:`rulegen.baseline`).
-  Bad: ``expr: rate(x[5m]`` in the source; good: the expression fixed, then import again.
+* ``RG813`` error: importing would leave the project with a validation error a baseline
+  cannot hold (PromQL, duplicates...; naming and convention findings of the imported rules
+  are baselined, see :mod:`rulegen.baseline`): on an imported spec, shown at the source line
+  it comes from (the spec is not written, so its lines do not exist), or on a spec the
+  project has (an alert name another app uses, RG412, or an app name, RG413, is reported on
+  whichever spec comes later in path order). Bad: ``expr: rate(x[5m]`` in the source, or an
+  imported ``ShopDown`` next to the project's app ``shop`` that has one; good: the
+  expression fixed, or the alert renamed, then import again.
 
 Any error note means nothing is written (:func:`run_import`).
 """
@@ -63,6 +69,7 @@ Any error note means nothing is written (:func:`run_import`).
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from io import StringIO
@@ -98,14 +105,23 @@ class ImportedSpec:
     data: dict = field(default_factory=dict)
     chart_labels: dict = field(default_factory=dict)
     chart_annotations: dict = field(default_factory=dict)
+    #: spec path -> (source display, key position, value position), 1-based (line, col)
+    #: pairs or None: where each imported node came from (:func:`source_position`).
+    origins: dict = field(default_factory=dict)
+    #: (source display, line) shown for a finding on a part of the spec no source node made
+    #: (``app:``, ``chart:``): the first source's ``groups:``.
+    first_source: tuple = ("", 1)
 
 
 @dataclass
 class ImportResult:
-    """Outcome of :func:`import_paths`: the specs (not yet written) and every note."""
+    """Outcome of :func:`import_paths`: the specs (not yet written) and every note.
+    ``helm``: a Helm template was read statically (so the hint to import what Helm renders
+    applies; not for plain files, nor for a chart rendered by helm already)."""
 
     specs: list[ImportedSpec] = field(default_factory=list)
     notes: list[Finding] = field(default_factory=list)
+    helm: bool = False
 
     @property
     def ok(self) -> bool:
@@ -254,12 +270,119 @@ def _check_written(text: str, data, display: str) -> list[Finding]:
     return bad
 
 
+def _origins(group: list[RuleSet], where: dict, data: CommentedMap) -> dict:
+    """``{spec path: (source display, key position, value position)}`` for the nodes
+    :func:`.convert.convert` placed (``where``, see there), positions 1-based ``(line, col)``
+    in the source file, None where there is none (a sequence item has no key)."""
+    path_of: dict = {}
+
+    def walk(node, path):
+        path_of[id(node)] = path
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for k, v in items:
+            if isinstance(v, (dict, list)):
+                walk(v, path + (k,))
+    walk(data, ())
+    out: dict = {}
+    for (si, spath), (container, key, _indent) in where.items():
+        if not spath or id(container) not in path_of or si >= len(group):
+            continue
+        parent = group[si].groups
+        try:
+            for k in spath[:-1]:
+                parent = parent[k]
+            last = spath[-1]
+            if isinstance(parent, CommentedSeq):
+                kp, vp = None, parent.lc.item(last)
+            else:
+                kp, vp = parent.lc.key(last), parent.lc.value(last)
+        except (AttributeError, KeyError, TypeError, IndexError):
+            continue
+        pos = [(a + 1, b + 1) if isinstance(a, int) and isinstance(b, int) else None
+               for a, b in (kp or (None, None), vp or (None, None))]
+        out[path_of[id(container)] + (key,)] = (group[si].source, pos[0], pos[1])
+    return out
+
+
+def source_position(spec: ImportedSpec, text: str, display: str, line: int, col: int,
+                    group_offset: int = 0) -> tuple[str, int, int] | None:
+    """Where in the imported source the position ``(line, col)`` of the spec ``text``
+    (shown as ``display``) comes from: ``(source display, line, col)``, 1-based, or None when
+    no imported node starts at or before it (a finding on a spec's own part). The column is
+    carried over when the node starts on the finding's line. ``group_offset``: the imported
+    groups start at this index (``--app`` into an existing spec, :func:`merge_spec_text`)."""
+    lf = load_text(text, display)
+    best = None
+    for p, (src, kp, vp) in spec.origins.items():
+        if group_offset and len(p) > 1 and p[0] == "groups" and isinstance(p[1], int):
+            p = ("groups", p[1] + group_offset) + p[2:]
+        for at, there in ((lf.key_positions.get(p), kp), (lf.positions.get(p), vp)):
+            if at and there and tuple(at) <= (line, col) and (best is None or tuple(at) > best[0]):
+                best = (tuple(at), src, there)
+    if best is None:
+        return None
+    (sl, sc), src, (ol, oc) = best
+    return (src, ol, max(1, oc + col - sc)) if sl == line else (src, ol, oc)
+
+
+def _at_source(spec: ImportedSpec, text: str, f: Finding, group_offset: int | None) -> tuple[str, int, int, str]:
+    """``(file, line, col, message)`` of the finding ``f`` on an imported spec not yet written,
+    told in the source's terms: at the source line it comes from, with every ``line N`` of
+    the message mapped the same way. ``group_offset`` None: the spec is new (a position
+    outside the imported nodes is shown at the first source); else the spec exists and such a
+    position is a real line of it."""
+    off = group_offset or 0
+    at = source_position(spec, text, f.file, f.line, f.col, off)
+    if at is None:
+        if group_offset is not None:
+            return f.file, f.line, f.col, f.message
+        at = (spec.first_source[0], spec.first_source[1], 1)
+
+    def line_ref(m):
+        there = source_position(spec, text, f.file, int(m.group(1)), 10 ** 6, off)
+        if there is None:
+            return m.group(0)
+        return f"line {there[1]}" if there[0] == at[0] else f"line {there[1]} of {there[0]}"
+    return at[0], at[1], at[2], re.sub(r"\bline (\d+)\b", line_ref, f.message)
+
+
+def _unreleased(path: Path, sets: list[RuleSet]) -> list[Finding]:
+    """Name the rule sets of a file of ``helm template`` output as the chart's own import does
+    (:func:`.chart.as_chart_named`): the release name Helm put into the PrometheusRule names
+    (the app names) and the group names is replaced by the chart's name, with an RG808 note
+    per group renamed, since the spec's group name is written as it is into every release."""
+    release, chart_name = chart.release_and_chart(path, sets)
+    notes: list[Finding] = []
+    if not release or not chart_name:
+        return notes
+    for rs in sets:
+        rs.app_hint = chart.as_chart_named(rs.app_hint, release, chart_name)
+        for g in rs.groups:
+            name = g.get("name") if isinstance(g, CommentedMap) else None
+            if not isinstance(name, str) or chart.as_chart_named(name, release, chart_name) == name:
+                continue
+            g["name"] = new = chart.as_chart_named(name, release, chart_name)
+            notes.append(Finding(rs.source, max(1, g.lc.key("name")[0] + 1), 1, "RG808", Severity.WARNING,
+                                 f"group `{name}` is named `{new}`: the release name `{release}` Helm rendered into "
+                                 f"it is the chart's name `{chart_name}` here, as importing the chart names it (the "
+                                 "spec's group name is the same in every release)", name))
+    return notes
+
+
 def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path("rules"),
-                 display_base: Path | None = None, render: chart.RenderOptions | None = None) -> ImportResult:
+                 display_base: Path | None = None, render: chart.RenderOptions | None = None,
+                 project: Path | None = None) -> ImportResult:
     """Import ``paths`` (files or folders) into specs, in memory.
 
-    When the project at ``display_base`` has no runbook site (no ``mkdocs.yml``), each spec
-    says ``chart.runbook_url: false``: an alert without ``runbook_url`` gets none invented.
+    When the ``project`` the specs go to (default ``display_base``, see
+    :func:`project_of`) has no runbook site (no ``mkdocs.yml``), each spec says
+    ``chart.runbook_url: false``: an alert without ``runbook_url`` gets none invented.
+
+    A file of several PrometheusRules that Helm rendered (``# Source:`` lines, or a
+    ``managed-by``/``heritage: Helm`` label) is named like a rendered chart: the release
+    prefix all their names share is left out of the app names
+    (:func:`.chart.strip_common_prefix`), so ``rulegen import rendered.yaml`` names the apps
+    as ``rulegen import CHART_DIR`` does.
 
     ``render``: a chart folder in ``paths`` is rendered with the real helm with these options
     and its PrometheusRules imported (:mod:`.chart`); None (or ``render.static``) reads chart
@@ -280,8 +403,9 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
                            f"{APP_MAX}); try {app_name(app)!r}")
     result = ImportResult()
     sets: list[RuleSet] = []
+    project = project if project is not None else display_base
     # no runbook site (mkdocs.yml) in the project: no page to link to, so no invented link
-    runbook_site = display_base is not None and (display_base / "mkdocs.yml").is_file()
+    runbook_site = project is not None and (project / "mkdocs.yml").is_file()
 
     def shown_of(f: Path) -> str:
         if display_base is not None:
@@ -313,12 +437,19 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
                 continue
             seen.add(f.resolve())
             found, notes = read_source(f, shown_of(f), release=release)
+            if not chart.is_chart(p) and chart.helm_rendered(f, found):
+                # `helm template` output saved to a file: named as importing the chart names it
+                notes.extend(_unreleased(f, found))
+                chart.strip_common_prefix(found)
             of_path.extend(found)
             result.notes.extend(notes)
         if chart.is_chart(p):
             chart.strip_common_prefix(of_path)
         sets.extend(of_path)
-    ref = schema_ref(out_dir, display_base)
+    # a Helm template read statically: rendering it with helm is the way out of what it cannot read
+    result.helm = any(rs.kind == "helm" for rs in sets) or \
+        any(n.code in ("RG802", "RG803", "RG816") for n in result.notes)
+    ref = schema_ref(out_dir, project)
     variant = render.variant if render is not None else None
     for name, group in _assign_apps(sets, app, variant).items():
         if not group:
@@ -363,7 +494,8 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
                                                     f"`{meta[k][a]}` in one source and `{b}` in another; "
                                                     f"`{meta[k][a]}` is kept"))
         result.specs.append(ImportedSpec(name, text, sources, n_alerts, n_records, _plain(data),
-                                         meta["labels"], meta["annotations"]))
+                                         meta["labels"], meta["annotations"], _origins(group, where, data),
+                                         (group[0].source, max(group[0].line, 1))))
     result.notes.sort(key=lambda f: (f.file, f.line, f.col, f.code, f.message))
     return result
 
@@ -386,11 +518,27 @@ def write_specs(result: ImportResult, out_dir: Path, force: bool = False) -> lis
     return written
 
 
-def _atomic_write(target: Path, text: str) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, target)
+def _write_all(files: dict) -> None:
+    """Write ``files`` (``{path: text}``) all or none: every text goes to a temporary file
+    beside its target first; only when all are written are they renamed into place, so a
+    failed write (disk full, a read-only folder) leaves no file half-imported.
+
+    Raises:
+        OSError: a temporary file cannot be written (the others are removed).
+    """
+    staged: list = []
+    try:
+        for target, text in files.items():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{target.name}.tmp")
+            tmp.write_text(text, encoding="utf-8")
+            staged.append((tmp, target))
+    except OSError:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        raise
+    for tmp, target in staged:
+        os.replace(tmp, target)
 
 
 def chart_values_text(existing: str | None, labels: dict, annotations: dict,
@@ -432,18 +580,34 @@ def chart_values_text(existing: str | None, labels: dict, annotations: dict,
     return buf.getvalue()
 
 
-def _existing_spec_texts(out_dir: Path, root: Path, replaced: set) -> dict:
-    """``{display path: text}`` of the project's specs under ``out_dir`` not being replaced."""
+def _existing_spec_texts(folders: list[Path], root: Path) -> dict:
+    """``{display path: text}`` of the specs under ``folders`` (each once, in path order)."""
     from ..spec import SPEC_SUFFIXES, shown_path
     out = {}
-    if out_dir.is_dir():
-        for f in sorted(out_dir.rglob("*")):
-            if f.suffix in SPEC_SUFFIXES and f.is_file() and f.resolve() not in replaced:
+    seen: set = set()
+    for d in folders:
+        if not d.is_dir():
+            continue
+        for f in sorted(d.rglob("*")):
+            if f.suffix in SPEC_SUFFIXES and f.is_file() and f.resolve() not in seen:
+                seen.add(f.resolve())
                 try:
                     out[shown_path(f, root)] = f.read_text(encoding="utf-8")
                 except (OSError, UnicodeDecodeError):
                     continue
     return out
+
+
+def project_of(root: Path, out: str) -> Path:
+    """The project the specs written to ``--out`` ``out`` belong to, where ``rulegen import``
+    writes ``.rulegen.yaml``, the baseline, ``.rulegen/schema.json`` and chart values: the
+    folder holding ``out`` when ``out`` is named ``rules`` (the layout every command reads:
+    ``--out team/rules`` makes ``team/`` a project, ``rulegen -C team validate``), else the
+    project at ``root`` (``-C``), whose configuration and baseline ``rulegen validate OUT``
+    reads."""
+    from ..pipeline import DEFAULT_SPEC_DIR
+    out_dir = root / out
+    return out_dir.parent if Path(out).name == DEFAULT_SPEC_DIR else root
 
 
 def merge_spec_text(existing: str, imported: str, display: str) -> tuple[str, list[Finding]]:
@@ -493,32 +657,44 @@ def merge_spec_text(existing: str, imported: str, display: str) -> tuple[str, li
 
 
 def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, app: str | None = None,
-                variant: str | None = None) -> dict:
+                variant: str | None = None, project: Path | None = None) -> dict:
     """Everything ``rulegen import`` would write for ``result``, decided before anything is
-    written: ``{"files": {path: text}, "messages": [...], "baseline": [...]}``. Problems are
-    added to ``result.notes`` as errors (then nothing may be written):
+    written: ``{"files": {path: text}, "messages": [...]}``. Problems are added to
+    ``result.notes`` as errors (then nothing may be written):
 
     * RG809: a spec exists and ``force`` is not given;
-    * RG813: an imported spec has a validation error that a baseline cannot hold (not a
-      naming or convention finding; the message names it).
+    * RG813: importing would leave the project with a validation error a baseline cannot hold
+      (not a naming or convention finding; the message names it): on an imported spec, shown
+      at the source line it comes from, or on a spec the project already has (an alert name
+      another app uses, RG412, is reported on whichever spec comes later in path order).
 
+    ``project`` (default ``root``, see :func:`project_of`) is where the configuration, the
+    baseline, chart values and the schema copy go; paths are shown relative to ``root``.
     The imported specs are validated with the project's config plus the conventions read
-    from them (:mod:`.conventions`), next to the project's other specs; their policy errors
-    (:data:`rulegen.baseline.POLICY_CODES`) go into the baseline.
+    from them (:mod:`.conventions`), next to every spec the project has (its ``rules/`` and
+    ``out_dir``); an error that validating the project without them does not give is the
+    import's. Their policy errors (:data:`rulegen.baseline.POLICY_CODES`) on imported rules go
+    into the baseline; any other new error is RG813.
     """
     from .. import baseline as bl
     from ..config import CONFIG_FILE, load_config
+    from ..pipeline import DEFAULT_SPEC_DIR
     from ..spec import shown_path
     from ..validate import validate_texts
     from . import conventions
+    project = project if project is not None else root
     files: dict[Path, str] = {}
     messages: list[str] = []
     targets = {s.app: out_dir / f"{s.app}.yaml" for s in result.specs}
+    merged: dict = {}   # app -> index of its first imported group in the existing spec
     for s in result.specs:
         t = targets[s.app]
         if app and t.is_file() and not force:
             # --app into an existing spec: the imported groups are added to it
-            s.text, merge_notes = merge_spec_text(t.read_text(encoding="utf-8"), s.text, shown_path(t, root))
+            old_text = t.read_text(encoding="utf-8")
+            s.text, merge_notes = merge_spec_text(old_text, s.text, shown_path(t, root))
+            old_groups = (reload_text(old_text) or {}).get("groups") or []
+            merged[s.app] = len(old_groups)
             result.notes.extend(merge_notes)
             messages.append(f"{shown_path(t, root)}: the imported groups were added to the existing spec (--app)")
             continue
@@ -526,57 +702,71 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, ap
             result.notes.append(Finding(shown_path(t, root), 1, 1, "RG809", Severity.ERROR,
                                         "spec exists; not overwritten (rerun with --force to replace it, or "
                                         f"--app {s.app} to add the imported groups to it)"))
-    config = load_config(root)
+    base_config = config = load_config(project)
     alerts = [r for s in result.specs for g in s.data.get("groups", []) for r in g.get("rules", []) if "alert" in r]
-    updates, conv_msgs = conventions.infer(alerts, config, root)
+    updates, conv_msgs, comment = conventions.infer(alerts, config, project)
     top = {}
     if variant and config.duplicate_alert_across_apps == "error" and \
-            "duplicate_alert_across_apps" not in conventions.stated_top(root):
+            "duplicate_alert_across_apps" not in conventions.stated_top(project):
         # the variants of one chart define the same alerts, for different clusters
         top["duplicate_alert_across_apps"] = "warning"
         conv_msgs.append("--variant: the apps of a chart's variants define the same alerts (each for its own "
                          "clusters): duplicate_alert_across_apps: warning")
     if updates or top:
-        files[root / CONFIG_FILE] = conventions.text_with(root, updates, top)
-        messages += [f"{CONFIG_FILE}: {m}" for m in conv_msgs]
+        files[project / CONFIG_FILE] = conventions.text_with(project, updates, top, comment)
+        messages += [f"{shown_path(project / CONFIG_FILE, root)}: {m}" for m in conv_msgs]
         config = conventions.apply(config, updates)
         if top:
             from dataclasses import replace
             config = replace(config, duplicate_alert_across_apps="warning")
     new_texts = {shown_path(targets[s.app], root): s.text for s in result.specs}
-    texts = _existing_spec_texts(out_dir, root, {t.resolve() for t in targets.values()})
+    before = _existing_spec_texts([project / DEFAULT_SPEC_DIR, out_dir], root)
+    texts = {k: v for k, v in before.items() if k not in new_texts}
     texts.update(new_texts)
+    known = {(f.file, f.line, f.col, f.code, f.message)
+             for f in (validate_texts(before, base_config).findings if before else []) if f.is_error}
     res = validate_texts(texts, config)
     app_of = {sp.file: sp.app for sp in res.specs}
+    spec_of = {shown_path(targets[s.app], root): s for s in result.specs}
     entries = set()
     imported_rules = {s.app: {r.get("alert") or r.get("record") for g in s.data.get("groups", [])
                               for r in g.get("rules", [])} for s in result.specs}
     for f in res.findings:
-        if f.file not in new_texts or not f.is_error:
+        if not f.is_error:
             continue
+        if (f.file not in spec_of or spec_of[f.file].app in merged) and \
+                (f.file, f.line, f.col, f.code, f.message) in known:
+            continue   # an error the project has without this import (a spec --force replaces is all new)
         key = bl.key_of(f, app_of)
-        if key is not None:
-            if key[1] in imported_rules.get(key[0], ()):   # not the rules a merged spec had before
-                entries.add(key)
+        if key is not None and f.file in new_texts and key[1] in imported_rules.get(key[0], ()):
+            entries.add(key)   # a policy finding on an imported rule: baselined
+            continue
+        if f.file in spec_of:
+            sp = spec_of[f.file]
+            file, line, col, msg = _at_source(sp, new_texts[f.file], f, merged.get(sp.app))
+            what = f"the imported spec {f.file} would not validate"
         else:
-            result.notes.append(Finding(f.file, f.line, f.col, "RG813", Severity.ERROR,
-                                        f"the imported spec would not validate: {f.code} {f.message}; nothing "
-                                        "written (fix the source and import again)", f.rule))
+            file, line, col, msg = f.file, f.line, f.col, f.message
+            what = "importing would make this spec fail"
+        result.notes.append(Finding(file, line, col, "RG813", Severity.ERROR,
+                                    f"{what}: {f.code} {msg}; nothing written (fix the source, or name the "
+                                    "imported rules apart, and import again)", f.rule))
     if entries:
-        old = bl.load(root)
+        old = bl.load(project)
         imported = {s.app for s in result.specs}
-        replaced = {a for a in imported if not (app and targets[a].is_file())}
+        replaced = {a for a in imported if a not in merged}
         keep = {k for k in (old.entries if old else []) if k[0] not in replaced}
-        files[root / bl.BASELINE_FILE] = bl.dump(keep | entries)
+        files[project / bl.BASELINE_FILE] = bl.dump(keep | entries)
         by_code: dict = {}
-        for _, _, c in entries:
-            by_code[c] = by_code.get(c, 0) + 1
-        messages.append(f"{bl.BASELINE_FILE}: {len(entries)} policy finding(s) of the imported rules baselined ("
+        for k in entries:
+            by_code[k[2]] = by_code.get(k[2], 0) + 1
+        messages.append(f"{shown_path(project / bl.BASELINE_FILE, root)}: {len(entries)} policy finding(s) of the "
+                        "imported rules baselined ("
                         + ", ".join(f"{c} {n}" for c, n in sorted(by_code.items()))
                         + "); they show as warnings until fixed, then `rulegen baseline` removes them")
     kept: dict = {}
     for s in result.specs:
-        vpath = root / "charts" / s.app / "values.yaml"
+        vpath = project / "charts" / s.app / "values.yaml"
         existing = vpath.read_text(encoding="utf-8") if vpath.is_file() else None
         text = chart_values_text(existing, s.chart_labels, s.chart_annotations)
         if text is not None:
@@ -588,19 +778,20 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, ap
                         f"annotations) in {where[0]}" + (f" and {len(where) - 1} more values.yaml" if len(where) > 1 else ""))
     for s in result.specs:
         files[targets[s.app]] = s.text
-    if not SCHEMA_PATH.resolve().is_relative_to(root.resolve()):
+    if result.specs and not SCHEMA_PATH.resolve().is_relative_to(project.resolve()):
         schema = SCHEMA_PATH.read_text(encoding="utf-8")
-        p = root / PROJECT_SCHEMA
+        p = project / PROJECT_SCHEMA
         if not p.is_file() or p.read_text(encoding="utf-8") != schema:
             files[p] = schema
-            messages.append(f"{PROJECT_SCHEMA}: the spec schema, for editors (specs name it in their `$schema` line)")
+            messages.append(f"{shown_path(p, root)}: the spec schema, for editors (specs name it in their `$schema` line)")
     return {"files": files, "messages": messages}
 
 
 def run_import(args) -> int:
     """``rulegen import`` (see :mod:`rulegen.cli`). All or nothing: when every source was
-    imported and the specs validate (policy findings baselined), writes the specs, the
-    conventions read from them (``.rulegen.yaml``), the baseline and chart values, and
+    imported and the project validates with the specs (policy findings baselined), writes the
+    specs into ``--out``, and the conventions read from them (``.rulegen.yaml``), the
+    baseline and chart values into the project of ``--out`` (:func:`project_of`), and
     returns 0; otherwise writes nothing, names every problem and returns 1.
 
     Raises:
@@ -615,6 +806,7 @@ def run_import(args) -> int:
     paths = [Path(p) if Path(p).is_absolute() else root / p for p in args.sources]
     refuse_outside(root, args.out.rstrip("/") or args.out, "--out")  # relative, inside the project (RG740-RG743)
     out_dir = root / args.out
+    project = project_of(root, args.out)
     opts = chart.RenderOptions(
         values=[Path(v) if Path(v).is_absolute() else root / v for v in getattr(args, "values", None) or []],
         set_values=list(getattr(args, "set", None) or []),
@@ -624,7 +816,7 @@ def run_import(args) -> int:
         helm_args=list(getattr(args, "helm_arg", None) or []),
         static=bool(getattr(args, "static", False)),
         variant=getattr(args, "variant", None))
-    result = import_paths(paths, args.app, out_dir, display_base=root, render=opts)
+    result = import_paths(paths, args.app, out_dir, display_base=root, render=opts, project=project)
     test_files = [Path(t) if Path(t).is_absolute() else root / t
                   for group in (getattr(args, "tests", None) or []) for t in group]
     if test_files:
@@ -634,14 +826,15 @@ def run_import(args) -> int:
                 raise RulegenError(f"{t}: no such test file")
         result.notes.extend(attach([(t, shown_path(t, root)) for t in test_files], result.specs))
     plan = plan_import(result, root, out_dir, bool(getattr(args, "force", False)), args.app,
-                       opts.variant) if result.ok else None
+                       opts.variant, project) if result.ok else None
     if result.notes:
         result.notes.sort(key=lambda f: (f.file, f.line, f.col, f.code, f.message))
         print(render_notes(result.notes, "text"), file=sys.stderr)
     if plan is None or not result.ok:
         n = sum(1 for x in result.notes if x.is_error)
-        print(f"rulegen: {n} problem(s) above; nothing was written. Fix the sources (or, for a Helm "
-              "chart, import what helm renders: `rulegen import CHART_DIR`), then import again", file=sys.stderr)
+        hint = " (or, for a Helm chart, import what helm renders: `rulegen import CHART_DIR`)" if result.helm else ""
+        print(f"rulegen: {n} problem(s) above; nothing was written. Fix the sources{hint}, then import again",
+              file=sys.stderr)
         return 1
     by_app = {s.app: s for s in result.specs}
     seen: dict = {}
@@ -651,12 +844,21 @@ def run_import(args) -> int:
         if link is not None:
             raise RulegenError(f"RG747 {rel} cannot be written: {link[0]} is a symlink to {link[1]}, outside the "
                                "project; rulegen writes only inside it (nothing was written)")
-    for p, text in plan["files"].items():
-        _atomic_write(p, text)
+    _write_all(plan["files"])
     for m in plan["messages"]:
         print(m)
     for s in result.specs:
         print(f"wrote {shown_path(out_dir / f'{s.app}.yaml', root)}: {s.alerts} alert(s), {s.records} recording "
               f"rule(s) from {', '.join(s.sources)}")
-    print(f"{len(by_app)} spec(s) written; next: `rulegen build`")
+    from ..pipeline import DEFAULT_SPEC_DIR
+    if not by_app:
+        print("no rule to import (the notes above say why); nothing was written")
+        return 0
+    if project.resolve() != root.resolve():
+        nxt = f"rulegen -C {shown_path(project, root)} build"
+    elif out_dir.resolve() != (root / DEFAULT_SPEC_DIR).resolve():
+        nxt = f"rulegen build {shown_path(out_dir, root)}"
+    else:
+        nxt = "rulegen build"
+    print(f"{len(by_app)} spec(s) written; next: `{nxt}`")
     return 0

@@ -132,3 +132,57 @@ def strip_common_prefix(sets) -> None:
         for rs in sets:
             if rs.chart_name:
                 rs.app_hint = "-".join(rs.app_hint.split("-")[common:])
+
+
+def helm_rendered(path: Path, sets) -> bool:
+    """True when the file at ``path``, read into the rule sets ``sets``, is output of ``helm
+    template`` (or ``helm get manifest``) saved to a file: its PrometheusRules carry Helm's
+    ``app.kubernetes.io/managed-by: Helm`` or ``heritage: Helm`` label, or the file has Helm's
+    ``# Source: <chart>/templates/...`` lines. A file of hand-written PrometheusRules is not."""
+    if any(str(rs.meta_labels.get(k, "")) == "Helm" for rs in sets
+           for k in ("app.kubernetes.io/managed-by", "heritage")):
+        return True
+    try:
+        with path.open(encoding="utf-8") as fh:
+            return any(_SOURCE.match(line) and "/templates/" in line for line in fh)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def release_and_chart(path: Path, sets) -> tuple[str | None, str | None]:
+    """``(release, chart)`` of a file of ``helm template`` output read into ``sets``: the
+    release from the PrometheusRules' ``app.kubernetes.io/instance`` (or ``release``) label,
+    the chart from the ``# Source: <chart>/templates/...`` lines (or the ``helm.sh/chart`` /
+    ``chart`` label, ``<chart>-<version>``). None where the file does not tell, or tells two."""
+    releases = {str(rs.meta_labels.get("app.kubernetes.io/instance") or rs.meta_labels.get("release") or "")
+                for rs in sets} - {""}
+    charts: set = set()
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                m = _SOURCE.match(line)
+                if m and "/templates/" in m.group(1):
+                    charts.add(m.group(1).split("/", 1)[0])
+    except (OSError, UnicodeDecodeError):
+        pass
+    if not charts:
+        for rs in sets:
+            label = str(rs.meta_labels.get("helm.sh/chart") or rs.meta_labels.get("chart") or "")
+            m = re.fullmatch(r"(.+)-v?\d+\.\d+\.\d+\S*", label)
+            if m:
+                charts.add(m.group(1))
+    return (releases.pop() if len(releases) == 1 else None, charts.pop() if len(charts) == 1 else None)
+
+
+def as_chart_named(name: str, release: str, chart: str) -> str:
+    """``name``, rendered by Helm for release ``release`` of chart ``chart``, as the chart's
+    static import names it (release = the chart's name): the usual fullname ``<release>-<chart>``
+    becomes ``<chart>``, and any other ``<release>`` prefix ``<chart>``
+    (``release-name-shop-rules`` -> ``shop-rules``, ``kps-kube-prometheus-stack-etcd`` ->
+    ``kube-prometheus-stack-etcd``). Other names are returned as they are."""
+    if release == chart:
+        return name
+    for prefix in (f"{release}-{chart}", release):
+        if name == prefix or name.startswith(prefix + "-"):
+            return chart + name[len(prefix):]
+    return name

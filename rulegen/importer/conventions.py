@@ -3,11 +3,17 @@
 When imported rules follow a convention of their own consistently, that is the team's
 convention, not one violation per alert. Read (:func:`infer`):
 
-* **severities**: every imported alert has a ``severity`` and the values are not all in the
-  project's set (default ``critical``, ``warning``, ``info``), with at most
-  :data:`MAX_SEVERITIES` distinct values → ``conventions.severities`` lists them (most used
-  first). When ``require_runbook_for`` then names no severity in use, the message says so
-  (which severity pages is the team's call, not rulegen's guess).
+* **severities**, only when the project's ``.rulegen.yaml`` states none (a list it states is
+  kept as it is; imported alerts outside it are RG501 findings, baselined): every imported
+  alert has a ``severity``, the values are not all in rulegen's default set (``critical``,
+  ``warning``, ``info``) and there are at most :data:`MAX_SEVERITIES` of them. When they
+  share a value with the default set, the defaults stay, in their order, and the other
+  values are added after them, with a comment naming the alerts that use them
+  (kube-prometheus-stack: ``[critical, warning, info, none]``, ``none`` for ``Watchdog`` and
+  ``InfoInhibitor``, alerts that page no one). When they share none, they are the team's
+  own scheme (``page``, ``ticket``) and are listed alone, most used first. When
+  ``require_runbook_for`` then names no severity in use, the message says so (which
+  severity pages is the team's call, not rulegen's guess).
 * **summary** / **description**: no imported alert has one → ``require_summary: false`` /
   ``require_description: false``.
 
@@ -48,25 +54,40 @@ def stated_top(root: Path) -> dict:
     return raw if isinstance(raw, dict) else {}
 
 
-def infer(alerts: list[dict], config: Config, root: Path) -> tuple[dict, list[str]]:
-    """``(updates, messages)``: the ``conventions`` keys to add (``{"severities": [...]}``...)
-    and one sentence per update, from ``alerts`` (spec alert mappings: ``severity``,
-    ``summary``, ``description``, ``labels``) and the project's ``config``."""
+def infer(alerts: list[dict], config: Config, root: Path) -> tuple[dict, list[str], dict]:
+    """``(updates, messages, comments)``: the ``conventions`` keys to add
+    (``{"severities": [...]}``...), one sentence per update, and a comment per key saying
+    where its value came from, from ``alerts`` (spec alert mappings: ``alert``, ``severity``,
+    ``summary``, ``description``, ``labels``) and the project's ``config`` (at ``root``)."""
     stated = _stated(root)
     updates: dict = {}
     msgs: list[str] = []
+    comments: dict = {}
     if not alerts:
-        return updates, msgs
+        return updates, msgs, comments
     sev = [a.get("severity") or (a.get("labels") or {}).get("severity") for a in alerts]
     if "severities" not in stated and all(isinstance(s, str) and s for s in sev):
         counts: dict = {}
-        for s in sev:
+        users: dict = {}
+        for a, s in zip(alerts, sev):
             counts[s] = counts.get(s, 0) + 1
+            users.setdefault(s, [])
+            if str(a.get("alert")) not in users[s]:
+                users[s].append(str(a.get("alert")))
         if not set(counts) <= set(config.severities) and len(counts) <= MAX_SEVERITIES:
-            scheme = sorted(counts, key=lambda s: (-counts[s], s))
+            extra = sorted((s for s in counts if s not in config.severities), key=lambda s: (-counts[s], s))
+            if set(counts) & set(config.severities):
+                scheme = list(config.severities) + extra
+                msg = (f"the imported alerts use {', '.join(extra)} besides {', '.join(config.severities)}: "
+                       "conventions.severities")
+                comments["severities"] = [
+                    f"read from the imported rules by `rulegen import`: {', '.join(config.severities)} are "
+                    "rulegen's defaults" + "".join(f"; {s} is used by the imported {_few(users[s])}" for s in extra)]
+            else:
+                scheme = sorted(counts, key=lambda s: (-counts[s], s))
+                msg = (f"the imported alerts use the severities {', '.join(scheme)} (all {len(alerts)} of them): "
+                       "conventions.severities")
             updates["severities"] = scheme
-            msg = (f"the imported alerts use the severities {', '.join(scheme)} (all {len(alerts)} of them): "
-                   "conventions.severities")
             if not set(config.require_runbook_for) & set(scheme):
                 msg += (f"; conventions.require_runbook_for ({', '.join(config.require_runbook_for) or 'none'}) "
                         "names none of them, so set it to the severities that page someone")
@@ -76,7 +97,12 @@ def infer(alerts: list[dict], config: Config, root: Path) -> tuple[dict, list[st
                 not any(a.get(field) or (a.get("annotations") or {}).get(field) for a in alerts):
             updates[key] = False
             msgs.append(f"none of the {len(alerts)} imported alerts has a {field}: conventions.{key}: false")
-    return updates, msgs
+    return updates, msgs, comments
+
+
+def _few(names: list[str]) -> str:
+    """``Watchdog, InfoInhibitor`` or ``A, B, C and 4 more``."""
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
 def apply(config: Config, updates: dict) -> Config:
@@ -91,10 +117,11 @@ def apply(config: Config, updates: dict) -> Config:
     return replace(config, **kw)
 
 
-def text_with(root: Path, updates: dict, top: dict | None = None) -> str:
+def text_with(root: Path, updates: dict, top: dict | None = None, comments: dict | None = None) -> str:
     """The ``.rulegen.yaml`` text with ``updates`` added under ``conventions`` and ``top``
-    keys at the top level (the file's other content kept as it is). Raises RulegenError when
-    the result is not a valid config."""
+    keys at the top level (the file's other content kept as it is); ``comments``: key ->
+    comment lines written above that key (default: the first key says it was read from the
+    imported rules). Raises RulegenError when the result is not a valid config."""
     p = root / CONFIG_FILE
     y = YAML(typ="rt")
     y.preserve_quotes = True
@@ -115,10 +142,12 @@ def text_with(root: Path, updates: dict, top: dict | None = None) -> str:
         conv[k] = CommentedSeq(v) if isinstance(v, list) else v
         if isinstance(conv[k], CommentedSeq):
             conv[k].fa.set_flow_style()
-        if first:
+        if (comments or {}).get(k):
+            conv.yaml_set_comment_before_after_key(k, before="\n".join(comments[k]), indent=2)
+        elif first:
             conv.yaml_set_comment_before_after_key(k, before="read from the imported rules by `rulegen import`",
                                                    indent=2)
-            first = False
+        first = False
     from io import StringIO
     buf = StringIO()
     y.dump(doc, buf)

@@ -35,6 +35,7 @@ from ruamel.yaml.scalarstring import (DoubleQuotedScalarString, FoldedScalarStri
 from ..findings import Finding, Severity
 from ..spec import durations
 from ..validate.checks import gotemplate, promql
+from ..validate.checks.yamltraps import yaml11_type
 from .helmtext import PLACEHOLDER_RE
 from .sources import RuleSet, describe
 
@@ -49,14 +50,16 @@ _IND_GROUP_ITEM, _IND_GROUP_KEY, _IND_RULE_ITEM, _IND_RULE_KEY, _IND_SUB = 2, 4,
 def styled(value):
     """A string as it should be written: source quoting and literal blocks kept, folded blocks
     and plain multi-line strings made literal blocks, and plain text that YAML 1.1 would read
-    as something other than a string double-quoted."""
+    as something other than a string (PyYAML's resolver, and the wider set of
+    :func:`rulegen.validate.checks.yamltraps.yaml11_type`: ``y``, ``n``, ``1_000``...)
+    double-quoted."""
     if isinstance(value, (DoubleQuotedScalarString, SingleQuotedScalarString, LiteralScalarString)):
         return value
     s = str(value)
     if "\n" in s:
         return LiteralScalarString(s) if _literal_ok(s) else DoubleQuotedScalarString(s)
     if isinstance(value, FoldedScalarString) or _RESOLVER.resolve(yaml.ScalarNode, s, (True, False)) != \
-            "tag:yaml.org,2002:str" or s == "" or s != s.strip():
+            "tag:yaml.org,2002:str" or yaml11_type(s) is not None or s == "" or s != s.strip():
         return DoubleQuotedScalarString(s)
     return s
 

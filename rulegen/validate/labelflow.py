@@ -10,22 +10,32 @@ the label semantics of Prometheus' engine (``promql/engine.go``, and the "Operat
   with neither, it keeps no label; ``count_values("v", x)`` adds ``v``; ``topk``,
   ``bottomk``, ``limitk`` and ``limit_ratio`` keep the labels of the series they pick;
 * ``absent(sel)`` / ``absent_over_time(sel[r])`` keep only the labels of the selector's
-  equality matchers (a name matched twice is dropped); of anything but a selector, none;
+  equality matchers with a non-empty value (a label with any other matcher, or matched twice,
+  is dropped); of anything but a selector, none;
 * a binary operation between vectors keeps the labels of the left side (the "many" side for
   ``group_left``, the right for ``group_right``); one-to-one matching ``on (l...)`` keeps only
-  ``l...``, ``ignoring (l...)`` drops them; ``group_left (l...)``/``group_right (l...)``
-  copy ``l...`` from the other side; ``and``/``unless`` keep the left side's labels, ``or``
-  either side's; with a scalar the vector side keeps its labels;
-* ``label_replace``/``label_join`` add their destination label; ``histogram_quantile``
-  drops ``le``; ``vector()``, ``time()`` and numbers have no label; other functions keep the
-  labels of their vector argument (dropping only the metric name, which is not a label that
-  templates read);
+  ``l...``, ``ignoring (l...)`` drops them; ``group_left (l...)``/``group_right (l...)`` set
+  ``l...`` to the "one" side's values, deleting them where that side has none (so a label the
+  "one" side never carries is never there, whatever the "many" side had); ``and``/``unless``
+  keep the left side's labels, ``or`` either side's; with a scalar the vector side keeps its
+  labels;
+* ``label_replace`` sets its destination label to the expansion of the replacement (Go's
+  ``$1``/``${name}`` rules) where the anchored regex matches the source label's value, and a
+  label set to ``""`` is deleted: an empty replacement, or a group that matched nothing,
+  deletes it (worked out exactly when the source value is known: absent, or pinned by an
+  equality matcher); ``label_join`` sets it to the joined values, deleted when empty;
+  ``info()`` (Prometheus 3) keeps its argument's labels and may add any label (only the labels
+  its selector names, when it has one); ``histogram_quantile`` drops ``le``; ``vector()``,
+  ``time()`` and numbers have no label; other functions keep the labels of their vector
+  argument (dropping only the metric name, which is not a label that templates read);
 * a selector of a recording rule of the project follows the rule's ``expr`` (plus the rule's
   own labels), transitively.
 
-Precision comes first: anything not understood (an unknown function, ``info()``, a regex on
-``__name__`` that may select a recording rule) makes the labels unknown, and the checks that
-read this module stay silent on unknown.
+True means the expression keeps or sets the label (a ``by`` list or ``group_left`` naming it,
+a matcher pinning it); a label a series may or may not have is None. Precision comes first:
+anything not understood (an unknown function, a regex on ``__name__`` that may select a
+recording rule, a regex Python reads otherwise than Go) makes the labels unknown, and the
+checks that read this module stay silent on unknown.
 
 Public functions (used by the validation checks and by other parts of rulegen):
 :func:`flow`, :func:`can_carry`, :func:`dropped_by`, :func:`series_feed`, :func:`selectors`.
@@ -205,6 +215,174 @@ def _add(child: Flow, labels) -> Flow:
                 added=child.added | labels)
 
 
+def _set(child: Flow, label: str, value: str | None) -> Flow:
+    """``child`` with ``label`` set on every series (to ``value`` when it is known)."""
+    out = _add(child, [label])
+    if value is None or not out.known:
+        return out
+    return Flow(may=out.may, gone=out.gone, bound=out.bound, pinned={**out.pinned, label: (("=", value),)},
+                added=out.added)
+
+
+def _unsure(child: Flow, label: str) -> Flow:
+    """``child`` where it is not known whether the series carry ``label`` (an operation may
+    set it or delete it, depending on values rulegen cannot see). A flow that bounds its labels
+    (``may``) cannot say "unknown" for one label: the label then counts as kept, as a ``by``
+    list's labels do."""
+    if not child.known:
+        return UNKNOWN
+    if child.may is not None:
+        return _add(child, [label])
+    return Flow(may=None, gone={k: v for k, v in child.gone.items() if k != label}, bound=child.bound,
+                pinned={k: v for k, v in child.pinned.items() if k != label},
+                added=child.added - {label})
+
+
+def _value(child: Flow, label: str) -> str | None:
+    """The one value every series of ``child`` has for ``label`` (``""`` when they never carry
+    it), or None when it is not known. No series carries the label with the empty name."""
+    if label == "" or child.carries(label) is False:
+        return ""
+    for op, v in child.pinned.get(label, ()):
+        if op == "=":
+            return v
+    return None
+
+
+_GO_REF = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
+
+
+def _go_template(template: str) -> list:
+    """``template`` (a ``label_replace`` replacement) read as Go's ``Regexp.Expand`` reads it:
+    a list of literal strings and ``(name,)`` group references. ``$$`` is ``$``; ``$name``
+    takes the longest run of letters, digits and ``_`` (so ``$1x`` names the group "1x"),
+    ``${name}`` is braced; a ``$`` that starts no reference stays as it is."""
+    out, i = [], 0
+    while i < len(template):
+        j = template.find("$", i)
+        if j < 0:
+            out.append(template[i:])
+            break
+        out.append(template[i:j])
+        if template.startswith("$$", j):
+            out.append("$")
+            i = j + 2
+            continue
+        ref = _GO_REF.match(template, j)
+        if ref is None:
+            out.append("$")
+            i = j + 1
+            continue
+        out.append((ref.group(1) or ref.group(2),))
+        i = ref.end()
+    return out
+
+
+def _group(rx, name: str) -> int | str | None:
+    """The group of ``rx`` that a Go template reference ``name`` reads (a number without a
+    leading zero is a group number, anything else a group name), or None when there is none."""
+    if name.isdigit() and not (name[0] == "0" and len(name) > 1):
+        return int(name) if int(name) <= rx.groups else None
+    return name if name in rx.groupindex else None
+
+
+def _go_expand(template: str, m) -> str:
+    """``template`` expanded with the groups of the match ``m`` (a group that does not exist
+    or did not take part expands to nothing), as ``label_replace`` does."""
+    out = []
+    for part in _go_template(template):
+        if isinstance(part, str):
+            out.append(part)
+        else:
+            g = _group(m.re, part[0])
+            out.append("" if g is None else (m.group(g) or ""))
+    return "".join(out)
+
+
+_MATCH_ALL = re.compile(r"\((?:\?:)?\.\*\)|\.\*|\(\?s\)\.\*|\(\?s\)\(\.\*\)")
+
+
+def label_replace_flow(child: Flow, dst: str, repl: str, src: str, regex: str) -> Flow:
+    """The flow of ``label_replace(child, dst, repl, src, regex)``.
+
+    Prometheus (``promql/functions.go``, and the "Functions" page of its docs) matches
+    ``^(?s:regex)$`` against the value of ``src`` (``""`` when the series lack it); where it
+    matches, ``dst`` is set to the expansion of ``repl``, and a label set to ``""`` is deleted;
+    where it does not, the series is unchanged. So an empty replacement deletes ``dst``, and
+    ``$1`` of a group that matched nothing deletes it too. When the value of ``src`` is known
+    (the series never carry it, or an equality matcher pins it) the result is worked out
+    exactly; otherwise ``dst`` is kept when the replacement has literal text, deleted when it
+    is empty and the regex matches anything, and unknown when it depends on the value."""
+    if not child.known:
+        return UNKNOWN
+    what = f'`label_replace(..., "{dst}", "{repl}", "{src}", "{regex}")`'
+    rx = None if "(?U)" in regex else _regex(regex)
+    rx = rx and re.compile(rx.pattern, rx.flags | re.DOTALL)
+    if rx is None:
+        return _unsure(child, dst)
+    value = _value(child, src)
+    if value is not None:
+        m = rx.fullmatch(value)
+        if m is None:
+            return child  # the regex does not match: the series are unchanged
+        got = _go_expand(repl, m)
+        if got == "":
+            return _drop(child, [dst], what + " sets `{label}` to an empty value, which deletes it")
+        return _set(child, dst, got)
+    parts = _go_template(repl)
+    literal = "".join(p for p in parts if isinstance(p, str))
+    real = [p for p in parts if not isinstance(p, str) and _group(rx, p[0]) is not None]
+    every = bool(_MATCH_ALL.fullmatch(regex))
+    if literal:  # the expansion is never empty: `dst` is set where the regex matches
+        return _set(child, dst, literal if every and not real else None)
+    if not real:  # the expansion is always empty: `dst` is only ever deleted
+        if every:
+            return _drop(child, [dst], what + " sets `{label}` to an empty value, which deletes it")
+        return child
+    # the expansion is the text of groups, empty or not depending on the value of `src`
+    if child.carries(src) is True or (not every and child.carries(dst) is True):
+        return _add(child, [dst])
+    return _unsure(child, dst)
+
+
+def label_join_flow(child: Flow, dst: str, sep: str, srcs: list[str]) -> Flow:
+    """The flow of ``label_join(child, dst, sep, srcs...)``: ``dst`` is set, on every series,
+    to the values of ``srcs`` (``""`` for a label a series lacks) joined with ``sep``, and
+    deleted where that is empty (Prometheus ``promql/functions.go``): with no source label, or
+    one source label the series never carry, it is always deleted."""
+    if not child.known:
+        return UNKNOWN
+    what = f'`label_join(..., "{dst}", "{sep}"' + "".join(f', "{s}"' for s in srcs) + ")`"
+    values = [_value(child, s) for s in srcs]
+    if all(v is not None for v in values):
+        got = sep.join(values)
+        if got == "":
+            return _drop(child, [dst], what + " sets `{label}` to an empty value, which deletes it")
+        return _set(child, dst, got)
+    if (sep and len(srcs) > 1) or any(child.carries(s) is True for s in srcs):
+        return _add(child, [dst])
+    return _unsure(child, dst)
+
+
+def absent_labels(vs) -> dict[str, str]:
+    """The labels ``absent(vs)`` / ``absent_over_time(vs[r])`` gives its one series, for the
+    selector ``vs`` (a promql_parser VectorSelector): as Prometheus'
+    ``createLabelsForAbsentFunction`` does, each label's first matcher sets it when it is an
+    equality, and any other matcher of that label (a second equality included) deletes it; a
+    label set to ``""`` is not there."""
+    out: dict[str, str] = {}
+    seen: set[str] = set()
+    for m in vs.matchers.matchers:
+        if m.name == "__name__":
+            continue
+        if _ops(m) == "=" and m.name not in seen:
+            out[m.name] = m.value
+            seen.add(m.name)
+        else:
+            out.pop(m.name, None)
+    return {k: v for k, v in out.items() if v != ""}
+
+
 def _rr_variants(value) -> list[tuple[str, dict]]:
     if isinstance(value, str):
         return [(value, {})]
@@ -318,24 +496,21 @@ class Analyzer:
         if name in ("absent", "absent_over_time"):
             arg = args[0] if args else None
             vs = arg.vector_selector if type(arg).__name__ == "MatrixSelector" else arg
-            eq: dict[str, str] = {}
-            twice: set[str] = set()
-            if type(vs).__name__ == "VectorSelector":
-                for label, op, value in _matchers(vs):
-                    if label == "__name__" or op != "=":
-                        continue
-                    if label in eq:
-                        twice.add(label)
-                    eq[label] = value
-            keep = frozenset(eq) - twice
+            eq = absent_labels(vs) if type(vs).__name__ == "VectorSelector" else {}
+            keep = frozenset(eq)
             kept = ", ".join(sorted(keep)) or "none"
             return Flow(may=keep, pinned={k: (("=", eq[k]),) for k in keep},
                         bound=f"`{name}()` keeps only the labels of its selector's equality matchers "
                               f"({kept}), so it drops `{{label}}`")
         if name in ("label_replace", "label_join"):
-            if len(args) < 2 or type(args[1]).__name__ != "StringLiteral":
+            if len(args) < 3 or any(type(a).__name__ != "StringLiteral" for a in args[1:]):
                 return UNKNOWN
-            return _add(self.node(args[0]), [args[1].val])
+            strings = [a.val for a in args[1:]]
+            if name == "label_replace":
+                return UNKNOWN if len(strings) != 4 else label_replace_flow(self.node(args[0]), *strings)
+            return label_join_flow(self.node(args[0]), strings[0], strings[1], strings[2:])
+        if name == "info":
+            return self.info(args)
         if name == "histogram_quantile":
             if len(args) < 2:
                 return UNKNOWN
@@ -346,6 +521,23 @@ class Analyzer:
             vec = [a for a, t in zip(args, n.func.arg_types) if not str(t).endswith(("Scalar", "String"))]
             return self.node(vec[0]) if vec else UNKNOWN
         return UNKNOWN
+
+    def info(self, args) -> Flow:
+        """``info(v)`` / ``info(v, {selector})`` (Prometheus 3, experimental): the series of
+        ``v`` with the data labels of matching info series added (``target_info`` by default).
+        Labels ``v`` keeps are kept; with a selector, the labels it names may be added (and
+        count as kept, as a ``by`` list's do); without one, any label may be added, so only
+        those ``v`` keeps are known."""
+        child = self.node(args[0]) if args else UNKNOWN
+        if not child.known or child.scalar:
+            return UNKNOWN
+        if len(args) > 1:
+            sel = args[1]
+            if type(sel).__name__ != "VectorSelector" or sel.matchers.or_matchers:
+                return UNKNOWN
+            return _add(child, {m.name for m in sel.matchers.matchers if m.name != "__name__"})
+        return Flow(may=None, pinned=child.pinned,
+                    added=child.added | frozenset(child.pinned) | (child.may or frozenset()))
 
     def aggregate(self, n) -> Flow:
         op = str(n.op)
@@ -392,10 +584,17 @@ class Analyzer:
             many, one = (lhs, rhs) if card.endswith("ManyToOne") else (rhs, lhs)
             extra = list(mod.group_labels or [])
             out = _add(many, extra)
-            # an extra label the "one" side can never carry is not copied (Prometheus deletes it)
-            side = "group_left" if card.endswith("ManyToOne") else "group_right"
-            gone = [k for k in extra if one.carries(k) is False and many.carries(k) is not True]
-            return _drop(out, gone, f"`{side} ({{label}})` copies `{{label}}` from a side that never has it")
+            # Prometheus sets each `group_left (l)` label to the "one" side's value, and deletes
+            # it where that side lacks it (engine.go, resultMetric), whatever the "many" side had
+            side, other = ("group_left", "right") if card.endswith("ManyToOne") else ("group_right", "left")
+            for k in extra:
+                if one.carries(k) is False:
+                    out = _drop(out, [k], f"`{side} ({k})` copies `{k}` from the {other} side, which never "
+                                          f"has it ({one.why_not(k)})")
+                elif k in one.pinned:
+                    out = Flow(may=out.may, gone=out.gone, bound=out.bound,
+                               pinned={**out.pinned, k: one.pinned[k]}, added=out.added)
+            return out
         if on:
             return _keep(lhs, frozenset(mlabels), f"the one-to-one match `on ({', '.join(mlabels)})` drops `{{label}}`")
         if mlabels:

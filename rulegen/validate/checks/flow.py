@@ -15,7 +15,10 @@ Codes:
   ``expr: sum by (job) (rate(http_requests_total[5m])) > 1`` with
   ``summary: "{{ $labels.instance }} fails"``; good: ``sum by (job, instance) (...)``, or
   ``{{ $labels.job }}``. ``absent(x{cluster="prod", instance=~"db.*"})`` keeps only
-  ``cluster`` (equality matchers).
+  ``cluster`` (equality matchers); ``label_replace(x, "instance", "", "", "")`` deletes
+  ``instance`` (Prometheus deletes a label set to an empty value, so does ``$1`` of a group
+  that matched nothing); ``a * on (pod) group_left (team) sum by (pod) (b)`` never has
+  ``team`` (it is copied from the right side, which never has it).
 * ``RG312`` (warning) a template reads, through ``$labels``, a label the rule itself sets
   (app, group or alert ``labels``, ``severity``, ``component``) or ``alertname``: Prometheus
   expands templates with the labels of the series, before it adds the rule's labels, so it

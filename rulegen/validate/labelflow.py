@@ -753,7 +753,7 @@ def _typo(a: str, b: str) -> bool:
 
 
 def missed_by_mistake(expr: str, series_selector_text: str,
-                      recording_rules: RecordingRules | None = None) -> str | None:
+                      recording_rules: RecordingRules | None = None, values_on_purpose: bool = False) -> str | None:
     """Why the test input series ``series_selector_text`` looks meant for ``expr`` but can
     never be selected by it, or None.
 
@@ -763,7 +763,12 @@ def missed_by_mistake(expr: str, series_selector_text: str,
     (the result is then ``"metric"``), or one that a selector of its metric rejects only
     through a typo-like difference: a label value one edit away from an equality matcher's
     (``job="apx"`` for ``job="api"``) or a label name one edit away from a required one
-    (``jbo`` for ``job``). Returns ``"metric"`` or the matcher it misses (``job="api"``)."""
+    (``jbo`` for ``job``). Returns ``"metric"`` or the matcher it misses (``job="api"``).
+
+    ``values_on_purpose``: the caller knows the series is there to be rejected (a test that
+    expects nothing while it is there, or that feeds a sibling series with the same metric
+    and label names): then a label value one edit away (``code="200"`` for ``code="500"``)
+    is deliberate too; a metric name or label name no selector reads is still a mistake."""
     labels = parse_series(series_selector_text)
     sels = selectors(expr, recording_rules)
     if labels is None or sels is None or series_feed(expr, series_selector_text, recording_rules) is not False:
@@ -780,6 +785,8 @@ def missed_by_mistake(expr: str, series_selector_text: str,
             if lab == "__name__" or _match(op, v, labels.get(lab, "")) is not False:
                 continue
             if op == "=" and lab in labels and _typo(labels[lab], v):
+                if values_on_purpose:
+                    return None  # another value of the right label: the filter is what is tested
                 typo = f'{lab}="{v}"'
             elif op == "=" and lab not in labels and any(_typo(k, lab) for k in labels):
                 typo = f'{lab}="{v}"'

@@ -167,6 +167,40 @@ def test_label_flow_follows_prometheus(expr, label, carries, why):
     assert dropped_by(expr, label) == why
 
 
+@pytest.mark.parametrize("expr,label,carries,why", [
+    # vector matching compares label values (absent = ""): a compared label the other side never
+    # has is never on a matched series, one it keeps is kept (engine.go, signatureFunc)
+    ("up and absent(nope)", "instance", False,
+     "vector matching without `on (...)` pairs it only with right-side series of the same labels, which never "
+     "have `instance` (`absent()` keeps only the labels of its selector's equality matchers (none), so it drops "
+     "`instance`)"),
+    ("x > 1 and sum by (job) (y) > 0", "job", True, None),
+    ("x > 1 and sum by (job) (y) > 0", "instance", False,
+     "vector matching without `on (...)` pairs it only with right-side series of the same labels, which never "
+     "have `instance` (`sum by (job)` drops `instance`)"),
+    ("x > 1 and on (job) sum by (job) (y) > 0", "instance", None, None),  # the fix: `and on (job)`
+    ("x and on (job, cluster) sum by (job) (y)", "cluster", False,
+     "`on (job, cluster)` pairs it only with right-side series, which never have `cluster` (`sum by (job)` "
+     "drops `cluster`)"),
+    ("x unless sum by (job) (y)", "instance", None, None),  # unless keeps the unmatched ones
+    ("x / ignoring (code) sum by (code, job) (y)", "job", True, None),
+    ("x / ignoring (code) sum by (code, job) (y)", "pod", False,
+     "`ignoring (code)` pairs it only with right-side series of the same other labels, which never have `pod` "
+     "(`sum by (code, job)` drops `pod`)"),
+    ('x / y{dimension=~"free|cached"}', "dimension", True, None),
+    ("x * on (pod) group_left (node) sum by (pod, node) (y)", "pod", True, None),
+    ("x * on (pod, cluster) group_left (node) sum by (pod, node) (y)", "cluster", False,
+     "`on (pod, cluster)` pairs it only with right-side series, which never have `cluster` (`sum by (pod, node)` "
+     "drops `cluster`)"),
+    ("x * on (pod) group_left (node) sum by (pod, node) (y)", "instance", None, None),  # many side: its own
+    ("x / on () group_left sum(y)", "instance", None, None),
+    ("x or sum(y)", "instance", None, None),
+])
+def test_vector_matching_pairs_equal_labels(expr, label, carries, why):
+    assert can_carry(expr, label) is carries
+    assert dropped_by(expr, label) == why
+
+
 def test_recording_rule_cycle_is_unknown():
     rr = {"a:x:y": "sum by (job) (b:x:y)", "b:x:y": "sum by (pod) (a:x:y)"}
     assert can_carry("a:x:y > 1", "instance", rr) is None

@@ -18,7 +18,10 @@ the label semantics of Prometheus' engine (``promql/engine.go``, and the "Operat
   ``l...`` to the "one" side's values, deleting them where that side has none (so a label the
   "one" side never carries is never there, whatever the "many" side had); ``and``/``unless``
   keep the left side's labels, ``or`` either side's; with a scalar the vector side keeps its
-  labels;
+  labels; matching compares label values (absent counting as ``""``), so of the labels it
+  compares (``on (l...)``: those; otherwise all but the ``ignoring`` ones) the kept side
+  carries on a matched series only those the other side carries (``x and sum by (job) (y)``
+  never has ``instance``; ``unless`` keeps unmatched series, so it is not limited);
 * ``label_replace`` sets its destination label to the expansion of the replacement (Go's
   ``$1``/``${name}`` rules) where the anchored regex matches the source label's value, and a
   label set to ``""`` is deleted: an empty replacement, or a group that matched nothing,
@@ -383,6 +386,57 @@ def absent_labels(vs) -> dict[str, str]:
     return {k: v for k, v in out.items() if v != ""}
 
 
+def _matched(res: Flow, other: Flow, on: bool, labels, side: str) -> Flow:
+    """``res`` (the side whose labels the result keeps) limited to the series that vector
+    matching pairs with a series of ``other`` (the ``side`` side, "left" or "right"): the
+    labels matching compares (``on (labels)``: those; ``ignoring (labels)`` or no modifier:
+    every label but ``labels``) have equal values on both sides, an absent label counting as
+    ``""`` (Prometheus ``promql/engine.go``, ``signatureFunc``). So a compared label that
+    ``other`` never carries is never on a matched series either, one ``other`` pins is pinned
+    the same way, and one ``other`` keeps counts as kept."""
+    if not (res.known and other.known):
+        return UNKNOWN
+    ignored = frozenset(labels) if not on else frozenset()
+    listed = ", ".join(labels)
+    pairs = (f"`on ({listed})` pairs it only with {side}-side series" if on else
+             f"`ignoring ({listed})` pairs it only with {side}-side series of the same other labels" if labels else
+             f"vector matching without `on (...)` pairs it only with {side}-side series of the same labels")
+
+    def compared(k: str) -> bool:
+        return k in labels if on else k not in ignored
+
+    def why(k: str) -> str:
+        inner = other.why_not(k)
+        return f"{pairs}, which never have `{k}`" + (f" ({inner})" if inner else "")
+
+    gone, may, bound = dict(res.gone), res.may, res.bound
+    pinned, added = dict(res.pinned), set(res.added)
+    if not on and other.may is not None:
+        allowed = other.may | ignored
+        if may is None:
+            may = allowed
+            bound = f"{pairs}, which never have `{{label}}`" + (f" ({other.bound})" if other.bound else "")
+        else:
+            for k in may - allowed:
+                gone.setdefault(k, why(k))
+            may = may & allowed
+    candidates = set(labels) if on else set(other.gone) | set(other.pinned) | set(other.added) | set(other.may or ())
+    for k in sorted(candidates):
+        if not compared(k):
+            continue
+        theirs = other.carries(k)
+        mine = Flow(may=may, gone=gone, bound=bound, pinned=pinned, added=frozenset(added)).carries(k)
+        if theirs is False and mine is not False:
+            gone[k] = why(k)
+            pinned.pop(k, None)
+            added.discard(k)
+        elif theirs is True and mine is not False:
+            added.add(k)
+            if k in other.pinned:
+                pinned[k] = pinned.get(k, ()) + tuple(m for m in other.pinned[k] if m not in pinned.get(k, ()))
+    return Flow(may=may, gone=gone, bound=bound, pinned=pinned, added=frozenset(added) - frozenset(gone))
+
+
 def _rr_variants(value) -> list[tuple[str, dict]]:
     if isinstance(value, str):
         return [(value, {})]
@@ -578,15 +632,17 @@ class Analyzer:
         on = matching is not None and str(matching.type).endswith("Include")
         mlabels = list(matching.labels) if matching is not None else []
         if op in _SET_OPS:
-            return _union(lhs, rhs) if op == "or" else lhs
+            if op == "or":
+                return _union(lhs, rhs)
+            return _matched(lhs, rhs, on, mlabels, "right") if op == "and" else lhs
         card = str(mod.card) if mod is not None else "OneToOne"
         if card.endswith("ManyToOne") or card.endswith("OneToMany"):
             many, one = (lhs, rhs) if card.endswith("ManyToOne") else (rhs, lhs)
             extra = list(mod.group_labels or [])
-            out = _add(many, extra)
+            side, other = ("group_left", "right") if card.endswith("ManyToOne") else ("group_right", "left")
+            out = _add(_matched(many, one, on, mlabels, other), extra)
             # Prometheus sets each `group_left (l)` label to the "one" side's value, and deletes
             # it where that side lacks it (engine.go, resultMetric), whatever the "many" side had
-            side, other = ("group_left", "right") if card.endswith("ManyToOne") else ("group_right", "left")
             for k in extra:
                 if one.carries(k) is False:
                     out = _drop(out, [k], f"`{side} ({k})` copies `{k}` from the {other} side, which never "
@@ -596,10 +652,12 @@ class Analyzer:
                                pinned={**out.pinned, k: one.pinned[k]}, added=out.added)
             return out
         if on:
-            return _keep(lhs, frozenset(mlabels), f"the one-to-one match `on ({', '.join(mlabels)})` drops `{{label}}`")
-        if mlabels:
-            return _drop(lhs, mlabels, f"the one-to-one match `ignoring ({', '.join(mlabels)})` drops `{{label}}`")
-        return lhs
+            out = _keep(lhs, frozenset(mlabels), f"the one-to-one match `on ({', '.join(mlabels)})` drops `{{label}}`")
+        elif mlabels:
+            out = _drop(lhs, mlabels, f"the one-to-one match `ignoring ({', '.join(mlabels)})` drops `{{label}}`")
+        else:
+            out = lhs
+        return _matched(out, rhs, on, mlabels, "right")
 
 
 def _parse(expr: str):

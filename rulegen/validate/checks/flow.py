@@ -18,7 +18,9 @@ Codes:
   ``cluster`` (equality matchers); ``label_replace(x, "instance", "", "", "")`` deletes
   ``instance`` (Prometheus deletes a label set to an empty value, so does ``$1`` of a group
   that matched nothing); ``a * on (pod) group_left (team) sum by (pod) (b)`` never has
-  ``team`` (it is copied from the right side, which never has it).
+  ``team`` (it is copied from the right side, which never has it); ``x > 1 and sum by (job)
+  (y) > 0`` never has ``instance`` (matching without ``on`` pairs only series of the same
+  labels: write ``and on (job)``).
 * ``RG312`` (warning) a template reads, through ``$labels``, a label the rule itself sets
   (app, group or alert ``labels``, ``severity``, ``component``) or ``alertname``: Prometheus
   expands templates with the labels of the series, before it adds the rule's labels, so it

@@ -201,6 +201,20 @@ def test_vector_matching_pairs_equal_labels(expr, label, carries, why):
     assert dropped_by(expr, label) == why
 
 
+@pytest.mark.parametrize("expr,label,carries,why", [
+    ('up{instance=~""} == 0', "instance", False, 'the selector\'s matcher `instance=~""` selects series without `instance`'),
+    ('up{instance!~".+"} == 0', "instance", False,
+     'the selector\'s matcher `instance!~".+"` selects series without `instance`'),
+    ('up{instance=~".*"} == 0', "instance", True, None),  # pinned, so counted as there
+    ("a:b:c > 1", "team", False, 'in the recording rule a:b:c, the rule label `team: ""` deletes `team`'),
+    ("a:b:c > 1", "tier", True, None),
+])
+def test_selector_and_rule_labels_that_delete(expr, label, carries, why):
+    rr = {"a:b:c": [("sum by (job, team) (x)", {"team": "", "tier": "b"})]}
+    assert can_carry(expr, label, rr) is carries
+    assert dropped_by(expr, label, rr) == why
+
+
 def test_recording_rule_cycle_is_unknown():
     rr = {"a:x:y": "sum by (job) (b:x:y)", "b:x:y": "sum by (pod) (a:x:y)"}
     assert can_carry("a:x:y > 1", "instance", rr) is None

@@ -153,7 +153,8 @@ def _selector_flow(vs) -> Flow:
     for name, op, value in _matchers(vs):
         if name == "__name__":
             continue
-        if (op == "=" and value == "") or (op == "!~" and value in (".+",)):
+        if (op == "=" and value == "") or (op == "=~" and value in ("", "^$", "()")) or \
+                (op == "!~" and value in (".+", "(.+)")):
             gone[name] = f"the selector's matcher `{name}{op}\"{value}\"` selects series without `{name}`"
         else:
             pinned[name] = pinned.get(name, ()) + ((op, value),)
@@ -487,7 +488,11 @@ class Analyzer:
                 f = UNKNOWN if ast is None else self.node(ast)
                 if f.known and f.scalar:
                     f = Flow(may=frozenset(), bound="`vector()`-like recording rule has no label")
-                f = _add(f, labels) if labels else f
+                # a rule label set to "" deletes the label (Prometheus' labels builder)
+                f = _add(f, [k for k, v in labels.items() if v != ""]) if labels else f
+                empty = [k for k, v in (labels or {}).items() if v == ""]
+                f = _drop(f, empty, f"in the recording rule {name}, the rule label `{{label}}: \"\"` "
+                                    "deletes `{label}`") if empty else f
                 out = f if out is None else _union(out, f)
         finally:
             self.active.discard(name)

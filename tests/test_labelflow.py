@@ -103,7 +103,8 @@ _DELETES = "`label_replace(..., \"{d}\", \"{r}\", \"{s}\", \"{x}\")` sets `{d}` 
      _DELETES.format(d="instance", r="", s="job", x=".*")),
     ('label_replace(x, "instance", "", "job", "a")', "instance", None, None),  # deletes only where job="a"
     ('label_replace(x{instance="i"}, "instance", "", "job", "a")', "instance", True, None),  # kept elsewhere
-    ('label_replace(x, "instance", "$1", "job", "(.*)")', "instance", None, None),  # empty where job is
+    # set from job (empty, so deleted, where the series lack job): counts as set, as `by (instance)` does
+    ('label_replace(x, "instance", "$1", "job", "(.*)")', "instance", True, None),
     ('label_replace(x{job="a"}, "instance", "$1", "job", "(.*)")', "instance", True, None),
     ('label_replace(x{job="a"}, "instance", "$2", "job", "(.*)")', "instance", False,  # no group 2
      _DELETES.format(d="instance", r="$2", s="job", x="(.*)")),
@@ -118,12 +119,14 @@ _DELETES = "`label_replace(..., \"{d}\", \"{r}\", \"{s}\", \"{x}\")` sets `{d}` 
     ('label_replace(sum(x), "instance", "a", "", "")', "instance", True, None),  # the constant-label idiom
     ('label_replace(x, "instance", "host-$1", "job", "(.*)")', "instance", True, None),  # literal text
     ('label_replace(x, "instance", "$$", "job", ".*")', "instance", True, None),  # `$$` is `$`
+    ('label_replace(x, "instance", "", "job", "\\\\pL+")', "instance", None, None),  # RE2 syntax: deletes at most
+    ('label_replace(x, "instance", "$1", "job", "(\\\\pL+)")', "instance", True, None),
     # label_join: sources joined, deleted when that is empty
     ('label_join(x, "who", ",")', "who", False, '`label_join(..., "who", ",")` sets `who` to an empty value, which deletes it'),
     ('label_join(sum(x), "who", ",", "a")', "who", False,
      '`label_join(..., "who", ",", "a")` sets `who` to an empty value, which deletes it'),
     ('label_join(sum(x), "who", ",", "a", "b")', "who", True, None),  # "," is not empty
-    ('label_join(x, "who", "", "a", "b")', "who", None, None),
+    ('label_join(x, "who", "", "a", "b")', "who", True, None),  # set from a and b, as `by (who)`
     ('label_join(x{a="1"}, "who", "", "a", "b")', "who", True, None),
     # absent(): each label's first matcher sets it when an equality; any other deletes it
     ('absent(x{job="a", job!="b"})', "job", False,

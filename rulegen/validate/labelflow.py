@@ -228,20 +228,6 @@ def _set(child: Flow, label: str, value: str | None) -> Flow:
                 added=out.added)
 
 
-def _unsure(child: Flow, label: str) -> Flow:
-    """``child`` where it is not known whether the series carry ``label`` (an operation may
-    set it or delete it, depending on values rulegen cannot see). A flow that bounds its labels
-    (``may``) cannot say "unknown" for one label: the label then counts as kept, as a ``by``
-    list's labels do."""
-    if not child.known:
-        return UNKNOWN
-    if child.may is not None:
-        return _add(child, [label])
-    return Flow(may=None, gone={k: v for k, v in child.gone.items() if k != label}, bound=child.bound,
-                pinned={k: v for k, v in child.pinned.items() if k != label},
-                added=child.added - {label})
-
-
 def _value(child: Flow, label: str) -> str | None:
     """The one value every series of ``child`` has for ``label`` (``""`` when they never carry
     it), or None when it is not known. No series carries the label with the empty name."""
@@ -315,15 +301,17 @@ def label_replace_flow(child: Flow, dst: str, repl: str, src: str, regex: str) -
     where it does not, the series is unchanged. So an empty replacement deletes ``dst``, and
     ``$1`` of a group that matched nothing deletes it too. When the value of ``src`` is known
     (the series never carry it, or an equality matcher pins it) the result is worked out
-    exactly; otherwise ``dst`` is kept when the replacement has literal text, deleted when it
-    is empty and the regex matches anything, and unknown when it depends on the value."""
+    exactly; otherwise ``dst`` counts as set (as a ``by`` list's label counts as kept) when the
+    replacement has literal text or reads a group, and is deleted when the expansion is always
+    empty and the regex matches anything. A regex Python reads otherwise than Go's RE2 is not
+    evaluated (it may or may not match)."""
     if not child.known:
         return UNKNOWN
     what = f'`label_replace(..., "{dst}", "{repl}", "{src}", "{regex}")`'
     rx = None if "(?U)" in regex else _regex(regex)
     rx = rx and re.compile(rx.pattern, rx.flags | re.DOTALL)
-    if rx is None:
-        return _unsure(child, dst)
+    if rx is None:  # not evaluated: where it matches, `dst` is set unless the expansion is empty
+        return child if repl == "" else _add(child, [dst])
     value = _value(child, src)
     if value is not None:
         m = rx.fullmatch(value)
@@ -343,17 +331,16 @@ def label_replace_flow(child: Flow, dst: str, repl: str, src: str, regex: str) -
         if every:
             return _drop(child, [dst], what + " sets `{label}` to an empty value, which deletes it")
         return child
-    # the expansion is the text of groups, empty or not depending on the value of `src`
-    if child.carries(src) is True or (not every and child.carries(dst) is True):
-        return _add(child, [dst])
-    return _unsure(child, dst)
+    # the expansion is the text of groups: set from `src` (empty only for some values of it)
+    return _add(child, [dst])
 
 
 def label_join_flow(child: Flow, dst: str, sep: str, srcs: list[str]) -> Flow:
     """The flow of ``label_join(child, dst, sep, srcs...)``: ``dst`` is set, on every series,
     to the values of ``srcs`` (``""`` for a label a series lacks) joined with ``sep``, and
     deleted where that is empty (Prometheus ``promql/functions.go``): with no source label, or
-    one source label the series never carry, it is always deleted."""
+    only source labels the series never carry (and no separator between two of them), it is
+    always deleted; otherwise it counts as set."""
     if not child.known:
         return UNKNOWN
     what = f'`label_join(..., "{dst}", "{sep}"' + "".join(f', "{s}"' for s in srcs) + ")`"
@@ -363,9 +350,8 @@ def label_join_flow(child: Flow, dst: str, sep: str, srcs: list[str]) -> Flow:
         if got == "":
             return _drop(child, [dst], what + " sets `{label}` to an empty value, which deletes it")
         return _set(child, dst, got)
-    if (sep and len(srcs) > 1) or any(child.carries(s) is True for s in srcs):
-        return _add(child, [dst])
-    return _unsure(child, dst)
+    # set from the sources (empty, so deleted, only where every source is)
+    return _add(child, [dst])
 
 
 def absent_labels(vs) -> dict[str, str]:

@@ -13,7 +13,7 @@ from .config import Config, load_config
 from .findings import Finding, RulegenError, has_errors
 from .parallel import split_map
 from .spec import Spec, find_spec_files, load_file, shown_path
-from .validate import Context, check_file, finish
+from .validate import Context, check_file, finish, reference_spec
 
 if TYPE_CHECKING:
     from .render import Output
@@ -63,13 +63,16 @@ def load_project(root: Path, paths: list[str] | None = None, meanwhile=None,
             raise RulegenError(f"{t} is outside the project folder {top}; run rulegen in (or -C) the "
                                "project that holds the spec")
     ctx = Context(config=config, root=root)
+    files = find_spec_files(targets)
+    if paths:
+        ctx.reference = _reference_specs(root, files, ctx)
 
     def one(f: Path):
         return check_file(load_file(f, shown_path(f, root)), ctx)
 
     # validate(load_paths(targets, root), ctx), each file loaded and checked on two cores
     # when there are many (rulegen.parallel); same findings, same order
-    result = finish(split_map(one, find_spec_files(targets), meanwhile), ctx)
+    result = finish(split_map(one, files, meanwhile), ctx)
     findings = result.findings
     if use_baseline:
         from . import baseline
@@ -77,6 +80,27 @@ def load_project(root: Path, paths: list[str] | None = None, meanwhile=None,
         findings = baseline.apply(findings, baseline.load(root), app_of, stale_baseline_is_error,
                                   None if not paths else {s.app for s in result.specs})
     return Loaded(root=root, config=config, specs=result.specs, findings=findings)
+
+
+def _reference_specs(root: Path, files: list[Path], ctx: Context) -> list[Spec]:
+    """The specs under ``rules/`` of the project at ``root`` other than ``files`` (those asked
+    for), for the checks' cross-references when only some files are validated: an alert of
+    ``rules/a.yaml`` may read a recording rule of ``rules/b.yaml``. Files that do not load or
+    fail the schema are left out; nothing is reported about any of them."""
+    folder = root / DEFAULT_SPEC_DIR
+    if not folder.is_dir():
+        return []
+    asked = {f.resolve() for f in files}
+    try:
+        others = [f for f in find_spec_files([folder]) if f.resolve() not in asked]
+    except RulegenError:
+        return []
+    out = []
+    for f in others:
+        spec = reference_spec(load_file(f, shown_path(f, root)), ctx)
+        if spec is not None:
+            out.append(spec)
+    return out
 
 
 def warm_render() -> None:

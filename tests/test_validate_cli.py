@@ -177,3 +177,53 @@ def test_checks_documents_the_output_and_link_codes_too(capsys):
     for code in ["RG701", "RG720"] + [f"RG71{i}" for i in range(9)]:
         assert re.search(rf"^{code} \((error|warning)\)$", out, re.M), code
     assert "`for: 5` (a number)" not in out  # it is RG302, not RG202
+
+
+RECORDS = """\
+app: shared
+groups:
+  - name: shared
+    rules:
+      - record: job:http_errors:rate5m
+        expr: sum by (job) (rate(http_errors_total[5m]))
+      - alert: SharedBroken
+        expr: job:http_error:rate5m > 1
+        severity: warning
+        summary: s
+        description: d
+"""
+READS = """\
+app: api
+groups:
+  - name: api
+    rules:
+      - alert: ApiErrors
+        expr: {expr} > 1
+        severity: warning
+        summary: "Errors of {{{{ $labels.job }}}}"
+        description: d
+        runbook:
+          related: [{{alert: SharedBroken}}]
+"""
+
+
+def test_a_subset_still_knows_the_other_specs_recording_rules(tmp_path, capsys):
+    """Regression (review): `rulegen validate rules/api.yaml` reported RG314 (unknown recording
+    rule) for a rule recorded in rules/shared.yaml, and RG420 for its related alert; the other
+    specs are loaded for cross-references, and only the files asked for are reported on."""
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "shared.yaml").write_text(RECORDS)  # RG314 error of its own (a typo)
+    (tmp_path / "rules" / "api.yaml").write_text(READS.format(expr="job:http_errors:rate5m"))
+    rc, out, _ = run(tmp_path, "rules/api.yaml", "-o", "json", capsys=capsys)
+    assert (rc, json.loads(out)["findings"]) == (0, [])
+    # the whole project: shared.yaml's own typo is reported there
+    rc, out, _ = run(tmp_path, "-o", "json", capsys=capsys)
+    assert rc == 1
+    assert [(f["code"], f["file"]) for f in json.loads(out)["findings"]] == [("RG314", "rules/shared.yaml")]
+    # a name no spec records is still RG314 in the subset, with the other spec's name suggested
+    (tmp_path / "rules" / "api.yaml").write_text(READS.format(expr="job:http_erors:rate5m"))
+    rc, out, _ = run(tmp_path, "rules/api.yaml", "-o", "json", capsys=capsys)
+    found = json.loads(out)["findings"]
+    assert rc == 1
+    assert [(f["code"], f["file"], f["severity"]) for f in found] == [("RG314", "rules/api.yaml", "error")]
+    assert found[0]["message"].endswith("did you mean job:http_errors:rate5m?")

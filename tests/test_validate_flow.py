@@ -76,6 +76,20 @@ def test_absent_keeps_only_equality_matchers():
     ("max by (job) (instance:redis_memory_used:ratio) > 0.9",
      "in the recording rule instance:redis_memory_used:ratio, `sum by (instance)` drops `namespace`"),
     ("vector(1)", "`vector()` has no labels, so it cannot carry `namespace`"),
+    # an empty expansion deletes the label (the review's misses)
+    ('label_replace(kube_pod_info, "namespace", "", "", "") > 3',
+     '`label_replace(..., "namespace", "", "", "")` sets `namespace` to an empty value, which deletes it'),
+    ('label_replace(sum by (pod) (x), "namespace", "$1", "ns", "(.*)") > 3',
+     '`label_replace(..., "namespace", "$1", "ns", "(.*)")` sets `namespace` to an empty value, which deletes it'),
+    ('label_join(sum by (pod) (x), "namespace", "/", "ns") > 3',
+     '`label_join(..., "namespace", "/", "ns")` sets `namespace` to an empty value, which deletes it'),
+    ("kube_pod_info{namespace=\"a\"} * on (pod) group_left (namespace) sum by (pod) (x) > 1",
+     "`group_left (namespace)` copies `namespace` from the right side, which never has it (`sum by (pod)` drops "
+     "`namespace`)"),
+    # matching without `on` pairs only series of the same labels (three upstream alerts, see CHANGELOG)
+    ("kube_pod_info > 0 and sum by (pod) (x) > 1",
+     "vector matching without `on (...)` pairs it only with right-side series of the same labels, which never "
+     "have `namespace` (`sum by (pod)` drops `namespace`)"),
 ])
 def test_variants(expr, why):
     found = run(alert(expr, "in {{ $labels.namespace }}"))
@@ -108,7 +122,9 @@ def test_a_label_template_is_checked_too():
 
 @pytest.mark.parametrize("expr", [
     "up == 0", "rate(x[5m]) > 1", "sum by (instance) (x) > 1", "x * on (job) group_left (instance) y > 1",
-    'label_replace(sum(x), "instance", "$1", "job", "(.*)") > 1', "info(x) > 1", "instance:redis_memory_used:ratio > 1",
+    'label_replace(sum by (job) (x), "instance", "$1", "job", "(.*)") > 1', "info(x) > 1",
+    "instance:redis_memory_used:ratio > 1", 'label_replace(x, "instance", "", "job", "a") > 1',
+    "x > 1 and on (job) sum by (job) (y) > 0", "x unless sum by (job) (y)",
     "sum(x) or up",
 ])
 def test_quiet_when_the_label_can_be_there(expr):

@@ -29,7 +29,7 @@ groups:
               - eval_time: 5m
           - name: fires
             input_series:
-              - series: http_errors_total{{job="api", instance="a"}}
+              - series: {fires}
                 values: 0+600x10
             alert_rule_test:
               - eval_time: 5m
@@ -54,8 +54,8 @@ GOOD_ITEMS = "                  - exp_labels: {job: api, instance: a}"
 
 
 def run(quiet='http_errors_total{job="api", instance="a"}', items=GOOD_ITEMS,
-        through='http_requests_total{job="api"}'):
-    text = SPEC.format(quiet=quiet, items=items, through=through)
+        through='http_requests_total{job="api"}', fires='http_errors_total{job="api", instance="a"}'):
+    text = SPEC.format(quiet=quiet, items=items, through=through, fires=fires)
     res = validate_texts({"a.yaml": text})
     return [(f.code, f.line, f.col, f.severity.value, f.message) for f in res.findings
             if f.code in ("RG608", "RG609", "RG610")], res
@@ -75,7 +75,8 @@ def test_misspelled_metric_feeds_nothing():
 
 
 @pytest.mark.parametrize("quiet,through,fed", [
-    ('http_errors_total{job="apl", instance="a"}', 'http_requests_total{job="api"}', False),  # job typo
+    # a value one edit away in a test that expects nothing: a deliberate negative test
+    ('http_errors_total{job="apl", instance="a"}', 'http_requests_total{job="api"}', True),
     ('http_errors_total{job="api"}', 'http_request_total{job="api"}', False),  # typo through the recording rule
     ('http_errors_total{job="api"}', 'job:http_requests:rate5m{job="api"}', True),  # the recorded series itself
     ('http_errors_total{job="api"}', 'http_requests_total{job="x"}', True),  # the recording rule reads any job
@@ -91,8 +92,9 @@ def test_variants(quiet, through, fed):
 
 
 def test_label_value_typo_says_which_matcher():
-    found, _ = run(quiet='http_errors_total{job="apl", instance="a"}')
-    assert found[0][:4] == ("RG608", 15, 25, "warning")
+    # in the test that expects the alert, a value one edit away is a typo (nothing else feeds it)
+    found, _ = run(fires='http_errors_total{job="apl", instance="a"}')
+    assert found[0][:4] == ("RG608", 21, 25, "warning")
     assert found[0][4].endswith('fix its metric name or labels; did you mean job="api"?')
 
 
@@ -112,7 +114,8 @@ def test_filled_label_reads_a_label_the_expected_labels_lack():
     assert text != SPEC
     res = validate_texts({"a.yaml": text.format(quiet='http_errors_total{job="api", instance="a"}',
                                                 items="                  - exp_labels: {job: api}",
-                                                through='http_requests_total{job="api"}')})
+                                                through='http_requests_total{job="api"}',
+                                                fires='http_errors_total{job="api", instance="a"}')})
     found = [(f.code, f.line, f.col, f.severity.value, f.message) for f in res.findings]
     assert found == [("RG610", 27, 21, "warning",
                       "expected label where is filled in from a template reading $labels.instance, which "
@@ -231,3 +234,58 @@ def test_rg608_points_at_the_expr_when_the_expr_misspells_a_recording_rule(serie
     res = validate_texts({"a.yaml": EXPR_TYPO.format(series=series)})
     assert [(f.code, f.line) for f in res.findings if f.code in ("RG314", "RG608")] == [("RG314", 8), ("RG608", 15)]
     assert next(f.message for f in res.findings if f.code == "RG608") == message
+
+
+NEGATIVE = """\
+app: demo
+groups:
+  - name: demo
+    rules:
+      - alert: ServerErrors
+        expr: sum by (job) (rate(http_requests_total{{code="500"}}[5m])) > 0
+        severity: warning
+        summary: s
+        description: d
+        tests:
+          - name: t
+            input_series:
+{series}
+            alert_rule_test:
+{evals}
+"""
+QUIET_AT_5M = "              - eval_time: 5m"
+FIRES_AT_10M = "              - eval_time: 10m\n                exp_alerts:\n                  - exp_labels: {job: api}"
+
+
+def _rg608(series: list[tuple[str, str]], evals: list[str]) -> list[str]:
+    text = NEGATIVE.format(series="\n".join(f"              - series: '{s}'\n                values: {v}"
+                                            for s, v in series), evals="\n".join(evals))
+    return [f.message.split(" matches", 1)[0].split(" feeds", 1)[0].removeprefix("input series ")
+            for f in validate_texts({"a.yaml": text}).findings if f.code == "RG608"]
+
+
+@pytest.mark.parametrize("series,evals,flagged", [
+    # a deliberate negative test: another status code, the test expects no alert (review finding)
+    ([('http_requests_total{job="api", code="200"}', "0+60x10")], [QUIET_AT_5M], []),
+    ([('http_requests_total{job="api", code="501"}', "0+60x10")], [QUIET_AT_5M], []),
+    # a misspelt metric NAME in a test that expects nothing is still a mistake
+    ([('http_request_total{job="api", code="500"}', "0+60x10")], [QUIET_AT_5M],
+     ['http_request_total{job="api", code="500"}']),
+    # a misspelt label NAME too: the label names differ from what the selector reads
+    ([('http_requests_total{job="api", cdoe="500"}', "0+60x10")], [QUIET_AT_5M],
+     ['http_requests_total{job="api", cdoe="500"}']),
+    # there while the test expects the alert, and nothing like it is fed: a typo
+    ([('http_requests_total{job="api", code="501"}', "0+60x10")], [FIRES_AT_10M],
+     ['http_requests_total{job="api", code="501"}']),
+    ([('http_requests_total{job="api", code="501"}', "0+60x10")], [QUIET_AT_5M, FIRES_AT_10M],
+     ['http_requests_total{job="api", code="501"}']),
+    # there only before the alert is expected: the negative half of a test
+    ([('http_requests_total{job="api", code="501"}', "0+60x5 stale"),
+      ('http_requests_total{job="api", code="500"}', "_x6 0+60x10")], [QUIET_AT_5M, FIRES_AT_10M], []),
+    # a contrast next to a sibling that is fed (same metric and label names): only the sibling counts
+    ([('http_requests_total{job="api", code="200"}', "0+60x10"),
+      ('http_requests_total{job="api", code="500"}', "0+60x10")], [FIRES_AT_10M], []),
+], ids=["other-code", "one-edit", "metric-typo", "label-name-typo", "firing", "firing-and-quiet",
+        "quiet-first", "contrast"])
+def test_deliberate_negative_series_are_not_typos(series, evals, flagged):
+    assert _rg608(series, evals) == flagged

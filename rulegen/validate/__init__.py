@@ -21,10 +21,14 @@ from .checks import REGISTRY
 
 @dataclass
 class Context:
-    """What checks may read besides the spec: the project config and root."""
+    """What checks may read besides the spec: the project config and root, and ``reference``:
+    the project's other specs when only some files are validated (``rulegen validate
+    rules/x.yaml``), built for cross-references (recording rules, related alerts) and never
+    reported on."""
 
     config: Config = field(default_factory=Config)
     root: Path = Path(".")
+    reference: list = field(default_factory=list)
 
 
 @dataclass
@@ -69,6 +73,18 @@ def check_file(lf: LoadedFile, ctx: Context) -> tuple[list[Finding], Spec | None
         if fn is not None:
             findings.extend(fn(spec, ctx))
     return findings, spec
+
+
+def reference_spec(lf: LoadedFile, ctx: Context) -> Spec | None:
+    """The spec of ``lf`` for :attr:`Context.reference`: built when the file checks find no
+    schema error (as :func:`check_file` decides), else None; its findings are dropped."""
+    if lf.data is None:
+        return None
+    for mod in REGISTRY:
+        fn = getattr(mod, "check_file", None)
+        if fn is not None and any(f.is_error and f.code.startswith("RG2") for f in fn(lf, ctx)):
+            return None
+    return build_spec(lf)
 
 
 def finish(per_file: list[tuple[list[Finding], Spec | None]], ctx: Context) -> Result:

@@ -10,22 +10,35 @@ the label semantics of Prometheus' engine (``promql/engine.go``, and the "Operat
   with neither, it keeps no label; ``count_values("v", x)`` adds ``v``; ``topk``,
   ``bottomk``, ``limitk`` and ``limit_ratio`` keep the labels of the series they pick;
 * ``absent(sel)`` / ``absent_over_time(sel[r])`` keep only the labels of the selector's
-  equality matchers (a name matched twice is dropped); of anything but a selector, none;
+  equality matchers with a non-empty value (a label with any other matcher, or matched twice,
+  is dropped); of anything but a selector, none;
 * a binary operation between vectors keeps the labels of the left side (the "many" side for
   ``group_left``, the right for ``group_right``); one-to-one matching ``on (l...)`` keeps only
-  ``l...``, ``ignoring (l...)`` drops them; ``group_left (l...)``/``group_right (l...)``
-  copy ``l...`` from the other side; ``and``/``unless`` keep the left side's labels, ``or``
-  either side's; with a scalar the vector side keeps its labels;
-* ``label_replace``/``label_join`` add their destination label; ``histogram_quantile``
-  drops ``le``; ``vector()``, ``time()`` and numbers have no label; other functions keep the
-  labels of their vector argument (dropping only the metric name, which is not a label that
-  templates read);
+  ``l...``, ``ignoring (l...)`` drops them; ``group_left (l...)``/``group_right (l...)`` set
+  ``l...`` to the "one" side's values, deleting them where that side has none (so a label the
+  "one" side never carries is never there, whatever the "many" side had); ``and``/``unless``
+  keep the left side's labels, ``or`` either side's; with a scalar the vector side keeps its
+  labels; matching compares label values (absent counting as ``""``), so of the labels it
+  compares (``on (l...)``: those; otherwise all but the ``ignoring`` ones) the kept side
+  carries on a matched series only those the other side carries (``x and sum by (job) (y)``
+  never has ``instance``; ``unless`` keeps unmatched series, so it is not limited);
+* ``label_replace`` sets its destination label to the expansion of the replacement (Go's
+  ``$1``/``${name}`` rules) where the anchored regex matches the source label's value, and a
+  label set to ``""`` is deleted: an empty replacement, or a group that matched nothing,
+  deletes it (worked out exactly when the source value is known: absent, or pinned by an
+  equality matcher); ``label_join`` sets it to the joined values, deleted when empty;
+  ``info()`` (Prometheus 3) keeps its argument's labels and may add any label (only the labels
+  its selector names, when it has one); ``histogram_quantile`` drops ``le``; ``vector()``,
+  ``time()`` and numbers have no label; other functions keep the labels of their vector
+  argument (dropping only the metric name, which is not a label that templates read);
 * a selector of a recording rule of the project follows the rule's ``expr`` (plus the rule's
   own labels), transitively.
 
-Precision comes first: anything not understood (an unknown function, ``info()``, a regex on
-``__name__`` that may select a recording rule) makes the labels unknown, and the checks that
-read this module stay silent on unknown.
+True means the expression keeps or sets the label (a ``by`` list or ``group_left`` naming it,
+a matcher pinning it); a label a series may or may not have is None. Precision comes first:
+anything not understood (an unknown function, a regex on ``__name__`` that may select a
+recording rule, a regex Python reads otherwise than Go) makes the labels unknown, and the
+checks that read this module stay silent on unknown.
 
 Public functions (used by the validation checks and by other parts of rulegen):
 :func:`flow`, :func:`can_carry`, :func:`dropped_by`, :func:`series_feed`, :func:`selectors`.
@@ -140,7 +153,8 @@ def _selector_flow(vs) -> Flow:
     for name, op, value in _matchers(vs):
         if name == "__name__":
             continue
-        if (op == "=" and value == "") or (op == "!~" and value in (".+",)):
+        if (op == "=" and value == "") or (op == "=~" and value in ("", "^$", "()")) or \
+                (op == "!~" and value in (".+", "(.+)")):
             gone[name] = f"the selector's matcher `{name}{op}\"{value}\"` selects series without `{name}`"
         else:
             pinned[name] = pinned.get(name, ()) + ((op, value),)
@@ -205,6 +219,211 @@ def _add(child: Flow, labels) -> Flow:
                 added=child.added | labels)
 
 
+def _set(child: Flow, label: str, value: str | None) -> Flow:
+    """``child`` with ``label`` set on every series (to ``value`` when it is known)."""
+    out = _add(child, [label])
+    if value is None or not out.known:
+        return out
+    return Flow(may=out.may, gone=out.gone, bound=out.bound, pinned={**out.pinned, label: (("=", value),)},
+                added=out.added)
+
+
+def _value(child: Flow, label: str) -> str | None:
+    """The one value every series of ``child`` has for ``label`` (``""`` when they never carry
+    it), or None when it is not known. No series carries the label with the empty name."""
+    if label == "" or child.carries(label) is False:
+        return ""
+    for op, v in child.pinned.get(label, ()):
+        if op == "=":
+            return v
+    return None
+
+
+_GO_REF = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
+
+
+def _go_template(template: str) -> list:
+    """``template`` (a ``label_replace`` replacement) read as Go's ``Regexp.Expand`` reads it:
+    a list of literal strings and ``(name,)`` group references. ``$$`` is ``$``; ``$name``
+    takes the longest run of letters, digits and ``_`` (so ``$1x`` names the group "1x"),
+    ``${name}`` is braced; a ``$`` that starts no reference stays as it is."""
+    out, i = [], 0
+    while i < len(template):
+        j = template.find("$", i)
+        if j < 0:
+            out.append(template[i:])
+            break
+        out.append(template[i:j])
+        if template.startswith("$$", j):
+            out.append("$")
+            i = j + 2
+            continue
+        ref = _GO_REF.match(template, j)
+        if ref is None:
+            out.append("$")
+            i = j + 1
+            continue
+        out.append((ref.group(1) or ref.group(2),))
+        i = ref.end()
+    return out
+
+
+def _group(rx, name: str) -> int | str | None:
+    """The group of ``rx`` that a Go template reference ``name`` reads (a number without a
+    leading zero is a group number, anything else a group name), or None when there is none."""
+    if name.isdigit() and not (name[0] == "0" and len(name) > 1):
+        return int(name) if int(name) <= rx.groups else None
+    return name if name in rx.groupindex else None
+
+
+def _go_expand(template: str, m) -> str:
+    """``template`` expanded with the groups of the match ``m`` (a group that does not exist
+    or did not take part expands to nothing), as ``label_replace`` does."""
+    out = []
+    for part in _go_template(template):
+        if isinstance(part, str):
+            out.append(part)
+        else:
+            g = _group(m.re, part[0])
+            out.append("" if g is None else (m.group(g) or ""))
+    return "".join(out)
+
+
+_MATCH_ALL = re.compile(r"\((?:\?:)?\.\*\)|\.\*|\(\?s\)\.\*|\(\?s\)\(\.\*\)")
+
+
+def label_replace_flow(child: Flow, dst: str, repl: str, src: str, regex: str) -> Flow:
+    """The flow of ``label_replace(child, dst, repl, src, regex)``.
+
+    Prometheus (``promql/functions.go``, and the "Functions" page of its docs) matches
+    ``^(?s:regex)$`` against the value of ``src`` (``""`` when the series lack it); where it
+    matches, ``dst`` is set to the expansion of ``repl``, and a label set to ``""`` is deleted;
+    where it does not, the series is unchanged. So an empty replacement deletes ``dst``, and
+    ``$1`` of a group that matched nothing deletes it too. When the value of ``src`` is known
+    (the series never carry it, or an equality matcher pins it) the result is worked out
+    exactly; otherwise ``dst`` counts as set (as a ``by`` list's label counts as kept) when the
+    replacement has literal text or reads a group, and is deleted when the expansion is always
+    empty and the regex matches anything. A regex Python reads otherwise than Go's RE2 is not
+    evaluated (it may or may not match)."""
+    if not child.known:
+        return UNKNOWN
+    what = f'`label_replace(..., "{dst}", "{repl}", "{src}", "{regex}")`'
+    rx = None if "(?U)" in regex else _regex(regex)
+    rx = rx and re.compile(rx.pattern, rx.flags | re.DOTALL)
+    if rx is None:  # not evaluated: where it matches, `dst` is set unless the expansion is empty
+        return child if repl == "" else _add(child, [dst])
+    value = _value(child, src)
+    if value is not None:
+        m = rx.fullmatch(value)
+        if m is None:
+            return child  # the regex does not match: the series are unchanged
+        got = _go_expand(repl, m)
+        if got == "":
+            return _drop(child, [dst], what + " sets `{label}` to an empty value, which deletes it")
+        return _set(child, dst, got)
+    parts = _go_template(repl)
+    literal = "".join(p for p in parts if isinstance(p, str))
+    real = [p for p in parts if not isinstance(p, str) and _group(rx, p[0]) is not None]
+    every = bool(_MATCH_ALL.fullmatch(regex))
+    if literal:  # the expansion is never empty: `dst` is set where the regex matches
+        return _set(child, dst, literal if every and not real else None)
+    if not real:  # the expansion is always empty: `dst` is only ever deleted
+        if every:
+            return _drop(child, [dst], what + " sets `{label}` to an empty value, which deletes it")
+        return child
+    # the expansion is the text of groups: set from `src` (empty only for some values of it)
+    return _add(child, [dst])
+
+
+def label_join_flow(child: Flow, dst: str, sep: str, srcs: list[str]) -> Flow:
+    """The flow of ``label_join(child, dst, sep, srcs...)``: ``dst`` is set, on every series,
+    to the values of ``srcs`` (``""`` for a label a series lacks) joined with ``sep``, and
+    deleted where that is empty (Prometheus ``promql/functions.go``): with no source label, or
+    only source labels the series never carry (and no separator between two of them), it is
+    always deleted; otherwise it counts as set."""
+    if not child.known:
+        return UNKNOWN
+    what = f'`label_join(..., "{dst}", "{sep}"' + "".join(f', "{s}"' for s in srcs) + ")`"
+    values = [_value(child, s) for s in srcs]
+    if all(v is not None for v in values):
+        got = sep.join(values)
+        if got == "":
+            return _drop(child, [dst], what + " sets `{label}` to an empty value, which deletes it")
+        return _set(child, dst, got)
+    # set from the sources (empty, so deleted, only where every source is)
+    return _add(child, [dst])
+
+
+def absent_labels(vs) -> dict[str, str]:
+    """The labels ``absent(vs)`` / ``absent_over_time(vs[r])`` gives its one series, for the
+    selector ``vs`` (a promql_parser VectorSelector): as Prometheus'
+    ``createLabelsForAbsentFunction`` does, each label's first matcher sets it when it is an
+    equality, and any other matcher of that label (a second equality included) deletes it; a
+    label set to ``""`` is not there."""
+    out: dict[str, str] = {}
+    seen: set[str] = set()
+    for m in vs.matchers.matchers:
+        if m.name == "__name__":
+            continue
+        if _ops(m) == "=" and m.name not in seen:
+            out[m.name] = m.value
+            seen.add(m.name)
+        else:
+            out.pop(m.name, None)
+    return {k: v for k, v in out.items() if v != ""}
+
+
+def _matched(res: Flow, other: Flow, on: bool, labels, side: str) -> Flow:
+    """``res`` (the side whose labels the result keeps) limited to the series that vector
+    matching pairs with a series of ``other`` (the ``side`` side, "left" or "right"): the
+    labels matching compares (``on (labels)``: those; ``ignoring (labels)`` or no modifier:
+    every label but ``labels``) have equal values on both sides, an absent label counting as
+    ``""`` (Prometheus ``promql/engine.go``, ``signatureFunc``). So a compared label that
+    ``other`` never carries is never on a matched series either, one ``other`` pins is pinned
+    the same way, and one ``other`` keeps counts as kept."""
+    if not (res.known and other.known):
+        return UNKNOWN
+    ignored = frozenset(labels) if not on else frozenset()
+    listed = ", ".join(labels)
+    pairs = (f"`on ({listed})` pairs it only with {side}-side series" if on else
+             f"`ignoring ({listed})` pairs it only with {side}-side series of the same other labels" if labels else
+             f"vector matching without `on (...)` pairs it only with {side}-side series of the same labels")
+
+    def compared(k: str) -> bool:
+        return k in labels if on else k not in ignored
+
+    def why(k: str) -> str:
+        inner = other.why_not(k)
+        return f"{pairs}, which never have `{k}`" + (f" ({inner})" if inner else "")
+
+    gone, may, bound = dict(res.gone), res.may, res.bound
+    pinned, added = dict(res.pinned), set(res.added)
+    if not on and other.may is not None:
+        allowed = other.may | ignored
+        if may is None:
+            may = allowed
+            bound = f"{pairs}, which never have `{{label}}`" + (f" ({other.bound})" if other.bound else "")
+        else:
+            for k in may - allowed:
+                gone.setdefault(k, why(k))
+            may = may & allowed
+    candidates = set(labels) if on else set(other.gone) | set(other.pinned) | set(other.added) | set(other.may or ())
+    for k in sorted(candidates):
+        if not compared(k):
+            continue
+        theirs = other.carries(k)
+        mine = Flow(may=may, gone=gone, bound=bound, pinned=pinned, added=frozenset(added)).carries(k)
+        if theirs is False and mine is not False:
+            gone[k] = why(k)
+            pinned.pop(k, None)
+            added.discard(k)
+        elif theirs is True and mine is not False:
+            added.add(k)
+            if k in other.pinned:
+                pinned[k] = pinned.get(k, ()) + tuple(m for m in other.pinned[k] if m not in pinned.get(k, ()))
+    return Flow(may=may, gone=gone, bound=bound, pinned=pinned, added=frozenset(added) - frozenset(gone))
+
+
 def _rr_variants(value) -> list[tuple[str, dict]]:
     if isinstance(value, str):
         return [(value, {})]
@@ -255,7 +474,11 @@ class Analyzer:
                 f = UNKNOWN if ast is None else self.node(ast)
                 if f.known and f.scalar:
                     f = Flow(may=frozenset(), bound="`vector()`-like recording rule has no label")
-                f = _add(f, labels) if labels else f
+                # a rule label set to "" deletes the label (Prometheus' labels builder)
+                f = _add(f, [k for k, v in labels.items() if v != ""]) if labels else f
+                empty = [k for k, v in (labels or {}).items() if v == ""]
+                f = _drop(f, empty, f"in the recording rule {name}, the rule label `{{label}}: \"\"` "
+                                    "deletes `{label}`") if empty else f
                 out = f if out is None else _union(out, f)
         finally:
             self.active.discard(name)
@@ -318,24 +541,21 @@ class Analyzer:
         if name in ("absent", "absent_over_time"):
             arg = args[0] if args else None
             vs = arg.vector_selector if type(arg).__name__ == "MatrixSelector" else arg
-            eq: dict[str, str] = {}
-            twice: set[str] = set()
-            if type(vs).__name__ == "VectorSelector":
-                for label, op, value in _matchers(vs):
-                    if label == "__name__" or op != "=":
-                        continue
-                    if label in eq:
-                        twice.add(label)
-                    eq[label] = value
-            keep = frozenset(eq) - twice
+            eq = absent_labels(vs) if type(vs).__name__ == "VectorSelector" else {}
+            keep = frozenset(eq)
             kept = ", ".join(sorted(keep)) or "none"
             return Flow(may=keep, pinned={k: (("=", eq[k]),) for k in keep},
                         bound=f"`{name}()` keeps only the labels of its selector's equality matchers "
                               f"({kept}), so it drops `{{label}}`")
         if name in ("label_replace", "label_join"):
-            if len(args) < 2 or type(args[1]).__name__ != "StringLiteral":
+            if len(args) < 3 or any(type(a).__name__ != "StringLiteral" for a in args[1:]):
                 return UNKNOWN
-            return _add(self.node(args[0]), [args[1].val])
+            strings = [a.val for a in args[1:]]
+            if name == "label_replace":
+                return UNKNOWN if len(strings) != 4 else label_replace_flow(self.node(args[0]), *strings)
+            return label_join_flow(self.node(args[0]), strings[0], strings[1], strings[2:])
+        if name == "info":
+            return self.info(args)
         if name == "histogram_quantile":
             if len(args) < 2:
                 return UNKNOWN
@@ -346,6 +566,23 @@ class Analyzer:
             vec = [a for a, t in zip(args, n.func.arg_types) if not str(t).endswith(("Scalar", "String"))]
             return self.node(vec[0]) if vec else UNKNOWN
         return UNKNOWN
+
+    def info(self, args) -> Flow:
+        """``info(v)`` / ``info(v, {selector})`` (Prometheus 3, experimental): the series of
+        ``v`` with the data labels of matching info series added (``target_info`` by default).
+        Labels ``v`` keeps are kept; with a selector, the labels it names may be added (and
+        count as kept, as a ``by`` list's do); without one, any label may be added, so only
+        those ``v`` keeps are known."""
+        child = self.node(args[0]) if args else UNKNOWN
+        if not child.known or child.scalar:
+            return UNKNOWN
+        if len(args) > 1:
+            sel = args[1]
+            if type(sel).__name__ != "VectorSelector" or sel.matchers.or_matchers:
+                return UNKNOWN
+            return _add(child, {m.name for m in sel.matchers.matchers if m.name != "__name__"})
+        return Flow(may=None, pinned=child.pinned,
+                    added=child.added | frozenset(child.pinned) | (child.may or frozenset()))
 
     def aggregate(self, n) -> Flow:
         op = str(n.op)
@@ -386,21 +623,32 @@ class Analyzer:
         on = matching is not None and str(matching.type).endswith("Include")
         mlabels = list(matching.labels) if matching is not None else []
         if op in _SET_OPS:
-            return _union(lhs, rhs) if op == "or" else lhs
+            if op == "or":
+                return _union(lhs, rhs)
+            return _matched(lhs, rhs, on, mlabels, "right") if op == "and" else lhs
         card = str(mod.card) if mod is not None else "OneToOne"
         if card.endswith("ManyToOne") or card.endswith("OneToMany"):
             many, one = (lhs, rhs) if card.endswith("ManyToOne") else (rhs, lhs)
             extra = list(mod.group_labels or [])
-            out = _add(many, extra)
-            # an extra label the "one" side can never carry is not copied (Prometheus deletes it)
-            side = "group_left" if card.endswith("ManyToOne") else "group_right"
-            gone = [k for k in extra if one.carries(k) is False and many.carries(k) is not True]
-            return _drop(out, gone, f"`{side} ({{label}})` copies `{{label}}` from a side that never has it")
+            side, other = ("group_left", "right") if card.endswith("ManyToOne") else ("group_right", "left")
+            out = _add(_matched(many, one, on, mlabels, other), extra)
+            # Prometheus sets each `group_left (l)` label to the "one" side's value, and deletes
+            # it where that side lacks it (engine.go, resultMetric), whatever the "many" side had
+            for k in extra:
+                if one.carries(k) is False:
+                    out = _drop(out, [k], f"`{side} ({k})` copies `{k}` from the {other} side, which never "
+                                          f"has it ({one.why_not(k)})")
+                elif k in one.pinned:
+                    out = Flow(may=out.may, gone=out.gone, bound=out.bound,
+                               pinned={**out.pinned, k: one.pinned[k]}, added=out.added)
+            return out
         if on:
-            return _keep(lhs, frozenset(mlabels), f"the one-to-one match `on ({', '.join(mlabels)})` drops `{{label}}`")
-        if mlabels:
-            return _drop(lhs, mlabels, f"the one-to-one match `ignoring ({', '.join(mlabels)})` drops `{{label}}`")
-        return lhs
+            out = _keep(lhs, frozenset(mlabels), f"the one-to-one match `on ({', '.join(mlabels)})` drops `{{label}}`")
+        elif mlabels:
+            out = _drop(lhs, mlabels, f"the one-to-one match `ignoring ({', '.join(mlabels)})` drops `{{label}}`")
+        else:
+            out = lhs
+        return _matched(out, rhs, on, mlabels, "right")
 
 
 def _parse(expr: str):
@@ -554,7 +802,7 @@ def _typo(a: str, b: str) -> bool:
 
 
 def missed_by_mistake(expr: str, series_selector_text: str,
-                      recording_rules: RecordingRules | None = None) -> str | None:
+                      recording_rules: RecordingRules | None = None, values_on_purpose: bool = False) -> str | None:
     """Why the test input series ``series_selector_text`` looks meant for ``expr`` but can
     never be selected by it, or None.
 
@@ -564,7 +812,12 @@ def missed_by_mistake(expr: str, series_selector_text: str,
     (the result is then ``"metric"``), or one that a selector of its metric rejects only
     through a typo-like difference: a label value one edit away from an equality matcher's
     (``job="apx"`` for ``job="api"``) or a label name one edit away from a required one
-    (``jbo`` for ``job``). Returns ``"metric"`` or the matcher it misses (``job="api"``)."""
+    (``jbo`` for ``job``). Returns ``"metric"`` or the matcher it misses (``job="api"``).
+
+    ``values_on_purpose``: the caller knows the series is there to be rejected (a test that
+    expects nothing while it is there, or that feeds a sibling series with the same metric
+    and label names): then a label value one edit away (``code="200"`` for ``code="500"``)
+    is deliberate too; a metric name or label name no selector reads is still a mistake."""
     labels = parse_series(series_selector_text)
     sels = selectors(expr, recording_rules)
     if labels is None or sels is None or series_feed(expr, series_selector_text, recording_rules) is not False:
@@ -581,6 +834,8 @@ def missed_by_mistake(expr: str, series_selector_text: str,
             if lab == "__name__" or _match(op, v, labels.get(lab, "")) is not False:
                 continue
             if op == "=" and lab in labels and _typo(labels[lab], v):
+                if values_on_purpose:
+                    return None  # another value of the right label: the filter is what is tested
                 typo = f'{lab}="{v}"'
             elif op == "=" and lab not in labels and any(_typo(k, lab) for k in labels):
                 typo = f'{lab}="{v}"'

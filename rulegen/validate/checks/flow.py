@@ -15,7 +15,12 @@ Codes:
   ``expr: sum by (job) (rate(http_requests_total[5m])) > 1`` with
   ``summary: "{{ $labels.instance }} fails"``; good: ``sum by (job, instance) (...)``, or
   ``{{ $labels.job }}``. ``absent(x{cluster="prod", instance=~"db.*"})`` keeps only
-  ``cluster`` (equality matchers).
+  ``cluster`` (equality matchers); ``label_replace(x, "instance", "", "", "")`` deletes
+  ``instance`` (Prometheus deletes a label set to an empty value, so does ``$1`` of a group
+  that matched nothing); ``a * on (pod) group_left (team) sum by (pod) (b)`` never has
+  ``team`` (it is copied from the right side, which never has it); ``x > 1 and sum by (job)
+  (y) > 0`` never has ``instance`` (matching without ``on`` pairs only series of the same
+  labels: write ``and on (job)``).
 * ``RG312`` (warning) a template reads, through ``$labels``, a label the rule itself sets
   (app, group or alert ``labels``, ``severity``, ``component``) or ``alertname``: Prometheus
   expands templates with the labels of the series, before it adds the rule's labels, so it
@@ -32,7 +37,9 @@ Codes:
   empty, so the alert never fires. An error when a project rule has a close name (a typo);
   a warning otherwise (the rule may be recorded outside the project), also when the names
   differ only in numbers or durations (``rate1h`` for ``rate5m``: another window, likely
-  recorded elsewhere). Bad: ``instance:redis_memory_use:ratio`` when the project records
+  recorded elsewhere). Validating some files (``rulegen validate rules/x.yaml``) still reads
+  the recording rules of the project's other specs under ``rules/``, and reports only on the
+  files asked for. Bad: ``instance:redis_memory_use:ratio`` when the project records
   ``instance:redis_memory_used:ratio``; good: the recorded name, ``instance:redis_memory_used:ratio``.
 * ``RG315`` a ``#`` comment in an ``expr`` that YAML made one line (a folded ``>`` block or a
   plain scalar over several lines): PromQL comments run to the end of the line, so the
@@ -174,8 +181,9 @@ def check_spec(spec, ctx):
 def check_project(specs, ctx):
     """Yield RG314 for every rule and RG311-RG313 for alerts reading recording rules of other
     specs, against the recording rules of all specs. Reads names from the expression text
-    (:func:`colon_names`), so the common case parses nothing here."""
-    rr = recording_rules(specs)
+    (:func:`colon_names`), so the common case parses nothing here. When only some files are
+    validated, the recording rules of the project's other specs (``ctx.reference``) count too."""
+    rr = recording_rules(list(specs) + list(getattr(ctx, "reference", None) or []))
     flows = None
     for spec in specs:
         local = None

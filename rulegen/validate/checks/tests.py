@@ -39,8 +39,12 @@ Codes:
   ``promql_expr_test`` exprs): a misspelled metric or label value. The series feeds nothing,
   so a "not firing" verdict proves nothing; such a test counts for nothing in ``rulegen
   test`` coverage. When the expr misspells a recording rule's name (RG314) and the series
-  would feed the right name, the message says to fix the expr, not the series. Bad:
-  ``series: http_request_total{job="api"}`` for
+  would feed the right name, the message says to fix the expr, not the series. A series
+  that differs from a selector only in a label value is a deliberate negative test, not a
+  typo, when the test expects nothing (no ``exp_alerts``, no ``exp_samples``) at every
+  evaluation it is there for, or when a sibling series with the same metric and label
+  names is fed (``code="200"`` next to ``code="500"``); a misspelt metric or label name is
+  reported in any test. Bad: ``series: http_request_total{job="api"}`` for
   ``sum(rate(http_requests_total{job="api"}[5m])) > 1``; good: ``series:
   http_requests_total{job="api"}``.
 * ``RG609`` (warning) an ``exp_alerts`` item with only ``exp_labels`` next to one with only
@@ -156,7 +160,9 @@ def dead_series(spec, rule, test_data: dict, rr=None) -> list[tuple[int, str, st
     :func:`.flow.recording_rules`; worked out when None). A series is listed only when that is
     certain and looks like a mistake for every expression
     (:func:`rulegen.validate.labelflow.missed_by_mistake`): a series a matcher rejects on
-    purpose (the other ``status`` of a condition) tests the filter and is not listed."""
+    purpose (the other ``status`` of a condition) tests the filter and is not listed, nor is
+    one whose label value is one edit away (``code="200"`` for ``code="500"``) when
+    :func:`_rejected_on_purpose` says it is there to be rejected."""
     from ..labelflow import missed_by_mistake, selectors
     from .flow import colon_names, recording_rules
     series = [(i, s.get("series")) for i, s in enumerate(test_data.get("input_series") or [])
@@ -177,11 +183,12 @@ def dead_series(spec, rule, test_data: dict, rr=None) -> list[tuple[int, str, st
     typos = _expr_typos(exprs, {parse_series_name(t) for _, t in series}, rr)
     fixed = [_fix_names(e, typos) for e in exprs] if typos else exprs
     out = []
+    on_purpose = _rejected_on_purpose(test_data, series, exprs, rr)
     for i, text in series:
-        why = [missed_by_mistake(e, text, rr) for e in exprs]
+        why = [missed_by_mistake(e, text, rr, i in on_purpose) for e in exprs]
         if all(w is not None for w in why):
             if typos:
-                why_fixed = [missed_by_mistake(e, text, rr) for e in fixed]
+                why_fixed = [missed_by_mistake(e, text, rr, i in on_purpose) for e in fixed]
                 if any(w is None for w in why_fixed):  # fed once the expr's name is fixed
                     typo = next(t for t in sorted(typos.items()) if any(t[0] in colon_names(e) for e in exprs))
                     out.append((i, text, None, typo))
@@ -194,6 +201,51 @@ def dead_series(spec, rule, test_data: dict, rr=None) -> list[tuple[int, str, st
             else:
                 near = [next(w for w in why if w != "metric")]
             out.append((i, text, near[0] if near else None, None))
+    return out
+
+
+def _rejected_on_purpose(test_data: dict, series: list[tuple[int, str]], exprs: list[str], rr) -> set[int]:
+    """Indexes of the input ``series`` ((index, series text) pairs) of a test that are there to
+    be rejected by a selector's label values, so that a value one edit away from a matcher's
+    (``code="200"`` for ``code="500"``) is deliberate, not a typo: series that are there (a
+    sample at or before the eval time) only at evaluations that expect nothing (an
+    ``alert_rule_test`` item without ``exp_alerts``, a ``promql_expr_test`` item without
+    ``exp_samples``), at one at least; and series next to a sibling with the same metric name
+    and label names that an expression ``exprs`` does select (a contrast: only the sibling
+    counts). A series whose ``values`` do not expand is not known to be either."""
+    from ..labelflow import parse_series, series_feed
+    interval_ms = 60_000
+    try:
+        interval_ms = parse_ms(test_data["interval"]) if "interval" in test_data else interval_ms
+    except DurationError:
+        pass
+    evals = []  # (eval time in ms, expects nothing)
+    for kind, expected in (("alert_rule_test", "exp_alerts"), ("promql_expr_test", "exp_samples")):
+        for a in test_data.get(kind) or []:
+            if not isinstance(a, dict):
+                continue
+            try:
+                evals.append((parse_ms(a.get("eval_time", "")), not a.get(expected)))
+            except DurationError:
+                return set()  # an evaluation rulegen cannot place: nothing is known
+    raw = test_data.get("input_series") or []
+    shapes = {}
+    for i, text in series:
+        labels = parse_series(text)
+        shapes[i] = None if labels is None else (labels.get("__name__"), frozenset(labels))
+    fed = {i for i, text in series if any(series_feed(e, text, rr) is True for e in exprs)}
+    out = set()
+    for i, text in series:
+        try:
+            steps = expand_values(str(raw[i].get("values", "")))
+        except ValuesError:
+            continue
+        first = next((k * interval_ms for k, v in enumerate(steps) if v == "n"), None)
+        there = [nothing for at, nothing in evals if first is not None and first <= at]
+        if there and all(there):
+            out.add(i)
+        elif shapes[i] is not None and any(shapes[j] == shapes[i] for j in fed if j != i):
+            out.add(i)
     return out
 
 

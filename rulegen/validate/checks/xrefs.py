@@ -3,7 +3,8 @@
 Codes:
 
 * ``RG420`` ``runbook.related[].alert`` names no alert of any spec (with "did you mean").
-  The runbook page links to it, so the link would be dead. Bad:
+  The runbook page links to it, so the link would be dead. Validating some files still reads
+  the alerts of the project's other specs under ``rules/``. Bad:
   ``related: [{alert: LlamaSwapNoMetric}]``; good: ``related: [{alert: LlamaSwapNoMetrics}]``.
 * ``RG421`` a test's ``alert_rule_test[].alertname`` names no alert of the same spec (tests
   run against the spec's own rules only), with "did you mean". Bad: ``alertname: LlamaSwapDwn``.
@@ -23,8 +24,9 @@ def _hint(name: str, names) -> str:
 
 
 def check_project(specs, ctx):
-    """Yield RG420 (against every spec's alerts) and RG421 (against the spec's own alerts)."""
-    every = {r.name for s in specs for r in s.alerts()}
+    """Yield RG420 (against every spec's alerts, those of the project's specs not validated
+    this time, ``ctx.reference``, included) and RG421 (against the spec's own alerts)."""
+    every = {r.name for s in list(specs) + list(getattr(ctx, "reference", None) or []) for r in s.alerts()}
     for spec in specs:
         lf = spec.source
         own = {r.name for r in spec.alerts()}

@@ -244,3 +244,14 @@ def test_label_templates_pass_the_real_promtool(project, helm_bin, promtool_bin,
     (project / "rules/tiers.yaml").write_text(TIERS, encoding="utf-8")
     assert main(["-C", str(project), "test"]) == 0
     assert "2 passed, 0 failed" in capsys.readouterr().out
+
+
+@pytest.mark.tools
+def test_a_promtool_run_past_its_time_limit_stops_with_a_message(project, helm_bin, promtool_bin, capsys, monkeypatch):
+    # regression: a promtool run past TIMEOUT_S ended `rulegen test` in a TimeoutExpired traceback
+    from rulegen.cli import main
+    from rulegen.run import promtool
+    monkeypatch.setattr(promtool, "TIMEOUT_S", 0.001)
+    assert main(["-C", str(project), "test", "--app", "llama-swap"]) == 2
+    err = capsys.readouterr().err
+    assert "promtool test rules did not finish within 0.001 s" in err and "Traceback" not in err

@@ -125,6 +125,63 @@ def test_objective_that_leaves_a_pair_unable_to_fire_is_a_warning():
     assert findings(text) == [("RG358", *at(text, "0.995"), "warning")]
 
 
+def test_rg358_names_every_pair_that_cannot_fire():
+    res = validate_texts({"rules/demo.yaml": spec(objective="66.7")})
+    [f] = res.findings
+    assert (f.code, f.severity.value) == ("RG358", "warning")
+    assert ("the 14.4x page pair (1h/5m, above 4.7952), the 6x page pair (6h/30m, above 1.998) need an error "
+            "ratio above 1") in f.message and "(the page alert never fires at all)" in f.message
+
+
+@pytest.mark.parametrize("where", ["labels", "page.labels", "ticket.labels"])
+@pytest.mark.parametrize("label", ["slo", "slo_service", "long", "short"])
+def test_rg361_labels_rulegen_sets_on_slo_rules(where, label):
+    text = spec()
+    if where == "labels":
+        text = text.replace("    description: Requests that do not fail.\n",
+                            f"    description: Requests that do not fail.\n    labels:\n      {label}: other\n")
+    else:
+        sev = where.split(".")[0]
+        text = text.replace("    description: Requests that do not fail.\n",
+                            f"    description: Requests that do not fail.\n    {sev}:\n      labels:\n        {label}: other\n")
+    line, col = at(text, f"{label}: other")
+    assert findings(text) == [("RG361", line, col + len(label) + 2, "error")]
+
+
+def test_rg362_slo_alert_names_that_meet():
+    # page.alert equal to ticket.alert
+    text = spec().replace("    description: Requests that do not fail.\n",
+                          "    description: Requests that do not fail.\n    page: {alert: X}\n    ticket: {alert: X}\n")
+    assert [f[0] for f in findings(text)] == ["RG362"]
+    # a hand-written alert of the spec
+    text = spec().replace("      - record: job:up:sum\n        expr: sum(up)\n",
+                          "      - record: job:up:sum\n        expr: sum(up)\n      - alert: DemoAvailabilitySlowBurn\n"
+                          "        expr: up == 0\n        severity: info\n        summary: s\n        description: d\n")
+    got = [f for f in findings(text) if f[0] == "RG362"]
+    assert got == [("RG362", *at(text, "- name: availability", 0)[:1], 5, "error")]
+    # two SLOs whose default names meet: api-2 and api2 both make DemoApi2FastBurn
+    one = spec().split("slos:\n")[1].replace("name: availability", "name: api-2")
+    text = spec().replace("name: availability", "name: api2") + one
+    got = [f for f in findings(text) if f[0] == "RG362"]
+    res = validate_texts({"rules/demo.yaml": text})
+    assert got == [("RG362", *at(text, "- name: api-2")[:1], 5, "error")]
+    assert ("SLO api-2: its page alert DemoApi2FastBurn has the name of SLO api2's page alert; its ticket alert "
+            "DemoApi2SlowBurn has the name of SLO api2's ticket alert: the rules would share one name, their knobs, "
+            "tests and runbook section; set `page.alert` and `ticket.alert` to another name") in \
+        [f.message for f in res.findings if f.code == "RG362"]
+
+
+def test_rg363_one_slo_name_in_two_specs_of_one_chart(tmp_path, capsys):
+    cart = spec().replace("app: demo\n", "app: cart\nchart: {path: charts/demo, template: cart.yaml}\n")
+    cart = cart.replace("      - record: job:up:sum\n        expr: sum(up)\n",
+                        "      - record: cart:up:sum\n        expr: sum(up)\n").replace("name: demo\n", "name: cart\n")
+    root = _project(tmp_path, {"demo.yaml": spec(), "cart.yaml": cart})
+    assert main(["-C", str(root), "build"]) != 0
+    out = "".join(capsys.readouterr())
+    assert "RG363" in out and "SLO availability has the name of an SLO of rules/" in out
+    assert "`prometheusRule.slos.availability` would set both" in out
+
+
 @pytest.mark.parametrize("period, code", [("30 days", "RG351"), ("1.5d", "RG351"), ("30", "RG351"),
                                           ("1h", "RG352"), ("2y", "RG352")])
 def test_period(period, code):
@@ -325,7 +382,7 @@ def _project(tmp_path: Path, texts: dict[str, str]) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("sli, period", [(None, "30d"), ("latency", "28d"), ("good", "7d")])
+@pytest.mark.parametrize("sli, period", [(None, "30d"), ("latency", "28d"), ("good", "7d"), (None, "1d")])
 def test_generated_tests_pass_with_promtool(tmp_path, helm_bin, promtool_bin, capsys, sli, period):
     if sli == "latency":
         text = spec(period=period, sli=latency())
@@ -477,6 +534,16 @@ def test_objective_override_renders_what_a_spec_with_that_objective_renders(tmp_
     assert f"(14.4 * {budget})" in got[-4]["expr"] and f"({written}% good" in got[-4]["annotations"]["description"]
 
 
+def test_objective_override_a_float_go_prints_with_an_exponent(tmp_path, helm_bin):
+    # regression: 0.00001 in a values file is float64 1e-05 to the template, which it refused
+    root = _project(tmp_path, {"demo.yaml": spec()})
+    assert main(["-C", str(root), "build"]) == 0
+    run = _helm_values(helm_bin, root / "charts/demo",
+                       "prometheusRule:\n  slos:\n    availability:\n      objective: 0.00001\n")
+    assert run.returncode == 0, run.stderr
+    assert "expr: vector(0.0000001)\n" in run.stdout and "expr: vector(0.9999999)\n" in run.stdout
+
+
 def test_objective_override_equal_to_the_spec_changes_no_byte(tmp_path, helm_bin):
     root = _project(tmp_path, {"demo.yaml": spec()})
     assert main(["-C", str(root), "build"]) == 0
@@ -486,10 +553,12 @@ def test_objective_override_equal_to_the_spec_changes_no_byte(tmp_path, helm_bin
     assert plain.returncode == 0 and plain.stdout == same.stdout
 
 
-def test_objective_override_keeps_a_description_the_spec_wrote(tmp_path, helm_bin):
+@pytest.mark.parametrize("written", ["      description: Burning fast at 99.5.\n",
+                                     "      annotations:\n        description: Burning fast at 99.5.\n"])
+def test_objective_override_keeps_a_description_the_spec_wrote(tmp_path, helm_bin, written):
+    # regression: a description under page.annotations was replaced by the generated one
     text = spec().replace("    description: Requests that do not fail.\n",
-                          "    description: Requests that do not fail.\n    page:\n"
-                          "      description: Burning fast at 99.5.\n")
+                          "    description: Requests that do not fail.\n    page:\n" + written)
     root = _project(tmp_path, {"demo.yaml": text})
     assert main(["-C", str(root), "build"]) == 0
     run = _helm_values(helm_bin, root / "charts/demo",

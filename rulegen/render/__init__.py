@@ -236,6 +236,18 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
                                                        {g for s in mine for g in s.chart.gates},
                                                        {x.name for s in mine for x in s.slos}):
                 findings.append(Finding(vpath, line, col, "RG730", Severity.ERROR, msg))
+            # SLO knobs are keyed by name under the values key: one name in two specs is one knob
+            first: dict = {}
+            for s in mine:
+                for x in s.slos:
+                    if x.name in first and first[x.name] is not s:
+                        findings.append(s.source.finding(
+                            x.path + ("name",), "RG363",
+                            f"SLO {x.name} has the name of an SLO of {first[x.name].source.path}, which renders "
+                            f"into the same chart ({path}) with the same values key: "
+                            f"`{key}.slos.{x.name}` would set both; rename one of them",
+                            rule=x.name))
+                    first.setdefault(x.name, s)
     outs.extend(shared.values())
     if specs:
         home = f"{RUNBOOK_DIR}/index.md"

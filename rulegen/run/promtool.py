@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..findings import RulegenError
 from . import tools
 
 TIMEOUT_S = 900
@@ -30,6 +31,11 @@ class CaseResult:
     @property
     def passed(self) -> bool:
         return not self.failure
+
+
+class PromtoolTimeout(RulegenError):
+    """``promtool test rules`` ran longer than :data:`TIMEOUT_S` seconds (the command stops
+    with this message and exit code 2, not a traceback)."""
 
 
 @dataclass
@@ -61,7 +67,12 @@ def test_rules(files: list[Path], cwd: Path, root: Path | None = None, run: str 
         if run:
             args.append(f"--run={run}")
         args += [str(f) for f in files]
-        proc = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=cwd)
+        try:
+            proc = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=cwd)
+        except subprocess.TimeoutExpired:
+            raise PromtoolTimeout(f"promtool test rules did not finish within {TIMEOUT_S} s "
+                                  f"({len(files)} test file(s) in {cwd}); the machine may be overloaded, "
+                                  "or a test evaluates very long series: run fewer at once (--app, --alert)") from None
         cases = parse_junit(junit.read_text(encoding="utf-8")) if junit.is_file() else []
     return TestRun(proc.returncode, proc.stdout + proc.stderr, cases)
 

@@ -63,6 +63,10 @@ SLI_RECORD = "slo:sli_error:ratio_rate{window}"
 OBJECTIVE_RECORD = "slo:objective:ratio"
 BUDGET_RECORD = "slo:error_budget:ratio"
 REMAINING_RECORD = "slo:period_error_budget_remaining:ratio"
+#: Labels rulegen sets on an SLO's rules (RG361), and why.
+RESERVED_LABELS = {"slo": "the SLO's name, which the alerts select their recording rules by",
+                   "slo_service": "the app, which the alerts select their recording rules by",
+                   "long": "each burn-rate rule's long window", "short": "each burn-rate rule's short window"}
 #: Metric name endings that say a metric is not a counter (RG354): units of gauges, a
 #: histogram's or summary's ``_sum``, info and timestamp metrics (Prometheus naming practices).
 NOT_COUNTER_SUFFIXES = ("_seconds", "_bytes", "_ratio", "_percent", "_info", "_sum", "_created",
@@ -291,16 +295,37 @@ def problems(entry: dict) -> list[tuple[tuple, str, str, bool]]:
                     out.append((("sli", "latency", "le"), "RG355",
                                 f"le {lat['le']!r} is not written as Prometheus 3 stores the bucket bound, "
                                 f"so the selector would match no series; write le: \"{text}\"", False))
+    for where in ((), ("page",), ("ticket",)):
+        holder = entry
+        for k in where:
+            holder = holder.get(k) if isinstance(holder, dict) else None
+        labels = holder.get("labels") if isinstance(holder, dict) else None
+        for key in (labels if isinstance(labels, dict) else {}):
+            if key in RESERVED_LABELS:
+                out.append((where + ("labels", key), "RG361",
+                            f"label `{key}` is set by rulegen on the SLO's rules ({RESERVED_LABELS[key]}); "
+                            "a different value here would part the alerts from the series they read: "
+                            "remove it or use another name", False))
+    page, ticket = entry.get("page"), entry.get("ticket")
+    if isinstance(page, dict) and isinstance(ticket, dict) and isinstance(page.get("alert"), str) \
+            and page.get("alert") == ticket.get("alert"):
+        out.append((("ticket", "alert"), "RG362", f"the ticket alert has the page alert's name "
+                    f"{page['alert']}: the knobs and tests of one would act on the other; name it apart "
+                    f"(e.g. {page['alert']}Slow)", False))
     if obj is not None and Decimal(0) < obj < Decimal(100):
         budget = (Decimal(100) - obj) / Decimal(100)
-        for w in windows(period_ms if period_ms and MIN_PERIOD_MS <= period_ms <= MAX_PERIOD_MS
-                         else BASE_PERIOD_MS):
-            if w.factor * budget >= 1:
-                out.append((("objective",), "RG358",
-                            f"with objective {entry['objective']} the {w.factor}x {w.severity} pair "
-                            f"({w.long}/{w.short}) needs an error ratio above {decimal_text(w.factor * budget)}, "
-                            "which cannot happen, so it never fires; raise the objective", True))
-                break
+        every = windows(period_ms if period_ms and MIN_PERIOD_MS <= period_ms <= MAX_PERIOD_MS else BASE_PERIOD_MS)
+        dead = [w for w in every if w.factor * budget >= 1]
+        if dead:
+            pairs = ", ".join(f"the {decimal_text(w.factor)}x {w.severity} pair ({w.long}/{w.short}, above "
+                              f"{decimal_text(w.factor * budget)})" for w in dead)
+            whole = [sev for sev in ("page", "ticket") if all(w in dead for w in every if w.severity == sev)]
+            out.append((("objective",), "RG358",
+                        f"with objective {entry['objective']} {pairs} need{'s' if len(dead) == 1 else ''} an "
+                        "error ratio above 1, which cannot happen, so "
+                        + ("it never fires" if len(dead) == 1 else "they never fire")
+                        + (f" (the {' and '.join(whole)} alert never fires at all)" if whole else "")
+                        + "; raise the objective", True))
     return out
 
 
@@ -859,7 +884,8 @@ def objective_templates(slo: SLO) -> dict[int, dict[str, str]]:
                                       n + 3: {"expr": _remaining_expr(slo, ph)}}
     for i, w in enumerate(slo.windows):
         entry = {"expr": _alert_expr(slo, w, ph)}
-        if "description" not in (slo.entry.get(w.severity) or {}):
+        sev = slo.entry.get(w.severity) or {}
+        if "description" not in sev and "description" not in (sev.get("annotations") or {}):
             entry["description"] = _default_texts(slo, w, ph)[1]
         out[n + 4 + i] = entry
     return out
@@ -1061,6 +1087,11 @@ def _boundary_test(slo: SLO, w: BurnWindow, alertname: str, expected: dict) -> t
     thr, hot = _num(float(w.factor) * float(slo.budget)), decimal_text(2 * w.factor * slo.budget)
     long_rec = slo.record_selector(SLI_RECORD.format(window=w.long))
     short_rec = slo.record_selector(SLI_RECORD.format(window=w.short))
+    if long_rec == short_rec:  # short periods: both windows scaled to the 2m floor, one series
+        return (f"exactly at {decimal_text(w.factor)}x on {w.long} does not fire",
+                {"interval": "1m", "input_series": [{"series": long_rec, "values": f"{thr}x6 {hot}x6"}],
+                 "alert_rule_test": [{"eval_time": "5m", "alertname": alertname, "exp_alerts": []},
+                                     {"eval_time": "12m", "alertname": alertname, "exp_alerts": [expected]}]})
     quiet = [{"eval_time": t, "alertname": alertname, "exp_alerts": []} for t in ("2m", "7m")]
     return (f"exactly at {decimal_text(w.factor)}x on {w.long} or {w.short} does not fire",
             {"interval": "1m",

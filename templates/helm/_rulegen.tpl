@@ -223,6 +223,10 @@ The rules file is the one under rules/ whose "# rulegen-chart:" line names this 
        number (--set gives strings); anything outside (0, 100) fails the render. */}}
 {{- define "rulegen.v2.objective" }}
 {{- $text := include "rulegen.v2.param" (index . 0) }}
+{{- if and (kindIs "float64" (index . 0)) (regexMatch "e" $text) }}
+{{- /* a float Go prints with an exponent (0.00001 is 1e-05): 12 decimals, zeros trimmed */}}
+{{- $text = trimSuffix "." (regexReplaceAll "0+$" (printf "%.12f" (index . 0)) "") }}
+{{- end }}
 {{- $slo := index . 1 }}
 {{- if not (regexMatch "^[0-9]{1,3}([.][0-9]{1,12})?$" $text) }}
 {{- fail (printf "slos.%s.objective: %s is not a percentage such as 99.9" $slo (toString (index . 0))) }}

@@ -36,6 +36,20 @@ Codes:
   tests from series that the selectors tell apart (a bad event that the total also counts,
   a good one it does not), and found none for these matchers. Bad:
   ``bad: x_total{code=~"a^b"}`` (matches nothing); good: ``bad: x_total{code=~"5.."}``.
+* ``RG361`` an SLO's ``labels`` (or ``page.labels``/``ticket.labels``) set a label rulegen
+  sets on the SLO's rules: ``slo`` and ``slo_service`` (the alerts select their recording
+  rules by them), ``long`` and ``short`` (each burn-rate rule's windows). Bad:
+  ``labels: {slo: checkout-v2}``; good: ``labels: {slo_version: v2}``.
+* ``RG362`` an SLO's page or ticket alert has the name of another alert of the spec: the
+  other SLO alert (``page.alert`` equal to ``ticket.alert``, or two SLOs whose default names
+  meet, ``api-2`` and ``api2`` both giving ``ShopApi2FastBurn``) or a hand-written alert.
+  The rules would share a name, so knobs, tests and the runbook section of one act on the
+  other, and promtool rejects equal rules. Bad: ``ticket: {alert: ShopDown}`` beside an
+  alert ``ShopDown``; good: ``ticket: {alert: ShopCheckoutSlowBurn}``.
+* ``RG363`` two specs rendering into one chart with one values key have an SLO of the same
+  name: ``<valuesKey>.slos.<name>`` would set both. Bad: SLO ``checkout`` in
+  ``rules/shop.yaml`` and in ``rules/cart.yaml``, both in ``charts/shop``; good: names
+  apart (``cart-checkout``), or ``chart.values_key`` apart.
 * ``RG360`` a latency SLI's ``histogram`` is not the ``_bucket`` series of a classic
   histogram (rulegen reads it with ``le`` and the ``_count`` series beside it). Bad:
   ``histogram: http_request_duration_seconds``; good:
@@ -58,6 +72,12 @@ def check_file(lf, ctx):
     if not isinstance(entries, list):
         return
     app = data.get("app") if isinstance(data.get("app"), str) else "app"
+    # alert names taken so far: hand-written alerts of the spec, then each SLO's (RG362)
+    taken: dict[str, str] = {}
+    for g in data.get("groups") if isinstance(data.get("groups"), list) else []:
+        for r in (g.get("rules") if isinstance(g, dict) and isinstance(g.get("rules"), list) else []):
+            if isinstance(r, dict) and isinstance(r.get("alert"), str):
+                taken.setdefault(r["alert"], f"the alert {r['alert']} written in `groups`")
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict):
             continue
@@ -71,6 +91,19 @@ def check_file(lf, ctx):
         s = slo.read(app, i, entry)
         if s is None:
             continue
+        clashes: dict[tuple, list[str]] = {}  # where -> what; default names are reported at the SLO's name
+        for sev in ("page", "ticket"):
+            alert = s.alert_name(sev)
+            given = isinstance(entry.get(sev), dict) and "alert" in entry[sev]
+            if alert in taken and not (sev == "ticket" and alert == s.alert_name("page")):  # that one: RG362 above
+                where = ("slos", i, sev, "alert") if given else ("slos", i, "name")
+                clashes.setdefault(where, []).append(f"its {sev} alert {alert} has the name of {taken[alert]}")
+            taken.setdefault(alert, f"SLO {name}'s {sev} alert")
+        for where, what in clashes.items():
+            sevs = " and ".join(f"`{x.split()[1]}.alert`" for x in what)
+            yield lf.finding(where, "RG362", f"SLO {name}: {'; '.join(what)}: the rules would share one name, "
+                             f"their knobs, tests and runbook section; set {sevs} to another name",
+                             rule=name, key=where[-1] == "name")
         try:
             slo.tests(s)
         except ValueError as e:

@@ -321,3 +321,14 @@ def test_mutants_of_an_alert_with_parameters_are_what_helm_renders(project, helm
     # and threshold mutants reached the rendered rule, or they would survive too
     assert survivors == ['matcher `job="worker"` removed', "`> 80` becomes `!= 80`",
                          "no `for` becomes `for: 1m`"], out
+
+
+@pytest.mark.tools
+def test_mutating_one_slo_alert_keeps_the_tests_other_alerts_own(project, helm_bin, promtool_bin, capsys):
+    # regression: --alert narrowed the spec itself, so the ticket alert's generated tests (which
+    # also assert on the page alert, stating annotations) lost what they state and the run
+    # stopped with "its tests do not pass on the rule itself"
+    code, out, err = _mutate(project, capsys, "--app", "noctaya", "--alert", "NoctayaGatewayActivationFastBurn")
+    assert code == 0, out + err
+    assert "  noctaya NoctayaGatewayActivationFastBurn: 17/17 mutants killed" in out
+    assert "mutation testing: 17 mutant(s) of 1 rule(s)" in out

@@ -168,10 +168,13 @@ def _test_names(test: dict, default: str) -> set[str]:
     return names
 
 
-def plan_app(spec: Spec, root: Path, work: Path, test_text: str) -> tuple[list, list]:
+def plan_app(spec: Spec, root: Path, work: Path, test_text: str,
+             only: set[str] | None = None) -> tuple[list, list]:
     """Render every mutant of ``spec`` (with as few ``plan`` and ``helm template`` runs as
     Helm's file size allows: :data:`MAX_RULES_PER_RENDER`) and write their promtool files
-    under ``work/<app>``; each variant holds only the rules its tests need.
+    under ``work/<app>``; each variant holds only the rules its tests need. ``only``: names of
+    the rules to mutate (None: every rule with tests); the spec stays whole, so tests another
+    rule owns that also assert on a chosen one keep what they state (their annotations).
 
     Returns (results, files): a :class:`MutantResult` per mutant (verdict not yet known), and
     per promtool test file ``(path, rule name, index into results, or -1 for the rule's
@@ -188,7 +191,7 @@ def plan_app(spec: Spec, root: Path, work: Path, test_text: str) -> tuple[list, 
     variants: list = []  # (rule, mutant or None)
     results: list[MutantResult] = []
     for group, rule in spec.rules():
-        if not rule.tests:
+        if not rule.tests or (only is not None and rule.name not in only):
             continue
         variants.append((group, rule, None))
         for m in mutants_of(spec, group, rule):
@@ -296,10 +299,11 @@ def run_mutation(loaded, outputs, root: Path, apps: list[str], rules: set | None
     for spec in loaded.specs:
         if spec.app not in apps or test_file_path(spec) not in by_path:
             continue
-        specs.append(spec if rules is None else _only(spec, {n for a, n in rules if a == spec.app}))
+        specs.append((spec, None if rules is None else {n for a, n in rules if a == spec.app}))
     # helm renders one app while Python lays out another
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        planned = list(pool.map(lambda sp: plan_app(sp, root, work, by_path[test_file_path(sp)].content), specs))
+        planned = list(pool.map(lambda sp: plan_app(sp[0], root, work, by_path[test_file_path(sp[0])].content, sp[1]),
+                                specs))
     for results, fs in planned:
         base = len(all_results)
         all_results.extend(results)
@@ -325,13 +329,6 @@ def run_mutation(loaded, outputs, root: Path, apps: list[str], rules: set | None
             continue
         res.killed_by.extend(c.name for c in cases if not c.passed)
     return all_results, scores(all_results)
-
-
-def _only(spec: Spec, names: set[str]) -> Spec:
-    """``spec`` with tests only on the rules named."""
-    groups = [replace(g, rules=[r if r.name in names else replace(r, tests=[]) for r in g.rules])
-              for g in spec.groups]
-    return replace(spec, groups=groups)
 
 
 def scores(results: list[MutantResult]) -> list[RuleScore]:

@@ -125,6 +125,16 @@ def test_objective_that_leaves_a_pair_unable_to_fire_is_a_warning():
     assert findings(text) == [("RG358", *at(text, "0.995"), "warning")]
 
 
+def test_rg359_for_an_objective_too_fine_says_so_at_the_objective():
+    # regression: the message blamed the matchers
+    text = spec(objective="99.99999999999")
+    res = validate_texts({"rules/demo.yaml": text})
+    got = [f for f in res.findings if f.code == "RG359"]
+    assert [(f.line, f.col) for f in got] == [at(text, "99.99999999999")]
+    assert "threshold too close to an error ratio of 1 or beyond float64's precision" in got[0].message
+    assert "matchers" not in got[0].message
+
+
 def test_rg358_names_every_pair_that_cannot_fire():
     res = validate_texts({"rules/demo.yaml": spec(objective="66.7")})
     [f] = res.findings

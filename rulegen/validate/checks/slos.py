@@ -107,8 +107,15 @@ def check_file(lf, ctx):
         try:
             slo.tests(s)
         except ValueError as e:
-            yield lf.finding(("slos", i, "sli"), "RG359", f"SLO {name}: cannot generate test series: {e}; "
-                             "use equality or simple alternation matchers", rule=name, key=True)
+            if "too close to the threshold" in str(e) or "does not fire" in str(e) or "stay quiet" in str(e):
+                # the series exist; the objective puts a threshold where float64 cannot tell the sides apart
+                yield lf.finding(("slos", i, "objective"), "RG359", f"SLO {name}: cannot generate test series: "
+                                 f"{e}; the objective puts a burn-rate threshold too close to an error ratio "
+                                 "of 1 or beyond float64's precision: use fewer digits or a tighter "
+                                 "objective", rule=name)
+            else:
+                yield lf.finding(("slos", i, "sli"), "RG359", f"SLO {name}: cannot generate test series: {e}; "
+                                 "use equality or simple alternation matchers", rule=name, key=True)
 
 
 def _shaped(entry: dict) -> bool:

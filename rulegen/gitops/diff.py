@@ -195,7 +195,28 @@ def load_base(root: Path, ref: str, config=None):
     files = [load_text(_git(root, "show", f"{ref}:./{n}"), n) for n in sorted(names)]
     ctx = Context(config=config, root=root) if config is not None else Context(root=root)
     result = validate(files, ctx)
-    return result.specs, result.findings, len(files)
+    return result.specs, _baselined(root, ref, result), len(files)
+
+
+def _baselined(root: Path, ref: str, result) -> list:
+    """The findings of ``result`` (the specs at ``ref``) with the baseline file at ``ref``
+    applied, as ``validate`` applies the working tree's (:func:`rulegen.baseline.apply`):
+    a baselined policy finding is a warning there, not an error. An unreadable baseline file
+    at ``ref`` leaves the findings as they are."""
+    import tempfile
+
+    from .. import baseline
+    if not _git(root, "ls-tree", "--name-only", ref, "--", baseline.BASELINE_FILE).strip():
+        return result.findings
+    text = _git(root, "show", f"{ref}:./{baseline.BASELINE_FILE}")
+    with tempfile.TemporaryDirectory(prefix="rulegen-diff-") as tmp:
+        (Path(tmp) / baseline.BASELINE_FILE).write_text(text, encoding="utf-8")
+        try:
+            base_line = baseline.load(Path(tmp))
+        except RulegenError:
+            return result.findings
+    app_of = {s.file: s.app for s in result.specs}
+    return baseline.apply(result.findings, base_line, app_of, False)
 
 
 def run_diff(root: Path, base: str, output: str, stream=None) -> int:
@@ -310,18 +331,25 @@ def _count(rules: dict) -> str:
 
 def _gates_on(chart: Path, gates) -> bool:
     """True when every gate is the boolean true in the chart's own ``values.yaml``."""
+    return not gates_off(chart, gates)
+
+
+def gates_off(chart: Path, gates) -> list[str]:
+    """Those of ``gates`` (dotted values paths) that are not the boolean true in the chart's own
+    ``values.yaml`` (all of them when it cannot be read or is not YAML), in order, once each."""
     import yaml
     try:
         values = yaml.safe_load((chart / "values.yaml").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return False
+        values = None
+    off = []
     for gate in gates:
         v = values
         for part in gate.split("."):
             v = v.get(part) if isinstance(v, dict) else None
-        if v is not True:
-            return False
-    return True
+        if v is not True and gate not in off:
+            off.append(gate)
+    return off
 
 
 def _side(chart: Path, keys_gates, root: Path):
@@ -469,7 +497,13 @@ def values_effects(root: Path, base: str, old_specs, new_specs) -> tuple[list[tu
             return [], []
         templates = {r.name: r.expr_template for s in new_specs if s.chart.path == chart
                      for _, r in s.rules() if r.expr_template}
-        return [(chart, e) for e in _effects(sides[0], sides[1], templates)], []
+        chart_effects = [(chart, e) for e in _effects(sides[0], sides[1], templates)]
+        off = gates_off(root / chart, [g for _, gs in keys_gates for g in gs])
+        if off and not any(e.startswith("gates off:") for _, e in chart_effects):
+            chart_effects_notes = [_gates_off_note(chart, off)]
+        else:
+            chart_effects_notes = []
+        return chart_effects, chart_effects_notes
 
     from concurrent.futures import ThreadPoolExecutor
     with tempfile.TemporaryDirectory(prefix="rulegen-diff-") as tmp, ThreadPoolExecutor(2) as pool:
@@ -477,6 +511,15 @@ def values_effects(root: Path, base: str, old_specs, new_specs) -> tuple[list[tu
             effects += chart_effects
             notes += chart_notes
     return effects, notes
+
+
+def _gates_off_note(chart: str, off: list[str]) -> str:
+    """The note for a chart whose own values.yaml leaves ``off`` (gates) not true."""
+    word = "gate" if len(off) == 1 else "gates"
+    return (f"{chart}: {word} {', '.join(off)} {'is' if len(off) == 1 else 'are'} not true in its "
+            "values.yaml, so the chart as committed renders no PrometheusRule; the rules above are "
+            "what it renders once they are on (set them there, with helm --set, or where the chart is "
+            "deployed; `rulegen validate` reports a gate naming no key of values.yaml, RG733)")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -220,7 +220,12 @@ def check_spec(spec, ctx):
                 yield lf.finding(name_path, "RG501", f"alert has no severity; add `severity:` "
                                  f"with one of {allowed}", rule=r.name)
             elif severity not in cfg.severities:
-                path = r.path + ("severity",) if r.severity is not None else name_path
+                # where the severity is written: the alert's `severity:`, else the `severity`
+                # label of the alert, its group or the app (a flow mapping too: its value)
+                path = (r.path + ("severity",) if r.severity is not None
+                        else r.path + ("labels", "severity") if "severity" in r.labels
+                        else g.path + ("labels", "severity") if "severity" in g.labels
+                        else ("labels", "severity") if "severity" in spec.labels else name_path)
                 near = closest(str(severity), cfg.severities)
                 fix = f"did you mean {near}?" if near else "use one of them"
                 yield lf.finding(path, "RG501", f"severity {severity!r} is not one of {allowed} "

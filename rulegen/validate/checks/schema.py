@@ -174,6 +174,16 @@ def _kinds(lf):
                 yield from _rule_errors(lf, r, ("groups", gi, "rules", ri))
 
 
+def _at(data, path):
+    """The value of ``data`` at ``path`` (keys and indexes), or None."""
+    for p in path:
+        try:
+            data = data[p]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
 def _rule_name(data, path) -> str:
     try:
         if len(path) >= 4 and path[0] == "groups" and path[2] == "rules":
@@ -283,7 +293,15 @@ def _one(lf, e, path, rule):
                           f"duration; {hint(written)}", rule=rule)
     if v == "minLength" and e.schema.get("description", "").startswith("Prometheus duration"):
         return lf.finding(path, "RG302", f"`{_last(path)}` is empty; write a duration such as 5m", rule=rule)
-    if v == "propertyNames":
+    if v == "propertyNames" or "propertyNames" in list(e.relative_schema_path)[:-1]:
+        # jsonschema reports a bad key name at the mapping (its path does not name the key),
+        # which is the mapping's first key in block style and its `{` in flow style: point at
+        # the key itself
+        if isinstance(e.instance, str) and isinstance(_at(lf.data, path), dict) and e.instance in _at(lf.data, path):
+            what = {"labels": "label", "annotations": "annotation", "params": "parameter",
+                    "variables": "variable"}.get(str(_last(path)), "key")
+            return lf.finding(path + (e.instance,), "RG204", f"`{_last(path)}`: {e.instance!r} is no {what} "
+                              f"name (names match {e.validator_value}); rename the key", rule=rule, key=True)
         return lf.finding(path, "RG204", f"`{_last(path)}`: {e.message}; label and annotation names "
                           "match [a-zA-Z_][a-zA-Z0-9_]*", rule=rule)
     if v == "oneOf" and _last(path) in ("promql",):

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from ...findings import Severity
 from ...spec import SCHEMA_PATH
 from ...spec.durations import hint
+from .positions import value_at
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -174,16 +175,6 @@ def _kinds(lf):
                 yield from _rule_errors(lf, r, ("groups", gi, "rules", ri))
 
 
-def _at(data, path):
-    """The value of ``data`` at ``path`` (keys and indexes), or None."""
-    for p in path:
-        try:
-            data = data[p]
-        except (KeyError, IndexError, TypeError):
-            return None
-    return data
-
-
 def _rule_name(data, path) -> str:
     try:
         if len(path) >= 4 and path[0] == "groups" and path[2] == "rules":
@@ -297,7 +288,8 @@ def _one(lf, e, path, rule):
         # jsonschema reports a bad key name at the mapping (its path does not name the key),
         # which is the mapping's first key in block style and its `{` in flow style: point at
         # the key itself
-        if isinstance(e.instance, str) and isinstance(_at(lf.data, path), dict) and e.instance in _at(lf.data, path):
+        mapping = value_at(lf.data, path)
+        if isinstance(e.instance, str) and isinstance(mapping, dict) and e.instance in mapping:
             what = {"labels": "label", "annotations": "annotation", "params": "parameter",
                     "variables": "variable"}.get(str(_last(path)), "key")
             return lf.finding(path + (e.instance,), "RG204", f"`{_last(path)}`: {e.instance!r} is no {what} "

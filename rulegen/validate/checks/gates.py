@@ -24,10 +24,9 @@ Codes:
 
 from __future__ import annotations
 
-import difflib
-
 from ...containment import escaping_link, lexical_problem
 from ...findings import Severity
+from ...hints import closest
 
 ID = "gates"
 
@@ -117,15 +116,15 @@ def check_spec(spec, ctx):
         if _value(data, gate) is True or gate in keys:
             continue
         candidates = sorted(".".join(k) for k in keys if len(k) == len(gate) and k not in gates)
-        near = difflib.get_close_matches(".".join(gate), candidates, n=1, cutoff=CUTOFF)
-        if not near:
+        near = closest(".".join(gate), candidates, cutoff=CUTOFF)
+        if near is None:
             continue
         where = ("chart", "gates", i) if written else ("chart",)
         state = "absent" if _value(data, gate) is None and not _has(data, gate) else "only rulegen's `false` line"
         yield lf.finding(where, "RG733",
                          f"gate {'.'.join(gate)} names no key of {spec.chart.path}/values.yaml ({state}), so the "
                          f"PrometheusRule renders only if it is set where the chart is deployed; did you mean "
-                         f"{near[0]}? (rename the gate in chart.gates, then remove the line rulegen added for "
+                         f"{near}? (rename the gate in chart.gates, then remove the line rulegen added for "
                          "it from values.yaml)",
                          severity=Severity.WARNING)
 

@@ -415,10 +415,10 @@ def test_a_note_says_when_the_gates_are_off_in_the_values_rendered(built_repo, c
     lines = diff(built_repo, capsys).splitlines()
     assert lines[1].startswith("~ alert ") and "for 5m -> 7m" in lines[1]
     assert lines[2:] == [
-        "note: charts/llama-swap: gate monitoring.enabled is not true in its values.yaml, so the chart as "
-        "committed renders no PrometheusRule; the rules above are what it renders once they are on (set them "
-        "there, with helm --set, or where the chart is deployed; `rulegen validate` reports a gate naming no "
-        "key of values.yaml, RG733)"]
+        "note: charts/llama-swap: gate monitoring.enabled is not true in its values.yaml, so with its own "
+        "values the chart renders no PrometheusRule; the rules listed are what it renders once the gates are on "
+        "(there, with helm --set, or where the chart is deployed; `rulegen validate` warns when a gate looks "
+        "misspelt, RG733)"]
     # a chart whose gates are on gets no such note
     edit_file(values, "  enabled: false\n", "  enabled: true\n")
     assert not [line for line in diff(built_repo, capsys).splitlines() if "is not true" in line]

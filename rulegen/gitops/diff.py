@@ -26,7 +26,14 @@ and ``annotations`` likewise, and a parameter of the expr by name (``RedisMemory
 0.9 -> 0.95 (values)``); a change of the gates is ``gates on: the PrometheusRule now
 renders 3 alerts`` or ``gates off: the PrometheusRule no longer renders (it rendered 3
 alerts)``. Rules are matched by name (and occurrence, for a name used twice). Without helm,
-or when helm fails on one side, a note says so and the spec summary stands alone.
+or when helm fails on one side, a note says so and the spec summary stands alone. A note also
+names each compared chart whose gates are not true in its working-tree ``values.yaml`` (unless
+a "gates off" effect says so already): its changes are not what a release with those values
+deploys.
+
+The base specs' findings get the base ref's ``.rulegen-baseline.yaml`` (read with ``git
+show``), as ``validate`` gives the working tree's its own: a finding only baselined there is
+no error, and no note says the base specs have errors.
 
 Output: ``text`` for a terminal, or ``markdown`` for a pull-request comment (a summary line, a
 table, and the old and new expressions of changed rules in a collapsed block, then a table of
@@ -500,10 +507,8 @@ def values_effects(root: Path, base: str, old_specs, new_specs) -> tuple[list[tu
         chart_effects = [(chart, e) for e in _effects(sides[0], sides[1], templates)]
         off = gates_off(root / chart, [g for _, gs in keys_gates for g in gs])
         if off and not any(e.startswith("gates off:") for _, e in chart_effects):
-            chart_effects_notes = [_gates_off_note(chart, off)]
-        else:
-            chart_effects_notes = []
-        return chart_effects, chart_effects_notes
+            return chart_effects, [_gates_off_note(chart, off)]
+        return chart_effects, []
 
     from concurrent.futures import ThreadPoolExecutor
     with tempfile.TemporaryDirectory(prefix="rulegen-diff-") as tmp, ThreadPoolExecutor(2) as pool:
@@ -517,9 +522,9 @@ def _gates_off_note(chart: str, off: list[str]) -> str:
     """The note for a chart whose own values.yaml leaves ``off`` (gates) not true."""
     word = "gate" if len(off) == 1 else "gates"
     return (f"{chart}: {word} {', '.join(off)} {'is' if len(off) == 1 else 'are'} not true in its "
-            "values.yaml, so the chart as committed renders no PrometheusRule; the rules above are "
-            "what it renders once they are on (set them there, with helm --set, or where the chart is "
-            "deployed; `rulegen validate` reports a gate naming no key of values.yaml, RG733)")
+            "values.yaml, so with its own values the chart renders no PrometheusRule; the rules listed "
+            "are what it renders once the gates are on (there, with helm --set, or where the chart is "
+            "deployed; `rulegen validate` warns when a gate looks misspelt, RG733)")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -296,7 +296,7 @@ def test_rulegen_test_ignores_the_charts_own_rule_knobs(project, helm_bin, promt
     changed, an alert and a group disabled in the chart's values.yaml (a deployment's choice)
     neither fail nor skip the spec's tests; the gates stay on. Before, the customRules `for`
     failed LlamaSwapDown's tests and the disabled alert had no rule to fire."""
-    from rulegen.run.testing import test_values
+    from rulegen.run.testing import values_for_tests
     values = project / "charts/llama-swap/values.yaml"
     text = values.read_text(encoding="utf-8")
     for old, new in (("  customRules: {}\n", "  customRules:\n    LlamaSwapDown: {for: 30m, severity: info}\n"),
@@ -311,6 +311,6 @@ def test_rulegen_test_ignores_the_charts_own_rule_knobs(project, helm_bin, promt
     out = capsys.readouterr().out
     assert out.rstrip().splitlines()[-1].endswith(" passed, 0 failed")
     spec = build_spec(load_file(project / "rules/llama-swap.yaml", "rules/llama-swap.yaml"))
-    assert test_values(spec) == {"enabled": True, "monitoring": {"enabled": True}, "prometheusRule": {
+    assert values_for_tests(spec) == {"enabled": True, "monitoring": {"enabled": True}, "prometheusRule": {
         "disabled": None, "groups": None, "customRules": None, "additionalRuleLabels": None,
         "additionalRuleAnnotations": None}}

@@ -5,7 +5,7 @@ Pipeline step 4 of 4. For each app:
 1. validate the specs and plan the outputs in memory (what ``rulegen build`` would write);
 2. copy the app's chart into ``.rulegen/test/<app>/chart`` with the planned template, values and
    values schema laid over it, and render it with the real ``helm template`` with every gate
-   set true and the chart's own rule knobs removed (:func:`test_values`: the tests test the
+   set true and the chart's own rule knobs removed (:func:`values_for_tests`: the tests test the
    spec's rules, not a deployment's overrides; escaping, gating and defaults are what is
    tested, not a copy of the rules);
 3. write the PrometheusRules' ``spec.groups`` to ``.rulegen/test/<app>/rules.yaml`` and the
@@ -136,12 +136,12 @@ def collect_cases(specs: list[Spec]) -> list[TestCase]:
 
 
 #: The knobs (keys under the values key) that change the rules themselves; ``rulegen test``
-#: removes them (see :func:`test_values`). ``runbookUrl`` (the site's address) and the
+#: removes them (see :func:`values_for_tests`). ``runbookUrl`` (the site's address) and the
 #: PrometheusRule's own ``labels`` and ``annotations`` stay as the chart sets them.
 RULE_KNOBS = ("disabled", "groups", "customRules", "additionalRuleLabels", "additionalRuleAnnotations")
 
 
-def test_values(spec: Spec) -> dict:
+def values_for_tests(spec: Spec) -> dict:
     """The values ``rulegen test`` renders ``spec``'s chart with: every gate true, and each of
     :data:`RULE_KNOBS` under ``chart.values_key`` set to null, which Helm reads as "delete this
     key from the chart's values.yaml". So the tests test the spec's rules as the spec defines
@@ -158,7 +158,7 @@ def test_values(spec: Spec) -> dict:
 
 def render_rule_groups(spec: Spec, outputs, root: Path, app_dir: Path) -> list[dict]:
     """Copy ``spec``'s chart into ``app_dir/chart`` with the planned ``outputs`` laid over it
-    and render it with the real ``helm template`` with :func:`test_values` (every gate on,
+    and render it with the real ``helm template`` with :func:`values_for_tests` (every gate on,
     the chart's own rule knobs removed); returns the rule groups of its PrometheusRules (a
     rule file's ``groups:``).
 
@@ -179,7 +179,7 @@ def render_rule_groups(spec: Spec, outputs, root: Path, app_dir: Path) -> list[d
             dest = chart / o.path[len(prefix):]
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_text(o.content, encoding="utf-8")
-    rendered = helm.template(chart, values=[test_values(spec)], root=root)
+    rendered = helm.template(chart, values=[values_for_tests(spec)], root=root)
     groups = rendered.rule_groups()
     if not groups:
         raise RulegenError(f"{spec.chart.path}: helm rendered no rule group with the gates on")

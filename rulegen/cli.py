@@ -46,9 +46,13 @@ def cmd_build(args) -> int:
     from .gitops import write
     from .pipeline import load_project, plan_project
     root = Path(args.root)
-    loaded = load_project(root, args.paths or None)
-    if loaded.findings:
-        _print_findings(loaded.findings, stream=sys.stderr)
+    # `rulegen new`: the whole project is planned (the site's home page, alert index and nav
+    # list every app), and only the new spec's files and the site-wide ones are written
+    new_spec = getattr(args, "new_spec", None)
+    loaded = load_project(root, None if new_spec else args.paths or None)
+    shown = [f for f in loaded.findings if not new_spec or f.file == new_spec]
+    if shown:
+        _print_findings(shown, stream=sys.stderr)
     if not loaded.ok:
         _err("validation failed; nothing was written")
         return EXIT_FAIL
@@ -59,9 +63,13 @@ def cmd_build(args) -> int:
         _err("some outputs could not be made; nothing was written")
         return EXIT_FAIL
     partial = bool(args.paths)
+    if new_spec:
+        outputs = [o for o in outputs if o.source in (new_spec, "")]
+        partial, loaded_files = False, {new_spec}
+    else:
+        loaded_files = {s.file for s in loaded.specs} if partial else None
     outputs = write.scope(outputs, partial)
-    status = write.compare(outputs, root, args.format,
-                           {s.file for s in loaded.specs} if partial else None)
+    status = write.compare(outputs, root, args.format, loaded_files)
     if status.hand_edited and not args.force:
         for p in status.hand_edited:
             _err(f"{p}: edited by hand since rulegen generated it; refusing to overwrite. Move the "
@@ -96,12 +104,21 @@ def cmd_new(args) -> int:
     print(f"wrote {path.relative_to(root)}")
     chart = root / "charts" / args.app
     if not chart.exists():
-        # the chart is missing: make it (and the page and the tests) from the new spec alone
-        built = argparse.Namespace(root=args.root, paths=[str(path.relative_to(root))],
-                                   format="helm", force=False)
+        # the chart is missing: make it (and the page and the tests) from the new spec, and
+        # the site's home page, alert index and nav with the new app in them; when another
+        # spec has errors, the new spec's files alone (the site's stay as they are: say so)
+        rel = path.relative_to(root).as_posix()
+        from .pipeline import load_project
+        whole_ok = load_project(root).ok
+        built = argparse.Namespace(root=args.root, paths=[rel], format="helm", force=False,
+                                   new_spec=rel if whole_ok else None)
         code = cmd_build(built)
         if code != EXIT_OK:
             return code
+        if not whole_ok:
+            print(f"note: other specs have errors, so the site's home page, alert index and nav "
+                  f"(runbooks/index.md, runbooks/alerts.md, mkdocs.yml) do not list {args.app} yet; "
+                  "`rulegen build` adds it once they validate")
     print(f"next: edit {path.relative_to(root)}, then `rulegen build` and "
           f"`rulegen test --app {args.app}`")
     return EXIT_OK

@@ -289,3 +289,28 @@ def test_app_without_tests_says_so(project, helm_bin, promtool_bin, capsys):
     assert out == ["app untested has no tests (add `tests:` under its alerts; `rulegen new` shows the shape)",
                    "0 passed, 0 failed", "coverage: 0/2 rules (0%): no test ran"]
     assert main(["-C", str(project), "test", "--alert", "Nope"]) == 2
+
+
+def test_rulegen_test_ignores_the_charts_own_rule_knobs(project, helm_bin, promtool_bin, capsys):
+    """The tests test the spec's rules as the spec defines them: `for`, severity and labels
+    changed, an alert and a group disabled in the chart's values.yaml (a deployment's choice)
+    neither fail nor skip the spec's tests; the gates stay on. Before, the customRules `for`
+    failed LlamaSwapDown's tests and the disabled alert had no rule to fire."""
+    from rulegen.run.testing import values_for_tests
+    values = project / "charts/llama-swap/values.yaml"
+    text = values.read_text(encoding="utf-8")
+    for old, new in (("  customRules: {}\n", "  customRules:\n    LlamaSwapDown: {for: 30m, severity: info}\n"),
+                     ("  disabled: {}\n", "  disabled:\n    LlamaSwapNoMetrics: true\n"),
+                     ("  additionalRuleLabels: {}\n", "  additionalRuleLabels: {team: other}\n"),
+                     ("\nenabled: true\n", "\nenabled: false\n")):
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    values.write_text(text, encoding="utf-8")
+    assert main(["-C", str(project), "test", "--app", "llama-swap", "--min-coverage", "100"]) == 0, \
+        capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert out.rstrip().splitlines()[-1].endswith(" passed, 0 failed")
+    spec = build_spec(load_file(project / "rules/llama-swap.yaml", "rules/llama-swap.yaml"))
+    assert values_for_tests(spec) == {"enabled": True, "monitoring": {"enabled": True}, "prometheusRule": {
+        "disabled": None, "groups": None, "customRules": None, "additionalRuleLabels": None,
+        "additionalRuleAnnotations": None}}

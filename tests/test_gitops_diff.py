@@ -177,6 +177,26 @@ def test_broken_spec_is_noted_not_fatal(repo, capsys):
             "compared as far as they loaded: rules/old.yaml") in out.splitlines()
 
 
+def test_baselined_findings_at_the_base_are_not_called_errors(repo, capsys):
+    """A policy finding the base's .rulegen-baseline.yaml accepts is a warning there, as in
+    `rulegen validate`: no note claims the base specs have errors. One not in it is still noted."""
+    edit(repo, "old.yaml", "        summary: old is down.\n", "")
+    (repo / ".rulegen-baseline.yaml").write_text(
+        "version: 1\nfindings:\n  - {app: old, rule: OldDown, code: RG502}\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "adopted with a baselined finding")
+    edit(repo, "old.yaml", "for: 5m", "for: 6m")
+    code, out, _ = run(capsys, "-C", str(repo), "diff")
+    assert code == 0
+    assert out.splitlines()[1:] == ["~ alert OldDown (old): for 5m -> 6m"]
+    # the same base without the baseline file: the note is true, and says so
+    (repo / ".rulegen-baseline.yaml").unlink()
+    git(repo, "commit", "-q", "-am", "baseline dropped")
+    code, out, _ = run(capsys, "-C", str(repo), "diff")
+    assert "note: at HEAD, these specs have errors and were compared as far as they loaded: rules/old.yaml" \
+        in out.splitlines()
+
+
 def test_unknown_ref_is_usage_error(repo, capsys):
     code, out, err = run(capsys, "-C", str(repo), "diff", "--base", "no-such-ref")
     assert (code, out) == (2, "")
@@ -378,3 +398,35 @@ def test_values_of_a_project_in_a_subfolder_of_the_repository(tmp_path, capsys, 
     assert diff(repo / "proj", capsys).splitlines()[1:] == [
         "values and gates (helm template of the changed charts):",
         "  charts/llama-swap: LlamaSwapDown disabled by values"]
+
+
+@pytest.mark.tools
+def test_a_note_says_when_the_gates_are_off_in_the_values_rendered(built_repo, capsys, helm_bin):
+    """A spec change of a chart whose gates are off in its own values.yaml: the summary lists
+    the change, and a note says the chart as committed renders no PrometheusRule (so the
+    change is not read as deployed)."""
+    values = built_repo / "charts/llama-swap/values.yaml"
+    edit_file(values, "  # ServiceMonitor and PrometheusRule need the Prometheus Operator CRDs.\n  enabled: true\n",
+              "  # ServiceMonitor and PrometheusRule need the Prometheus Operator CRDs.\n  enabled: false\n")
+    git(built_repo, "commit", "-q", "-am", "monitoring off")
+    edit(built_repo, "llama-swap.yaml", "for: 5m", "for: 7m")
+    assert main(["-C", str(built_repo), "build"]) == 0
+    capsys.readouterr()
+    lines = diff(built_repo, capsys).splitlines()
+    assert lines[1].startswith("~ alert ") and "for 5m -> 7m" in lines[1]
+    assert lines[2:] == [
+        "note: charts/llama-swap: gate monitoring.enabled is not true in its values.yaml, so with its own "
+        "values the chart renders no PrometheusRule; the rules listed are what it renders once the gates are on "
+        "(there, with helm --set, or where the chart is deployed; `rulegen validate` warns when a gate looks "
+        "misspelt, RG733)"]
+    # a chart whose gates are on gets no such note
+    edit_file(values, "  enabled: false\n", "  enabled: true\n")
+    assert not [line for line in diff(built_repo, capsys).splitlines() if "is not true" in line]
+
+
+def test_gates_off_lists_each_gate_not_true(tmp_path):
+    from rulegen.gitops.diff import gates_off
+    (tmp_path / "values.yaml").write_text("enabled: true\nmonitoring: {enabled: 'true'}\nx: null\n",
+                                          encoding="utf-8")
+    assert gates_off(tmp_path, ["enabled", "monitoring.enabled", "x.on", "x.on"]) == ["monitoring.enabled", "x.on"]
+    assert gates_off(tmp_path / "missing", ["enabled"]) == ["enabled"]

@@ -128,8 +128,27 @@ def test_check_names_a_knob_left_behind_in_the_charts_own_values(tmp_path, capsy
     line, out, _, _ = _check_after_editing_values(tmp_path, capsys, "  disabled: {}\n",
                                                   "  disabled:\n    LlamaSwapDwn: true\n")
     assert out[0] == (f"charts/llama-swap/values.yaml:{line + 1}:5: error RG730 prometheusRule.disabled.LlamaSwapDwn "
-                      "names no rule of this chart (renamed or removed?); helm rejects it (values.schema.json): "
-                      "remove or rename the key")
+                      "names no rule of this chart (renamed or removed? did you mean LlamaSwapDown?); helm rejects "
+                      "it (values.schema.json): remove or rename the key")
+
+
+def test_a_group_or_custom_rule_left_behind_gets_did_you_mean_or_none(tmp_path, capsys):
+    """RG730 under .groups and .customRules: the closest name of the chart, and no guess when
+    nothing is close."""
+    line, out, _, _ = _check_after_editing_values(
+        tmp_path, capsys, "  customRules: {}\n",
+        "  customRules:\n    LlamaSwapNoMetric: {severity: info}\n    Unrelated: {severity: info}\n")
+    assert out[:2] == [
+        f"charts/llama-swap/values.yaml:{line + 1}:5: error RG730 prometheusRule.customRules.LlamaSwapNoMetric "
+        "names no rule of this chart (renamed or removed? did you mean LlamaSwapNoMetrics?); helm rejects it "
+        "(values.schema.json): remove or rename the key",
+        f"charts/llama-swap/values.yaml:{line + 2}:5: error RG730 prometheusRule.customRules.Unrelated "
+        "names no rule of this chart (renamed or removed?); helm rejects it (values.schema.json): "
+        "remove or rename the key"]
+    line, out, _, _ = _check_after_editing_values(
+        tmp_path / "g", capsys, "    llama-swap:\n      enabled: true\n", "    llama-swp:\n      enabled: true\n")
+    assert out[0].startswith(f"charts/llama-swap/values.yaml:{line}:5: error RG730 prometheusRule.groups.llama-swp "
+                             "names no rule group of this chart (renamed or removed? did you mean llama-swap?)")
 
 
 def test_check_names_a_misspelt_knob_instead_of_adding_the_right_one_beside_it(tmp_path, capsys):

@@ -117,8 +117,9 @@ def test_renamed_alert_breaks_related_entries_and_hand_links(project):
     rg713 = [f for f in found if f.code == "RG713"]
     assert len(rg713) == 1
     assert rg713[0].rule == "LlamaSwapNoMetrics"
+    # the renamed alert is suggested; the entry's own alert (LlamaSwapNoMetrics, as close) is not
     assert rg713[0].message == ("LlamaSwapNoMetrics: related alert 'LlamaSwapDown' is not defined by any spec; "
-                                "fix the name or remove the entry")
+                                "did you mean LlamaSwapUnavailable? Fix the name or remove the entry")
     assert rg713[0].file == "rules/llama-swap.yaml"
     assert [(f.file, f.message) for f in found if f.code == "RG715"] == [
         ("runbooks/llama-swap.md", "link #llamaswapdown: runbooks/llama-swap.md has no anchor #llamaswapdown "
@@ -272,3 +273,14 @@ def test_default_runbook_url_matches_helm(project, helm_bin):
         # and as the plan's per-spec step works them out ahead for the link check
         _, _, urls = runbook_urls_ahead(spec, text, "https://runbooks.example.com/")
         assert urls == [derived[r.name] for g, r in spec.rules() if r.is_alert]  # same-name rules too
+
+
+def test_a_related_entry_naming_nothing_close_gets_no_guess(project):
+    spec = project / "rules/llama-swap.yaml"
+    text = spec.read_text()
+    assert text.count("            - alert: LlamaSwapDown\n") == 1
+    spec.write_text(text.replace("            - alert: LlamaSwapDown\n", "            - alert: Zzz\n"))
+    specs, outputs = planned(project)
+    rg713 = [f for f in check_links(outputs, specs, project) if f.code == "RG713"]
+    assert [f.message for f in rg713] == [
+        "LlamaSwapNoMetrics: related alert 'Zzz' is not defined by any spec; fix the name or remove the entry"]

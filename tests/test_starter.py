@@ -89,3 +89,30 @@ def test_new_with_a_title_and_an_existing_chart(tmp_path, capsys):
     assert yaml.safe_load(text)["title"] == 'CI "Build"'
     assert "alert: CiBuildHighErrorRate" in text
     assert main(["-C", str(tmp_path), "validate"]) == 0
+
+
+def test_new_lists_the_app_on_the_site_at_once(project, capsys):
+    """The site's home page, alert index and nav list the new app right away (they were left
+    stale until the next build, and `rulegen check` failed on them); other apps' files are
+    not touched."""
+    before = {p: (project / p).read_bytes() for p in ("runbooks/llama-swap.md", "charts/llama-swap/values.yaml")}
+    assert main(["-C", str(project), "new", "demo"]) == 0
+    out = capsys.readouterr().out
+    for path in ("runbooks/index.md", "runbooks/alerts.md", "mkdocs.yml", "runbooks/demo.md"):
+        assert f"wrote {path}\n" in out
+    assert "demo.md" in (project / "mkdocs.yml").read_text(encoding="utf-8")
+    assert "DemoHighErrorRate" in (project / "runbooks/alerts.md").read_text(encoding="utf-8")
+    assert {p: (project / p).read_bytes() for p in before} == before
+    assert main(["-C", str(project), "check"]) == 0
+
+
+def test_new_says_when_another_specs_errors_keep_the_site_as_it_was(project, capsys):
+    spec = project / "rules/llama-swap.yaml"
+    spec.write_text(spec.read_text(encoding="utf-8").replace("for: 5m", "for: 1.5m", 1), encoding="utf-8")
+    site = {p: (project / p).read_bytes() for p in ("runbooks/index.md", "runbooks/alerts.md", "mkdocs.yml")}
+    assert main(["-C", str(project), "new", "demo"]) == 0
+    out = capsys.readouterr().out
+    assert "wrote runbooks/demo.md" in out
+    assert ("note: other specs have errors, so the site's home page, alert index and nav (runbooks/index.md, "
+            "runbooks/alerts.md, mkdocs.yml) do not list demo yet; `rulegen build` adds it once they validate") in out
+    assert {p: (project / p).read_bytes() for p in site} == site

@@ -91,7 +91,7 @@ def test_reserved_label_name_at_the_key():
 
 def test_invalid_label_name_is_the_schema_rg204():
     found, _ = run(spec(labels="{team-name: ai}"))
-    assert found == [("RG204", 2, 9)]
+    assert found == [("RG204", 2, 10)]  # at the key, as RG405 (was 2:9, the flow mapping's `{`)
 
 
 def test_blank_group_name():

@@ -26,7 +26,14 @@ and ``annotations`` likewise, and a parameter of the expr by name (``RedisMemory
 0.9 -> 0.95 (values)``); a change of the gates is ``gates on: the PrometheusRule now
 renders 3 alerts`` or ``gates off: the PrometheusRule no longer renders (it rendered 3
 alerts)``. Rules are matched by name (and occurrence, for a name used twice). Without helm,
-or when helm fails on one side, a note says so and the spec summary stands alone.
+or when helm fails on one side, a note says so and the spec summary stands alone. A note also
+names each compared chart whose gates are not true in its working-tree ``values.yaml`` (unless
+a "gates off" effect says so already): its changes are not what a release with those values
+deploys.
+
+The base specs' findings get the base ref's ``.rulegen-baseline.yaml`` (read with ``git
+show``), as ``validate`` gives the working tree's its own: a finding only baselined there is
+no error, and no note says the base specs have errors.
 
 Output: ``text`` for a terminal, or ``markdown`` for a pull-request comment (a summary line, a
 table, and the old and new expressions of changed rules in a collapsed block, then a table of
@@ -195,7 +202,28 @@ def load_base(root: Path, ref: str, config=None):
     files = [load_text(_git(root, "show", f"{ref}:./{n}"), n) for n in sorted(names)]
     ctx = Context(config=config, root=root) if config is not None else Context(root=root)
     result = validate(files, ctx)
-    return result.specs, result.findings, len(files)
+    return result.specs, _baselined(root, ref, result), len(files)
+
+
+def _baselined(root: Path, ref: str, result) -> list:
+    """The findings of ``result`` (the specs at ``ref``) with the baseline file at ``ref``
+    applied, as ``validate`` applies the working tree's (:func:`rulegen.baseline.apply`):
+    a baselined policy finding is a warning there, not an error. An unreadable baseline file
+    at ``ref`` leaves the findings as they are."""
+    import tempfile
+
+    from .. import baseline
+    if not _git(root, "ls-tree", "--name-only", ref, "--", baseline.BASELINE_FILE).strip():
+        return result.findings
+    text = _git(root, "show", f"{ref}:./{baseline.BASELINE_FILE}")
+    with tempfile.TemporaryDirectory(prefix="rulegen-diff-") as tmp:
+        (Path(tmp) / baseline.BASELINE_FILE).write_text(text, encoding="utf-8")
+        try:
+            base_line = baseline.load(Path(tmp))
+        except RulegenError:
+            return result.findings
+    app_of = {s.file: s.app for s in result.specs}
+    return baseline.apply(result.findings, base_line, app_of, False)
 
 
 def run_diff(root: Path, base: str, output: str, stream=None) -> int:
@@ -310,18 +338,25 @@ def _count(rules: dict) -> str:
 
 def _gates_on(chart: Path, gates) -> bool:
     """True when every gate is the boolean true in the chart's own ``values.yaml``."""
+    return not gates_off(chart, gates)
+
+
+def gates_off(chart: Path, gates) -> list[str]:
+    """Those of ``gates`` (dotted values paths) that are not the boolean true in the chart's own
+    ``values.yaml`` (all of them when it cannot be read or is not YAML), in order, once each."""
     import yaml
     try:
         values = yaml.safe_load((chart / "values.yaml").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return False
+        values = None
+    off = []
     for gate in gates:
         v = values
         for part in gate.split("."):
             v = v.get(part) if isinstance(v, dict) else None
-        if v is not True:
-            return False
-    return True
+        if v is not True and gate not in off:
+            off.append(gate)
+    return off
 
 
 def _side(chart: Path, keys_gates, root: Path):
@@ -469,7 +504,11 @@ def values_effects(root: Path, base: str, old_specs, new_specs) -> tuple[list[tu
             return [], []
         templates = {r.name: r.expr_template for s in new_specs if s.chart.path == chart
                      for _, r in s.rules() if r.expr_template}
-        return [(chart, e) for e in _effects(sides[0], sides[1], templates)], []
+        chart_effects = [(chart, e) for e in _effects(sides[0], sides[1], templates)]
+        off = gates_off(root / chart, [g for _, gs in keys_gates for g in gs])
+        if off and not any(e.startswith("gates off:") for _, e in chart_effects):
+            return chart_effects, [_gates_off_note(chart, off)]
+        return chart_effects, []
 
     from concurrent.futures import ThreadPoolExecutor
     with tempfile.TemporaryDirectory(prefix="rulegen-diff-") as tmp, ThreadPoolExecutor(2) as pool:
@@ -477,6 +516,15 @@ def values_effects(root: Path, base: str, old_specs, new_specs) -> tuple[list[tu
             effects += chart_effects
             notes += chart_notes
     return effects, notes
+
+
+def _gates_off_note(chart: str, off: list[str]) -> str:
+    """The note for a chart whose own values.yaml leaves ``off`` (gates) not true."""
+    word = "gate" if len(off) == 1 else "gates"
+    return (f"{chart}: {word} {', '.join(off)} {'is' if len(off) == 1 else 'are'} not true in its "
+            "values.yaml, so with its own values the chart renders no PrometheusRule; the rules listed "
+            "are what it renders once the gates are on (there, with helm --set, or where the chart is "
+            "deployed; `rulegen validate` warns when a gate looks misspelt, RG733)")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -24,8 +24,8 @@ for alert links and at the page line for page links):
   ``https://runbooks.prometheus-operator.dev/...``) is an external link: its form is checked,
   not our anchors. Bad: ``runbookUrl: https://wiki.example.com/`` in ``values.yaml`` with
   ``site_url: https://runbooks.example.com/``; good: the same URL in both.
-* ``RG713`` a ``related`` entry names an alert that no spec defines.
-  Bad: ``related: [{alert: LlamaSwapGone}]`` when no spec defines it; good: the name of an alert a
+* ``RG713`` a ``related`` entry names an alert that no spec defines (with "did you mean" the
+  closest alert name, the alert itself left out). Bad: ``related: [{alert: LlamaSwapGone}]`` when no spec defines it; good: the name of an alert a
   spec defines.
 * ``RG714`` a ``related`` entry's link (page and anchor of the related alert) does not resolve.
   Bad: a related alert whose app page is missing from the site; good: ``rulegen build`` of every
@@ -679,9 +679,12 @@ def _check_links(outputs, specs, root, site_dir) -> list[Finding]:
                 name = rel.get("alert", "")
                 if name not in where:
                     rline, rcol = spec.source.pos(rpath)
+                    from ..hints import closest
+                    near = closest(str(name), [n for n in where if n != rule.name])
+                    fix = f"did you mean {near}? Fix the name" if near else "fix the name"
                     findings.append(_err(spec.file, rline, rcol, "RG713",
                                          f"{rule.name}: related alert {name!r} is not defined by any spec; "
-                                         "fix the name or remove the entry", rule.name))
+                                         f"{fix} or remove the entry", rule.name))
                     continue
                 tspec = where[name][0]
                 tpage = f"{tspec.app}.md"

@@ -106,6 +106,22 @@ def _page(text: str, existing: str | None, path: str, findings: list[Finding],
     return sealed
 
 
+def _knob_hint(msg: str, values_key: str, rule_names: set, group_names: set, slo_names: set = frozenset()) -> str:
+    """An RG730 message of :func:`values.unknown_knobs` about a key under
+    ``<values_key>.disabled``, ``.customRules``, ``.groups`` or ``.slos`` naming no rule,
+    group or SLO, with "did you mean" the closest name of the chart added; other messages as
+    they are."""
+    from ..hints import closest
+    for part, known in (("disabled", rule_names), ("customRules", rule_names), ("groups", group_names),
+                        ("slos", slo_names)):
+        prefix = f"{values_key}.{part}."
+        if msg.startswith(prefix) and " names no " in msg and "(renamed or removed?)" in msg:
+            near = closest(msg[len(prefix):msg.index(" names no ")], known)
+            if near:
+                return msg.replace("(renamed or removed?)", f"(renamed or removed? did you mean {near}?)", 1)
+    return msg
+
+
 def plan(specs: list[Spec], root: Path, fmt: str = "helm",
          link_ids: bool = False, severities: tuple[str, ...] | None = None) -> tuple[list[Output], list[Finding]]:
     """Every output file for ``specs``, sorted by path, plus findings about outputs that could
@@ -230,11 +246,12 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
             continue
         for key in sorted({s.chart.values_key for s in specs_here}):
             mine = [s for s in specs_here if s.chart.values_key == key]
-            for line, col, msg in values.unknown_knobs(shared[vpath].content, key,
-                                                       {r.name for s in mine for _, r in s.rules()},
-                                                       {g.name for s in mine for g in s.groups},
+            rule_names = {r.name for s in mine for _, r in s.rules()}
+            group_names = {g.name for s in mine for g in s.groups}
+            for line, col, msg in values.unknown_knobs(shared[vpath].content, key, rule_names, group_names,
                                                        {g for s in mine for g in s.chart.gates},
                                                        {x.name for s in mine for x in s.slos}):
+                msg = _knob_hint(msg, key, rule_names, group_names, {x.name for s in mine for x in s.slos})
                 findings.append(Finding(vpath, line, col, "RG730", Severity.ERROR, msg))
             # SLO knobs are keyed by name under the values key: one name in two specs is one knob
             first: dict = {}

@@ -1027,7 +1027,10 @@ def run_derive(root, args, out=None) -> int:
     those named with ``--alert``) of the specs under ``args.paths`` and write them into the
     spec files (``--dry-run``: print the blocks instead). Prints one line per rule: tests
     written, or "write this one by hand" with the reason. Returns the exit code (0; 1 when
-    the specs do not validate)."""
+    the specs do not validate).
+
+    Raises:
+        RulegenError: an ``--alert`` names no rule of the specs (with "did you mean")."""
     import sys
     from pathlib import Path
 
@@ -1042,6 +1045,12 @@ def run_derive(root, args, out=None) -> int:
         print(render_findings(loaded.findings), file=sys.stderr)
         print("rulegen: validation failed; no test derived", file=sys.stderr)
         return 1
+    names = {r.name for s in loaded.specs for _, r in s.rules()}
+    unknown = set(args.alert) - names
+    if unknown:  # else nothing matches and "0 rule(s) given derived tests" reads as done
+        from ..findings import RulegenError
+        from ..hints import unknown_names
+        raise RulegenError(unknown_names(unknown, names, "alert or recording rule"))
     written = manual = 0
     for spec in loaded.specs:
         edits = []

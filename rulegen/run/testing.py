@@ -5,7 +5,9 @@ Pipeline step 4 of 4. For each app:
 1. validate the specs and plan the outputs in memory (what ``rulegen build`` would write);
 2. copy the app's chart into ``.rulegen/test/<app>/chart`` with the planned template, values and
    values schema laid over it, and render it with the real ``helm template`` with every gate
-   set true (so escaping, gating and defaults are what is tested, not a copy of the rules);
+   set true and the chart's own rule knobs removed (:func:`values_for_tests`: the tests test the
+   spec's rules, not a deployment's overrides; escaping, gating and defaults are what is
+   tested, not a copy of the rules);
 3. write the PrometheusRules' ``spec.groups`` to ``.rulegen/test/<app>/rules.yaml`` and the
    planned promtool test file next to it; where test groups state different annotations, one
    rule file and test file per set (``rules.2.yaml`` with ``<app>.2.test.yaml``, ...), each
@@ -133,10 +135,32 @@ def collect_cases(specs: list[Spec]) -> list[TestCase]:
     return out
 
 
+#: The knobs (keys under the values key) that change the rules themselves; ``rulegen test``
+#: removes them (see :func:`values_for_tests`). ``runbookUrl`` (the site's address) and the
+#: PrometheusRule's own ``labels`` and ``annotations`` stay as the chart sets them.
+RULE_KNOBS = ("disabled", "groups", "customRules", "additionalRuleLabels", "additionalRuleAnnotations")
+
+
+def values_for_tests(spec: Spec) -> dict:
+    """The values ``rulegen test`` renders ``spec``'s chart with: every gate true, and each of
+    :data:`RULE_KNOBS` under ``chart.values_key`` set to null, which Helm reads as "delete this
+    key from the chart's values.yaml". So the tests test the spec's rules as the spec defines
+    them: a ``customRules.<Alert>.for``, a ``disabled`` alert or group, or extra labels set
+    in the chart's values.yaml (a deployment's choice) cannot fail (or pass) a spec's test.
+    """
+    out = helm.gate_values(spec.chart.gates)
+    knobs = out.setdefault(spec.chart.values_key, {})
+    if isinstance(knobs, dict):  # a gate may not be the values key itself (the schema forbids it)
+        for k in RULE_KNOBS:
+            knobs.setdefault(k, None)
+    return out
+
+
 def render_rule_groups(spec: Spec, outputs, root: Path, app_dir: Path) -> list[dict]:
     """Copy ``spec``'s chart into ``app_dir/chart`` with the planned ``outputs`` laid over it
-    and render it with the real ``helm template``, every gate on; returns the rule groups
-    of its PrometheusRules (a rule file's ``groups:``).
+    and render it with the real ``helm template`` with :func:`values_for_tests` (every gate on,
+    the chart's own rule knobs removed); returns the rule groups of its PrometheusRules (a
+    rule file's ``groups:``).
 
     Raises:
         RulegenError: helm failed or rendered no rule group.
@@ -155,7 +179,7 @@ def render_rule_groups(spec: Spec, outputs, root: Path, app_dir: Path) -> list[d
             dest = chart / o.path[len(prefix):]
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_text(o.content, encoding="utf-8")
-    rendered = helm.template(chart, values=[helm.gate_values(spec.chart.gates)], root=root)
+    rendered = helm.template(chart, values=[values_for_tests(spec)], root=root)
     groups = rendered.rule_groups()
     if not groups:
         raise RulegenError(f"{spec.chart.path}: helm rendered no rule group with the gates on")
@@ -401,13 +425,16 @@ def run_tests(root: Path, args) -> int:
         return 1
     all_cases = collect_cases(loaded.specs)
     cases = select(all_cases, args.app, args.alert, args.name)
-    unknown = set(args.app) - {s.app for s in loaded.specs}
+    from ..hints import did_you_mean, unknown_names
+    known_apps = {s.app for s in loaded.specs}
+    unknown = set(args.app) - known_apps
     if unknown:
-        raise RulegenError(f"no spec for app(s) {', '.join(sorted(unknown))}")
+        raise RulegenError("no spec for app(s) " + ", ".join(a + did_you_mean(a, known_apps)
+                                                             for a in sorted(unknown)))
     names = {r.name for s in loaded.specs for _, r in s.rules()}
     unknown = set(args.alert) - names
     if unknown:
-        raise RulegenError(f"no alert or recording rule named {', '.join(sorted(unknown))}")
+        raise RulegenError(unknown_names(unknown, names, "alert or recording rule"))
     # Coverage counts every rule of every selected spec: an app without a single test is
     # uncovered, not left out (importing 12 untested alerts must not read "100%").
     selected_apps = set(args.app) or {s.app for s in loaded.specs}

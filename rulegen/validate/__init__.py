@@ -47,7 +47,8 @@ def validate(files: list[LoadedFile], ctx: Context | None = None) -> Result:
     """Run every check on ``files``.
 
     A file whose YAML or schema is broken yields its findings and no spec; the other files are
-    still checked. Findings are filtered and re-graded by ``ctx.config`` and sorted.
+    still checked. When only alerts of a file fail the schema, the rest of its spec is checked
+    in the same run (:mod:`rulegen.validate.partial`). Findings are filtered and re-graded by ``ctx.config`` and sorted.
     """
     ctx = ctx or Context()
     return finish([check_file(lf, ctx) for lf in files], ctx)
@@ -66,7 +67,17 @@ def check_file(lf: LoadedFile, ctx: Context) -> tuple[list[Finding], Spec | None
             file_findings.extend(fn(lf, ctx))
     findings.extend(file_findings)
     if any(f.is_error and f.code.startswith("RG2") for f in file_findings):
-        return findings, None  # the model needs schema-valid data (YAML traps, RG108, do not block it)
+        # the model needs schema-valid data (YAML traps, RG108, do not block it); when only
+        # alerts fail the schema, the rest of the spec is checked in the same run, but not
+        # returned (not rendered, not seen by project checks): see rulegen.validate.partial
+        from .partial import partial_spec
+        rest = partial_spec(lf)
+        if rest is not None:
+            for mod in REGISTRY:
+                fn = getattr(mod, "check_spec", None)
+                if fn is not None:
+                    findings.extend(fn(rest, ctx))
+        return findings, None
     spec = build_spec(lf)
     for mod in REGISTRY:
         fn = getattr(mod, "check_spec", None)

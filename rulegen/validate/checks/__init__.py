@@ -13,3 +13,5 @@ REGISTRY.insert(REGISTRY.index(yamltraps) + 1, yamlcomments)  # issue 17: a sepa
 REGISTRY.append(slos)  # issue 16: a separate line, to merge easily
 REGISTRY.insert(REGISTRY.index(schema) + 1, paths)  # issue 18: paths stay inside the project
 REGISTRY.append(markup)  # issue 18: runbook text is safe on the site
+from . import gates
+REGISTRY.append(gates)  # ux: a gate naming no key of the chart's values.yaml (RG733)

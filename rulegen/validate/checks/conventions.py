@@ -11,7 +11,8 @@ Codes:
 
 * ``RG501`` an alert has no ``severity``, or one outside the allowed set (default
   ``critical``, ``warning``, ``info``). Alertmanager routes on it. The severity may also come
-  from ``labels`` (app, group or alert). Bad: ``severity: page``; good: ``severity: critical``.
+  from ``labels`` (app, group or alert). A misspelt one gets "did you mean" (``critcal``:
+  did you mean critical?). Bad: ``severity: page``; good: ``severity: critical``.
 * ``RG502`` an alert has no ``summary`` (or a blank one). Bad: an alert without ``summary:``;
   good: ``summary: llama-swap has no available replica.``
 * ``RG503`` an alert has no ``description`` (or a blank one).
@@ -43,6 +44,7 @@ import re
 import shlex
 
 from ...findings import Finding, Severity
+from ...hints import closest
 from .positions import offset_position
 
 ID = "conventions"
@@ -218,9 +220,16 @@ def check_spec(spec, ctx):
                 yield lf.finding(name_path, "RG501", f"alert has no severity; add `severity:` "
                                  f"with one of {allowed}", rule=r.name)
             elif severity not in cfg.severities:
-                path = r.path + ("severity",) if r.severity is not None else name_path
+                # where the severity is written: the alert's `severity:`, else the `severity`
+                # label of the alert, its group or the app (a flow mapping too: its value)
+                path = (r.path + ("severity",) if r.severity is not None
+                        else r.path + ("labels", "severity") if "severity" in r.labels
+                        else g.path + ("labels", "severity") if "severity" in g.labels
+                        else ("labels", "severity") if "severity" in spec.labels else name_path)
+                near = closest(str(severity), cfg.severities)
+                fix = f"did you mean {near}?" if near else "use one of them"
                 yield lf.finding(path, "RG501", f"severity {severity!r} is not one of {allowed} "
-                                 "(conventions.severities in .rulegen.yaml); use one of them", rule=r.name)
+                                 f"(conventions.severities in .rulegen.yaml); {fix}", rule=r.name)
         for key, required, code in (("summary", cfg.require_summary, "RG502"),
                                     ("description", cfg.require_description, "RG503")):
             if required and not str(r.annotations.get(key) or "").strip():

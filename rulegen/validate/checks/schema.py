@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from ...findings import Severity
 from ...spec import SCHEMA_PATH
 from ...spec.durations import hint
+from .positions import value_at
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -290,7 +291,16 @@ def _one(lf, e, path, rule):
                           f"duration; {hint(written)}", rule=rule)
     if v == "minLength" and e.schema.get("description", "").startswith("Prometheus duration"):
         return lf.finding(path, "RG302", f"`{_last(path)}` is empty; write a duration such as 5m", rule=rule)
-    if v == "propertyNames":
+    if v == "propertyNames" or "propertyNames" in list(e.relative_schema_path)[:-1]:
+        # jsonschema reports a bad key name at the mapping (its path does not name the key),
+        # which is the mapping's first key in block style and its `{` in flow style: point at
+        # the key itself
+        mapping = value_at(lf.data, path)
+        if isinstance(e.instance, str) and isinstance(mapping, dict) and e.instance in mapping:
+            what = {"labels": "label", "annotations": "annotation", "params": "parameter",
+                    "variables": "variable"}.get(str(_last(path)), "key")
+            return lf.finding(path + (e.instance,), "RG204", f"`{_last(path)}`: {e.instance!r} is no {what} "
+                              f"name (names match {e.validator_value}); rename the key", rule=rule, key=True)
         return lf.finding(path, "RG204", f"`{_last(path)}`: {e.message}; label and annotation names "
                           "match [a-zA-Z_][a-zA-Z0-9_]*", rule=rule)
     if v == "oneOf" and _last(path) in ("promql",):

@@ -314,3 +314,17 @@ def test_rulegen_test_ignores_the_charts_own_rule_knobs(project, helm_bin, promt
     assert values_for_tests(spec) == {"enabled": True, "monitoring": {"enabled": True}, "prometheusRule": {
         "disabled": None, "groups": None, "customRules": None, "additionalRuleLabels": None,
         "additionalRuleAnnotations": None}}
+
+
+def test_rulegen_test_ignores_an_slo_objective_in_the_charts_values(project, helm_bin, promtool_bin, capsys):
+    # regression: an objective set in the chart's values.yaml failed every generated SLO test
+    values = project / "charts/noctaya/values.yaml"
+    text = values.read_text(encoding="utf-8")
+    text = text.replace("    gateway-activation:\n      enabled: true\n      ticket: true\n",
+                        "    gateway-activation:\n      enabled: true\n      ticket: false\n      objective: 99.9\n")
+    assert "objective: 99.9" in text
+    values.write_text(text, encoding="utf-8")
+    assert main(["-C", str(project), "test", "--app", "noctaya", "--alert", "NoctayaGatewayActivationSlowBurn",
+                 "--alert", "NoctayaGatewayActivationFastBurn"]) == 0, capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert out.rstrip().splitlines()[-1].endswith(" passed, 0 failed")

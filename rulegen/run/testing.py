@@ -145,13 +145,14 @@ def values_for_tests(spec: Spec) -> dict:
     """The values ``rulegen test`` renders ``spec``'s chart with: every gate true, and each of
     :data:`RULE_KNOBS` under ``chart.values_key`` set to null, which Helm reads as "delete this
     key from the chart's values.yaml". So the tests test the spec's rules as the spec defines
-    them: a ``customRules.<Alert>.for``, a ``disabled`` alert or group, or extra labels set
-    in the chart's values.yaml (a deployment's choice) cannot fail (or pass) a spec's test.
+    them: a ``customRules.<Alert>.for``, a ``disabled`` alert or group, extra labels or an
+    SLO's ``objective`` set in the chart's values.yaml (a deployment's choice) cannot fail (or
+    pass) a spec's test.
     """
     out = helm.gate_values(spec.chart.gates)
     knobs = out.setdefault(spec.chart.values_key, {})
     if isinstance(knobs, dict):  # a gate may not be the values key itself (the schema forbids it)
-        for k in RULE_KNOBS:
+        for k in RULE_KNOBS + (("slos",) if spec.slos else ()):  # slos: in values.yaml only with SLOs
             knobs.setdefault(k, None)
     return out
 

@@ -56,7 +56,7 @@ def section(s, values_key: str, md_text, inline_code, fence) -> dict:
         ("Error budget", budget_text),
         ("Rule group", inline_code(group)),
         ("Knobs", f"`{values_key}.slos.{s.name}.enabled: false` turns the SLO off, `.ticket: false` keeps "
-                  f"the pages only, `.objective: 99.9` sets another objective for the alerts (this page and "
+                  f"the pages only, `.objective: <percent>` sets another objective for the alerts (this page and "
                   f"the generated tests keep the spec's {slo_mod.decimal_text(s.objective)}%)"),
         ("Budget left now", inline_code(s.record_selector(slo_mod.REMAINING_RECORD))
          + " (1 = untouched, 0 = spent, below 0 = overspent)"),

@@ -254,8 +254,8 @@ def problems(entry: dict) -> list[tuple[tuple, str, str, bool]]:
         try:
             period_ms = parse_ms(entry["period"])
         except DurationError as e:
-            out.append((("period",), "RG351", f"period {entry['period']!r} is not a Prometheus "
-                        f"duration: {e}; e.g. 30d or 28d", False))
+            out.append((("period",), "RG351", f"period: {e}; SLO periods are whole days or weeks, "
+                        "e.g. 30d or 28d", False))
         else:
             if not MIN_PERIOD_MS <= period_ms <= MAX_PERIOD_MS:
                 out.append((("period",), "RG352", f"period {entry['period']} is outside 1d..400d; "

@@ -45,8 +45,11 @@ def _read(ctx, chart_path: str) -> str | None:
     rel = f"{chart_path.rstrip('/')}/values.yaml"
     if lexical_problem(chart_path.rstrip("/")) is not None or escaping_link(ctx.root, rel) is not None:
         return None
+    path = ctx.root / rel
+    if not path.is_file():  # a folder, or a FIFO whose open would wait for a writer forever (RG701 says so)
+        return None
     try:
-        return (ctx.root / rel).read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
 

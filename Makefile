@@ -1,10 +1,11 @@
 # rulegen developer entry points. `make build` installs rulegen into .venv and runs it on the
-# bundled specs; `make test` runs the whole test suite with the real helm and promtool.
+# bundled specs; `make test` runs the whole test suite with the real helm and promtool and
+# builds the documentation site (docs/, mkdocs.docs.yml) strictly.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install tools build test check site bench clean
+.PHONY: install tools build test check site docs bench clean
 
 $(BIN)/rulegen: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -26,10 +27,16 @@ check: install
 test: install tools
 	$(BIN)/rulegen check
 	$(BIN)/rulegen test --min-coverage 100 --min-mutation-score 100
+	$(BIN)/mkdocs build --strict -f mkdocs.docs.yml
 	$(BIN)/python -m pytest -n 2 -q
 
+# the on-call runbook site (mkdocs.yml, runbooks/) into site/
 site: install
 	$(BIN)/mkdocs build --strict
+
+# rulegen's own documentation (mkdocs.docs.yml, docs/) into site-docs/
+docs: install
+	$(BIN)/mkdocs build --strict -f mkdocs.docs.yml
 
 bench: install tools
 	$(BIN)/python benchmarks/validate_corpus.py
@@ -37,4 +44,4 @@ bench: install tools
 	$(BIN)/python benchmarks/mutation_bench.py
 
 clean:
-	rm -rf site .rulegen .pytest_cache
+	rm -rf site site-docs .rulegen .pytest_cache

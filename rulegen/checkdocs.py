@@ -1,6 +1,7 @@
 """The documentation of every finding code, read from the docstrings of the modules that emit
-them: ``rulegen checks`` prints it as plain text, and the site's check reference
-(``runbooks/guides/checks.md``) is the same text as Markdown, so neither can drift from the code.
+them: ``rulegen checks`` prints it as plain text, and the check reference of the tool
+documentation site (``docs/checks.md``) is the same text as Markdown, so neither can drift from
+the code.
 
 Where a code is documented (the one place to edit when adding a code): a bullet in the
 docstring of a module listed in :data:`SOURCES` (the validation families of
@@ -268,9 +269,10 @@ def render_text(only: str | None = None) -> str:
     return "\n".join(out)
 
 
-# -- Markdown (the site's check reference) ------------------------------------------------------
+# -- Markdown (the check reference page, docs/checks.md) ---------------------------------------
 
-REFERENCE_PAGE = "runbooks/guides/checks.md"
+#: The check reference page of the tool documentation site (``mkdocs.docs.yml``), from the repo root.
+REFERENCE_PAGE = "docs/checks.md"
 
 _MD_SPECIAL = re.compile(r"([<>*_\[\]])")
 

@@ -200,7 +200,7 @@ EXAMPLES = {
                 "rulegen baseline --add               # also accept today's policy findings",
     "schema": "rulegen schema > spec.schema.json",
     "checks": "rulegen checks RG404                 # one code, with a bad and a good example\n"
-              "rulegen checks --format markdown > runbooks/guides/checks.md",
+              "rulegen checks --format markdown > docs/checks.md",
 }
 
 
@@ -329,7 +329,7 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("checks", parents=[common], help="print the documentation of every check, or of one code")
     s.add_argument("code", nargs="?", help="one code, e.g. RG404 (default: all)")
     s.add_argument("--format", choices=("text", "markdown"), default="text",
-                   help="markdown: the site's check reference page")
+                   help="markdown: the check reference page, docs/checks.md")
     s.set_defaults(func=cmd_checks)
 
     for name, cmd in sub.choices.items():

@@ -18,7 +18,8 @@ Shape::
       grafana_url: https://grafana.example.com         # ... and to Grafana Explore
       allow_html: false   # true: raw HTML in spec Markdown is cleaned to an allow-list (nh3), not escaped
 
-Everything has a default, so a project without the file behaves as documented in the README.
+Everything has a default, so a project without the file behaves as documented in
+``docs/configuration.md``.
 """
 
 from __future__ import annotations

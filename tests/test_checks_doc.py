@@ -1,5 +1,5 @@
 """`rulegen --help`, each command's help, `rulegen checks [CODE]` and the site's check reference
-(runbooks/guides/checks.md): plain text, no reStructuredText, no sentence cut off, an example
+(docs/checks.md): plain text, no reStructuredText, no sentence cut off, an example
 per command, a bad and a good example per code, and the page current with the docstrings."""
 
 from __future__ import annotations
@@ -93,8 +93,8 @@ def test_rst_is_turned_into_markdown():
 def test_reference_page_is_current():
     page = REPO / checkdocs.REFERENCE_PAGE
     assert page.read_text(encoding="utf-8") == checkdocs.render_markdown(), (
-        "runbooks/guides/checks.md is stale: run "
-        "`.venv/bin/rulegen checks --format markdown > runbooks/guides/checks.md`")
+        "docs/checks.md is stale: run "
+        "`.venv/bin/rulegen checks --format markdown > docs/checks.md`")
 
 
 def test_reference_page_has_an_anchor_and_examples_per_code():

@@ -71,8 +71,8 @@ def test_kps_rendered_chart_adopted(tmp_path, helm_bin, capsys, shared_dir):
 
 
 def test_helm_default_kube_version_meets_kube_prometheus_stack(tmp_path, helm_bin):
-    """The README's advice (no --kube-version needed for kube-prometheus-stack): the pinned helm
-    renders a chart with kube-prometheus-stack's own constraint, and its default is not 1.20."""
+    """The advice of docs/import.md (no --kube-version needed for kube-prometheus-stack): the
+    pinned helm renders a chart with kube-prometheus-stack's own constraint, and its default is not 1.20."""
     import re
     import subprocess
     constraint = re.search(r'^kubeVersion: "(.*)"$', (KPS / "chart/Chart.yaml").read_text(encoding="utf-8"), re.M)

@@ -39,10 +39,7 @@ def test_nav_lists_every_app_sorted(project):
         {"Alert index": "alerts.md"},
         {"Apps": [{"inferencecache": "inferencecache.md"}, {"llama-swap": "llama-swap.md"},
                   {"Noctaya": "noctaya.md"}]},
-        {"Guides": [{"Deploying with Argo CD": "guides/argocd.md"},  # the bundled guides
-                    {"Check reference": "guides/checks.md"},
-                    {"Spec format": "guides/spec-format.md"}]},
-    ]
+    ]  # no Guides: the bundled site has no hand-written page (rulegen's own docs are in docs/)
 
 
 def test_nav_lists_guides_and_keeps_the_rest_of_mkdocs_yml(project):
@@ -53,9 +50,7 @@ def test_nav_lists_guides_and_keeps_the_rest_of_mkdocs_yml(project):
     existing = (project / "mkdocs.yml").read_text()
     out = site.render_mkdocs(specs, existing, project)
     assert nav(out)[3] == {"Guides": [{"a-first": "guides/a-first.md"},
-                                      {"Argo CD sync guide": "guides/argocd.md"},
-                                      {"Check reference": "guides/checks.md"},
-                                      {"Spec format": "guides/spec-format.md"}]}
+                                      {"Argo CD sync guide": "guides/argocd.md"}]}
     assert out.startswith("# The on-call runbook site.")  # comments kept
     assert "  anchors: warn\n" in out
     # without a root (plan does not pass one yet) the Guides section already in mkdocs.yml stays
@@ -67,14 +62,17 @@ def test_nav_lists_guides_and_keeps_the_rest_of_mkdocs_yml(project):
 def test_mkdocs_yml_whose_nav_is_up_to_date_is_kept_byte_for_byte(project):
     # nav already what rulegen writes, but laid out by hand (flow style, quotes, a comment):
     # the file is left as it is, not re-dumped by ruamel.yaml
+    (project / "runbooks/guides").mkdir(parents=True, exist_ok=True)
+    (project / "runbooks/guides/failover.md").write_text("# Region failover\n")
+    (project / "runbooks/guides/paging.md").write_text("# Paging policy\n")
     specs = load_project(project).specs
     apps = ", ".join(f'{{"{s.title}": {s.app}.md}}' for s in sorted(specs, key=lambda s: s.app))
     text = ("site_name:   Runbooks   # spaced by hand\n"
             "markdown_extensions:\n  - pymdownx.emoji:\n"
             "      emoji_index: !!python/name:material.extensions.emoji.twemoji\n"
             f"nav: [{{Home: 'index.md'}}, {{Alert index: alerts.md}}, {{Apps: [{apps}]}},\n"
-            "      {Guides: [{Deploying with Argo CD: guides/argocd.md},\n"
-            "                {Check reference: guides/checks.md}, {Spec format: guides/spec-format.md}]}]\n")
+            "      {Guides: [{Region failover: guides/failover.md},\n"
+            "                {Paging policy: guides/paging.md}]}]\n")
     assert site.render_mkdocs(specs, text, project) == text
     # one app missing from the nav: the nav is rewritten, the rest kept
     out = site.render_mkdocs(specs[:1], text, project)
@@ -193,7 +191,7 @@ def test_mkdocs_strict_build_fails_on_a_broken_anchor(project, tmp_path):
 
 
 def test_mkdocs_strict_build_of_the_bundled_project(project, tmp_path):
-    """The project as committed (hand-written guides included) builds strictly."""
+    """The project as committed builds strictly."""
     assert main(["-C", str(project), "build"]) == 0
     r = mkdocs_build(project, tmp_path / "built")
     assert r.returncode == 0, r.stderr

@@ -25,7 +25,7 @@ from ..spec import Spec
 
 RUNBOOK_DIR = "runbooks"
 #: The site's own stylesheet and script, written under ``runbooks/assets/`` (listed in
-#: mkdocs.yml's ``extra_css`` and ``extra_javascript``; see the README).
+#: mkdocs.yml's ``extra_css`` and ``extra_javascript``; see docs/runbook-site.md).
 ASSETS_DIR = "assets"
 ASSETS = ("rulegen.css", "rulegen.js")
 
@@ -289,8 +289,8 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
             if missing:
                 findings.append(Finding("mkdocs.yml", 1, 1, "RG512", Severity.WARNING,
                                         f"mkdocs.yml lacks {', '.join(missing)}: the runbook pages' triage "
-                                        "boxes, badges and index filters need them (see the README, "
-                                        "\"Site assets and settings\")"))
+                                        "boxes, badges and index filters need them (see rulegen's "
+                                        "docs/runbook-site.md, \"Site assets and settings\")"))
         mk = site.render_mkdocs(specs, lf_text, root)
         if mk is not None and mk == lf_text:
             mk = mk_text  # nav current: the file as it is, mixed line endings and all

@@ -34,7 +34,7 @@ def find_spec_files(paths: list[Path]) -> list[Path]:
             raise RulegenError(f"{p}: no such file or folder")
     if not found:
         raise RulegenError(f"no spec files (*.yaml) found in {', '.join(str(p) for p in paths)}; "
-                           "write one, e.g. rules/<app>.yaml (see README: The spec format)")
+                           "write one, e.g. rules/<app>.yaml (see rulegen's docs/spec-format.md)")
     return sorted(set(found), key=lambda q: q.as_posix())
 
 

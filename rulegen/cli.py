@@ -98,10 +98,14 @@ def cmd_build(args) -> int:
 
 
 def cmd_new(args) -> int:
-    from .starter import write_starter
+    from .starter import is_new_project, write_project_config, write_starter
     root = Path(args.root)
+    fresh = is_new_project(root)
     path = write_starter(root, args.app, args.title)
     print(f"wrote {path.relative_to(root)}")
+    if fresh:
+        print(f"wrote {write_project_config(root).relative_to(root)} (policy_changes: fail: "
+              "`rulegen check --base` fails a pull request that grows the baseline or weakens a check)")
     chart = root / "charts" / args.app
     if not chart.exists():
         # the chart is missing: make it (and the page and the tests) from the new spec, and

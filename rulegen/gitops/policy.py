@@ -23,7 +23,7 @@ What counts (head: the working tree; base: the ref):
   raw HTML reaches the site, cleaned rather than escaped) and ``policy_changes`` itself (fail
   -> warn) weaken; the opposite changes tighten. The URLs under ``runbooks`` change no check.
 
-The findings a change hides are worked out on the head's specs validated with the *base*
+The findings a change hides are worked out on the head's specs validated with the base
 config and no baseline (what the base policy would report): for an added baseline entry, the
 findings it covers; for a disabled code, that code's findings; for a lowered severity, that
 code's errors; for a convention, the errors of the codes it governs (RG501-RG504, RG510,

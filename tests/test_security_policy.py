@@ -336,3 +336,21 @@ def test_new_and_import_write_policy_changes_fail_into_a_new_projects_config(tmp
     (tmp_path / "own" / "a.yml").write_text((imported / "a.yml").read_text(encoding="utf-8"), encoding="utf-8")
     assert run(tmp_path / "own", "import", "a.yml") == 0
     assert "policy_changes" not in (tmp_path / "own" / ".rulegen.yaml").read_text(encoding="utf-8")
+
+
+def test_a_base_config_this_rulegen_cannot_read_still_decides_fail_or_warn(tmp_path, capsys):
+    """A key of another rulegen version on the base branch: compared with the defaults (a
+    note says so), and its policy_changes still counts."""
+    root = make_repo(tmp_path, "policy_changes: warn\nfuture_key: 1\n", build=False)
+    (root / ".rulegen.yaml").write_text("checks:\n  disable: [RG402]\n", encoding="utf-8")
+    assert run(root, "diff", "--base", "base") == 0
+    text = capsys.readouterr().out
+    assert "! RG821 .rulegen.yaml:2: check RG402 switched off (checks.disable)" in text
+    assert ("note: .rulegen.yaml at base could not be read (unknown key(s) future_key; known: checks, conventions, "
+            "duplicate_alert_across_apps, runbooks, policy_changes); the working tree's checks were compared "
+            "with rulegen's defaults") in text
+    from rulegen.gitops import policy
+    report = policy.compare(root, "base")
+    assert report.mode == "warn"
+    assert [f.severity.value for f in policy.findings(report, "base")] == ["warning"]
+    assert [f.severity.value for f in policy.findings(report, "base", force=True)] == ["error"]

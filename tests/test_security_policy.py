@@ -354,3 +354,34 @@ def test_a_base_config_this_rulegen_cannot_read_still_decides_fail_or_warn(tmp_p
     assert report.mode == "warn"
     assert [f.severity.value for f in policy.findings(report, "base")] == ["warning"]
     assert [f.severity.value for f in policy.findings(report, "base", force=True)] == ["error"]
+
+
+def test_an_old_entry_that_covers_a_new_error_is_growth(tmp_path, capsys):
+    """The base baselined ShopBroken's RG504; the pull request adds a second ShopBroken (a
+    variant with other labels, allowed) without runbook: the old entry covers it, the file
+    does not change, and validate passes. It is growth all the same."""
+    root = make_repo(tmp_path, None, SPEC + NEW_ALERT, build=True, baseline_add=True)
+    variant = NEW_ALERT.replace("        for: 10m\n", "        for: 10m\n        labels: {tier: backend}\n")
+    add_alert(root, variant, build=True)
+    assert run(root, "validate") == 0
+    capsys.readouterr()
+    assert run(root, "check") == 0
+    capsys.readouterr()
+    assert run(root, "check", "--base", "base") == 1
+    out = capsys.readouterr().out
+    assert re.search(r"^\.rulegen-baseline\.yaml:7:1: error RG820 policy change since base: baseline entry covers "
+                     r"2 error\(s\), 1 at base: RG504 on shop/ShopBroken \(critical alert has no runbook content\); "
+                     r"it hides 2 finding\(s\): rules/shop\.yaml:\d+:\d+ RG504 ShopBroken: .*; "
+                     r"rules/shop\.yaml:\d+:\d+ RG504 ShopBroken: ", out, re.M), out
+
+
+def test_an_unchanged_baseline_over_unchanged_errors_is_no_change(tmp_path, capsys):
+    root = make_repo(tmp_path, None, SPEC + NEW_ALERT, build=True, baseline_add=True)
+    edit = root / "rules" / "shop.yaml"
+    edit.write_text(edit.read_text(encoding="utf-8").replace("for: 5m", "for: 6m"), encoding="utf-8")
+    assert run(root, "build") == 0
+    capsys.readouterr()
+    assert run(root, "check", "--base", "base") == 0
+    assert "RG82" not in capsys.readouterr().out
+    assert run(root, "diff", "--base", "base") == 0
+    assert "POLICY" not in capsys.readouterr().out

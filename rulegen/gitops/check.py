@@ -130,7 +130,7 @@ def _run(root: Path, paths, stream, fmt: str, base: str | None = None, force_pol
     policy_findings: list = []
     if base is not None:
         from . import policy
-        report = policy.compare(root, base, loaded.config)
+        report = policy.compare(root, base, loaded.config, None if paths else loaded)
         policy_findings = policy.findings(report, base, force_policy)
         findings += policy_findings
         for note in report.notes:

@@ -225,15 +225,27 @@ def load_base(root: Path, ref: str, config=None):
     Raises:
         RulegenError: ``root`` is not in a Git work tree or ``ref`` does not name a commit.
     """
+    verify_ref(root, ref)
+    result, n_files = validate_base(root, ref, config)
+    return result.specs, _baselined(root, ref, result), n_files
+
+
+def validate_base(root: Path, ref: str, config=None, only=None):
+    """(validation result, number of spec files) of the specs under ``rules/`` at Git ``ref``
+    (read with ``git show``), checked with ``config`` (default: rulegen's defaults), no
+    baseline applied. ``only``: a set of paths (relative to ``root``) to read, the others left
+    out; None: all.
+
+    Raises:
+        RulegenError: git failed.
+    """
     from ..spec import load_text
     from ..validate import Context, validate
-    verify_ref(root, ref)
     names = [n for n in _git(root, "ls-tree", "-r", "--name-only", ref, "--", SPEC_DIR).splitlines()
-             if n.endswith((".yaml", ".yml"))]
+             if n.endswith((".yaml", ".yml")) and (only is None or n in only)]
     files = [load_text(_git(root, "show", f"{ref}:./{n}"), n) for n in sorted(names)]
     ctx = Context(config=config, root=root) if config is not None else Context(root=root)
-    result = validate(files, ctx)
-    return result.specs, _baselined(root, ref, result), len(files)
+    return validate(files, ctx), len(files)
 
 
 def _baselined(root: Path, ref: str, result) -> list:
@@ -280,7 +292,7 @@ def run_diff(root: Path, base: str, output: str, stream=None) -> int:
     summary = compare_specs(old_specs, loaded.specs)
     from . import policy
     try:
-        report = policy.compare(root, base, loaded.config)
+        report = policy.compare(root, base, loaded.config, loaded)
     except RulegenError as e:
         print(f"rulegen: {e}", file=sys.stderr)
         return EXIT_USAGE

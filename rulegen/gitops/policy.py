@@ -12,7 +12,10 @@ What counts (head: the working tree; base: the ref):
 * the baseline: each entry added (it weakens) or removed (it does not), keyed as
   :mod:`rulegen.baseline` keys them; a changed entry is one removed and one added, and a
   version 1 entry (no ``message``) that replaces a version 2 one is an entry added, since it
-  covers every finding of its code on that rule;
+  covers every finding of its code on that rule. An entry on both sides that covers more
+  errors in the working tree than at the base ref weakens too: a second alert of the same
+  name in the app (a variant) with the same finding, or any new finding of the code on the
+  rule for a version 1 entry, is hidden by the old entry without the file changing;
 * ``checks.disable``: a code switched off (weakens) or on again;
 * ``checks.severity``: a code's effective severity (its override, else its documented default,
   see :mod:`rulegen.checkdocs`) lowered from error to warning (weakens) or raised;
@@ -45,7 +48,8 @@ baseline, re-enabling a check or tightening a setting never fails.
 Codes (``rulegen check --base REF``; warnings when the base ref sets ``policy_changes: warn``):
 
 * ``RG820`` the baseline grew: an entry of ``.rulegen-baseline.yaml`` is not in the base
-  ref's baseline, so the findings it covers stop failing the check (the message names them).
+  ref's baseline, or covers more errors than it did there, so the findings it covers stop
+  failing the check (the message names them).
   Bad: a pull request adding ``{app: shop, rule: ShopDown, code: RG504, message: critical
   alert has no runbook content}`` next to its new alert ShopDown; good: ShopDown gets its
   runbook, or the entry is agreed with the platform team and merged past the check.
@@ -346,17 +350,47 @@ def _sorted(found) -> list:
     return sorted(found, key=lambda f: (f.file, f.line, f.col, f.code, f.message))
 
 
-def compare(root: Path, ref: str, head_config: Config | None = None) -> Report:
+def _changed_specs(root: Path, ref: str) -> set:
+    """Paths (relative to ``root``) under ``rules/`` that differ between ``ref`` and the working
+    tree, deleted, or not tracked (ignored ones too)."""
+    from .diff import SPEC_DIR, _git
+    names = _git(root, "diff", "--name-only", "--relative", ref, "--", SPEC_DIR).splitlines()
+    names += _git(root, "ls-files", "--others", "--", SPEC_DIR).splitlines()
+    return set(names)
+
+
+def _unbaselined(found: list) -> list:
+    """``found`` (findings with the project's baseline applied, :func:`rulegen.baseline.apply`)
+    as they were before it: a baselined finding an error again, without its ``(baselined in
+    ...)`` note; the RG811 findings of stale entries left out."""
+    note = f" (baselined in {bl.BASELINE_FILE})"
+    out = []
+    for f in found:
+        if f.code == "RG811" and f.file == bl.BASELINE_FILE:
+            continue
+        if f.message.endswith(note) and not f.is_error:
+            f = Finding(f.file, f.line, f.col, f.code, Severity.ERROR, f.message[:-len(note)], f.rule)
+        out.append(f)
+    return out
+
+
+def compare(root: Path, ref: str, head_config: Config | None = None, loaded=None) -> Report:
     """Every change of the baseline and the check configuration between Git ``ref`` and the
     working tree of the project at ``root`` (see the module docstring), with the findings each
-    weakening change hides. ``head_config``: the working tree's config when the caller has it.
+    weakening change hides.
+
+    Args:
+        head_config: the working tree's config, when the caller has it.
+        loaded: the whole working tree's specs and findings (:func:`rulegen.pipeline.load_project`
+            without paths), when the caller has them: when the base config is the same, they
+            are not validated again.
 
     Raises:
         RulegenError: ``ref`` names no commit or git fails, or the working tree's config or
             baseline is invalid (as for ``validate``).
     """
     from ..config import load_config
-    from .diff import verify_ref
+    from .diff import validate_base, verify_ref
     verify_ref(root, ref)
     old_config, mode, notes = base_policy(root, ref)
     new_config = head_config if head_config is not None else load_config(root)
@@ -368,25 +402,48 @@ def compare(root: Path, ref: str, head_config: Config | None = None) -> Report:
     old_keys, new_keys = old_base.keys(), new_base.keys()
     added = [k for k in dict.fromkeys(new_base.entries) if k not in old_keys]
     removed = [k for k in dict.fromkeys(old_base.entries) if k not in new_keys]
+    kept = [k for k in dict.fromkeys(new_base.entries) if k in old_keys]
     conf = _config_changes(old_config, new_config, _key_lines(root))
-    if not (added or removed or conf):
+    # a kept entry can only cover more when a spec changed: both sides are judged by the base
+    # config, and the policy codes are judged spec by spec
+    changed = _changed_specs(root, ref) if kept else set()
+    if not (added or removed or conf or changed):
         return report
 
-    weak = bool(added) or any(c[0] is not None for c in conf)
-    ref_findings = app_of = head_errors = None
-    if weak:
-        reference = _validate_head(root, old_config)     # what the base policy would report
-        ref_findings = reference.findings
-        app_of = {s.file: s.app for s in reference.specs}
-        if any(c[3] == "setting" for c in conf):
-            head_errors = {(f.file, f.line, f.col, f.code, f.message)
-                           for f in _validate_head(root, new_config).findings if f.is_error}
+    ref_findings, app_of = [], {}
+    if added or changed or any(c[0] is not None for c in conf):
+        if loaded is not None and old_config == new_config:
+            ref_findings, app_of = _unbaselined(loaded.findings), {s.file: s.app for s in loaded.specs}
+        else:
+            reference = _validate_head(root, old_config)     # what the base policy would report
+            ref_findings, app_of = reference.findings, {s.file: s.app for s in reference.specs}
+    head_errors = set()
+    if any(c[3] == "setting" for c in conf):
+        head_errors = {(f.file, f.line, f.col, f.code, f.message)
+                       for f in _validate_head(root, new_config).findings if f.is_error}
 
-    for k in sorted(added, key=lambda k: new_base.lines.get(k, 1)):
-        hides = [f for f in ref_findings if (fk := bl.key_of(f, app_of)) is not None
-                 and bl.Baseline([k]).covering(fk, {k}) == k]
-        report.changes.append(PolicyChange(BASELINE_GREW, bl.BASELINE_FILE, new_base.lines.get(k, 1),
-                                           "baseline entry added: " + _entry_phrase(k), _sorted(hides)))
+    def covered(k, found, apps) -> list:
+        return [f for f in found if (fk := bl.key_of(f, apps)) is not None
+                and bl.Baseline([k]).covering(fk, {k}) == k]
+
+    grew = []
+    for k in added:
+        grew.append((k, "baseline entry added: " + _entry_phrase(k), covered(k, ref_findings, app_of)))
+    apps_changed = {app_of[f] for f in changed if f in app_of}
+    kept = [k for k in kept if k[0] in apps_changed]
+    if kept:
+        at_base, _ = validate_base(root, ref, old_config, only=changed)
+        base_apps = {s.file: s.app for s in at_base.specs}
+        base_errors = [f for f in at_base.findings if f.is_error]
+        errors_now = [f for f in ref_findings if f.is_error]
+        for k in kept:
+            now, before = covered(k, errors_now, app_of), len(covered(k, base_errors, base_apps))
+            if len(now) > before:
+                grew.append((k, f"baseline entry covers {len(now)} error(s), {before} at {ref}: "
+                             + _entry_phrase(k), now))
+    for k, what, hides in sorted(grew, key=lambda g: new_base.lines.get(g[0], 1)):
+        report.changes.append(PolicyChange(BASELINE_GREW, bl.BASELINE_FILE, new_base.lines.get(k, 1), what,
+                                           _sorted(hides)))
     for code, line, what, kind, arg in conf:
         if code is None:
             continue

@@ -649,25 +649,21 @@ def _policy_headline(s: Summary) -> str:
 def _policy_text(s: Summary) -> list[str]:
     """The policy changes for a terminal: ``!`` weakens (with its code and what it hides),
     ``.`` tightens."""
-    from .policy import finding_phrase, plain
+    from .policy import SHOWN, finding_phrase, plain
     if not s.policy:
         return []
     lines = [f"POLICY CHANGES: {_policy_headline(s)}"]
     for c in s.policy:
         if c.weakens:
             lines.append(f"! {c.code} {c.file}:{c.line}: {plain(c.what)}")
-            lines += [f"    hides {finding_phrase(f)}" for f in c.hides[:SHOWN_HIDDEN]]
-            if len(c.hides) > SHOWN_HIDDEN:
-                lines.append(f"    hides {len(c.hides) - SHOWN_HIDDEN} more finding(s)")
+            lines += [f"    hides {finding_phrase(f)}" for f in c.hides[:SHOWN]]
+            if len(c.hides) > SHOWN:
+                lines.append(f"    hides {len(c.hides) - SHOWN} more finding(s)")
             if not c.hides:
                 lines.append("    hides no finding today")
         else:
             lines.append(f". {c.file}: {plain(c.what)}")
     return lines
-
-
-#: Hidden findings listed per policy change (then "N more").
-SHOWN_HIDDEN = 10
 
 
 def render_text(s: Summary, base: str) -> str:
@@ -722,7 +718,7 @@ def _md_code(text: str) -> str:
 def _policy_markdown(s: Summary, base: str) -> list[str]:
     """The policy changes as a section of their own: a heading, what it means, and a table of
     the changes with the findings each hides."""
-    from .policy import finding_phrase
+    from .policy import SHOWN, finding_phrase
     if not s.policy:
         return []
     weak = sum(c.weakens for c in s.policy)
@@ -734,9 +730,9 @@ def _policy_markdown(s: Summary, base: str) -> list[str]:
     for c in s.policy:
         effect = f"**weakens** ({c.code})" if c.weakens else "tightens"
         if c.weakens:
-            hides = "<br>".join(_md_code(finding_phrase(f)) for f in c.hides[:SHOWN_HIDDEN])
-            if len(c.hides) > SHOWN_HIDDEN:
-                hides += f"<br>and {len(c.hides) - SHOWN_HIDDEN} more"
+            hides = "<br>".join(_md_code(finding_phrase(f)) for f in c.hides[:SHOWN])
+            if len(c.hides) > SHOWN:
+                hides += f"<br>and {len(c.hides) - SHOWN} more"
             hides = hides or "no finding today"
         else:
             hides = ""

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 #: (validation families first, in the order they run). ``rulegen.checkdocs`` itself documents
 #: the codes of making the outputs.
 EXTRA_SOURCES = ("rulegen.checkdocs:OUTPUTS", "rulegen.gitops.links", "rulegen.importer",
-                 "rulegen.baseline")
+                 "rulegen.baseline", "rulegen.gitops.policy")
 
 #: Codes reported while making the outputs (``build``, ``check``, ``test``), not by a check
 #: module; documented here because they come from several modules.

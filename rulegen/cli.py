@@ -98,10 +98,14 @@ def cmd_build(args) -> int:
 
 
 def cmd_new(args) -> int:
-    from .starter import write_starter
+    from .starter import is_new_project, write_project_config, write_starter
     root = Path(args.root)
+    fresh = is_new_project(root)
     path = write_starter(root, args.app, args.title)
     print(f"wrote {path.relative_to(root)}")
+    if fresh:
+        print(f"wrote {write_project_config(root).relative_to(root)} (policy_changes: fail: "
+              "`rulegen check --base` fails a pull request that grows the baseline or weakens a check)")
     chart = root / "charts" / args.app
     if not chart.exists():
         # the chart is missing: make it (and the page and the tests) from the new spec, and
@@ -126,7 +130,8 @@ def cmd_new(args) -> int:
 
 def cmd_check(args) -> int:
     from .gitops.check import run_check
-    return run_check(Path(args.root), args.paths or None, sys.stdout, args.format)
+    return run_check(Path(args.root), args.paths or None, sys.stdout, args.format, args.base,
+                     args.fail_on_policy_changes)
 
 
 def cmd_test(args) -> int:
@@ -189,7 +194,8 @@ EXAMPLES = {
                 "rulegen validate rules/shop.yaml -o github",
     "build": "rulegen build                        # charts, runbook pages and promtool tests\n"
              "rulegen build rules/shop.yaml        # only what that spec makes",
-    "check": "rulegen check                        # in CI: exit 1 when outputs and specs disagree",
+    "check": "rulegen check                        # in CI: exit 1 when outputs and specs disagree\n"
+             "rulegen check --base origin/main     # on a PR: also fail when it grows the baseline or weakens a check",
     "test": "rulegen test --app shop --min-coverage 100 --junit report.xml\n"
             "rulegen test --min-mutation-score 100   # would the tests notice a wrong rule?",
     "derive-tests": "rulegen derive-tests --alert ShopDown --dry-run   # print what it would write",
@@ -246,6 +252,12 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("paths", nargs="*")
     s.add_argument("--format", choices=("helm", "rules"), default="helm",
                    help="the output format build was run with (default helm)")
+    s.add_argument("--base", default=None, metavar="REF",
+                   help="Git ref the pull request goes into: also report each change since REF that weakens "
+                        "what is checked (baseline entries added, codes switched off or lowered, conventions "
+                        "relaxed: RG820-RG823), as errors unless REF's .rulegen.yaml says policy_changes: warn")
+    s.add_argument("--fail-on-policy-changes", action="store_true",
+                   help="with --base: those changes are errors whatever REF's .rulegen.yaml says")
     s.set_defaults(func=cmd_check)
 
     s = sub.add_parser("test", parents=[common], help="render charts with helm and run promtool test rules on them",

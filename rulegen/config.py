@@ -17,9 +17,17 @@ Shape::
       prometheus_url: https://prometheus.example.com   # every PromQL block links to its query there
       grafana_url: https://grafana.example.com         # ... and to Grafana Explore
       allow_html: false   # true: raw HTML in spec Markdown is cleaned to an allow-list (nh3), not escaped
+    policy_changes: fail   # or warn: what `rulegen check --base REF` does about a PR that weakens the checks
 
 Everything has a default, so a project without the file behaves as documented in
 ``docs/configuration.md``.
+
+``policy_changes`` (see :mod:`rulegen.gitops.policy`) is read from the *base* ref's file by
+``rulegen check --base REF``, never from the pull request's own: ``fail`` (the default, also
+when the key is absent) makes a grown baseline or a switched-off or weakened check an error
+(RG820-RG823), ``warn`` reports them as warnings. Those codes cannot be switched off or
+re-graded under ``checks:``; ``policy_changes: warn`` is the one switch, and it only counts
+once it is on the base branch.
 """
 
 from __future__ import annotations
@@ -33,6 +41,11 @@ import yaml
 from .findings import Finding, RulegenError, Severity
 
 CONFIG_FILE = ".rulegen.yaml"
+#: The values of ``policy_changes``.
+POLICY_MODES = ("fail", "warn")
+#: Codes of :mod:`rulegen.gitops.policy`: ``checks.disable``/``checks.severity`` may not name
+#: them (a pull request could otherwise switch off the check of its own policy changes).
+POLICY_CHANGE_CODES = frozenset({"RG820", "RG821", "RG822", "RG823"})
 
 
 @dataclass
@@ -53,6 +66,9 @@ class Config:
     grafana_url: str | None = None
     #: raw HTML in runbook text: cleaned to an allow-list by nh3 (True) or escaped (False)
     allow_html: bool = False
+    #: ``fail`` or ``warn``: how ``rulegen check --base`` reports a PR that weakens the checks,
+    #: when this is the base ref's config (see :mod:`rulegen.gitops.policy`)
+    policy_changes: str = "fail"
 
     def apply(self, findings: list[Finding]) -> list[Finding]:
         """Drop disabled codes and apply severity overrides; result sorted by file, line, col."""
@@ -94,7 +110,7 @@ def parse_config(raw) -> Config:
     """
     if not isinstance(raw, dict):
         raise RulegenError(f"{CONFIG_FILE}: must be a mapping")
-    _known(raw, ("checks", "conventions", "duplicate_alert_across_apps", "runbooks"), "")
+    _known(raw, ("checks", "conventions", "duplicate_alert_across_apps", "runbooks", "policy_changes"), "")
     pages = _mapping(raw.get("runbooks"), "runbooks")
     _known(pages, ("prometheus_url", "grafana_url", "allow_html"), "runbooks.")
     checks = _mapping(raw.get("checks"), "checks")
@@ -117,6 +133,10 @@ def parse_config(raw) -> Config:
     dup = raw.get("duplicate_alert_across_apps", "error")
     if dup not in ("error", "warning"):
         raise RulegenError(f"{CONFIG_FILE}: duplicate_alert_across_apps: use error or warning")
+    policy = raw.get("policy_changes", Config.policy_changes)
+    if policy not in POLICY_MODES:
+        raise RulegenError(f"{CONFIG_FILE}: policy_changes: use fail or warn (what `rulegen check --base` "
+                           "does when a pull request grows the baseline or weakens a check)")
     return Config(
         disabled=frozenset(disabled),
         severity_overrides=sev,
@@ -130,6 +150,7 @@ def parse_config(raw) -> Config:
         prometheus_url=_base_url(pages.get("prometheus_url"), "runbooks.prometheus_url"),
         grafana_url=_base_url(pages.get("grafana_url"), "runbooks.grafana_url"),
         allow_html=_allow_html(pages.get("allow_html", False)),
+        policy_changes=policy,
     )
 
 
@@ -195,8 +216,13 @@ def _bool(d: dict, key: str) -> bool:
 
 
 def _unlocked(c: str, name: str) -> None:
-    """Refuse to switch off or re-grade a containment code (:data:`rulegen.containment.LOCKED_CODES`):
-    they keep rulegen from reading or writing outside the project."""
+    """Refuse to switch off or re-grade a containment code (:data:`rulegen.containment.LOCKED_CODES`:
+    they keep rulegen from reading or writing outside the project) or a policy-change code
+    (:data:`POLICY_CHANGE_CODES`)."""
+    if c in POLICY_CHANGE_CODES:
+        raise RulegenError(f"{CONFIG_FILE}: {name}: {c} reports a pull request that weakens the checks and "
+                           "cannot be switched off or re-graded; `policy_changes: warn` on the base branch "
+                           "makes `rulegen check --base` report such changes without failing")
     from .containment import LOCKED_CODES
     if c in LOCKED_CODES:
         raise RulegenError(f"{CONFIG_FILE}: {name}: {c} keeps rulegen inside the project (paths, links, "

@@ -7,6 +7,11 @@ The spec (``templates/starter.yaml.j2``) holds one recording rule (the 5xx ratio
 diagnosis, PromQL, resolution) and promtool tests on both sides of the threshold (``0.05``
 does not fire, ``0.051`` does) and of ``for`` (not at 9m, at 10m; a dip restarts the wait),
 so that a changed comparison, threshold or duration fails a test.
+
+In a new project (no ``.rulegen.yaml``, no other spec under ``rules/``) it also writes
+``.rulegen.yaml`` with ``policy_changes: fail`` (:func:`write_project_config`), so the project
+says from the start that ``rulegen check --base`` fails a pull request that grows the
+baseline or weakens a check (:mod:`rulegen.gitops.policy`).
 """
 
 from __future__ import annotations
@@ -20,6 +25,37 @@ from .render import jinja
 
 #: An app name rulegen accepts: a DNS label of at most 53 characters (the spec schema's ``app``).
 APP_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,51}[a-z0-9])?$")
+
+
+#: The comment above ``policy_changes`` in a ``.rulegen.yaml`` that ``new`` or ``import`` creates.
+POLICY_COMMENT = ("`rulegen check --base <the pull request's base branch>` fails when a pull request adds\n"
+                  "entries to .rulegen-baseline.yaml or switches a check off or weakens it here (RG820-RG823);\n"
+                  "the value on the base branch counts, not the pull request's. warn: report them only.")
+
+#: The ``.rulegen.yaml`` of a new project.
+PROJECT_CONFIG = ("# rulegen project configuration (see the README, \"Project configuration\").\n"
+                  + "".join(f"# {line}\n" for line in POLICY_COMMENT.splitlines())
+                  + "policy_changes: fail\n")
+
+
+def is_new_project(root: Path) -> bool:
+    """True when the project at ``root`` has no ``.rulegen.yaml`` (not even a dangling link)
+    and no spec under ``rules/``."""
+    import os
+
+    from .config import CONFIG_FILE
+    folder = root / "rules"
+    return not os.path.lexists(root / CONFIG_FILE) and \
+        not (folder.is_dir() and any(folder.glob("*.y*ml")))
+
+
+def write_project_config(root: Path) -> Path:
+    """Write :data:`PROJECT_CONFIG` as ``root/.rulegen.yaml`` (atomically) and return its path."""
+    from .config import CONFIG_FILE
+    from .gitops.write import atomic_write
+    path = root / CONFIG_FILE
+    atomic_write(path, PROJECT_CONFIG)
+    return path
 
 
 def alert_name(app: str) -> str:

@@ -359,7 +359,12 @@ def test_kps_import_adds_none_after_the_default_severities(tmp_path, capsys, sha
         "conventions:\n"
         "  # read from the imported rules by `rulegen import`: critical, warning, info are rulegen's defaults; none is "
         "used by the imported Watchdog, InfoInhibitor\n"
-        "  severities: [critical, warning, info, none]\n")
+        "  severities: [critical, warning, info, none]\n"
+        # a config import creates says what `rulegen check --base` does (issue 23, class 7)
+        "# `rulegen check --base <the pull request's base branch>` fails when a pull request adds\n"
+        "# entries to .rulegen-baseline.yaml or switches a check off or weakens it here (RG820-RG823);\n"
+        "# the value on the base branch counts, not the pull request's. warn: report them only.\n"
+        "policy_changes: fail\n")
     assert _run(root, "validate") == 0
     assert "RG501" not in capsys.readouterr().out
 

@@ -14,6 +14,14 @@ It does what ``build`` does, in memory (:func:`rulegen.pipeline.load_project` th
    produces them) and temp files left by an interrupted build;
 5. one summary line.
 
+With ``--base REF`` it also compares the baseline and the check configuration with those at
+Git ``REF`` (:mod:`rulegen.gitops.policy`): each change that weakens what is checked (an entry
+added to ``.rulegen-baseline.yaml``, a code switched off or lowered to a warning, a convention
+relaxed) is a finding, RG820-RG823, reported with the validation findings. They are errors
+when ``REF``'s own ``.rulegen.yaml`` says ``policy_changes: fail`` or does not say (the
+default), or with ``--fail-on-policy-changes``; warnings when ``REF`` says ``warn``. The pull
+request's own ``.rulegen.yaml`` has no say in it.
+
 Exit codes: 0 nothing to do, 1 findings with errors or any drift, 2 usage or internal fault.
 """
 
@@ -67,7 +75,8 @@ def _link_findings(outputs, specs, root: Path) -> list:
     return list(links.check_links(outputs, specs, root))
 
 
-def run_check(root: Path, paths: list[str] | None, stream=None, fmt: str = "helm") -> int:
+def run_check(root: Path, paths: list[str] | None, stream=None, fmt: str = "helm", base: str | None = None,
+              fail_on_policy_changes: bool = False) -> int:
     """Run the drift check on the project at ``root`` and print the report to ``stream``.
 
     Args:
@@ -76,13 +85,18 @@ def run_check(root: Path, paths: list[str] | None, stream=None, fmt: str = "helm
             those specs are checked: site-wide pages and stale files of other specs are not.
         stream: text stream for the report (default stdout); usage errors go to stderr.
         fmt: output format to check, ``helm`` (default) or ``rules``, as for ``build``.
+        base: a Git ref (the pull request's base branch): also report the policy changes since
+            it (see the module docstring); None: not compared.
+        fail_on_policy_changes: make those findings errors whatever ``base``'s config says.
 
     Returns:
         0 clean, 1 validation errors or drift, 2 usage or internal fault.
     """
     stream = stream or sys.stdout
     try:
-        return _run(root, paths, stream, fmt)
+        if fail_on_policy_changes and base is None:
+            raise RulegenError("--fail-on-policy-changes needs --base REF (the branch the pull request goes into)")
+        return _run(root, paths, stream, fmt, base, fail_on_policy_changes)
     except RulegenError as e:
         print(f"rulegen: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -91,7 +105,20 @@ def run_check(root: Path, paths: list[str] | None, stream=None, fmt: str = "helm
         return EXIT_USAGE
 
 
-def _run(root: Path, paths, stream, fmt: str) -> int:
+def _policy_summary(out, policy_findings: list, base: str | None) -> None:
+    """One line on the policy changes since ``base`` (nothing when there are none)."""
+    if not policy_findings:
+        return
+    n = len(policy_findings)
+    if any(f.is_error for f in policy_findings):
+        out(f"check: {n} policy change(s) since {base} weaken what rulegen checks (RG820-RG823 above); they "
+            "fail the check until a reviewer agrees to them (merged past this check) or they are undone")
+    else:
+        out(f"check: {n} policy change(s) since {base} weaken what rulegen checks (RG820-RG823 above); "
+            f"reported only, as {base}'s .rulegen.yaml says policy_changes: warn")
+
+
+def _run(root: Path, paths, stream, fmt: str, base: str | None = None, force_policy: bool = False) -> int:
     from ..formatters import render
     from ..pipeline import load_project, plan_project, warm_render
 
@@ -100,8 +127,17 @@ def _run(root: Path, paths, stream, fmt: str) -> int:
 
     loaded = load_project(root, paths, warm_render, stale_baseline_is_error=True)
     findings = list(loaded.findings)
+    policy_findings: list = []
+    if base is not None:
+        from . import policy
+        report = policy.compare(root, base, loaded.config, None if paths else loaded)
+        policy_findings = policy.findings(report, base, force_policy)
+        findings += policy_findings
+        for note in report.notes:
+            out(f"note: {note}")
     if not loaded.ok:
         out(render(findings, "text"))
+        _policy_summary(out, policy_findings, base)
         out("check: validation failed; fix the errors above, then run `rulegen build` "
             "(drift was not checked)")
         return EXIT_FAIL
@@ -109,6 +145,7 @@ def _run(root: Path, paths, stream, fmt: str) -> int:
     findings += plan_findings
     if any(f.is_error for f in plan_findings):
         out(render(findings, "text"))
+        _policy_summary(out, policy_findings, base)
         out("check: some outputs could not be made; fix the errors above (drift was not checked)")
         return EXIT_FAIL
     partial = bool(paths)
@@ -116,6 +153,7 @@ def _run(root: Path, paths, stream, fmt: str) -> int:
     findings += loaded.config.apply(_link_findings(outputs, loaded.specs, root))
     if findings:
         out(render(findings, "text"))
+    _policy_summary(out, policy_findings, base)
 
     sources = {s.file for s in loaded.specs} if partial else None
     status = write.compare(outputs, root, fmt, sources)

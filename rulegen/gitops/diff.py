@@ -35,9 +35,16 @@ The base specs' findings get the base ref's ``.rulegen-baseline.yaml`` (read wit
 show``), as ``validate`` gives the working tree's its own: a finding only baselined there is
 no error, and no note says the base specs have errors.
 
-Output: ``text`` for a terminal, or ``markdown`` for a pull-request comment (a summary line, a
-table, and the old and new expressions of changed rules in a collapsed block, then a table of
-the values' effects).
+Policy changes (:mod:`rulegen.gitops.policy`): every entry added to or removed from
+``.rulegen-baseline.yaml`` and every change of ``.rulegen.yaml`` that changes what is checked
+(codes switched off or on, severities lowered or raised, conventions relaxed or tightened),
+each with the findings it hides, come first: a change to what rulegen reports is not an alert
+change, and a reviewer reading only the alert table would miss it. With none, nothing is
+shown.
+
+Output: ``text`` for a terminal, or ``markdown`` for a pull-request comment (the policy
+changes, if any, as a table of their own, then a summary line, a table, and the old and new
+expressions of changed rules in a collapsed block, then a table of the values' effects).
 Exit codes: 0, or 2 when the ref or the repository cannot be read.
 """
 
@@ -100,6 +107,8 @@ class Summary:
     notes: list[str] = field(default_factory=list)
     #: (chart path, effect) of values and gates, in chart order (see :func:`values_effects`).
     values: list[tuple[str, str]] = field(default_factory=list)
+    #: changes of the baseline and the check configuration (:class:`rulegen.gitops.policy.PolicyChange`).
+    policy: list = field(default_factory=list)
 
     def count(self, kind: str) -> tuple[int, int, int]:
         """(added, removed, changed) rules of ``kind`` (``alert`` or ``record``)."""
@@ -182,6 +191,32 @@ def _git(root: Path, *args: str) -> str:
     return proc.stdout
 
 
+def verify_ref(root: Path, ref: str) -> None:
+    """Check that ``ref`` names a commit of the Git repository holding ``root``.
+
+    Raises:
+        RulegenError: ``root`` is not in a Git work tree (git's message) or no commit is named
+            ``ref``.
+    """
+    try:
+        _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except RulegenError:
+        _git(root, "rev-parse", "--show-toplevel")  # not a Git work tree: git says so
+        raise RulegenError(f"no commit named {ref!r} in this repository (try HEAD, main or a SHA)") from None
+
+
+def base_file(root: Path, ref: str, name: str) -> str | None:
+    """The text of file ``name`` (relative to ``root``) at Git ``ref``, or None when ``ref``
+    has no such file.
+
+    Raises:
+        RulegenError: git failed (the file is not UTF-8 text, say).
+    """
+    if not _git(root, "ls-tree", "--name-only", ref, "--", name).strip():
+        return None
+    return _git(root, "show", f"{ref}:./{name}")
+
+
 def load_base(root: Path, ref: str, config=None):
     """Validated specs of ``rules/`` at Git ``ref`` and the findings about them.
 
@@ -190,19 +225,27 @@ def load_base(root: Path, ref: str, config=None):
     Raises:
         RulegenError: ``root`` is not in a Git work tree or ``ref`` does not name a commit.
     """
+    verify_ref(root, ref)
+    result, n_files = validate_base(root, ref, config)
+    return result.specs, _baselined(root, ref, result), n_files
+
+
+def validate_base(root: Path, ref: str, config=None, only=None):
+    """(validation result, number of spec files) of the specs under ``rules/`` at Git ``ref``
+    (read with ``git show``), checked with ``config`` (default: rulegen's defaults), no
+    baseline applied. ``only``: a set of paths (relative to ``root``) to read, the others left
+    out; None: all.
+
+    Raises:
+        RulegenError: git failed.
+    """
     from ..spec import load_text
     from ..validate import Context, validate
-    try:
-        _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
-    except RulegenError:
-        _git(root, "rev-parse", "--show-toplevel")  # not a Git work tree: git says so
-        raise RulegenError(f"no commit named {ref!r} in this repository (try HEAD, main or a SHA)") from None
     names = [n for n in _git(root, "ls-tree", "-r", "--name-only", ref, "--", SPEC_DIR).splitlines()
-             if n.endswith((".yaml", ".yml"))]
+             if n.endswith((".yaml", ".yml")) and (only is None or n in only)]
     files = [load_text(_git(root, "show", f"{ref}:./{n}"), n) for n in sorted(names)]
     ctx = Context(config=config, root=root) if config is not None else Context(root=root)
-    result = validate(files, ctx)
-    return result.specs, _baselined(root, ref, result), len(files)
+    return validate(files, ctx), len(files)
 
 
 def _baselined(root: Path, ref: str, result) -> list:
@@ -213,9 +256,9 @@ def _baselined(root: Path, ref: str, result) -> list:
     import tempfile
 
     from .. import baseline
-    if not _git(root, "ls-tree", "--name-only", ref, "--", baseline.BASELINE_FILE).strip():
+    text = base_file(root, ref, baseline.BASELINE_FILE)
+    if text is None:
         return result.findings
-    text = _git(root, "show", f"{ref}:./{baseline.BASELINE_FILE}")
     with tempfile.TemporaryDirectory(prefix="rulegen-diff-") as tmp:
         (Path(tmp) / baseline.BASELINE_FILE).write_text(text, encoding="utf-8")
         try:
@@ -247,6 +290,14 @@ def run_diff(root: Path, base: str, output: str, stream=None) -> int:
         print(f"rulegen: {e}", file=sys.stderr)
         return EXIT_USAGE
     summary = compare_specs(old_specs, loaded.specs)
+    from . import policy
+    try:
+        report = policy.compare(root, base, loaded.config, loaded)
+    except RulegenError as e:
+        print(f"rulegen: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    summary.policy = report.changes
+    summary.notes.extend(report.notes)
     broken_old = sorted({f.file for f in old_findings if f.is_error})
     broken_new = sorted({f.file for f in loaded.findings if f.is_error})
     if broken_old:
@@ -589,9 +640,37 @@ def _added_detail(r: RuleView) -> str:
     return ", ".join(bits)
 
 
+def _policy_headline(s: Summary) -> str:
+    weak = sum(c.weakens for c in s.policy)
+    return (f"{len(s.policy)} change(s) of the baseline or the check configuration"
+            + (f", {weak} of them weaken what rulegen checks" if weak else ""))
+
+
+def _policy_text(s: Summary) -> list[str]:
+    """The policy changes for a terminal: ``!`` weakens (with its code and what it hides),
+    ``.`` tightens."""
+    from .policy import SHOWN, finding_phrase, plain
+    if not s.policy:
+        return []
+    lines = [f"POLICY CHANGES: {_policy_headline(s)}"]
+    for c in s.policy:
+        if c.weakens:
+            lines.append(f"! {c.code} {c.file}:{c.line}: {plain(c.what)}")
+            lines += [f"    hides {finding_phrase(f)}" for f in c.hides[:SHOWN]]
+            if len(c.hides) > SHOWN:
+                lines.append(f"    hides {len(c.hides) - SHOWN} more finding(s)")
+            if not c.hides:
+                lines.append("    hides no finding today")
+        else:
+            lines.append(f". {c.file}: {plain(c.what)}")
+    return lines
+
+
 def render_text(s: Summary, base: str) -> str:
-    """The summary for a terminal: one line per rule, ``+`` added, ``-`` removed, ``~`` changed."""
+    """The summary for a terminal: the policy changes first (see :func:`_policy_text`), then
+    one line per rule, ``+`` added, ``-`` removed, ``~`` changed."""
     lines = [f"rulegen diff {base} -> working tree: {_headline(s)}"]
+    lines += _policy_text(s)
     for r in s.added:
         lines.append(f"+ {_kind_word(r.kind)} {r.name} ({r.app}): {_added_detail(r)}")
     for r in s.removed:
@@ -628,9 +707,46 @@ def _code_names(effect: str) -> str:
     return f"{_code(name)} {rest}"
 
 
+def _md_code(text: str) -> str:
+    """``text`` (hostile: names and messages from the pull request) as an inline code span in
+    a table cell: one line, no control characters, backquotes made quotes, pipes escaped;
+    inside a code span Markdown and HTML are shown as they are, never rendered."""
+    from .policy import plain
+    return "`" + plain(text).replace("`", "'").replace("|", "\\|") + "`"
+
+
+def _policy_markdown(s: Summary, base: str) -> list[str]:
+    """The policy changes as a section of their own: a heading, what it means, and a table of
+    the changes with the findings each hides."""
+    from .policy import SHOWN, finding_phrase
+    if not s.policy:
+        return []
+    weak = sum(c.weakens for c in s.policy)
+    out = [f"#### :warning: Policy changes since `{base}`: {_policy_headline(s)}", ""]
+    if weak:
+        out += ["**These change what rulegen reports, not the alerts: the findings below no longer fail "
+                "`rulegen check`. Approve them only on purpose.**", ""]
+    out += ["| effect | change | where | hides |", "|---|---|---|---|"]
+    for c in s.policy:
+        effect = f"**weakens** ({c.code})" if c.weakens else "tightens"
+        if c.weakens:
+            hides = "<br>".join(_md_code(finding_phrase(f)) for f in c.hides[:SHOWN])
+            if len(c.hides) > SHOWN:
+                hides += f"<br>and {len(c.hides) - SHOWN} more"
+            hides = hides or "no finding today"
+        else:
+            hides = ""
+        where = f"{c.file}:{c.line}" if c.weakens else c.file
+        out.append(f"| {effect} | {_md_code(c.what)} | {_md_code(where)} | {hides} |")
+    out.append("")
+    return out
+
+
 def render_markdown(s: Summary, base: str) -> str:
-    """The summary as GitHub/GitLab-flavoured Markdown for a pull-request comment."""
+    """The summary as GitHub/GitLab-flavoured Markdown for a pull-request comment: the policy
+    changes first (:func:`_policy_markdown`), then the alert changes."""
     out = [f"### Alert changes since `{base}`", ""]
+    out += _policy_markdown(s, base)
     if not (s.added or s.removed or s.changed):
         out += ["No alert or recording rule changed" + (" in the specs." if s.values else "."), ""]
     else:

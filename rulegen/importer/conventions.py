@@ -19,7 +19,9 @@ convention, not one violation per alert. Read (:func:`infer`):
 
 A setting the project's ``.rulegen.yaml`` already states is never changed: the file is the
 team's. :func:`write` adds keys to it with ruamel.yaml's round trip, so its comments and
-layout stay.
+layout stay. A file import creates (the project had none) also says ``policy_changes: fail``,
+as ``rulegen new`` does (:data:`rulegen.starter.POLICY_COMMENT`): ``rulegen check --base``
+then fails a pull request that grows the baseline or weakens a check.
 """
 
 from __future__ import annotations
@@ -137,6 +139,10 @@ def text_with(root: Path, updates: dict, top: dict | None = None, comments: dict
     if not isinstance(conv, CommentedMap) and updates:
         conv = CommentedMap()
         doc["conventions"] = conv
+    if not existing.strip() and "policy_changes" not in doc:
+        from ..starter import POLICY_COMMENT
+        doc["policy_changes"] = "fail"
+        doc.yaml_set_comment_before_after_key("policy_changes", before=POLICY_COMMENT, indent=0)
     first = True
     for k, v in updates.items():
         conv[k] = CommentedSeq(v) if isinstance(v, list) else v

@@ -81,6 +81,8 @@ from . import ownership
 __all__ = ["check_links", "default_runbook_url", "url_to_page", "page_ids", "LinkContext"]
 
 _HEADING = re.compile(r"^h[1-6]$")
+#: Marks an image's source among a page's link targets (:func:`page_ids`): ``IMAGE + src``.
+IMAGE = "\0img:"
 #: yaml.safe_load's loader, with libyaml's parser when PyYAML has it (same constructor and resolver)
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -108,6 +110,8 @@ class _Ids(HTMLParser):
             self.ids.add(a["name"])
         if tag == "a" and a.get("href") is not None:
             self.hrefs.append(a["href"])
+        if tag == "img" and a.get("src") is not None:
+            self.hrefs.append(IMAGE + a["src"])
 
 
 _MD = None
@@ -317,7 +321,8 @@ def known(markdown_text: str, ids: tuple) -> None:
 def page_ids(markdown_text: str) -> tuple[set[str], list[str], list[str]]:
     """``(ids, heading_ids, hrefs)`` of a Markdown page as the site renders it: every element
     id (headings' explicit ``{ #id }`` or toc slug), heading ids in page order (duplicates
-    kept), and every link target (``href``) in page order."""
+    kept), and every link target (``href``) and image source (``src``, as :data:`IMAGE` +
+    ``src``) in page order."""
     ahead = _AHEAD.pop(markdown_text, None)
     if ahead is not None:
         return ahead
@@ -538,18 +543,75 @@ def _err(file, line, col, code, msg, rule=""):
     return Finding(file, line, col, code, Severity.ERROR, msg, rule)
 
 
-def _resolve(link: str, here: str, pages) -> tuple[str | None, str, bool]:
-    """``(page, fragment, internal)`` of a link on docs page ``here``."""
-    parts = urlsplit(link)
-    if parts.scheme or parts.netloc or link.startswith("/"):
-        return None, "", False
+def _docs_files(root: Path, settings, outputs, pages) -> set[str]:
+    """Docs-relative paths of every file mkdocs builds the site from: the docs folder's files
+    (without what its default ``exclude_docs`` leaves out: names starting with ``.``, the
+    top-level ``templates/``), the planned outputs under it and the pages."""
+    out = set(pages)
+    docs = root / settings.docs_dir
+    if docs.is_dir():
+        for f in docs.rglob("*"):
+            rel = f.relative_to(docs).as_posix()
+            if any(part.startswith(".") for part in rel.split("/")) or rel.startswith("templates/"):
+                continue
+            if f.is_file():
+                out.add(rel)
+    prefix = settings.docs_dir.rstrip("/") + "/"
+    out.update(o.path[len(prefix):] for o in outputs if o.path.startswith(prefix))
+    return out
+
+
+def _target_problem(url: str, here: str, pages, files: set[str], settings) -> tuple[str, str, str] | None:
+    """Why ``mkdocs build --strict`` (with the site's ``validation`` levels) fails on a link or
+    image ``url`` of docs page ``here``, as (kind, docs-relative target, fragment), or None.
+
+    Kinds, as mkdocs 1.6 reads a link (``_RelativePathTreeprocessor.path_to_url``): ``absolute``
+    (``/x``, when ``absolute_links`` is ``warn``); ``page`` (a ``.md`` target that is not a
+    page: always a finding, as before); ``file`` (another target that is no file of the site,
+    when ``not_found`` is ``warn``); ``unrecognized`` (a target without an extension that is no
+    file, ``x/``, when ``unrecognized_links`` is ``warn``); ``anchor`` (a page without the
+    fragment's id: always a finding). External links (a scheme or host) are not looked at."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme or parts.netloc:
+        return None
     frag = unquote(parts.fragment)
-    if not parts.path:
-        return here, frag, True
-    target = posixpath.normpath(posixpath.join(posixpath.dirname(here), unquote(parts.path)))
-    if not target.endswith(".md"):
-        return None, frag, False  # images, downloads: mkdocs checks those
-    return (target if target in pages else "", frag, True)
+    if url.startswith(("/", "\\")):
+        level = settings.link_level("absolute_links")
+        if level == "warn":
+            return "absolute", "", frag
+        if level != "relative_to_docs":
+            return None
+        base = ""
+    elif not parts.path:
+        if frag and frag not in pages[here].parsed()[0]:
+            return "anchor", here, frag
+        return None
+    else:
+        base = posixpath.dirname(here)
+    path = unquote(parts.path)
+    target = posixpath.normpath(posixpath.join(base, path).lstrip("/"))
+    if target not in files:
+        if target.endswith(".md"):
+            return "page", target, frag
+        if not posixpath.splitext(path)[-1]:
+            return ("unrecognized", target, frag) if settings.link_level("unrecognized_links") == "warn" else None
+        return ("file", target, frag) if settings.link_level("not_found") == "warn" else None
+    if frag and target in pages and frag not in pages[target].parsed()[0]:
+        return "anchor", target, frag
+    return None
+
+
+def _line_of_target(pg, url: str) -> int:
+    """The line of page ``pg`` where link or image target ``url`` is written (first match of the
+    ways Markdown and HTML write it), else 1."""
+    for needle in (f"]({url}", f"](<{url}>", f"]: {url}", f"]: <{url}>", f'="{url}"', f"='{url}'", url):
+        line = pg.line_of(needle)
+        if line > 1 or (pg.text or "").find(needle) >= 0:
+            return line
+    return 1
 
 
 def check_links(outputs, specs, root, site_dir=None) -> list[Finding]:
@@ -699,7 +761,8 @@ def _check_links(outputs, specs, root, site_dir) -> list[Finding]:
                                          rule.name))
                 target_check(tpage if tpage in pages else "", anchor(name), rfail)
 
-    # Every internal Markdown link of every page, and duplicate heading ids.
+    # Every internal Markdown link and image of every page, and duplicate heading ids.
+    files = _docs_files(root, settings, outputs, pages)
     for rel, pg in sorted(pages.items()):
         _ids, heading_ids, hrefs = pg.parsed()
         seen: set[str] = set()
@@ -714,19 +777,31 @@ def _check_links(outputs, specs, root, site_dir) -> list[Finding]:
             if href in done:
                 continue
             done.add(href)
-            target, frag, internal = _resolve(href, rel, pages)
-            if not internal:
+            image = href.startswith(IMAGE)
+            url = href[len(IMAGE):] if image else href
+            problem = _target_problem(url, rel, pages, files, settings)
+            if problem is None:
                 continue
-
-            def lfail(kind, detail, href=href, pg=pg, target=target):
-                line = pg.line_of(f"]({href}")  # only for a finding: it scans the page
-                msg = (f"link {href} points to a page that does not exist" if kind == "page" else
-                       f"link {href}: the built site lacks the page's HTML" if kind == "html" else
-                       f"link {href}: {site_mod.DOCS_DIR}/{target} has no anchor #{detail} (missing anchor)")
-                findings.append(_err(pg.file, line, 1, "RG715", msg))
-            if target == "":
-                lfail("page", "")
+            kind, target, frag = problem
+            line = _line_of_target(pg, url)  # only for a finding: it scans the page
+            what = f"image {url}" if image else f"link {url}"
+            if kind == "absolute":
+                msg = (f"{what} is an absolute path: mkdocs leaves it as it is and warns "
+                       f"(mkdocs.yml validation: absolute_links: {settings.link_level('absolute_links')}), which "
+                       "fails `mkdocs build --strict`, and it breaks when the site is not served at the "
+                       "root; write it relative to the page (../guides/x.md, assets/x.png)")
+            elif kind == "page":
+                msg = (f"{what} points to a page that does not exist" if not image else
+                       f"{what} shows a file the site does not have ({site_mod.DOCS_DIR}/{target}): "
+                       "`mkdocs build --strict` fails on it; add the file or fix the path")
+            elif kind == "file":
+                msg = (f"{what} points to a file the site does not have ({site_mod.DOCS_DIR}/{target}): "
+                       "`mkdocs build --strict` fails on it; add the file or fix the path")
+            elif kind == "unrecognized":
+                msg = (f"{what} names no file of the site (mkdocs: unrecognized relative link, "
+                       f"validation: unrecognized_links: {settings.link_level('unrecognized_links')}), so "
+                       "`mkdocs build --strict` fails on it; link the page itself (x.md, x/index.md)")
             else:
-                if frag and frag not in pages[target].parsed()[0]:
-                    lfail("anchor", frag)
+                msg = f"{what}: {site_mod.DOCS_DIR}/{target} has no anchor #{frag} (missing anchor)"
+            findings.append(_err(pg.file, line, 1, "RG719" if image else "RG715", msg))
     return sorted(findings)

@@ -5,7 +5,7 @@ cells, facts, ``explanation``, ``causes``, ``resolution``, related-alert notes) 
 design, and Python-Markdown (what mkdocs renders it with) passes raw HTML through, keeps any
 link scheme, and with ``attr_list`` lets ``{ onclick=... }`` set any attribute. Every piece of
 spec Markdown therefore enters a page through :func:`spec_markdown` (or :func:`spec_cell` for
-a table cell), which, outside code (fenced blocks and code spans, shown as written):
+a table cell; a page's hand-written team notes through :func:`notes_markdown`), which, outside code (fenced blocks and code spans, shown as written):
 
 * escapes raw HTML (``<`` becomes ``&lt;``, so ``<script>`` is shown as text), except
   ``<https://...>`` and ``<name@example.com>`` autolinks; or, when the project allows HTML
@@ -355,6 +355,31 @@ def spec_markdown(text, *, block: bool = True) -> str:
     if not _REWRITTEN.search(text):
         return text  # most sentences: nothing to rewrite, no cache lookup
     return _safe(text, block, _POLICY["allow_html"])[0]
+
+
+def notes_markdown(text: str) -> str:
+    """A runbook page's team notes (the text between ``<!-- notes:... -->`` and ``<!-- /notes
+    -->``, written by hand in the page) made safe exactly as spec Markdown is
+    (:func:`spec_markdown`, block Markdown): raw HTML escaped (or cleaned, when the project
+    allows HTML), unsafe links defused, attribute lists disabled, or the notes shown as plain
+    text when the rewrite would still render something unsafe. The white space around the
+    notes (the slot's line breaks) is kept. Idempotent: notes made safe once are left as they
+    are, so the next ``build`` writes them unchanged."""
+    core = text.strip()
+    if not core:
+        return text
+    lead = text[:len(text) - len(text.lstrip())]
+    trail = text[len(text.rstrip()):]
+    return lead + spec_markdown(core, block=True) + trail
+
+
+def notes_problems(text: str) -> list[str]:
+    """What :func:`notes_markdown` defuses in ``text``, for a person: the elements, attributes
+    and URLs its Markdown would have rendered (:func:`html_problems`), and each link with an
+    unsafe scheme; empty when it only escaped harmless characters (``{``, an unpaired backtick)."""
+    out = html_problems(to_html(text)) if _RISKY.search(text) else []
+    out += [f"a {scheme}: link" for _, scheme in unsafe_links(text)]
+    return list(dict.fromkeys(out))
 
 
 _BR = "\ue002"

@@ -604,14 +604,16 @@ def _target_problem(url: str, here: str, pages, files: set[str], settings) -> tu
     return None
 
 
-def _line_of_target(pg, url: str) -> int:
-    """The line of page ``pg`` where link or image target ``url`` is written (first match of the
-    ways Markdown and HTML write it), else 1."""
+def _pos_of_target(pg, url: str) -> tuple[int, int]:
+    """(line, column), 1-based, of link or image target ``url`` where page ``pg`` writes it
+    (the first match of the ways Markdown and HTML write it), else (1, 1)."""
+    text = pg.text or ""
     for needle in (f"]({url}", f"](<{url}>", f"]: {url}", f"]: <{url}>", f'="{url}"', f"='{url}'", url):
-        line = pg.line_of(needle)
-        if line > 1 or (pg.text or "").find(needle) >= 0:
-            return line
-    return 1
+        i = text.find(needle)
+        if i >= 0:
+            at = i + needle.index(url)
+            return text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+    return 1, 1
 
 
 def check_links(outputs, specs, root, site_dir=None) -> list[Finding]:
@@ -783,7 +785,7 @@ def _check_links(outputs, specs, root, site_dir) -> list[Finding]:
             if problem is None:
                 continue
             kind, target, frag = problem
-            line = _line_of_target(pg, url)  # only for a finding: it scans the page
+            line, col = _pos_of_target(pg, url)  # only for a finding: it scans the page
             what = f"image {url}" if image else f"link {url}"
             if kind == "absolute":
                 msg = (f"{what} is an absolute path: mkdocs leaves it as it is and warns "
@@ -803,5 +805,5 @@ def _check_links(outputs, specs, root, site_dir) -> list[Finding]:
                        "`mkdocs build --strict` fails on it; link the page itself (x.md, x/index.md)")
             else:
                 msg = f"{what}: {site_mod.DOCS_DIR}/{target} has no anchor #{frag} (missing anchor)"
-            findings.append(_err(pg.file, line, 1, "RG719" if image else "RG715", msg))
+            findings.append(_err(pg.file, line, col, "RG719" if image else "RG715", msg))
     return sorted(findings)

@@ -30,10 +30,18 @@ for alert links and at the page line for page links):
 * ``RG714`` a ``related`` entry's link (page and anchor of the related alert) does not resolve.
   Bad: a related alert whose app page is missing from the site; good: ``rulegen build`` of every
   spec, so each app has its page.
-* ``RG715`` a Markdown link on a page (generated or hand-written, ``[x](page.md#id)`` or
-  ``[x](#id)``) points to a page or anchor that does not exist.
+* ``RG715`` a link on a page (generated, in team notes, or hand-written; ``[x](page.md#id)``,
+  ``[x](#id)``, reference-style) fails ``mkdocs build --strict``: it points to a page, file or
+  anchor that does not exist, or (as the ``validation:`` levels of ``mkdocs.yml`` make a
+  warning) to no file at all (``[x](guides/)``, mkdocs' "unrecognized relative link") or to an
+  absolute path (``[x](/llama-swap/)``). The position is the link's target on the page.
   Bad: ``[rollback](guides/deploy.md#rollback)`` with no such page or heading; good: a link to a
   page and heading id that exist.
+* ``RG719`` an image on a page (``![alt](src)``, reference-style ``![alt][ref]``, or an HTML
+  ``<img src>``) shows a file the site's docs folder does not have, so ``mkdocs build
+  --strict`` fails (one team's note could stop the whole site's deploy). The position is the
+  source on the page. Bad: ``![graph](img/latency.png)`` with no ``runbooks/img/latency.png``;
+  good: the file committed next to the page, or an ``https://`` image.
 * ``RG716`` two headings of one page share an id, so a link opens the first one only (two
   alert names that slug alike, e.g. ``Foo-Bar`` and ``foo bar``; for alerts of a spec,
   validation reports this first, at the spec line, as ``RG513``).

@@ -37,10 +37,10 @@ for alert links and at the page line for page links):
   absolute path (``[x](/llama-swap/)``). The position is the link's target on the page.
   Bad: ``[rollback](guides/deploy.md#rollback)`` with no such page or heading; good: a link to a
   page and heading id that exist.
-* ``RG719`` an image on a page (``![alt](src)``, reference-style ``![alt][ref]``, or an HTML
-  ``<img src>``) shows a file the site's docs folder does not have, so ``mkdocs build
-  --strict`` fails (one team's note could stop the whole site's deploy). The position is the
-  source on the page. Bad: ``![graph](img/latency.png)`` with no ``runbooks/img/latency.png``;
+* ``RG719`` an image on a page (``![alt](src)``, reference-style ``![alt][ref]``) shows a file
+  the site's docs folder does not have, so ``mkdocs build --strict`` fails (one team's note
+  could stop the whole site's deploy). The position is the source on the page. Links and
+  images written as raw HTML (``<img src>``) are not validated, by mkdocs or here. Bad: ``![graph](img/latency.png)`` with no ``runbooks/img/latency.png``;
   good: the file committed next to the page, or an ``https://`` image.
 * ``RG716`` two headings of one page share an id, so a link opens the first one only (two
   alert names that slug alike, e.g. ``Foo-Bar`` and ``foo bar``; for alerts of a spec,
@@ -141,7 +141,33 @@ def _markdown():
         except ImportError:
             exts.append("fenced_code")
         _MD = markdown.Markdown(extensions=exts, extension_configs=cfg)
+        tree_links(_MD)
     return _MD.reset()
+
+
+def tree_links(md) -> list[str]:
+    """Register on Python-Markdown instance ``md`` a tree processor that records, at each
+    conversion, the ``href`` of every ``<a>`` and the ``src`` of every ``<img>`` (as
+    :data:`IMAGE` + ``src``) of the Markdown in page order, as mkdocs' link validation reads
+    them (after every other tree processor; raw HTML, which mkdocs does not validate, and
+    e-mail autolinks left out). Returns the list it fills (emptied at each conversion)."""
+    import markdown
+    from markdown.util import AMP_SUBSTITUTE
+    found: list[str] = []
+
+    class _Links(markdown.treeprocessors.Treeprocessor):
+        def run(self, root):
+            found.clear()
+            for el in root.iter():
+                key = "href" if el.tag == "a" else "src" if el.tag == "img" else None
+                url = el.get(key) if key else None
+                if url is not None and AMP_SUBSTITUTE not in url:
+                    found.append(url if key == "href" else IMAGE + url)
+            return None
+
+    md.treeprocessors.register(_Links(md), "rulegen_links", 0)
+    md.rulegen_links = found
+    return found
 
 
 def _parse_html(html: str) -> _Ids:
@@ -152,9 +178,12 @@ def _parse_html(html: str) -> _Ids:
 
 
 def _render_ids(markdown_text: str) -> tuple[set[str], list[str], list[str]]:
-    """:func:`page_ids` the slow, general way: render with Python-Markdown and read the HTML."""
-    p = _parse_html(_markdown().convert(markdown_text))
-    return p.ids, p.heading_ids, p.hrefs
+    """:func:`page_ids` the slow, general way: render with Python-Markdown and read the HTML
+    (ids, raw HTML's included, as mkdocs counts them) and the tree (links and images, as
+    mkdocs validates them: :func:`tree_links`)."""
+    md = _markdown()
+    p = _parse_html(md.convert(markdown_text))
+    return p.ids, p.heading_ids, list(md.rulegen_links)
 
 
 # The fast path of page_ids: the pages rulegen generates use a small part of Markdown (headings
@@ -330,7 +359,7 @@ def page_ids(markdown_text: str) -> tuple[set[str], list[str], list[str]]:
     """``(ids, heading_ids, hrefs)`` of a Markdown page as the site renders it: every element
     id (headings' explicit ``{ #id }`` or toc slug), heading ids in page order (duplicates
     kept), and every link target (``href``) and image source (``src``, as :data:`IMAGE` +
-    ``src``) in page order."""
+    ``src``) of the Markdown in page order (raw HTML's are not validated by mkdocs either)."""
     ahead = _AHEAD.pop(markdown_text, None)
     if ahead is not None:
         return ahead
@@ -614,12 +643,12 @@ def _target_problem(url: str, here: str, pages, files: set[str], settings) -> tu
 
 def _pos_of_target(pg, url: str) -> tuple[int, int]:
     """(line, column), 1-based, of link or image target ``url`` where page ``pg`` writes it
-    (the first match of the ways Markdown and HTML write it), else (1, 1)."""
+    (the first match of the ways Markdown and HTML write it, the target ending there), else
+    (1, 1)."""
     text = pg.text or ""
-    for needle in (f"]({url}", f"](<{url}>", f"]: {url}", f"]: <{url}>", f'="{url}"', f"='{url}'", url):
-        i = text.find(needle)
-        if i >= 0:
-            at = i + needle.index(url)
+    for lead in ("](", "](<", "]: ", "]: <", "]:", '="', "='", ""):
+        for m in re.finditer(re.escape(lead + url) + r"(?=[)>\s\"']|$)", text):
+            at = m.start() + len(lead)
             return text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
     return 1, 1
 
@@ -805,7 +834,8 @@ def _check_links(outputs, specs, root, site_dir) -> list[Finding]:
                        f"{what} shows a file the site does not have ({site_mod.DOCS_DIR}/{target}): "
                        "`mkdocs build --strict` fails on it; add the file or fix the path")
             elif kind == "file":
-                msg = (f"{what} points to a file the site does not have ({site_mod.DOCS_DIR}/{target}): "
+                msg = (f"{what} {'shows' if image else 'points to'} a file the site does not have "
+                       f"({site_mod.DOCS_DIR}/{target}): "
                        "`mkdocs build --strict` fails on it; add the file or fix the path")
             elif kind == "unrecognized":
                 msg = (f"{what} names no file of the site (mkdocs: unrecognized relative link, "

@@ -172,9 +172,16 @@ def _escape_braces(s: str) -> str:
     return "".join(out)
 
 
+#: A link destination in angle brackets (``[x](<guides/a b.md>)``, ``[r]: <url>``), kept: its
+#: ``<`` opens no tag. No white space, quote, backtick or bracket inside, ``)``, a blank or the
+#: line's end right after (unsafe schemes lost their link syntax first, :func:`_neutralize_links`).
+_ANGLE_DEST = re.compile(r"(?:\]\([ \t]*|^[ ]{0,3}\[[^\[\]\n]*\]:[ \t]*)(<)[^<>\s\"'`]*>(?=[)\s]|$)", re.M)
+
+
 def _escape_lt(s: str) -> str:
-    """``<`` becomes ``&lt;`` except where it opens a safe autolink."""
-    keep = {m.start() for m in _AUTOLINK.finditer(s)}
+    """``<`` becomes ``&lt;`` except where it opens a safe autolink or a link destination in
+    angle brackets."""
+    keep = {m.start() for m in _AUTOLINK.finditer(s)} | {m.start(1) for m in _ANGLE_DEST.finditer(s)}
     return "".join("&lt;" if ch == "<" and i not in keep else ch for i, ch in enumerate(s))
 
 

@@ -181,3 +181,20 @@ def test_random_pages_fail_check_exactly_where_they_fail_mkdocs_strict(project, 
     ours = set(_CHECK_LINK.findall(out))
     assert len(mk) >= 20 and r.returncode != 0 and rc == 1  # the run proves something
     assert ours == mk, f"check only: {sorted(ours - mk)}\nmkdocs only: {sorted(mk - ours)}"
+
+
+def test_a_page_that_is_not_utf8_fails_check_as_it_fails_mkdocs(project, tmp_path, capsys):
+    guides = project / "runbooks/guides"
+    guides.mkdir(parents=True, exist_ok=True)
+    (guides / "latin.md").write_bytes("# Café\n\ntext\n".encode("latin-1"))
+    assert main(["-C", str(project), "build"]) == 0
+    r = mkdocs_build(project, tmp_path / "site")
+    assert r.returncode != 0 and "UnicodeDecodeError" in r.stderr
+    rc, out = _check(project, capsys)
+    assert rc == 1
+    assert "runbooks/guides/latin.md:1:1: error RG709 runbooks/guides/latin.md is not UTF-8 text (byte 5)" in out
+    (guides / "latin.md").write_text("# Café\n\ntext\n", encoding="utf-8")
+    assert main(["-C", str(project), "build"]) == 0  # the nav now has the page's title
+    rc, out = _check(project, capsys)
+    assert rc == 0, out
+    assert mkdocs_build(project, tmp_path / "site2").returncode == 0

@@ -8,6 +8,9 @@ without a network and without helm, from what ``build`` would write
 What is checked, and the finding codes (all errors; ``file:line`` points at the spec entry
 for alert links and at the page line for page links):
 
+* ``RG709`` a Markdown page in the docs folder is not UTF-8 text: ``mkdocs build`` stops on it
+  (a UnicodeDecodeError), so one hand-written page stops the whole site's deploy. Bad: a guide
+  saved as Latin-1 (``Caf\\xe9``); good: the same page saved as UTF-8.
 * ``RG710`` an alert's ``runbook_url`` opens a page the site does not have (page deleted or
   renamed, app renamed, ``runbookUrl``/``customRules`` pointing at another path).
   Bad: a ``runbook_url`` annotation ``https://runbooks.example.com/llama/#llamaswapdown`` (no page
@@ -452,7 +455,10 @@ def url_to_page(url_path: str, pages, use_directory_urls: bool = True) -> str | 
     return None
 
 
-def _pages(outputs, root: Path, settings) -> dict:
+def _pages(outputs, root: Path, settings, unreadable: list | None = None) -> dict:
+    """Docs-relative path -> :class:`_Page` of every Markdown page of the site (planned pages
+    over the disk's); ``unreadable`` gets (project-relative path, byte offset) of each page on
+    disk that is not UTF-8."""
     pages: dict[str, _Page] = {}
     docs = root / settings.docs_dir
     planned = {o.path for o in outputs}
@@ -464,7 +470,11 @@ def _pages(outputs, root: Path, settings) -> dict:
                 continue  # the planned text is used, not this one: no need to read it
             try:
                 text = f.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
+            except UnicodeDecodeError as e:
+                if unreadable is not None and not any(p.startswith(".") for p in f.relative_to(docs).parts):
+                    unreadable.append((rel_root, e.start))
+                continue
+            except OSError:
                 continue
             if planned and ownership.is_generated(text) and rel_root not in planned:
                 continue  # stale: the next build deletes it
@@ -689,7 +699,11 @@ def _check_links(outputs, specs, root, site_dir) -> list[Finding]:
         findings.append(_err("mkdocs.yml", 1, 1, "RG717",
                              f"docs_dir is {settings.docs_dir!r} but rulegen writes the runbook pages to "
                              f"{site_mod.DOCS_DIR}/: every runbook_url would 404; set docs_dir: {site_mod.DOCS_DIR}"))
-    pages = _pages(outputs, root, settings)
+    unreadable: list = []
+    pages = _pages(outputs, root, settings, unreadable)
+    for path, at in unreadable:
+        findings.append(_err(path, 1, 1, "RG709", f"{path} is not UTF-8 text (byte {at}): `mkdocs build` stops "
+                             "on it, so the whole site fails to deploy; save it as UTF-8"))
     sdir = Path(site_dir) if site_dir is not None else None
     if sdir is not None and not sdir.is_dir():
         findings.append(_err(str(sdir), 0, 0, "RG718", f"built site folder {sdir} does not exist; run mkdocs build first"))

@@ -81,7 +81,7 @@ import subprocess
 from ...findings import Finding, Severity
 from ...render.slug import anchor
 from ...spec.triage import effective, label_of, placeholders, variables_used
-from ..labelflow import can_carry
+from ...promql.labelflow import can_carry
 from .positions import offset_position
 
 ID = "runbook"

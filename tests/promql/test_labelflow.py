@@ -1,10 +1,10 @@
-"""Label flow (rulegen.validate.labelflow): which labels a rule's series can carry, and why not."""
+"""Label flow (rulegen.promql.labelflow): which labels a rule's series can carry, and why not."""
 
 from __future__ import annotations
 
 import pytest
 
-from rulegen.validate.labelflow import can_carry, dropped_by, flow, series_feed
+from rulegen.promql.labelflow import can_carry, dropped_by, flow, series_feed
 
 RR = {
     "instance:foo:rate5m": "sum by (instance) (rate(foo_total[5m]))",
@@ -258,7 +258,7 @@ def test_series_feed(expr, series, rr, feeds):
     ('http_requests_total{job="api"}', None),  # selected
 ])
 def test_missed_by_mistake(series, why):
-    from rulegen.validate.labelflow import missed_by_mistake
+    from rulegen.promql.labelflow import missed_by_mistake
     assert missed_by_mistake('sum(rate(http_requests_total{job="api"}[5m])) > 1', series) == why
 
 
@@ -267,5 +267,5 @@ def test_missed_by_mistake(series, why):
     ("True", "False", False), ("a", "b", False), ("api", "api", False), ("prod", "staging", False),
 ])
 def test_typo(a, b, typo):
-    from rulegen.validate.labelflow import _typo
+    from rulegen.promql.labelflow import _typo
     assert _typo(a, b) is typo

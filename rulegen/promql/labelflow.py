@@ -46,12 +46,14 @@ Public functions (used by the validation checks and by other parts of rulegen):
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-import promql_parser
+from .matchers import matches, op_text, selector_matchers, selects
+from .matchers import regex as _regex
+from .series import series_labels
+from .syntax import nodes, parsed
 
 #: ``recording_rules`` values: an ``expr`` text, an (``expr``, labels) pair, or a list of those
 #: (several rules may record one name with different labels).
@@ -132,25 +134,12 @@ def _scalar(what: str) -> Flow:
     return Flow(scalar=True, may=frozenset(), bound=what)
 
 
-def _ops(m) -> str:
-    return {"MatchOp.Equal": "=", "MatchOp.NotEqual": "!=", "MatchOp.Re": "=~",
-            "MatchOp.NotRe": "!~"}.get(str(m.op), "?")
-
-
-def _matchers(vs) -> list[tuple[str, str, str]]:
-    """(label, op, value) of the selector's matchers, metric name included as ``__name__``."""
-    out = [(m.name, _ops(m), m.value) for m in vs.matchers.matchers]
-    if vs.name:
-        out.append(("__name__", "=", vs.name))
-    return out
-
-
 def _selector_flow(vs) -> Flow:
     if vs.matchers.or_matchers:
         return UNKNOWN
     pinned: dict[str, tuple] = {}
     gone: dict[str, str] = {}
-    for name, op, value in _matchers(vs):
+    for name, op, value in selector_matchers(vs):
         if name == "__name__":
             continue
         if (op == "=" and value == "") or (op == "=~" and value in ("", "^$", "()")) or \
@@ -309,7 +298,6 @@ def label_replace_flow(child: Flow, dst: str, repl: str, src: str, regex: str) -
         return UNKNOWN
     what = f'`label_replace(..., "{dst}", "{repl}", "{src}", "{regex}")`'
     rx = None if "(?U)" in regex else _regex(regex)
-    rx = rx and re.compile(rx.pattern, rx.flags | re.DOTALL)
     if rx is None:  # not evaluated: where it matches, `dst` is set unless the expansion is empty
         return child if repl == "" else _add(child, [dst])
     value = _value(child, src)
@@ -365,7 +353,7 @@ def absent_labels(vs) -> dict[str, str]:
     for m in vs.matchers.matchers:
         if m.name == "__name__":
             continue
-        if _ops(m) == "=" and m.name not in seen:
+        if op_text(m) == "=" and m.name not in seen:
             out[m.name] = m.value
             seen.add(m.name)
         else:
@@ -456,7 +444,7 @@ class Analyzer:
 
     def flow(self, expr) -> Flow:
         """The :class:`Flow` of ``expr`` (PromQL text or a promql_parser AST)."""
-        ast = _parse(expr) if isinstance(expr, str) else expr
+        ast = parsed(expr) if isinstance(expr, str) else expr
         return UNKNOWN if ast is None else self.node(ast)
 
     def recorded(self, name: str) -> Flow:
@@ -470,7 +458,7 @@ class Analyzer:
         try:
             out = None
             for expr, labels in _rr_variants(self.rr[name]):
-                ast = _parse(expr)
+                ast = parsed(expr)
                 f = UNKNOWN if ast is None else self.node(ast)
                 if f.known and f.scalar:
                     f = Flow(may=frozenset(), bound="`vector()`-like recording rule has no label")
@@ -492,9 +480,9 @@ class Analyzer:
         name = vs.name
         if not name:
             # {__name__=~"..."} may select a recording rule of the project: unknown then
-            for label, op, value in _matchers(vs):
+            for label, op, value in selector_matchers(vs):
                 if label == "__name__" and op != "=":
-                    return UNKNOWN if any(_match(op, value, n) is not False for n in self.rr) else base
+                    return UNKNOWN if any(matches(op, value, n) is not False for n in self.rr) else base
                 if label == "__name__":
                     name = value
         if not name or name not in self.rr:
@@ -651,13 +639,6 @@ class Analyzer:
         return _matched(out, rhs, on, mlabels, "right")
 
 
-def _parse(expr: str):
-    """The AST of ``expr`` (parsed and cached by :func:`.checks.promql.parse`), or None."""
-    from .checks.promql import parse
-    ast, err = parse(expr)
-    return None if err else ast
-
-
 def flow(expr, recording_rules: RecordingRules | None = None) -> Flow:
     """The :class:`Flow` of ``expr`` (PromQL text, or an AST from :mod:`promql_parser`).
 
@@ -688,30 +669,6 @@ def dropped_by(expr: str, label: str, recording_rules: RecordingRules | None = N
 # Which series feed an expression
 
 
-def _match(op: str, pattern: str, value: str) -> bool | None:
-    """Does a matcher ``op pattern`` accept ``value``? None when the regex is not one Python
-    reads like Go's RE2 (then it is not known)."""
-    if op == "=":
-        return value == pattern
-    if op == "!=":
-        return value != pattern
-    rx = _regex(pattern)
-    if rx is None:
-        return None
-    hit = rx.fullmatch(value) is not None
-    return hit if op == "=~" else not hit
-
-
-@functools.lru_cache(maxsize=4096)
-def _regex(pattern: str):
-    if re.search(r"\\[pPCQEzbB]|\(\?[^:imsU)]|\[\[:", pattern):
-        return None  # RE2 syntax Python reads differently
-    try:
-        return re.compile(pattern.replace("(?U)", ""), re.DOTALL if "(?s)" in pattern else 0)
-    except re.error:
-        return None
-
-
 def selectors(expr, recording_rules: RecordingRules | None = None) -> list | None:
     """Every series selector ``expr`` reads, those of the project's recording rules it reads
     included (transitively), as lists of (label, op, value) matchers (``__name__`` for the
@@ -720,42 +677,27 @@ def selectors(expr, recording_rules: RecordingRules | None = None) -> list | Non
     out: list = []
     seen: set[str] = set()
     todo = [expr]
-    from .checks.promql import nodes
     while todo:
         e = todo.pop()
-        ast = _parse(e) if isinstance(e, str) else e
+        ast = parsed(e) if isinstance(e, str) else e
         if ast is None:
             return None  # the expression or a recording rule it reads does not parse
         for node in nodes(ast):
             if type(node).__name__ != "VectorSelector":
                 continue
-            ms = _matchers(node)
+            ms = selector_matchers(node)
             groups = [ms] if not node.matchers.or_matchers else [
-                [(m.name, _ops(m), m.value) for m in g] + ([("__name__", "=", node.name)] if node.name else [])
+                [(m.name, op_text(m), m.value) for m in g] + ([("__name__", "=", node.name)] if node.name else [])
                 for g in node.matchers.or_matchers]
             out.extend(groups)
             for g in groups:
                 for name in rr:
-                    if name not in seen and all(_match(op, v, name) is not False
+                    if name not in seen and all(matches(op, v, name) is not False
                                                 for lab, op, v in g if lab == "__name__"):
                         if any(lab == "__name__" for lab, _, _ in g):
                             seen.add(name)
                             todo.extend(e2 for e2, _ in _rr_variants(rr[name]))
     return out
-
-
-def parse_series(text: str) -> dict | None:
-    """Labels (``__name__`` included) of a promtool ``input_series`` ``series`` text such as
-    ``up{job="api"}``, or None when it does not parse as a plain selector."""
-    ast = _parse(text)
-    if type(ast).__name__ != "VectorSelector" or ast.matchers.or_matchers:
-        return None
-    labels = {}
-    for label, op, value in _matchers(ast):
-        if op != "=":
-            return None
-        labels[label] = value
-    return labels
 
 
 def series_feed(expr: str, series_selector_text: str,
@@ -767,20 +709,13 @@ def series_feed(expr: str, series_selector_text: str,
     Returns True when a selector matches it, False when no selector can (a misspelled metric
     or label value: the test feeds nothing), None when it cannot be told (the expression or
     the series does not parse, or a regex is not understood)."""
-    labels = parse_series(series_selector_text)
+    labels = series_labels(series_selector_text)
     sels = selectors(expr, recording_rules)
     if labels is None or sels is None:
         return None
     unknown = False
     for ms in sels:
-        verdict = True
-        for label, op, value in ms:
-            got = _match(op, value, labels.get(label, ""))
-            if got is False:
-                verdict = False
-                break
-            if got is None:
-                verdict = None
+        verdict = selects(ms, labels)
         if verdict is True:
             return True
         if verdict is None:
@@ -818,20 +753,20 @@ def missed_by_mistake(expr: str, series_selector_text: str,
     expects nothing while it is there, or that feeds a sibling series with the same metric
     and label names): then a label value one edit away (``code="200"`` for ``code="500"``)
     is deliberate too; a metric name or label name no selector reads is still a mistake."""
-    labels = parse_series(series_selector_text)
+    labels = series_labels(series_selector_text)
     sels = selectors(expr, recording_rules)
     if labels is None or sels is None or series_feed(expr, series_selector_text, recording_rules) is not False:
         return None
     hint = None
     for ms in sels:
-        if any(lab == "__name__" and _match(op, v, labels.get("__name__", "")) is False for lab, op, v in ms):
+        if any(lab == "__name__" and matches(op, v, labels.get("__name__", "")) is False for lab, op, v in ms):
             continue  # another metric: this selector was never the series' target
         if any(lab == "__name__" and op != "=" for lab, op, _ in ms) or \
                 not any(lab == "__name__" for lab, _, _ in ms):
             return None  # a selector on any metric name (regex, none): its filters were the target
         typo = None
         for lab, op, v in ms:
-            if lab == "__name__" or _match(op, v, labels.get(lab, "")) is not False:
+            if lab == "__name__" or matches(op, v, labels.get(lab, "")) is not False:
                 continue
             if op == "=" and lab in labels and _typo(labels[lab], v):
                 if values_on_purpose:

@@ -49,6 +49,7 @@ from ..promql.matchers import matches, op_text
 from ..promql.series import decimal_text, exact_number, series_text
 from ..promql.syntax import parse
 from .durations import DurationError, format_ms, parse_ms
+from .model import Group, Rule, Test
 
 MINUTE_MS = 60_000
 DAY_MS = 24 * 60 * MINUTE_MS
@@ -867,7 +868,6 @@ def expand(slo: SLO, app_labels: dict, default_component: str | None):
         ValueError: no test series could be made for the SLI's selectors (the validation check
             reports it as RG359 first).
     """
-    from .model import Group, Rule, Test
     entry = slo.entry
     slo_labels = dict(entry.get("labels") or {})
     rec_labels = {**slo_labels, **slo.selector_labels}

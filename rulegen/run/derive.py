@@ -235,27 +235,35 @@ def analyze_record(expr: str) -> Shape:
 
 # --- labels ---------------------------------------------------------------------------------
 
-def _matching(m) -> str | None:
-    """A label value the matcher ``m`` accepts (None when none is found, or its regex is one
-    rulegen does not read like RE2)."""
+def _pick(m, accept: bool) -> str:
+    """A label value the matcher ``m`` accepts (``accept``) or refuses (for the near-miss
+    series): the matcher's own value or ``other``, or for a regex the first candidate that
+    it decides as wanted.
+
+    Raises:
+        Manual: no candidate is decided as wanted (or the regex is one rulegen does not read
+            like RE2).
+    """
     op = op_text(m)
-    if op == "=":
-        return m.value
-    if op == "!=":
-        return "other" if m.value != "other" else "another"
-    cands = [*_alternatives(m.value), "x", "a", "1", ""] if op == "=~" else ["other", "another", "x-other"]
-    return next((c for c in cands if matches(op, m.value, c) is True), None)
+    if op in ("=", "!="):
+        return m.value if (op == "=") == accept else ("other" if m.value != "other" else "another")
+    if (op == "=~") == accept:  # a value the regex matches
+        cands = [*_alternatives(m.value), "x", "a", "1"] + ([""] if accept else [])
+    else:
+        cands = ["other", "another", "x-other"] + ([] if accept else ["zz"])
+    got = next((c for c in cands if matches(op, m.value, c) is accept), None)
+    if got is None:
+        raise Manual(f"no label value found that matches `{m}`" if accept
+                     else f"no label value found that `{m}` refuses")
+    return got
 
 
-def _missing(m) -> str | None:
-    """A label value the matcher ``m`` refuses (for the near-miss series)."""
-    op = op_text(m)
-    if op == "=":
-        return "other" if m.value != "other" else "another"
-    if op == "!=":
-        return m.value
-    cands = [*_alternatives(m.value), "x", "a", "1"] if op == "!~" else ["other", "another", "x-other", "zz"]
-    return next((c for c in cands if matches(op, m.value, c) is False), None)
+def _label_matchers(sides: list):
+    """(side, matcher) for every label matcher of ``sides`` (the metric name left out)."""
+    for side in sides:
+        for m in side.matchers:
+            if m.name != "__name__":
+                yield side, m
 
 
 def _alternatives(regex: str) -> list[str]:
@@ -272,13 +280,9 @@ def _alternatives(regex: str) -> list[str]:
 def _labels(side: Side, by: list | None) -> dict:
     """Series labels for ``side``: what its matchers require, plus a value for each ``by`` label."""
     out: dict = {}
-    for m in side.matchers:
-        if m.name == "__name__":
-            continue
-        v = _matching(m)
-        if v is None:
-            raise Manual(f"no label value found that matches `{m}`")
-        if v != "" and m.op in (pp.MatchOp.Equal, pp.MatchOp.Re):
+    for _, m in _label_matchers([side]):
+        v = _pick(m, True)
+        if v != "" and op_text(m) in ("=", "=~"):
             out[m.name] = v  # a missing label already satisfies `!=` and `!~`
     for label in by or []:
         out.setdefault(label, f"{label}-1")
@@ -288,16 +292,7 @@ def _labels(side: Side, by: list | None) -> dict:
 def _near_misses(sides: list, labels: dict) -> list[tuple[Side, dict]]:
     """Per label matcher of ``sides``, the side and ``labels`` with that one label changed to
     a value the matcher refuses: a series that misses only that matcher."""
-    out = []
-    for side in sides:
-        for m in side.matchers:
-            if m.name == "__name__":
-                continue
-            miss = _missing(m)
-            if miss is None:
-                raise Manual(f"no label value found that `{m}` refuses")
-            out.append((side, {**labels, m.name: miss}))
-    return out
+    return [(side, {**labels, m.name: _pick(m, False)}) for side, m in _label_matchers(sides)]
 
 
 def _near_series(shape: Shape, owner: Side, inputs: list[tuple[Side, str]]) -> list[tuple[Side, str]]:
@@ -487,7 +482,7 @@ def _absent_tests(shape: Shape, for_k: int, step_ms: int, interval: str) -> list
         present = short_number(fire[0])
     # absent() of a selector keeps its equality matchers' labels; of a comparison, none
     exp = {m.name: m.value for m in side.matchers
-           if m.op == pp.MatchOp.Equal and m.name != "__name__"} if not shape.absent_cmp else {}
+           if op_text(m) == "=" and m.name != "__name__"} if not shape.absent_cmp else {}
     near = [{"series": _series(side.name, nl), "values": f"{present}x{total}"}
             for _owner, nl in _near_misses([side], labels)]
     firing = _firing_test("fires when the series is missing for `for`, not before"

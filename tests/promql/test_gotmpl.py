@@ -107,3 +107,27 @@ def test_helm_name_dot_field_is_not_a_field_of_dot():
 ])
 def test_action_kinds(body, kind):
     assert action_kind(Action("{{ %s }}" % body, body, 1, False, False)) == kind
+
+
+# --- expected alerts and runbook pages read actions through the same lexer ---------------------
+
+def test_expected_alert_expansion_lexes_actions_as_go():
+    from rulegen.render.promtool_tests import NotExpandable, expand
+    # a `}}` inside a string or a comment does not end the action (a regex cut it there)
+    assert expand('{{ index $labels "}}a" }}', {"}}a": "v"}) == "v"
+    assert expand("{{/* }} */}}x", {}) == "x"
+    # `{{-3}}` is the number -3, not a trim marker (so not expandable)
+    with pytest.raises(NotExpandable, match="-3"):
+        expand("a {{-3}}", {})
+    # an action never closed is a template error, not text
+    with pytest.raises(NotExpandable):
+        expand("{{ $labels.a", {"a": "A"})
+    # `{{-` trims the text before it, never the previous action's output
+    assert expand("a {{- $labels.a }}{{- $labels.b }} -}}", {"a": "A ", "b": "B"}) == "aA B -}}"
+    assert expand("x {{ $labels.a -}}\n  y", {"a": "A"}) == "x Ay"
+
+
+def test_readable_template_text():
+    from rulegen.render.runbook import readable
+    assert readable("{{/* }} */}}{{ $labels.pod }} at {{ $value }}") == "‹…›‹pod› at ‹value›"
+    assert readable("no {{ action") == "no {{ action"

@@ -6,10 +6,11 @@ modules and none of them reads back: they import only the standard library, prom
 
 * :mod:`.syntax`: parsing PromQL text (cached, with a nesting guard) and walking its nodes;
 * :mod:`.matchers`: does a label matcher (``=``, ``!=``, ``=~``, ``!~``) accept a value, with
-  Prometheus' fully anchored, dot-matches-newline RE2 regexes;
+  Prometheus' fully anchored, dot-matches-newline RE2 regexes (and Go's ``Regexp.Expand``);
 * :mod:`.series`: promtool's ``input_series`` notation (``1+2x10``, ``_``, ``stale``): reading,
   expanding and writing values, and series texts such as ``up{job="api"}``;
 * :mod:`.labelflow`: which labels an expression's series can carry;
+* :mod:`.feeds`: which test input series an expression (through recording rules) can select;
 * :mod:`.gotmpl`: the Go ``text/template`` action lexer (``{{ ... }}``, trim markers, strings,
   raw strings, comments) that alert templates and Helm templates share.
 """

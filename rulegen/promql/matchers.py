@@ -87,3 +87,57 @@ def selects(ms, labels: dict) -> bool | None:
         if got is None:
             verdict = None
     return verdict
+
+
+# ---------------------------------------------------------------------------------------------
+# Go's Regexp.Expand, which label_replace uses for its replacement
+
+
+_GO_REF = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
+
+
+def go_template_parts(template: str) -> list:
+    """``template`` (a ``label_replace`` replacement) read as Go's ``Regexp.Expand`` reads it:
+    a list of literal strings and ``(name,)`` group references. ``$$`` is ``$``; ``$name``
+    takes the longest run of letters, digits and ``_`` (so ``$1x`` names the group "1x"),
+    ``${name}`` is braced; a ``$`` that starts no reference stays as it is."""
+    out, i = [], 0
+    while i < len(template):
+        j = template.find("$", i)
+        if j < 0:
+            out.append(template[i:])
+            break
+        out.append(template[i:j])
+        if template.startswith("$$", j):
+            out.append("$")
+            i = j + 2
+            continue
+        ref = _GO_REF.match(template, j)
+        if ref is None:
+            out.append("$")
+            i = j + 1
+            continue
+        out.append((ref.group(1) or ref.group(2),))
+        i = ref.end()
+    return out
+
+
+def group_of(rx, name: str) -> int | str | None:
+    """The group of ``rx`` that a Go template reference ``name`` reads (a number without a
+    leading zero is a group number, anything else a group name), or None when there is none."""
+    if name.isdigit() and not (name[0] == "0" and len(name) > 1):
+        return int(name) if int(name) <= rx.groups else None
+    return name if name in rx.groupindex else None
+
+
+def go_expand(template: str, m) -> str:
+    """``template`` expanded with the groups of the match ``m`` (a group that does not exist
+    or did not take part expands to nothing), as ``label_replace`` does."""
+    out = []
+    for part in go_template_parts(template):
+        if isinstance(part, str):
+            out.append(part)
+        else:
+            g = group_of(m.re, part[0])
+            out.append("" if g is None else (m.group(g) or ""))
+    return "".join(out)

@@ -67,7 +67,8 @@ import difflib
 import re
 
 from ...findings import Severity
-from ...promql.labelflow import can_carry, missed_by_mistake, selectors, series_feed
+from ...promql.feeds import missed_by_mistake, selectors, series_feed
+from ...promql.labelflow import can_carry
 from ...promql.series import ValuesError, series_labels, series_name
 from ...promql.series import expand as expand_series
 from ...promql.syntax import nodes, parse
@@ -113,7 +114,7 @@ def dead_series(spec, rule, test_data: dict, rr=None) -> list[tuple[int, str, st
     and its ``promql_expr_test`` exprs, following the spec's recording rules (``rr``, from
     :func:`.flow.recording_rules`; worked out when None). A series is listed only when that is
     certain and looks like a mistake for every expression
-    (:func:`rulegen.validate.labelflow.missed_by_mistake`): a series a matcher rejects on
+    (:func:`rulegen.promql.feeds.missed_by_mistake`): a series a matcher rejects on
     purpose (the other ``status`` of a condition) tests the filter and is not listed, nor is
     one whose label value is one edit away (``code="200"`` for ``code="500"``) when
     :func:`_rejected_on_purpose` says it is there to be rejected."""

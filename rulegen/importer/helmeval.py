@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..promql.gotmpl import Action, body_tokens, lex_action, split, unquote
+from ..promql.gotmpl import Action, body_tokens, defined_name, lex_action, split, unquote
 from ..promql.gotmpl import TemplateSyntaxError
 
 
@@ -491,10 +491,10 @@ def helpers_of(text: str) -> dict:
             continue
         k = action_kind(piece)
         if name is None:
-            m = re.match(r'define\s+"([^"]+)"', piece.body)
-            if m:
+            defined = defined_name(piece)
+            if defined is not None:
                 # a `-}}` on the define trims the body's leading whitespace
-                name, depth, buf, buf_trim = m.group(1), 0, [], piece.trim_right
+                name, depth, buf, buf_trim = defined, 0, [], piece.trim_right
             continue
         if k in ("if", "with", "range", "define", "block"):
             depth += 1

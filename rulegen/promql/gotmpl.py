@@ -361,3 +361,16 @@ def split(text: str):
         yield "action", Action(raw, body.strip(), line, trim_left, trim_right, start)
         line += raw.count("\n")
         pos = end
+
+
+def defined_name(action: Action) -> str | None:
+    """The template name a ``{{ define "name" }}`` action declares, else None."""
+    toks = body_tokens(action.body)
+    if toks and len(toks) == 2 and toks[0].val == "define" and toks[1].typ in ("string", "raw"):
+        return unquote(toks[1].val)
+    return None
+
+
+def defined_names(text: str) -> list[str]:
+    """The names of the templates ``text`` defines (``{{ define "x.fullname" }}``), in order."""
+    return [n for kind, a in split(text) if kind == "action" and (n := defined_name(a)) is not None]

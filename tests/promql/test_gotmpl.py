@@ -131,3 +131,12 @@ def test_readable_template_text():
     from rulegen.render.runbook import readable
     assert readable("{{/* }} */}}{{ $labels.pod }} at {{ $value }}") == "‹…›‹pod› at ‹value›"
     assert readable("no {{ action") == "no {{ action"
+
+
+def test_defined_names():
+    from rulegen.promql.gotmpl import defined_names
+    text = ('{{/* {{ define "in.comment" }} */}}{{- define "a.name" -}}x{{ end }}'
+            '{{ define `raw` }}{{ end }}{{ define "b" . }}{{ end }}{{ define "\\x41" }}{{ end }}')
+    # a define inside a comment is none (the chart-helper regex found it); `define "b" .` is
+    # not Go syntax; escapes are read
+    assert defined_names(text) == ["a.name", "raw", "A"]

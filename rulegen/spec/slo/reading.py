@@ -129,39 +129,7 @@ def problems(entry: dict) -> list[tuple[tuple, str, str, bool]]:
                             "SLO periods are days to a quarter or a year, e.g. 30d or 28d", False))
     sli = entry.get("sli")
     if isinstance(sli, dict):
-        kinds = [k for k in ("events", "latency") if k in sli]
-        if len(kinds) != 1:
-            out.append((("sli",), "RG356", "give exactly one of `sli.events` (a ratio of two counters) "
-                        "and `sli.latency` (a histogram bucket)" + (f", not both" if kinds else ""), False))
-        ev = sli.get("events")
-        if isinstance(ev, dict):
-            given = [k for k in ("bad", "good") if k in ev]
-            if len(given) != 1:
-                out.append((("sli", "events"), "RG356", "give exactly one of `bad` and `good` next "
-                            "to `total`" + (", not both" if given else ""), False))
-            for key in ("bad", "good", "total"):
-                if isinstance(ev.get(key), str):
-                    out.extend(_counter_problems(ev[key], ("sli", "events", key), key, COUNTER_SUFFIXES))
-        lat = sli.get("latency")
-        if isinstance(lat, dict):
-            if isinstance(lat.get("histogram"), str):
-                probs = _counter_problems(lat["histogram"], ("sli", "latency", "histogram"), "histogram",
-                                          ("_bucket",))
-                out.extend(probs)
-                if not probs:
-                    sel, _ = parse_selector(lat["histogram"])
-                    if "le" in _matcher_names(sel):
-                        out.append((("sli", "latency", "histogram"), "RG357",
-                                    "histogram selector must not match `le`: give the bound as "
-                                    "`sli.latency.le`, rulegen adds the matcher", False))
-            if "le" in lat:
-                text, why = le_text(lat["le"])
-                if why:
-                    out.append((("sli", "latency", "le"), "RG355", f"le {lat['le']!r} {why}", False))
-                elif isinstance(lat["le"], str) and lat["le"].strip() != text:
-                    out.append((("sli", "latency", "le"), "RG355",
-                                f"le {lat['le']!r} is not written as Prometheus 3 stores the bucket bound, "
-                                f"so the selector would match no series; write le: \"{text}\"", False))
+        out.extend(_sli_problems(sli))
     for where in ((), ("page",), ("ticket",)):
         holder = entry
         for k in where:
@@ -193,6 +161,46 @@ def problems(entry: dict) -> list[tuple[tuple, str, str, bool]]:
                         + ("it never fires" if len(dead) == 1 else "they never fire")
                         + (f" (the {' and '.join(whole)} alert never fires at all)" if whole else "")
                         + "; raise the objective", True))
+    return out
+
+
+def _sli_problems(sli: dict) -> list[tuple[tuple, str, str, bool]]:
+    """:func:`problems` of an entry's ``sli`` (RG353-RG357, RG360), path suffixes relative to
+    the entry."""
+    out: list = []
+    kinds = [k for k in ("events", "latency") if k in sli]
+    if len(kinds) != 1:
+        out.append((("sli",), "RG356", "give exactly one of `sli.events` (a ratio of two counters) "
+                    "and `sli.latency` (a histogram bucket)" + (f", not both" if kinds else ""), False))
+    ev = sli.get("events")
+    if isinstance(ev, dict):
+        given = [k for k in ("bad", "good") if k in ev]
+        if len(given) != 1:
+            out.append((("sli", "events"), "RG356", "give exactly one of `bad` and `good` next "
+                        "to `total`" + (", not both" if given else ""), False))
+        for key in ("bad", "good", "total"):
+            if isinstance(ev.get(key), str):
+                out.extend(_counter_problems(ev[key], ("sli", "events", key), key, COUNTER_SUFFIXES))
+    lat = sli.get("latency")
+    if isinstance(lat, dict):
+        if isinstance(lat.get("histogram"), str):
+            probs = _counter_problems(lat["histogram"], ("sli", "latency", "histogram"), "histogram",
+                                      ("_bucket",))
+            out.extend(probs)
+            if not probs:
+                sel, _ = parse_selector(lat["histogram"])
+                if "le" in _matcher_names(sel):
+                    out.append((("sli", "latency", "histogram"), "RG357",
+                                "histogram selector must not match `le`: give the bound as "
+                                "`sli.latency.le`, rulegen adds the matcher", False))
+        if "le" in lat:
+            text, why = le_text(lat["le"])
+            if why:
+                out.append((("sli", "latency", "le"), "RG355", f"le {lat['le']!r} {why}", False))
+            elif isinstance(lat["le"], str) and lat["le"].strip() != text:
+                out.append((("sli", "latency", "le"), "RG355",
+                            f"le {lat['le']!r} is not written as Prometheus 3 stores the bucket bound, "
+                            f"so the selector would match no series; write le: \"{text}\"", False))
     return out
 
 

@@ -58,6 +58,7 @@ from .derivation.shape import COMPARISONS, Manual, Shape, Side, analyze, analyze
 from .derivation.writing import insert_tests, tests_yaml  # noqa: F401
 
 
+# over 80 lines: the command's wiring and printing, bound for the command layer (issue 24)
 def run_derive(root, args, out=None) -> int:
     """The ``rulegen derive-tests`` command: derive tests for every alert without tests (or
     those named with ``--alert``) of the specs under ``args.paths`` and write them into the
@@ -91,7 +92,8 @@ def run_derive(root, args, out=None) -> int:
     for spec in loaded.specs:
         edits = []
         for group, rule in spec.rules():
-            if rule.tests or (args.alert and rule.name not in args.alert):
+            # an SLO's rules are tested by the tests `rulegen test` generates for them
+            if rule.tests or rule.path[:1] == ("slos",) or (args.alert and rule.name not in args.alert):
                 continue
             line = spec.source.pos(rule.path + ("alert" if rule.is_alert else "record",), key=True)[0]
             try:

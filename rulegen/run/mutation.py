@@ -36,7 +36,6 @@ import promql_parser as pp
 import yaml
 
 from ..findings import RulegenError
-from ..render import test_file_path
 from ..spec import Spec
 from .mutants import Mutant, mutants_of
 
@@ -168,7 +167,7 @@ def _test_names(test: dict, default: str) -> set[str]:
     return names
 
 
-def plan_app(spec: Spec, root: Path, work: Path, test_text: str,
+def plan_app(spec: Spec, root: Path, work: Path, test_text: str | dict,
              only: set[str] | None = None) -> tuple[list, list]:
     """Render every mutant of ``spec`` (with as few ``plan`` and ``helm template`` runs as
     Helm's file size allows: :data:`MAX_RULES_PER_RENDER`) and write their promtool files
@@ -184,7 +183,7 @@ def plan_app(spec: Spec, root: Path, work: Path, test_text: str,
         RulegenError: helm failed.
     """
     from ..render.promtool_tests import annotation_filters
-    doc = yaml.safe_load(test_text)
+    doc = yaml.safe_load(test_text) if isinstance(test_text, str) else test_text
     tests = doc.get("tests") or []
     filters = annotation_filters(spec)
     deps = _Deps(spec)
@@ -292,18 +291,18 @@ def run_mutation(loaded, outputs, root: Path, apps: list[str], rules: set | None
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    by_path = {o.path: o for o in outputs}
+    from .testing import test_document
     all_results: list[MutantResult] = []
     files: list = []
     specs = []
     for spec in loaded.specs:
-        if spec.app not in apps or test_file_path(spec) not in by_path:
+        doc = test_document(spec, root) if spec.app in apps else None
+        if doc is None:
             continue
-        specs.append((spec, None if rules is None else {n for a, n in rules if a == spec.app}))
+        specs.append((spec, doc, None if rules is None else {n for a, n in rules if a == spec.app}))
     # helm renders one app while Python lays out another
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        planned = list(pool.map(lambda sp: plan_app(sp[0], root, work, by_path[test_file_path(sp[0])].content, sp[1]),
-                                specs))
+        planned = list(pool.map(lambda sp: plan_app(sp[0], root, work, sp[1], sp[2]), specs))
     for results, fs in planned:
         base = len(all_results)
         all_results.extend(results)

@@ -9,7 +9,8 @@ Pipeline step 4 of 4. For each app:
    spec's rules, not a deployment's overrides; escaping, gating and defaults are what is
    tested, not a copy of the rules);
 3. write the PrometheusRules' ``spec.groups`` to ``.rulegen/test/<app>/rules.yaml`` and the
-   planned promtool test file next to it; where test groups state different annotations, one
+   promtool test file next to it: the planned one plus the SLOs' tests, generated now
+   (:func:`rulegen.spec.slo.with_tests`; the committed file holds only the declared tests); where test groups state different annotations, one
    rule file and test file per set (``rules.2.yaml`` with ``<app>.2.test.yaml``, ...), each
    alert keeping only the annotations its tests state (see
    :func:`rulegen.render.promtool_tests.annotation_filters`);
@@ -40,7 +41,7 @@ import shutil
 import sys
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import promql_parser
@@ -48,9 +49,8 @@ import yaml
 
 from ..findings import RulegenError
 from ..pipeline import load_project, plan_project
-from ..render import test_file_path
 from ..render.promtool_tests import RULES_FILE
-from ..spec import Spec
+from ..spec import Spec, slo
 from ..spec.durations import DurationError, parse_ms
 from . import helm, promtool
 
@@ -224,19 +224,29 @@ def write_test_files(spec: Spec, test_text: str | dict, groups: list[dict], dest
 
 def prepare_app(spec: Spec, outputs, root: Path, work: Path) -> list[Path]:
     """Render ``spec``'s chart with helm (gates on) and lay out its promtool files in
-    ``work/<app>`` (:func:`write_test_files`); returns the test files, none when the spec
-    declares no test.
+    ``work/<app>`` (:func:`write_test_files`, the tests of :func:`test_document`); returns the
+    test files, none when the spec has no test.
 
     Raises:
         RulegenError: helm failed or rendered no rule group.
     """
-    by_path = {o.path: o for o in outputs}
-    tpath = test_file_path(spec)
-    if tpath not in by_path:
+    doc = test_document(spec, root)
+    if doc is None:
         return []
     app_dir = work / spec.app
     groups = render_rule_groups(spec, outputs, root, app_dir)
-    return write_test_files(spec, by_path[tpath].content, groups, app_dir)
+    return write_test_files(spec, doc, groups, app_dir)
+
+
+def test_document(spec: Spec, root: Path) -> dict | None:
+    """The promtool test document ``rulegen test`` runs for ``spec``: its test file as
+    :func:`rulegen.render.promtool_tests.render_test_file` writes it, with every test of
+    ``spec``, the generated SLO tests included when ``spec`` carries them
+    (:func:`rulegen.spec.slo.with_tests`); None when it has no test."""
+    from ..render.promtool_tests import render_test_file
+    from ..render.site import site_url
+    text = render_test_file(spec, site_url(root), [])
+    return None if text is None else yaml.safe_load(text)
 
 
 def failure_line(c: TestCase) -> int:
@@ -424,6 +434,8 @@ def run_tests(root: Path, args) -> int:
     if any(f.is_error for f in findings):
         print(render_findings(findings), file=sys.stderr)
         return 1
+    # the SLOs' tests are generated now, not committed (loading and building make none)
+    loaded = replace(loaded, specs=[slo.with_tests(s) for s in loaded.specs])
     all_cases = collect_cases(loaded.specs)
     cases = select(all_cases, args.app, args.alert, args.name)
     from ..hints import did_you_mean, unknown_names

@@ -39,7 +39,7 @@ page keep the spec's).
 One module per job: :mod:`.windows` (window pairs and burn-rate arithmetic), :mod:`.reading`
 (what is wrong with an entry, RG350-RG362, and the :class:`SLO` of a valid one),
 :mod:`.texts` and :mod:`.expand` (the rule group and the chart's objective templates),
-:mod:`.scenario` and :mod:`.tests` (the generated promtool tests). Durations are Prometheus
+:mod:`.scenario` and :mod:`.testgen` (the generated promtool tests). Durations are Prometheus
 duration strings; the package works in milliseconds internally.
 """
 
@@ -51,7 +51,7 @@ from .expand import expand, objective_templates  # noqa: F401
 from .reading import (COUNTER_SUFFIXES, NOT_COUNTER_SUFFIXES, RESERVED_LABELS, SLO, Selector,  # noqa: F401
                       le_text, objective_decimal, parse_selector, problems, read)
 from .scenario import COUNTER_START, EVENTS_PER_MIN, MARGIN, Scenario, matchers, sample_labels, selects  # noqa: F401
-from .tests import make_tests, tests  # noqa: F401
+from .testgen import make_tests, tests, with_tests  # noqa: F401
 from .texts import OBJECTIVE_PLACEHOLDERS, ObjectiveTexts, section_id, threshold_text  # noqa: F401
 from .windows import (BASE_PERIOD_MS, BUDGET_RECORD, DAY_MS, DEFAULT_PERIOD, MAX_PERIOD_MS,  # noqa: F401
                       MIN_PERIOD_MS, MIN_WINDOW_MS, MINUTE_MS, OBJECTIVE_RECORD, REMAINING_RECORD, SLI_RECORD,

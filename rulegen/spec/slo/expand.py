@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from ...promql.series import decimal_text
 from ..durations import format_ms
-from ..model import Group, Rule, Test
+from ..model import Group, Rule
 from .reading import SLO
-from .tests import tests
 from .texts import OBJECTIVE_PLACEHOLDERS, ObjectiveTexts, _alert_expr, _default_texts, _texts
 from .windows import (BUDGET_RECORD, OBJECTIVE_RECORD, REMAINING_RECORD, SLI_RECORD, BurnWindow, exhaustion_ms,
                       human, percent)
@@ -96,13 +95,11 @@ def objective_templates(slo: SLO) -> dict[int, dict[str, str]]:
 
 def expand(slo: SLO, app_labels: dict, default_component: str | None):
     """The SLO as a :class:`~rulegen.spec.model.Group`: the SLI and metadata recording rules,
-    the page and ticket alerts (one rule per window pair), and their generated tests.
+    the page and ticket alerts (one rule per window pair), without tests: the generated
+    tests are made on demand (:func:`rulegen.spec.slo.with_tests`), by the stage that
+    runs them.
 
     ``default_component``: the app's ``component`` label value (None: none).
-
-    Raises:
-        ValueError: no test series could be made for the SLI's selectors (the validation check
-            reports it as RG359 first).
     """
     entry = slo.entry
     slo_labels = dict(entry.get("labels") or {})
@@ -123,7 +120,6 @@ def expand(slo: SLO, app_labels: dict, default_component: str | None):
         Rule(kind="record", name=REMAINING_RECORD, expr=_remaining_expr(slo),
              path=slo.path + ("period",), labels=dict(rec_labels)),
     ]
-    first_alert: dict = {}
     for w in slo.windows:
         sev = entry.get(w.severity) or {}
         annotations = _texts(slo, w)
@@ -136,9 +132,4 @@ def expand(slo: SLO, app_labels: dict, default_component: str | None):
                     labels={**slo_labels, **(sev.get("labels") or {}), "long": w.long, "short": w.short},
                     annotations=annotations, runbook=_runbook(slo, w.severity, w, sev.get("runbook") or {}))
         rules.append(rule)
-        first_alert.setdefault(w.severity, rule)
-    for sev, items in tests(slo).items():
-        target = rules[0] if sev == "record" else first_alert[sev]
-        for i, (name, data) in enumerate(items):
-            target.tests.append(Test(name, {"name": name, **data}, target.path + ("tests", i)))
     return Group(name=slo.group_name, path=slo.path, rules=rules)

@@ -1,17 +1,55 @@
 """The generated promtool tests of an SLO (what fires when, computed as Prometheus computes it
-by :class:`~rulegen.spec.slo.scenario.Scenario`)."""
+by :class:`~rulegen.spec.slo.scenario.Scenario`).
+
+They are derived, like the SLO's rules, and made on demand: loading a spec generates none,
+the committed test file holds only the tests the spec declares, and ``rulegen test`` (and
+``--mutate``) runs on :func:`with_tests` of each spec.
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 
 from ...promql.series import decimal_text, exact_number, series_text
 from ..durations import format_ms
+from ..model import Spec, Test
 from .reading import SLO
 from .scenario import MARGIN, Scenario
 from .texts import _texts
 from .windows import (BUDGET_RECORD, MINUTE_MS, OBJECTIVE_RECORD, REMAINING_RECORD, SLI_RECORD, BurnWindow,
                       window_text)
+
+def with_tests(spec: Spec) -> Spec:
+    """``spec`` with each SLO's generated tests (:func:`tests`) under its rules: the
+    recording-rule test under the group's first rule, the page and ticket tests under the first
+    rule of each alert. A copy: ``spec`` and its rules are not changed. ``spec`` itself when it
+    has no SLO.
+
+    Raises:
+        ValueError: an SLO's tests cannot be generated (validation reports RG359 first).
+    """
+    if not spec.slos:
+        return spec
+    by_path = {s.path: s for s in spec.slos}
+    groups = []
+    for g in spec.groups:
+        slo = by_path.get(g.path)
+        if slo is None:
+            groups.append(g)
+            continue
+        rules = [replace(r, tests=list(r.tests)) for r in g.rules]
+        first_alert: dict = {}
+        alerts = [r for r in rules if r.is_alert]
+        for w, rule in zip(slo.windows, alerts):
+            first_alert.setdefault(w.severity, rule)
+        for sev, items in tests(slo).items():
+            target = rules[0] if sev == "record" else first_alert[sev]
+            for i, (name, data) in enumerate(items):
+                target.tests.append(Test(name, {"name": name, **data}, target.path + ("tests", i)))
+        groups.append(replace(g, rules=rules))
+    return replace(spec, groups=groups)
+
 
 _TESTS: dict = {}
 

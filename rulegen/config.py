@@ -194,9 +194,9 @@ def _bool(d: dict, key: str) -> bool:
 
 
 def _unlocked(c: str, name: str) -> None:
-    """Refuse to switch off or re-grade a containment code (:data:`rulegen.containment.LOCKED_CODES`):
+    """Refuse to switch off or re-grade a containment code (:data:`rulegen.fs.containment.LOCKED_CODES`):
     they keep rulegen from reading or writing outside the project."""
-    from .containment import LOCKED_CODES
+    from .fs.containment import LOCKED_CODES
     if c in LOCKED_CODES:
         raise RulegenError(f"{CONFIG_FILE}: {name}: {c} keeps rulegen inside the project (paths, links, "
                            "HTML) and cannot be switched off or re-graded")

@@ -79,7 +79,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
 
-from ..containment import escaping_link, refuse_outside
+from ..fs.containment import escaping_link, refuse_outside
 from ..findings import Finding, RulegenError, Severity
 from ..spec import SCHEMA_PATH, load_text
 from . import chart
@@ -798,7 +798,7 @@ def run_import(args) -> int:
         RulegenError: a source path does not exist, ``--app`` is not a DNS label, helm
             fails on a chart, ``--out`` is not a relative path inside the project, or a file to
             write lies behind a symlink leading outside it
-            (:mod:`rulegen.containment`; exit 2).
+            (:mod:`rulegen.fs.containment`; exit 2).
     """
     from ..formatters import render as render_notes
     from ..spec import shown_path

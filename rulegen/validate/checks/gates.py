@@ -24,7 +24,7 @@ Codes:
 
 from __future__ import annotations
 
-from ...containment import escaping_link, lexical_problem
+from ...fs.containment import escaping_link, lexical_problem
 from ...findings import Severity
 from ...hints import closest
 

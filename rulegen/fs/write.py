@@ -30,6 +30,7 @@ import stat
 from pathlib import Path
 
 from ..findings import RulegenError
+from . import read as fs_read
 from .containment import escaping_link
 
 #: Suffix of temporary files; see the module docstring for the full name.
@@ -244,6 +245,30 @@ def fresh_dir(root: Path, path) -> Path:
         shutil.rmtree(p)
     p.mkdir(parents=True)
     return p.resolve()
+
+
+def copy_tree(src: Path, dst: Path, skip: tuple = ()) -> None:
+    """Copy the folder ``src`` to ``dst`` (made when missing) as ``shutil.copytree`` does with
+    links followed, except that every file is read through :func:`rulegen.fs.read.read_bytes`
+    (a FIFO or device is refused, ``RG757``; the size is checked first, ``RG756``) and written
+    through :func:`atomic_write`; folders named in ``skip`` (at any depth) are left out, and a
+    folder reached twice through links is copied once.
+
+    Raises:
+        rulegen.fs.read.InputRefused: a file is special or too large. OSError: as copying.
+    """
+    seen: set = set()
+    for here, dirs, files in os.walk(src, followlinks=True):
+        real = os.path.realpath(here)
+        if real in seen:
+            dirs[:] = []
+            continue
+        seen.add(real)
+        dirs[:] = sorted(d for d in dirs if d not in skip)
+        out = Path(dst, os.path.relpath(here, src))
+        out.mkdir(parents=True, exist_ok=True)
+        for name in sorted(files):
+            atomic_write(out / name, fs_read.read_bytes(Path(here, name)), sync=False)
 
 
 def work_dir(root: Path, path) -> Path:

@@ -49,6 +49,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..findings import RulegenError
+from ..fs import read as fs_read
+from ..fs import yamlbound
 from ..spec.durations import DurationError, parse_ms
 
 EXIT_OK, EXIT_USAGE = 0, 2
@@ -346,7 +348,7 @@ def gates_off(chart: Path, gates) -> list[str]:
     ``values.yaml`` (all of them when it cannot be read or is not YAML), in order, once each."""
     import yaml
     try:
-        values = yaml.safe_load((chart / "values.yaml").read_text(encoding="utf-8"))
+        values = yamlbound.safe_load(fs_read.read_text(chart / "values.yaml"), str(chart / "values.yaml"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         values = None
     off = []

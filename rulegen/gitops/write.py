@@ -14,11 +14,10 @@ killed build are removed by the next ``build`` (:func:`clean_temp_files`) and re
 
 from __future__ import annotations
 
-import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..fs import read as fs_read
 from ..fs import write as fs_write
 from . import ownership
 
@@ -63,11 +62,10 @@ def read(path: Path) -> str | None:
     endings (see :func:`rulegen.render._read`), so a CRLF ``values.yaml`` stays CRLF and is
     up to date.
     """
+    if not fs_read.is_regular(path):
+        return None  # a folder, a FIFO (opening one would wait for a writer), a device
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None  # a folder, a FIFO (opening one would wait for a writer), a device
-        with open(path, encoding="utf-8", newline="") as f:
-            return f.read()
+        return fs_read.read_text(path, exact=True)  # over the input size limit: RG756, raised
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError, UnicodeDecodeError):
         return None
 

@@ -65,6 +65,7 @@ import json
 import re
 from pathlib import Path
 
+from ..fs import read as fs_read
 from ..spec import Spec
 from ..spec.model import DEFAULT_TEMPLATE
 
@@ -95,7 +96,7 @@ def chart_helpers(chart_dir: Path) -> set[str]:
     if tdir.is_dir():
         for f in sorted(tdir.glob("*.tpl")):
             try:
-                names.update(_DEFINE.findall(f.read_text(encoding="utf-8")))
+                names.update(_DEFINE.findall(fs_read.read_text(f)))
             except (OSError, UnicodeDecodeError):
                 continue
     return names
@@ -105,7 +106,7 @@ def chart_name(chart_dir: Path, default: str) -> str:
     """The ``name`` in the chart's Chart.yaml, or ``default``."""
     f = chart_dir / "Chart.yaml"
     if f.is_file():
-        m = re.search(r"^name:\s*['\"]?([^'\"\s#]+)", f.read_text(encoding="utf-8"), re.M)
+        m = re.search(r"^name:\s*['\"]?([^'\"\s#]+)", fs_read.read_text(f), re.M)
         if m:
             return m.group(1)
     return default

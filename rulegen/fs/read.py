@@ -1,25 +1,14 @@
-"""The one bounded reader of input files.
+"""Input files are read within a size limit, and never from a FIFO or device.
 
 Every file a pull request can put in front of rulegen (specs, ``values.yaml``, chart
 templates and ``Chart.yaml``, rule and test files given to ``rulegen import``, the baseline,
 ``.rulegen.yaml``, ``mkdocs.yml``, runbook pages with team notes, generated files ``check``
-compares) is read through :func:`read_bytes` or :func:`read_text`:
-
-1. the path is ``stat``-ed first; anything but a regular file (a FIFO, whose ``open`` waits
-   for a writer forever, a device, a socket) is refused without being read (``RG757``), a
-   folder raises ``IsADirectoryError`` as ``open`` would;
-2. its size is checked against the limit *before* reading (``RG756``); the file is then
-   opened with ``O_NONBLOCK`` (a FIFO swapped in after the ``stat`` cannot block), checked
-   again on the open descriptor, and at most limit + 1 bytes are read, so a file that grows
-   meanwhile is refused too;
-3. a missing file raises ``FileNotFoundError`` as before, so callers keep their "no such
-   file" paths.
-
-The limit is :data:`DEFAULT_MAX_BYTES` (32 MiB), raised or lowered with the environment
-variable ``RULEGEN_MAX_INPUT_BYTES`` (a whole number of bytes) in the CI job: a pull request
-cannot set it. Readers with a tighter limit of their own (a spec: 512 KiB, ``RG106``) pass it.
-YAML read from any of these files is parsed through :mod:`rulegen.fs.yamlbound`, which
-bounds alias expansion (``RG105``).
+compares) is read through :func:`read_bytes` or :func:`read_text`. A FIFO, device or socket
+is refused without being read (it could block or never end); the size is checked before
+anything is read, and at most the limit plus one byte is ever read. The limit is 32 MiB,
+set in the CI job with the environment variable ``RULEGEN_MAX_INPUT_BYTES`` (a whole number
+of bytes), which a pull request cannot change; a spec keeps its own 512 KiB (``RG106``). YAML
+from any of these files has its alias expansion bounded before it is parsed (``RG105``).
 
 Codes:
 
@@ -129,6 +118,11 @@ def is_regular(path) -> bool:
 def read_bytes(path, shown: str | None = None, limit: int | None = None) -> bytes:
     """The bytes of the regular file ``path``, read only when it is within ``limit`` bytes
     (default :func:`max_bytes`); ``shown``: the path as messages show it.
+
+    The path is ``stat``-ed first (a FIFO, device or socket is never opened); the file is
+    then opened with ``O_NONBLOCK`` (a FIFO swapped in after the ``stat`` cannot block) and
+    checked again on the open descriptor, and at most ``limit`` + 1 bytes are read, so a file
+    that grows meanwhile is refused too.
 
     Raises:
         FileNotFoundError, IsADirectoryError, PermissionError (OSError): as ``open`` would.

@@ -367,3 +367,17 @@ def test_the_package_reads_and_writes_only_through_rulegen_fs():
                     and "tarfile.open" not in code and "os.fdopen" not in code and "def " not in code:
                 found.append(f"{rel}:{n}: {line.strip()}")
     assert found == []
+
+
+def test_copying_a_chart_for_rulegen_test_refuses_a_device_and_skips_tests(tmp_path):
+    src = tmp_path / "chart"
+    (src / "templates").mkdir(parents=True)
+    (src / "tests").mkdir()
+    (src / "Chart.yaml").write_text("name: c\n")
+    (src / "tests" / "x.test.yaml").write_text("tests: []\n")
+    fs_write.copy_tree(src, tmp_path / "copy", skip=("tests",))
+    assert sorted(p.relative_to(tmp_path / "copy").as_posix() for p in (tmp_path / "copy").rglob("*")) == \
+        ["Chart.yaml", "templates"]
+    (src / "templates" / "zero.yaml").symlink_to("/dev/zero")  # copytree copied this forever
+    with pytest.raises(fs_read.InputRefused, match="zero.yaml: is a character device"):
+        fs_write.copy_tree(src, tmp_path / "copy2", skip=("tests",))

@@ -41,14 +41,16 @@ _CHUNK = 1 << 20
 
 class InputRefused(RulegenError):
     """An input file rulegen will not read: ``code`` (``RG756`` too large, ``RG757`` not a
-    regular file, ``RG105`` YAML expanding too far), ``path`` (as shown) and the message,
-    which starts with the code and the path."""
+    regular file, ``RG105`` YAML expanding too far), ``path`` (as shown), ``reason`` (the
+    message after the path) and, for ``RG756``, ``size`` (bytes, None when the file grew while
+    it was read). ``str()`` starts with the code and the path."""
 
-    def __init__(self, code: str, path: str, message: str):
+    def __init__(self, code: str, path: str, message: str, size: int | None = None):
         super().__init__(f"{code} {path}: {message}")
         self.code = code
         self.path = path
         self.reason = message
+        self.size = size
 
 
 def max_bytes() -> int:
@@ -76,7 +78,7 @@ def _too_big(shown: str, size: int | None, limit: int, own: bool) -> InputRefuse
     how = ("" if own else f"; when it really must be this big, raise the limit in the CI job with "
            f"{LIMIT_ENV}=<bytes>")
     return InputRefused("RG756", shown, f"{size_text}, more than the limit of {limit} bytes for this "
-                        f"input file, so it was not read; split it or make it smaller{how}")
+                        f"input file, so it was not read; split it or make it smaller{how}", size)
 
 
 def _special(shown: str, mode: int) -> InputRefused:

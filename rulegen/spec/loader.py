@@ -358,11 +358,11 @@ def load_file(path: Path, display: str | None = None) -> LoadedFile:
     try:
         raw = fs_read.read_bytes(path, shown, limit=MAX_FILE_BYTES)
     except fs_read.InputRefused as e:
-        if e.code == "RG756":
-            size = path.stat().st_size
+        if e.code == "RG756":  # a spec's own limit, RG106 as before
+            size = f"{e.size} bytes" if e.size is not None else "growing"
             return LoadedFile(path=shown, text="", findings=[
                 Finding(shown, 0, 0, "RG106", Severity.ERROR,
-                        f"file is {size} bytes, more than the {MAX_FILE_BYTES} a spec may have; split it by app")])
+                        f"file is {size}, more than the {MAX_FILE_BYTES} a spec may have; split it by app")])
         return LoadedFile(path=shown, text="", findings=[Finding(shown, 0, 0, e.code, Severity.ERROR, e.reason)])
     except OSError as e:
         return LoadedFile(path=shown, text="", findings=[

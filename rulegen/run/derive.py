@@ -53,6 +53,8 @@ line, as a ``tests:`` block emitted by ruamel.yaml; the rest of the file is kept
 
 from __future__ import annotations
 
+from ..fs import read as fs_read
+from ..fs.write import atomic_write
 from .derivation.cases import Derived, derive  # noqa: F401  (the public names callers use)
 from .derivation.shape import COMPARISONS, Manual, Shape, Side, analyze, analyze_record  # noqa: F401
 from .derivation.writing import insert_tests, tests_yaml  # noqa: F401
@@ -106,7 +108,7 @@ def run_derive(root, args, out=None) -> int:
         if not edits:
             continue
         path = root / spec.file
-        text = path.read_text(encoding="utf-8")
+        text = fs_read.read_text(path, spec.file)
         new = text
         for line, rule, d in sorted(edits, key=lambda e: -e[0]):
             try:
@@ -133,9 +135,7 @@ def run_derive(root, args, out=None) -> int:
         if args.dry_run:
             print(new, file=out)
             continue
-        tmp = path.with_name(f".{path.name}.rulegen-tmp")
-        tmp.write_text(new, encoding="utf-8")
-        tmp.replace(path)
+        atomic_write(path, new, root=root)
     print(f"{written} rule(s) given derived tests, {manual} to write by hand"
           + ("" if args.dry_run or not written else "; run `rulegen test --mutate` to see what they prove"),
           file=out)

@@ -36,6 +36,7 @@ import promql_parser as pp
 import yaml
 
 from ..findings import RulegenError
+from ..fs.write import atomic_write, fresh_dir
 from ..spec import Spec
 from .mutants import Mutant, mutants_of
 
@@ -283,15 +284,10 @@ def run_mutation(loaded, outputs, root: Path, apps: list[str], rules: set | None
     Raises:
         RulegenError: helm failed, or a rule's tests fail on the rule itself as laid out here.
     """
-    import shutil
-
     from .testing import run_batches
     out = out or sys.stdout
-    work = (root / WORK_DIR).resolve()
-    if work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True)
     from .testing import test_document
+    work = fresh_dir(root, WORK_DIR)  # RG747 when a link on the way leads outside the project
     all_results: list[MutantResult] = []
     files: list = []
     specs = []
@@ -412,6 +408,5 @@ def write_junit(path: Path, results: list[MutantResult], suites: ET.Element | No
             elif not r.killed:
                 f = ET.SubElement(tc, "failure", message=f"{r.spec.file}:{r.line()}")
                 f.text = r.describe()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
+    atomic_write(path, ET.tostring(suites, encoding="utf-8", xml_declaration=True))
     return suites

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..findings import RulegenError
-from ..run import helm
+from ..tools import helm
 
 _SOURCE = re.compile(r"^# Source: (\S.*?)\s*$")
 

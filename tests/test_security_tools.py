@@ -148,9 +148,16 @@ def test_a_tools_folder_inside_the_project_is_refused(project, monkeypatch, mark
         monkeypatch.delenv("RULEGEN_TOOLS_DIR", raising=False)
         monkeypatch.setenv("XDG_CACHE_HOME", str(project.parent / "empty-cache"))
         monkeypatch.setenv("PATH", f"{inside}:/usr/bin:/bin")
-    with pytest.raises(find.UntrustedTool, match=r"^RG762 helm found through .* inside the project"):
+    with pytest.raises(find.UntrustedTool, match=rf"^RG762 .*{inside}.* lies inside the project being checked"):
         helm.template(project / "charts/llama-swap", root=project)
     assert not marker.exists()
+
+
+def test_an_empty_tools_dir_inside_the_project_is_refused_too(project, monkeypatch):
+    """Not skipped for the next place: a PR could add the tool there later."""
+    monkeypatch.setenv("RULEGEN_TOOLS_DIR", str(project / "vendor"))
+    with pytest.raises(find.UntrustedTool, match=r"^RG762 RULEGEN_TOOLS_DIR .*/vendor/bin lies inside"):
+        find.find("promtool", project)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Where the pinned ``helm`` and ``promtool`` come from, and their versions.
+"""Where the pinned ``helm`` and ``promtool`` come from.
 
 A pull request can change any file of the project it targets, so a tool is never taken from
 it. :func:`find` looks, in order, in ``$RULEGEN_TOOLS_DIR/bin``, in the per-user cache
@@ -101,29 +101,30 @@ def find(name: str, root: Path | None = None) -> Path | None:
     or None when it is not installed.
 
     Raises:
-        UntrustedTool: the project carries tools (``RG761``), or the first ``name`` found lies
-            inside the project (``RG762``: ``RULEGEN_TOOLS_DIR``, the cache or a ``PATH``
-            entry inside the project).
+        UntrustedTool: the project carries tools (``RG761``), or a tools folder searched
+            before ``name`` is found (``RULEGEN_TOOLS_DIR``, the cache) or the ``PATH`` entry
+            it is found in lies inside the project (``RG762``).
     """
     refuse_project_tools(root)
-    found = None
     for what, folder in tool_dirs():
+        if _inside(folder, root):
+            raise _inside_error(f"{what} {folder}", root)
         p = folder / name
         if p.is_file() and os.access(p, os.X_OK):
-            found = what, p
-            break
-    if found is None:
-        hit = shutil.which(name)
-        found = ("PATH", Path(hit)) if hit else None
-    if found is None:
+            return Path(os.path.realpath(p))
+    hit = shutil.which(name)
+    if hit is None:
         return None
-    what, p = found
-    if _inside(p, root):
-        raise UntrustedTool(
-            f"RG762 {name} found through {what} at {p} lies inside the project being checked ({root}), "
-            "which a pull request can write: keep the tools outside the checkout (unset RULEGEN_TOOLS_DIR "
-            f"or point it elsewhere, and take the project's folders off PATH); {INSTALL_HINT}")
-    return Path(os.path.realpath(p))
+    if _inside(Path(hit), root):
+        raise _inside_error(f"{name} found on PATH at {hit}", root)
+    return Path(os.path.realpath(hit))
+
+
+def _inside_error(what: str, root: Path | None) -> UntrustedTool:
+    return UntrustedTool(
+        f"RG762 {what} lies inside the project being checked ({root}), which a pull request can write: "
+        "keep the tools outside the checkout (point RULEGEN_TOOLS_DIR, XDG_CACHE_HOME or HOME elsewhere, "
+        f"and take the project's folders off PATH); {INSTALL_HINT}")
 
 
 def require(name: str, root: Path | None = None) -> Path:
@@ -134,11 +135,3 @@ def require(name: str, root: Path | None = None) -> Path:
         raise RulegenError(f"{name} not found in {where} or on PATH; {INSTALL_HINT}")
     return p
 
-
-def version(path: Path) -> str:
-    """First line of ``<tool> --version`` (promtool) or ``version --short`` (helm); ``?``
-    when it prints nothing."""
-    args = [path, "version", "--short"] if path.name == "helm" else [path, "--version"]
-    out = process.run(args, timeout=60)
-    text = (out.stdout or out.stderr).strip()
-    return text.splitlines()[0] if text else "?"

@@ -35,6 +35,7 @@ import promql_parser
 
 from ...findings import Severity
 from ...spec.model import PARAM_RE
+from ...tools import find, process
 
 ID = "promql"
 
@@ -250,7 +251,6 @@ def promtool_errors(exprs: tuple, root=None) -> dict:
     import tempfile
     from pathlib import Path
 
-    from ...tools import find, process
     try:
         exe = find.find("promtool", Path(root) if root is not None else None)
     except find.UntrustedTool:

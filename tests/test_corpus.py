@@ -26,9 +26,9 @@ from rulegen.importer import import_paths, write_specs
 from rulegen.importer.compare import compare_groups
 from rulegen.pipeline import load_project
 from rulegen.render import plan
-from rulegen.tools import helm, promtool
-from rulegen.render.yamltext import values_yaml
 from rulegen.render.values import gate_values
+from rulegen.render.yamltext import values_yaml
+from rulegen.tools import helm, promtool
 
 from conftest import CORPUS, REPO
 

@@ -20,10 +20,10 @@ import yaml
 
 from conftest import REPO
 from rulegen.pipeline import load_project
-from rulegen.tools import helm
-from rulegen.spec.durations import canonical
 from rulegen.render.values import gate_values
 from rulegen.render.yamltext import values_yaml
+from rulegen.spec.durations import canonical
+from rulegen.tools import helm
 
 APPLICATION = REPO / "examples" / "argocd" / "application.yaml"
 DURATION_KEYS = ("for", "keep_firing_for", "interval", "query_offset")

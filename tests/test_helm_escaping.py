@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from rulegen.render.plain import rule_groups
-from rulegen.tools import helm as helm_run
 from rulegen.render.yamltext import values_yaml
+from rulegen.tools import helm as helm_run
 from test_helm_support import SITE, strict_load_all, write_chart
 
 pytestmark = pytest.mark.tools

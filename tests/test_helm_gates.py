@@ -24,9 +24,9 @@ import yaml
 from rulegen.pipeline import load_project, plan_project
 from rulegen.render import site
 from rulegen.render.plain import rule_groups
+from rulegen.render.yamltext import values_yaml
 from rulegen.tools import helm as helm_run
 from rulegen.tools.helm import HelmError
-from rulegen.render.yamltext import values_yaml
 from test_helm_support import SITE, crd_validator, rules_by_name, strict_load_all, write_chart
 
 pytestmark = pytest.mark.tools

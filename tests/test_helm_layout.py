@@ -24,8 +24,8 @@ from rulegen.cli import main
 from rulegen.gitops import ownership
 from rulegen.render import helm as helm_render
 from rulegen.render.plain import rule_groups
-from rulegen.tools import helm as helm_run
 from rulegen.render.yamltext import values_yaml
+from rulegen.tools import helm as helm_run
 from test_helm_support import SITE, make_spec, strict_load_all
 
 REPO = Path(__file__).resolve().parents[1]

@@ -9,8 +9,8 @@ import pytest
 
 from rulegen.cli import main
 from rulegen.render.helm import chart_settings, name_suffix, render_template
-from rulegen.tools import helm as helm_run
 from rulegen.render.yamltext import values_yaml
+from rulegen.tools import helm as helm_run
 from test_helm_support import HELPERS_TPL, SITE, make_spec
 
 TT = """\

@@ -13,8 +13,8 @@ import copy
 import pytest
 
 from rulegen.render.plain import rule_groups
-from rulegen.tools import helm as helm_run
 from rulegen.render.yamltext import values_yaml
+from rulegen.tools import helm as helm_run
 from test_helm_support import SITE, rules_by_name, strict_load_all, write_chart
 
 pytestmark = pytest.mark.tools

@@ -11,6 +11,7 @@ import pytest
 
 from rulegen.render import helm as helm_render
 from rulegen.render.plain import rule_groups
+from rulegen.render.yamltext import values_yaml
 from rulegen.tools import helm as helm_run
 from rulegen.tools.helm import HelmError
 from test_helm_support import SITE, make_spec, rules_by_name, strict_load_all, write_chart
@@ -63,7 +64,7 @@ def _rules(chart, **kw):
 def test_an_override_changes_that_expr_and_nothing_else(chart, helm_bin):
     baseline = _rules(chart)
     assert list(baseline.values()) == [r for g in rule_groups(chart[1], SITE) for r in g["rules"]]
-    for kw in ({"values": [{"prometheusRule": {"customRules": {"RedisMemoryHigh": {"params": {"threshold": 0.95}}}}}]},
+    for kw in ({"values": [values_yaml({"prometheusRule": {"customRules": {"RedisMemoryHigh": {"params": {"threshold": 0.95}}}}})]},
                {"set_values": ["prometheusRule.customRules.RedisMemoryHigh.params.threshold=0.95"]}):
         after = _rules(chart, **kw)
         changed = {k: r for k, r in after.items() if r != baseline[k]}

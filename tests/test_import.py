@@ -13,8 +13,8 @@ from rulegen.cli import main
 from rulegen.importer import import_paths, schema_ref, write_specs
 from rulegen.importer.compare import compare_groups
 from rulegen.importer.helmtext import literal_value, looks_like_helm, read_template
-from rulegen.render.yamltext import values_yaml
 from rulegen.render.values import gate_values
+from rulegen.render.yamltext import values_yaml
 
 MANIFEST = """\
 # Rules for the payments service.

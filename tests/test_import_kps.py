@@ -16,9 +16,9 @@ import yaml
 from rulegen.cli import main
 from rulegen.importer.compare import compare_groups
 from rulegen.pipeline import load_project
-from rulegen.tools import helm
-from rulegen.render.yamltext import values_yaml
 from rulegen.render.values import gate_values
+from rulegen.render.yamltext import values_yaml
+from rulegen.tools import helm
 
 from chartfixture import mini_chart
 from conftest import REPO, SHARED

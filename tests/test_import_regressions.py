@@ -14,8 +14,8 @@ from rulegen.cli import main
 from rulegen.importer import import_paths, schema_ref, write_specs
 from rulegen.importer.compare import compare_groups
 from rulegen.importer.helmtext import looks_like_helm
-from rulegen.render.yamltext import values_yaml
 from rulegen.render.values import gate_values
+from rulegen.render.yamltext import values_yaml
 
 #: Go-template escapes and a comment that Prometheus itself evaluates in a plain rule file.
 ESCAPES = """\

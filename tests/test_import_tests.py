@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from rulegen.cli import main
-from rulegen.render.yamltext import values_yaml
 from rulegen.render.values import gate_values
+from rulegen.render.yamltext import values_yaml
 
 from conftest import REPO
 

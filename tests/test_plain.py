@@ -15,9 +15,9 @@ import yaml
 from rulegen.pipeline import load_project
 from rulegen.render import site
 from rulegen.render.plain import dump, render_rules_file, rule_groups
-from rulegen.tools import helm as helm_run
-from rulegen.render.yamltext import values_yaml
 from rulegen.render.values import gate_values
+from rulegen.render.yamltext import values_yaml
+from rulegen.tools import helm as helm_run
 from test_helm_escaping import NASTY
 from test_helm_support import SITE, make_spec, strict_load_all, write_chart
 

@@ -16,9 +16,9 @@ import pytest
 from ruamel.yaml import YAML
 
 from rulegen.render.values import render_values, render_values_schema
+from rulegen.render.yamltext import values_yaml
 from rulegen.tools import helm as helm_run
 from rulegen.tools.helm import HelmError
-from rulegen.render.yamltext import values_yaml
 from test_helm_support import SITE, make_spec, write_chart
 
 SPEC = {"app": "vals", "groups": [{"name": "main", "rules": [{"alert": "A", "expr": "up == 0"}]},

@@ -332,7 +332,6 @@ def sync_findings(loaded, root: Path, charts: list[str] | None = None) -> list[F
     for chart, gates in sorted(chart_gates.items()):
         if not (root / chart / "Chart.yaml").is_file():
             continue  # a chart `build` has not made yet: the drift check says so
-        own = f"{chart}/values.yaml"
         jobs.append((chart, gates, None))
         for extra in loaded.config.values_files.get(chart, ()):
             p = root / extra
@@ -343,7 +342,6 @@ def sync_findings(loaded, root: Path, charts: list[str] | None = None) -> list[F
                 findings.append(_missing(f"charts.values_files.{chart}: {extra} does not exist"))
             else:
                 jobs.append((chart, gates, extra))
-        del own
     with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
         results = list(pool.map(lambda j: _render(root, helm, *j), jobs))
     rendered = []

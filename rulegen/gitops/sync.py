@@ -58,6 +58,7 @@ import functools
 import json
 import os
 import re
+import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -368,6 +369,9 @@ def _render(root: Path, helm, chart: str, gates: tuple, extra: str | None):
     args = ["--values", str(root / extra)] if extra else []
     try:
         out = helm.template(root / chart, root=root, extra_args=args)
+    except subprocess.TimeoutExpired:
+        return [Finding(shown, 0, 0, "RG735", Severity.ERROR,
+                        f"helm template of {chart} with {shown} did not finish within {helm.TIMEOUT_S} s")], []
     except helm.HelmError as e:
         try:
             schema = json.loads(_read(root, f"{chart}/values.schema.json") or "null")

@@ -383,7 +383,7 @@ def _render(root: Path, helm, chart: str, gates: tuple, extra: str | None):
         try:
             out = helm.template(root / chart, root=root, extra_args=args,
                                 set_values=[f"{g}=true" for g in gates])
-        except helm.HelmError as e:
+        except (helm.HelmError, subprocess.TimeoutExpired) as e:
             return [Finding(shown, 0, 0, "RG735", Severity.ERROR,
                             f"helm template of {chart} with {shown} and its gates ({', '.join(gates)}) on "
                             f"fails, so turning it on would fail the Argo CD sync: {str(e)[:500]}")], []

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Build the pinned promtool (Prometheus 3.x) and helm (3.x) from their Go modules into
-# .tools/bin, the project-local tools folder. The pins live in tools/*/go.mod (with go.sum),
-# the way kubernetes-mixin builds its promtool.
+# Build the pinned promtool (Prometheus 3.x) and helm (3.x) from their Go modules into the
+# per-user tools cache, ${XDG_CACHE_HOME:-$HOME/.cache}/rulegen/tools/bin, outside every
+# checkout: rulegen runs on pull requests, and a tool inside the checkout could be replaced by
+# one (rulegen never runs a tool from the project it checks). The pins live in tools/*/go.mod
+# (with go.sum), the way kubernetes-mixin builds its promtool.
 #
 # The binaries are stamped the way the upstream release builds stamp them, so `--version`
 # names the release: promtool with the ldflags of Prometheus' .promu.yml (Version from the
@@ -17,12 +19,24 @@
 # build tags and ldflags, BuildUser aside). A binary whose stamp differs, such as one built by
 # an older version of this script, is rebuilt; running this twice costs nothing.
 #
+# It also fetches, without building anything, the PrometheusRule CRD of the Prometheus Operator
+# release pinned in tools/prometheus-operator/go.mod (`go mod download -json`, source only)
+# into <tools dir>/crds/, for `rulegen check`'s CRD schema check (rulegen/gitops/sync.py).
+#
 # Usage: scripts/install-tools.sh [--force]
-#   RULEGEN_TOOLS_DIR=DIR builds into DIR/bin instead of .tools/bin.
+#   RULEGEN_TOOLS_DIR=DIR builds into DIR/bin instead (rulegen looks there first); DIR must not
+#   lie inside the checkout.
 # Needs: Go (1.26+) and access to the Go module proxy.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-bin="${RULEGEN_TOOLS_DIR:-$root/.tools}/bin"
+bin="${RULEGEN_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/rulegen/tools}/bin"
+case "$bin" in /*) ;; *) bin="$PWD/$bin" ;; esac
+case "$(realpath -m -- "$bin" 2>/dev/null || echo "$bin")/" in
+  "$(cd "$root" && pwd -P)"/*)
+    echo "install-tools.sh: $bin is inside the checkout $root, which a pull request can write;" \
+         "set RULEGEN_TOOLS_DIR to a folder outside it (rulegen refuses tools found there, RG762)" >&2
+    exit 2 ;;
+esac
 mkdir -p "$bin"
 force=${1:-}
 
@@ -102,6 +116,18 @@ build helm "$root/tools/helm" $h/cmd/helm "" \
 -X $h/internal/version.gitCommit=$commit -X $h/internal/version.gitTreeState=clean \
 -X $h/pkg/lint/rules.k8sVersionMajor=1 -X $h/pkg/lint/rules.k8sVersionMinor=$k8s_minor \
 -X $h/pkg/chartutil.k8sVersionMajor=1 -X $h/pkg/chartutil.k8sVersionMinor=$k8s_minor"
+
+# the PrometheusRule CRD: source only, copied out of the pinned module (nothing is built)
+module=github.com/prometheus-operator/prometheus-operator
+info=$(module_json "$root/tools/prometheus-operator" $module)
+version=$(json_field Version <<<"$info")
+crds="$(dirname "$bin")/crds"
+crd=monitoring.coreos.com_prometheusrules.yaml
+mkdir -p "$crds"
+install -m 0644 "$(json_field Dir <<<"$info")/example/prometheus-operator-crd/$crd" "$crds/$crd.tmp"
+mv "$crds/$crd.tmp" "$crds/$crd"
+echo "$version" > "$crds/.prometheus-operator.version"
+echo "PrometheusRule CRD of prometheus-operator $version in $crds"
 
 "$bin/promtool" --version | head -1
 "$bin/helm" version --short

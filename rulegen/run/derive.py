@@ -91,11 +91,16 @@ def run_derive(root, args, out=None) -> int:
         from ..hints import unknown_names
         raise RulegenError(unknown_names(unknown, names, "alert or recording rule"))
     written = manual = 0
+    generated = {r.name: g.slo for s in loaded.specs for g in s.groups if g.slo is not None for r in g.rules}
+    for name in sorted(set(args.alert) & set(generated)):
+        print(f"{name}: generated from SLO {generated[name]} (slos:), with its tests; nothing to derive",
+              file=out)
     for spec in loaded.specs:
         edits = []
-        for group, rule in spec.rules():
-            # an SLO's rules are tested by the tests `rulegen test` generates for them
-            if rule.tests or rule.path[:1] == ("slos",) or (args.alert and rule.name not in args.alert):
+        # only rules written under groups: have spec text to put tests into; the rules an SLO
+        # generates get generated tests (rulegen.spec.slo) and have no text of their own
+        for group, rule in spec.written_rules():
+            if rule.tests or (args.alert and rule.name not in args.alert):
                 continue
             line = spec.source.pos(rule.path + ("alert" if rule.is_alert else "record",), key=True)[0]
             try:
@@ -136,7 +141,9 @@ def run_derive(root, args, out=None) -> int:
             print(new, file=out)
             continue
         atomic_write(path, new, root=root)
+    slo_rules = sum(1 for s in loaded.specs for g in s.groups if g.slo is not None for _ in g.rules)
     print(f"{written} rule(s) given derived tests, {manual} to write by hand"
+          + (f", {slo_rules} generated from slos: (tested by their generated tests)" if slo_rules else "")
           + ("" if args.dry_run or not written else "; run `rulegen test --mutate` to see what they prove"),
           file=out)
     return 0

@@ -88,7 +88,9 @@ def build_spec(lf: LoadedFile) -> Spec:
         s = slo.read(app, si, entry)
         if s is None:
             continue
-        groups.append(slo.expand(s, dict(d.get("labels") or {}), _component(default_component)))
+        group = slo.expand(s, dict(d.get("labels") or {}), _component(default_component))
+        group.slo = s.name
+        groups.append(group)
         slos.append(s)
     return Spec(app=app, title=d.get("title", app), chart=chart, groups=groups,
                 labels=dict(d.get("labels") or {}), runbook=d.get("runbook") or {}, source=lf,

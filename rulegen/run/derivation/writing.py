@@ -66,9 +66,12 @@ def insert_tests(text: str, spec: Spec, rule, tests: list, equivalent: list | No
     line; every other byte kept. The block is indented like the rule's keys.
 
     Raises:
-        Manual: the rule already has a ``tests`` key.
+        Manual: the rule already has a ``tests`` key, or is not written under ``groups:`` (a
+            rule generated from ``slos:`` has no text of its own).
     """
     lf = spec.source
+    if rule.path[:1] != ("groups",):
+        raise Manual("generated from `slos:`: its tests are generated too")
     for key in ("tests", "equivalent_mutants"):
         if (*rule.path, key) in lf.key_positions:
             raise Manual(f"the rule already has a `{key}` key; remove it first")

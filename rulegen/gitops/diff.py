@@ -51,7 +51,6 @@ Exit codes: 0, or 2 when the ref or the repository cannot be read.
 from __future__ import annotations
 
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -267,55 +266,6 @@ def _baselined(root: Path, ref: str, result) -> list:
             return result.findings
     app_of = {s.file: s.app for s in result.specs}
     return baseline.apply(result.findings, base_line, app_of, False)
-
-
-def run_diff(root: Path, base: str, output: str, stream=None) -> int:
-    """Print the review summary of ``rules/`` between Git ``base`` and the working tree.
-
-    Args:
-        root: project root (inside a Git work tree).
-        base: any Git revision (``HEAD``, ``origin/main``, a SHA).
-        output: ``text`` or ``markdown``.
-        stream: where to print (default stdout); errors go to stderr.
-
-    Returns:
-        0, or 2 when Git, the ref or the working tree's specs cannot be read.
-    """
-    from ..pipeline import load_project
-    stream = stream or sys.stdout
-    try:
-        loaded = load_project(root)
-        old_specs, old_findings, n_old = load_base(root, base, loaded.config)
-    except RulegenError as e:
-        print(f"rulegen: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    summary = compare_specs(old_specs, loaded.specs)
-    from . import policy
-    try:
-        report = policy.compare(root, base, loaded.config, loaded)
-    except RulegenError as e:
-        print(f"rulegen: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    summary.policy = report.changes
-    summary.notes.extend(report.notes)
-    broken_old = sorted({f.file for f in old_findings if f.is_error})
-    broken_new = sorted({f.file for f in loaded.findings if f.is_error})
-    if broken_old:
-        summary.notes.append(f"at {base}, these specs have errors and were compared as far as they "
-                             f"loaded: {', '.join(broken_old)}")
-    if broken_new:
-        summary.notes.append("in the working tree, these specs have errors (run `rulegen validate`) "
-                             f"and were compared as far as they loaded: {', '.join(broken_new)}")
-    if n_old == 0:
-        summary.notes.append(f"{base} has no specs under {SPEC_DIR}/")
-    try:
-        summary.values, notes = values_effects(root, base, old_specs, loaded.specs)
-    except RulegenError as e:
-        summary.values, notes = [], [f"values were not compared: {e}"]
-    summary.notes.extend(notes)
-    text = render_markdown(summary, base) if output == "markdown" else render_text(summary, base)
-    stream.write(text)
-    return EXIT_OK
 
 
 # ---------------------------------------------------------------------------------------------

@@ -362,34 +362,6 @@ def _declaration_line(spec: Spec, rule, text: str) -> int:
     return spec.source.pos(rule.path + ("equivalent_mutants",))[0]
 
 
-def report(results: list[MutantResult], rows: list[RuleScore], out) -> None:
-    """Print per-rule scores, survivors in words, and stale equivalence declarations."""
-    for row in rows:
-        eq = f", {row.equivalent} declared equivalent" if row.equivalent else ""
-        print(f"  {row.app} {row.name}: {row.killed}/{row.total} mutants killed{eq}", file=out)
-    for r in results:
-        if r.counted and not r.killed:
-            print(f"{r.spec.file}:{r.line()}: SURVIVED [{r.rule.name}] {r.describe()}", file=out)
-        elif r.equivalent is not None and r.killed:
-            line = _declaration_line(r.spec, r.rule, r.mutant.text)
-            print(f"{r.spec.file}:{line}: note [{r.rule.name}] {r.mutant.text} is declared equivalent, "
-                  f"but `{r.killed_by[0]}` kills it: remove the declaration", file=out)
-    declared = {(id(r.rule), r.mutant.text) for r in results}
-    seen_rules = {id(r.rule): r for r in results}
-    for r in seen_rules.values():
-        for text in r.rule.equivalent_mutants:
-            if (id(r.rule), text) not in declared:
-                line = _declaration_line(r.spec, r.rule, text)
-                print(f"{r.spec.file}:{line}: note [{r.rule.name}] equivalent_mutants names `{text}`, "
-                      "which is not a mutant of this rule", file=out)
-    killed = sum(1 for r in results if r.counted and r.killed)
-    counted = sum(1 for r in results if r.counted)
-    eq = sum(1 for r in results if r.equivalent is not None)
-    invalid = sum(1 for r in results if r.invalid)
-    extra = (f", {eq} declared equivalent" if eq else "") + (f", {invalid} not runnable" if invalid else "")
-    print(f"mutation score: {killed}/{counted} mutants killed ({total_score(results):.0f}%){extra}", file=out)
-
-
 def write_junit(path: Path, results: list[MutantResult], suites: ET.Element | None = None) -> ET.Element:
     """Add one ``testsuite`` per app (``<app> mutants``) to ``suites`` (a new ``testsuites``
     element when None): a testcase per mutant, a failure per survivor (message: spec

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import baseline
 from .config import Config, load_config
 from .findings import Finding, RulegenError, has_errors
 from .parallel import split_map
@@ -75,7 +76,6 @@ def load_project(root: Path, paths: list[str] | None = None, meanwhile=None,
     result = finish(split_map(one, files, meanwhile), ctx)
     findings = result.findings
     if use_baseline:
-        from . import baseline
         app_of = {s.file: s.app for s in result.specs}
         findings = baseline.apply(findings, baseline.load(root), app_of, stale_baseline_is_error,
                                   None if not paths else {s.app for s in result.specs})

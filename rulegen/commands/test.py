@@ -85,7 +85,7 @@ def _mutate(loaded, outputs, root: Path, apps: list[str], cases: list[TestCase],
     belong to; prints the report and returns the results."""
     from ..run.mutation import run_mutation
     rules = {(c.app, c.rule.name) for c in cases} if (args.alert or args.name) else None
-    results, rows = run_mutation(loaded, outputs, root, apps, rules, jobs, out)
+    results, rows = run_mutation(loaded, outputs, root, apps, rules, jobs)
     print(f"mutation testing: {len(results)} mutant(s) of {len(rows)} rule(s)", file=out)
     report_mutants(results, rows, out)
     return results

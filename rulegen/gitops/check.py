@@ -31,7 +31,6 @@ import difflib
 import importlib.util
 from pathlib import Path
 
-EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 LINKS_MODULE = "rulegen.gitops.links"
 
 

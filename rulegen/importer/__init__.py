@@ -76,14 +76,19 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
+from .. import baseline as bl
+from ..config import CONFIG_FILE, load_config
 from ..findings import Finding, RulegenError, Severity
-from ..spec import SCHEMA_PATH, load_text
-from . import chart
+from ..pipeline import DEFAULT_SPEC_DIR
+from ..spec import PROJECT_SCHEMA, SCHEMA_PATH, SPEC_SUFFIXES, load_text, schema_ref, shown_path
+from ..validate import Context, validate, validate_texts
+from . import chart, conventions
 from .convert import convert, place_comments
 from .naming import APP_MAX, Source, app_name, assign_names, dns_label, with_suffix
 from .sources import RuleSet, read_source
+from .specyaml import _plain, _unliteral, _yaml, dump_spec, reload_text
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -169,11 +174,6 @@ def _assign_apps(sets: list[RuleSet], app: str | None, variant: str | None = Non
     return out
 
 
-#: Where ``rulegen import`` puts a copy of the spec schema in a project that does not hold
-#: rulegen's own (relative to the project root), so that ``$schema`` stays inside the project.
-PROJECT_SCHEMA = ".rulegen/schema.json"
-
-
 def _no_generated_links(data: CommentedMap) -> None:
     """Set ``chart.runbook_url: false`` in the spec ``data`` (``chart`` placed before
     ``groups``): the chart adds no generated ``runbook_url``; alerts keep their own."""
@@ -184,81 +184,9 @@ def _no_generated_links(data: CommentedMap) -> None:
     chart_map["runbook_url"] = False
 
 
-def schema_ref(out_dir: Path, root: Path | None = None) -> str:
-    """The ``$schema`` reference written at the top of a spec in ``out_dir``, relative to it:
-    the packaged schema when it lies inside the project at ``root`` (``../rulegen/spec/schema.json``
-    for ``rules/`` in rulegen's own repository), else the project's copy
-    (:data:`PROJECT_SCHEMA`, written by ``rulegen import``). Without ``root``, the packaged
-    schema."""
-    target = SCHEMA_PATH.resolve()
-    if root is not None and not target.is_relative_to(root.resolve()):
-        target = (root / PROJECT_SCHEMA).resolve()
-    try:
-        return Path(os.path.relpath(target, out_dir.resolve())).as_posix()
-    except ValueError:  # another drive on Windows
-        return target.as_uri()
-
-
-def _yaml() -> YAML:
-    y = YAML(typ="rt")
-    y.width = 1_000_000
-    y.indent(mapping=2, sequence=4, offset=2)
-    return y
-
-
-def reload_text(text: str) -> CommentedMap:
-    """A spec text read back with ruamel.yaml's round trip (comments kept), to change and
-    write again with :func:`dump_text`."""
-    return _yaml().load(text)
-
-
-def dump_text(data: CommentedMap) -> str:
-    """``data`` written as :func:`dump_spec` writes a spec (after :func:`reload_text`)."""
-    buf = StringIO()
-    _yaml().dump(data, buf)
-    return buf.getvalue()
-
-
-def _plain(node):
-    if isinstance(node, dict):
-        return {str(k): _plain(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_plain(v) for v in node]
-    if isinstance(node, bool) or node is None:
-        return node
-    if isinstance(node, int):
-        return int(node)
-    return str(node)
-
-
-def _unliteral(node):
-    """Replace literal blocks with double-quoted strings (fallback when a block is not exact)."""
-    if isinstance(node, CommentedMap):
-        for k, v in list(node.items()):
-            if isinstance(v, LiteralScalarString):
-                node[k] = DoubleQuotedScalarString(str(v))
-            else:
-                _unliteral(v)
-    elif isinstance(node, CommentedSeq):
-        for v in node:
-            _unliteral(v)
-
-
-def dump_spec(data: CommentedMap, ref: str, sources: list[str], top: list[str]) -> str:
-    """The spec text: the ``yaml-language-server`` line, where it came from, the source's
-    top comments, then ``data`` written by ruamel.yaml."""
-    header = [f"yaml-language-server: $schema={ref}",
-              "Imported by `rulegen import` from " + ", ".join(sources) + "."] + top
-    data.yaml_set_start_comment("\n".join(header))
-    buf = StringIO()
-    _yaml().dump(data, buf)
-    return buf.getvalue()
-
-
 def _check_written(text: str, data, display: str) -> list[Finding]:
     """Schema findings (RG1xx/RG2xx) of the spec ``text``, plus a finding when it does not
     read back as ``data``."""
-    from ..validate import Context, validate
     lf = load_text(text, display)
     res = validate([lf], Context())
     bad = [f for f in res.findings if f.is_error and f.code.startswith(("RG1", "RG2"))]
@@ -580,7 +508,6 @@ def chart_values_text(existing: str | None, labels: dict, annotations: dict,
 
 def _existing_spec_texts(folders: list[Path], root: Path) -> dict:
     """``{display path: text}`` of the specs under ``folders`` (each once, in path order)."""
-    from ..spec import SPEC_SUFFIXES, shown_path
     out = {}
     seen: set = set()
     for d in folders:
@@ -603,7 +530,6 @@ def project_of(root: Path, out: str) -> Path:
     ``--out team/rules`` makes ``team/`` a project, ``rulegen -C team validate``), else the
     project at ``root`` (``-C``), whose configuration and baseline ``rulegen validate OUT``
     reads."""
-    from ..pipeline import DEFAULT_SPEC_DIR
     out_dir = root / out
     return out_dir.parent if Path(out).name == DEFAULT_SPEC_DIR else root
 
@@ -674,12 +600,6 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, ap
     import's. Their policy errors (:data:`rulegen.baseline.POLICY_CODES`) on imported rules go
     into the baseline; any other new error is RG813.
     """
-    from .. import baseline as bl
-    from ..config import CONFIG_FILE, load_config
-    from ..pipeline import DEFAULT_SPEC_DIR
-    from ..spec import shown_path
-    from ..validate import validate_texts
-    from . import conventions
     project = project if project is not None else root
     files: dict[Path, str] = {}
     messages: list[str] = []

@@ -26,7 +26,6 @@ rule and overall; ``--min-mutation-score P`` fails the run below P%.
 
 from __future__ import annotations
 
-import sys
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -39,6 +38,7 @@ from ..findings import RulegenError
 from ..render import test_file_path
 from ..spec import Spec
 from .mutants import Mutant, mutants_of
+from .testing import render_rule_groups, run_batches, write_test_files
 
 SUFFIX = "--rulegen-mutant-"
 WORK_DIR = ".rulegen/mutate"
@@ -238,7 +238,6 @@ def _render_chunk(spec: Spec, root: Path, app_dir: Path, chunk: list[int], varia
     """Render the variants numbered in ``chunk`` with one ``plan`` and one ``helm template``
     and write their promtool files; returns ``(path, rule name, result index)`` per file."""
     from ..render import plan
-    from .testing import render_rule_groups, write_test_files
     # the spec's own groups first, under their own names: the chart's values (and the values
     # schema, which knows each group by name) are the spec's; their rendered rules are not used
     combined_groups = [replace(g, rules=[replace(r, tests=[], runbook={}) for r in g.rules]) for g in spec.groups]
@@ -275,8 +274,8 @@ def _slug(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
 
 
-def run_mutation(loaded, outputs, root: Path, apps: list[str], rules: set | None, jobs: int,
-                 out=None) -> tuple[list[MutantResult], list[RuleScore]]:
+def run_mutation(loaded, outputs, root: Path, apps: list[str], rules: set | None,
+                 jobs: int) -> tuple[list[MutantResult], list[RuleScore]]:
     """Make, render and run every mutant of the rules with tests (``rules``: only these
     ``(app, name)`` pairs, None for all) of the given ``apps``; returns the results and the
     per-rule scores.
@@ -286,8 +285,6 @@ def run_mutation(loaded, outputs, root: Path, apps: list[str], rules: set | None
     """
     import shutil
 
-    from .testing import run_batches
-    out = out or sys.stdout
     work = (root / WORK_DIR).resolve()
     if work.exists():
         shutil.rmtree(work)

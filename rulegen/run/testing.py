@@ -46,7 +46,7 @@ import yaml
 
 from ..findings import RulegenError
 from ..render import test_file_path
-from ..render.promtool_tests import RULES_FILE
+from ..render.promtool_tests import RULES_FILE, annotation_filters, filter_annotations
 from ..spec import Spec
 from ..spec.durations import DurationError, parse_ms
 from . import helm, promtool
@@ -198,7 +198,6 @@ def write_test_files(spec: Spec, test_text: str | dict, groups: list[dict], dest
     ``spec`` when already made). The first pair is ``rules.yaml`` and ``<stem>.test.yaml``
     (``stem`` defaults to the app), the next ``rules.2.yaml`` and ``<stem>.2.test.yaml``, and
     so on. Returns the test files."""
-    from ..render.promtool_tests import annotation_filters, filter_annotations
     stem = stem or spec.app
     doc = yaml.safe_load(test_text) if isinstance(test_text, str) else test_text
     filters = annotation_filters(spec) if filters is None else filters

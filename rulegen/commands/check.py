@@ -1,4 +1,30 @@
-"""``rulegen check``: the drift check CI runs on every pull request (see :mod:`rulegen.gitops.check`)."""
+"""``rulegen check``: the drift check CI runs on every pull request (parts in
+:mod:`rulegen.gitops.check`).
+
+It does what ``build`` does, in memory (:func:`rulegen.pipeline.load_project` then
+:func:`rulegen.pipeline.plan_project`), compares the plan with the working tree
+(:func:`rulegen.gitops.write.compare`) and writes nothing. It reports, in this order:
+
+1. validation findings (any error fails the check; drift is then not computed, because a plan
+   made from the specs that did load would call every file of the broken spec stale);
+2. runbook link findings from :func:`rulegen.gitops.links.check_links`, when that module is
+   installed;
+3. a unified diff (``--- a/<path>`` / ``+++ b/<path>``, as ``git diff`` prints it: ``a`` is
+   the disk, ``b`` what ``build`` would write) for every file that differs;
+4. generated files edited by hand, stale generated files (made from a spec that no longer
+   produces them) and temp files left by an interrupted build;
+5. one summary line.
+
+With ``--base REF`` it also compares the baseline and the check configuration with those at
+Git ``REF`` (:mod:`rulegen.gitops.policy`): each change that weakens what is checked (an entry
+added to ``.rulegen-baseline.yaml``, a code switched off or lowered to a warning, a convention
+relaxed) is a finding, RG820-RG823, reported with the validation findings. They are errors
+when ``REF``'s own ``.rulegen.yaml`` says ``policy_changes: fail`` or does not say (the
+default), or with ``--fail-on-policy-changes``; warnings when ``REF`` says ``warn``. The pull
+request's own ``.rulegen.yaml`` has no say in it.
+
+Exit codes: 0 nothing to do, 1 findings with errors or any drift, 2 usage or internal fault.
+"""
 
 from __future__ import annotations
 

@@ -63,7 +63,7 @@ imported):
   imported ``ShopDown`` next to the project's app ``shop`` that has one; good: the
   expression fixed, or the alert renamed, then import again.
 
-Any error note means nothing is written (:func:`run_import`).
+Any error note means nothing is written (:func:`rulegen.commands.import_.run_import`).
 """
 
 from __future__ import annotations

@@ -30,7 +30,10 @@ Every piece of spec Markdown enters the page through :func:`rulegen.render.safe.
 in the reader's browser (issue 18).
 
 Team notes: every alert section and the page end with a slot
-``<!-- notes:<name> -->`` ... ``<!-- /notes -->``; text written there survives ``rulegen build``.
+``<!-- notes:<name> -->`` ... ``<!-- /notes -->``; text written there survives ``rulegen build``,
+made safe as spec Markdown is (:func:`rulegen.render.safe.notes_markdown`, when the page is
+written: ``RG721``). The name in the marker is :func:`rulegen.gitops.ownership.slot_marker` of
+the alert name, so no name can end the comment or break its line.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from __future__ import annotations
 import functools
 import re
 
+from ..gitops.ownership import slot_marker
 from ..spec import Spec
 from ..spec import triage
 from ..spec.durations import canonical
@@ -432,6 +436,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
             "variants": [],
             "name": r.name,
             "heading": md_text(r.name),
+            "slot": slot_marker(r.name),  # the notes marker's name, safe in an HTML comment
             "anchor": a,
             "ids": {k: _unique(f"{a}-{k}", used) for k in ("fires-when", "likely-causes", "diagnose",
                                                             "resolution", "silencing", "dashboards",

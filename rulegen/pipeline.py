@@ -1,6 +1,6 @@
 """The steps every command shares: load and validate specs, then plan the outputs.
 
-Commands in :mod:`rulegen.cli` call these and decide what to print; nothing here prints.
+Commands in :mod:`rulegen.commands` call these and decide what to print; nothing here prints.
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ def run(args) -> int:
 
 
 def run_import(args) -> int:
-    """``rulegen import`` (see :mod:`rulegen.cli`). All or nothing: when every source was
+    """``rulegen import`` (options: :func:`add_parser`). All or nothing: when every source was
     imported and the project validates with the specs (policy findings baselined), writes the
     specs into ``--out``, and the conventions read from them (``.rulegen.yaml``), the
     baseline and chart values into the project of ``--out`` (:func:`project_of`), and

@@ -212,3 +212,43 @@ def apply(findings: list[Finding], baseline: Baseline | None, app_of: dict, stal
     return out
 
 
+@dataclass
+class Update:
+    """What ``rulegen baseline`` does to the baseline (:func:`update`). Entries are keys
+    ``(app, rule, code, subject)``; ``subject`` is None in a version 1 entry."""
+    #: the entries the baseline holds afterwards
+    after: set
+    #: entries that match no finding any more, sorted
+    removed: list
+    #: entries recorded now (policy errors), sorted
+    added: list
+    #: entries keyed by the finding's message that replace version 1 entries
+    migrated: set
+    #: number of version 1 entries rewritten as ``migrated``
+    n_old: int
+    #: policy errors that stay out of the baseline (without ``add``), sorted
+    left_out: list
+    #: True when the file must be (re)written: there was none, or an entry changed
+    changed: bool
+
+
+def update(findings: list[Finding], app_of: dict, old: Baseline | None, add: bool) -> Update:
+    """The update of baseline ``old`` (None: no file yet) for ``findings`` (found without a
+    baseline; ``app_of``: spec file -> app): entries that match no finding are removed; with
+    ``add``, or when there is no baseline yet, the current policy errors are recorded; a version
+    1 entry is rewritten as one entry per finding it covers."""
+    found = {k for f in findings if (k := key_of(f, app_of)) is not None}
+    errors = policy_errors(findings, app_of)
+    before = set(old.entries) if old is not None else set()
+    after = {k for k in before if k in found}
+    migrated = {k for k in found if k not in before and k[:3] + (None,) in before}
+    after |= migrated
+    if add or old is None:
+        after |= errors
+    removed = sorted((k for k in before - after if not (k[3] is None and any(m[:3] == k[:3] for m in migrated))),
+                     key=lambda k: (k[0], k[1], k[2], k[3] or ""))
+    added = sorted(after - before - migrated)
+    n_old = sum(1 for k in before if k[3] is None and any(m[:3] == k[:3] for m in migrated))
+    left_out = sorted(errors - after)
+    return Update(after, removed, added, migrated, n_old, left_out,
+                  old is None or bool(removed or added or n_old))

@@ -30,23 +30,11 @@ def run_baseline(root: Path, add: bool, stream) -> int:
     Raises:
         RulegenError: no ``rules/`` folder, or an invalid config or baseline file.
     """
-    from ..baseline import BASELINE_FILE, key_of, load, policy_errors, write
+    from ..baseline import BASELINE_FILE, load, update, write
     from ..pipeline import load_project
     loaded = load_project(root, use_baseline=False)
-    app_of = {s.file: s.app for s in loaded.specs}
-    found = {k for f in loaded.findings if (k := key_of(f, app_of)) is not None}
-    errors = policy_errors(loaded.findings, app_of)
-    old = load(root)
-    before = set(old.entries) if old is not None else set()
-    after = {k for k in before if k in found}
-    migrated = {k for k in found if k not in before and k[:3] + (None,) in before}
-    after |= migrated
-    if add or old is None:
-        after |= errors
-    removed = sorted((k for k in before - after if not (k[3] is None and any(m[:3] == k[:3] for m in migrated))),
-                     key=lambda k: (k[0], k[1], k[2], k[3] or ""))
-    added = sorted(after - before - migrated)
-    n_old = sum(1 for k in before if k[3] is None and any(m[:3] == k[:3] for m in migrated))
+    u = update(loaded.findings, {s.file: s.app for s in loaded.specs}, load(root), add)
+    after, removed, added, migrated, n_old = u.after, u.removed, u.added, u.migrated, u.n_old
     for k in removed:
         print(f"removed {k[2]} on {k[0]}/{k[1]}: no longer found", file=stream)
     if n_old:
@@ -61,11 +49,10 @@ def run_baseline(root: Path, add: bool, stream) -> int:
             by_code[k[2]] = by_code.get(k[2], 0) + 1
         print(f"recorded {len(added)} finding(s): " + ", ".join(f"{c} {n}" for c, n in sorted(by_code.items())),
               file=stream)
-    left_out = sorted(errors - after)
-    if left_out:
-        print(f"{len(left_out)} policy error(s) not in the baseline stay errors; fix them, or run "
+    if u.left_out:
+        print(f"{len(u.left_out)} policy error(s) not in the baseline stay errors; fix them, or run "
               "`rulegen baseline --add` to accept them on purpose", file=stream)
-    if old is None or removed or added or n_old:
+    if u.changed:
         write(root, after)
         print(f"{BASELINE_FILE}: {len(after)} entr{'y' if len(after) == 1 else 'ies'} "
               f"({len(removed)} removed, {len(added)} added)", file=stream)

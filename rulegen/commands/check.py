@@ -28,7 +28,6 @@ Exit codes: 0 nothing to do, 1 findings with errors or any drift, 2 usage or int
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -104,8 +103,8 @@ def _policy_summary(out, policy_findings: list, base: str | None) -> None:
 
 
 def _run(root: Path, paths, stream, fmt: str, base: str | None = None, force_policy: bool = False) -> int:
-    from ..gitops import ownership, write
-    from ..gitops.check import LINKS_MODULE, _link_findings, unified_diff
+    from ..gitops import links, ownership, write
+    from ..gitops.check import unified_diff
     from ..pipeline import load_project, plan_project, warm_render
 
     def out(text: str = "") -> None:
@@ -127,7 +126,7 @@ def _run(root: Path, paths, stream, fmt: str, base: str | None = None, force_pol
         out("check: validation failed; fix the errors above, then run `rulegen build` "
             "(drift was not checked)")
         return EXIT_FAIL
-    outputs, plan_findings = plan_project(loaded, fmt, link_ids=importlib.util.find_spec(LINKS_MODULE) is not None)
+    outputs, plan_findings = plan_project(loaded, fmt, link_ids=True)
     findings += plan_findings
     if any(f.is_error for f in plan_findings):
         out(render(findings, "text"))
@@ -136,7 +135,7 @@ def _run(root: Path, paths, stream, fmt: str, base: str | None = None, force_pol
         return EXIT_FAIL
     partial = bool(paths)
     outputs = write.scope(outputs, partial)
-    findings += loaded.config.apply(_link_findings(outputs, loaded.specs, root))
+    findings += loaded.config.apply(list(links.check_links(outputs, loaded.specs, root)))
     if findings:
         out(render(findings, "text"))
     _policy_summary(out, policy_findings, base)

@@ -35,6 +35,8 @@ def run_derive(root, args, out=None) -> int:
 
     Raises:
         RulegenError: an ``--alert`` names no rule of the specs (with "did you mean")."""
+    from ..fs import read as fs_read
+    from ..fs.write import atomic_write
     from ..hints import unknown_names
     from ..pipeline import load_project
     from ..run.derive import Manual, derive, insert_tests
@@ -68,7 +70,7 @@ def run_derive(root, args, out=None) -> int:
         if not edits:
             continue
         path = root / spec.file
-        text = path.read_text(encoding="utf-8")
+        text = fs_read.read_text(path, spec.file)
         new = text
         for line, rule, d in sorted(edits, key=lambda e: -e[0]):
             try:
@@ -95,9 +97,7 @@ def run_derive(root, args, out=None) -> int:
         if args.dry_run:
             print(new, file=out)
             continue
-        tmp = path.with_name(f".{path.name}.rulegen-tmp")
-        tmp.write_text(new, encoding="utf-8")
-        tmp.replace(path)
+        atomic_write(path, new, root=root)
     print(f"{written} rule(s) given derived tests, {manual} to write by hand"
           + ("" if args.dry_run or not written else "; run `rulegen test --mutate` to see what they prove"),
           file=out)

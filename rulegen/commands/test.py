@@ -94,6 +94,7 @@ def _mutate(loaded, outputs, root: Path, apps: list[str], cases: list[TestCase],
 def run_tests(root: Path, args) -> int:
     """The ``rulegen test`` command; returns the exit code (0 pass, 1 failures or low
     coverage or invalid specs, 2 usage/tools)."""
+    from ..fs.write import work_dir
     from ..gitops import write
     from ..hints import did_you_mean, unknown_names
     from ..pipeline import load_project, plan_project
@@ -145,8 +146,7 @@ def run_tests(root: Path, args) -> int:
     if drift:
         print(f"note: testing what `rulegen build` would write; on disk these differ: {', '.join(drift)}",
               file=sys.stderr)
-    work = (root / WORK_DIR).resolve()
-    work.mkdir(parents=True, exist_ok=True)
+    work = work_dir(root, WORK_DIR)
     apps = sorted({c.app for c in cases})
     files = []
     for spec in loaded.specs:

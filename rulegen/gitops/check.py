@@ -1,13 +1,9 @@
-"""Parts of the drift check (:mod:`rulegen.commands.check`, ``rulegen check``): the unified
-diff of a generated file against the disk, and the runbook link findings."""
+"""Part of the drift check (:mod:`rulegen.commands.check`, ``rulegen check``): the unified
+diff of a generated file against the disk."""
 
 from __future__ import annotations
 
 import difflib
-import importlib.util
-from pathlib import Path
-
-LINKS_MODULE = "rulegen.gitops.links"
 
 
 def unified_diff(path: str, old: str | None, new: str | None) -> str:
@@ -32,17 +28,5 @@ def _lines(text: str | None) -> list[str]:
     if not out[-1].endswith("\n"):
         out[-1] += "\n\\ No newline at end of file\n"
     return out
-
-
-def _link_findings(outputs, specs, root: Path) -> list:
-    """Findings of the runbook link check, or [] when ``rulegen.gitops.links`` is not there.
-
-    Only the module's absence is tolerated: once it exists, an error importing or running it is
-    a fault of the check and propagates (exit 2), never a silent pass.
-    """
-    if importlib.util.find_spec(LINKS_MODULE) is None:
-        return []
-    from . import links
-    return list(links.check_links(outputs, specs, root))
 
 

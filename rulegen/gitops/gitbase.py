@@ -9,13 +9,12 @@ a work tree, no such ref).
 
 from __future__ import annotations
 
-import subprocess
-import tempfile
 from pathlib import Path
 
 from .. import baseline
 from ..findings import RulegenError
 from ..spec import load_text
+from ..tools import process
 from ..validate import Context, validate
 
 #: The folder of the specs, relative to the project root.
@@ -24,8 +23,7 @@ SPEC_DIR = "rules"
 
 def _git(root: Path, *args: str) -> str:
     try:
-        proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
-                              encoding="utf-8", timeout=60)
+        proc = process.run(["git", *args], cwd=root, timeout=60)
     except FileNotFoundError:
         raise RulegenError("git is not installed; rulegen diff reads the base specs with git") from None
     if proc.returncode != 0:
@@ -96,11 +94,9 @@ def _baselined(root: Path, ref: str, result) -> list:
     text = base_file(root, ref, baseline.BASELINE_FILE)
     if text is None:
         return result.findings
-    with tempfile.TemporaryDirectory(prefix="rulegen-diff-") as tmp:
-        (Path(tmp) / baseline.BASELINE_FILE).write_text(text, encoding="utf-8")
-        try:
-            base_line = baseline.load(Path(tmp))
-        except RulegenError:
-            return result.findings
+    try:
+        base_line = baseline.parse(text)
+    except RulegenError:
+        return result.findings
     app_of = {s.file: s.app for s in result.specs}
     return baseline.apply(result.findings, base_line, app_of, False)

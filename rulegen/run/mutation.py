@@ -34,7 +34,6 @@ so every valid SLO can reach 100%; any other survivor of a generated rule still 
 
 from __future__ import annotations
 
-import sys
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -48,6 +47,7 @@ from ..fs.write import atomic_write, fresh_dir
 from ..render import test_file_path
 from ..spec import Spec
 from .mutants import Mutant, mutants_of
+from .testing import render_rule_groups, run_batches, write_test_files
 
 SUFFIX = "--rulegen-mutant-"
 WORK_DIR = ".rulegen/mutate"
@@ -254,7 +254,6 @@ def _render_chunk(spec: Spec, root: Path, app_dir: Path, chunk: list[int], varia
     """Render the variants numbered in ``chunk`` with one ``plan`` and one ``helm template``
     and write their promtool files; returns ``(path, rule name, result index)`` per file."""
     from ..render import plan
-    from .testing import render_rule_groups, write_test_files
     # the spec's own groups first, under their own names: the chart's values (and the values
     # schema, which knows each group by name) are the spec's; their rendered rules are not used
     combined_groups = [replace(g, rules=[replace(r, tests=[], runbook={}) for r in g.rules]) for g in spec.groups]
@@ -291,8 +290,8 @@ def _slug(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
 
 
-def run_mutation(loaded, outputs, root: Path, apps: list[str], rules: set | None, jobs: int,
-                 out=None) -> tuple[list[MutantResult], list[RuleScore]]:
+def run_mutation(loaded, outputs, root: Path, apps: list[str], rules: set | None,
+                 jobs: int) -> tuple[list[MutantResult], list[RuleScore]]:
     """Make, render and run every mutant of the rules with tests (``rules``: only these
     ``(app, name)`` pairs, None for all) of the given ``apps``; returns the results and the
     per-rule scores.
@@ -300,8 +299,6 @@ def run_mutation(loaded, outputs, root: Path, apps: list[str], rules: set | None
     Raises:
         RulegenError: helm failed, or a rule's tests fail on the rule itself as laid out here.
     """
-    from .testing import run_batches
-    out = out or sys.stdout
     work = fresh_dir(root, WORK_DIR)  # RG747 when a link on the way leads outside the project
     by_path = {o.path: o for o in outputs}
     all_results: list[MutantResult] = []
@@ -383,38 +380,6 @@ def _declaration_line(spec: Spec, rule, text: str) -> int:
         if e.get("mutant") == text:
             return spec.source.pos(rule.path + ("equivalent_mutants", i, "mutant"))[0]
     return spec.source.pos(rule.path + ("equivalent_mutants",))[0]
-
-
-def report(results: list[MutantResult], rows: list[RuleScore], out) -> None:
-    """Print per-rule scores, survivors in words, and stale equivalence declarations."""
-    for row in rows:
-        eq = f", {row.equivalent} declared equivalent" if row.equivalent else ""
-        print(f"  {row.app} {row.name}: {row.killed}/{row.total} mutants killed{eq}", file=out)
-    for r in results:
-        if r.counted and not r.killed:
-            print(f"{r.spec.file}:{r.line()}: SURVIVED [{r.rule.name}] {r.describe()}", file=out)
-        elif r.excluded:
-            print(f"{r.spec.file}:{r.line()}: excluded [{r.rule.name}] {r.mutant.text}: {r.excluded}", file=out)
-        elif r.equivalent is not None and r.killed:
-            line = _declaration_line(r.spec, r.rule, r.mutant.text)
-            print(f"{r.spec.file}:{line}: note [{r.rule.name}] {r.mutant.text} is declared equivalent, "
-                  f"but `{r.killed_by[0]}` kills it: remove the declaration", file=out)
-    declared = {(id(r.rule), r.mutant.text) for r in results}
-    seen_rules = {id(r.rule): r for r in results}
-    for r in seen_rules.values():
-        for text in r.rule.equivalent_mutants:
-            if (id(r.rule), text) not in declared:
-                line = _declaration_line(r.spec, r.rule, text)
-                print(f"{r.spec.file}:{line}: note [{r.rule.name}] equivalent_mutants names `{text}`, "
-                      "which is not a mutant of this rule", file=out)
-    killed = sum(1 for r in results if r.counted and r.killed)
-    counted = sum(1 for r in results if r.counted)
-    eq = sum(1 for r in results if r.equivalent is not None)
-    invalid = sum(1 for r in results if r.invalid)
-    excluded = sum(1 for r in results if r.excluded)
-    extra = (f", {eq} declared equivalent" if eq else "") + (f", {invalid} not runnable" if invalid else "") \
-        + (f", {excluded} excluded (generated from slos:)" if excluded else "")
-    print(f"mutation score: {killed}/{counted} mutants killed ({total_score(results):.0f}%){extra}", file=out)
 
 
 def write_junit(path: Path, results: list[MutantResult], suites: ET.Element | None = None) -> ET.Element:

@@ -72,8 +72,10 @@ def run(seed: int = 1, mutations: int = 3000, corpus: bool = True, out=print) ->
 
     def fresh_render(text):
         exts = ["attr_list", "md_in_html", "tables", "toc", "pymdownx.superfences"]
-        p = links._parse_html(markdown.Markdown(extensions=exts).convert(text))
-        return p.ids, p.heading_ids, p.hrefs
+        md = markdown.Markdown(extensions=exts)
+        hrefs = links.tree_links(md)
+        p = links._parse_html(md.convert(text))
+        return p.ids, p.heading_ids, list(hrefs)
 
     bad = 0
     with tempfile.TemporaryDirectory(prefix="rulegen-links-") as tmp:

@@ -51,6 +51,16 @@ Codes:
   moved to the page's catch-all notes slot; move them under the alert they belong to. Bad:
   notes under ``<!-- notes:OldName -->`` after the alert was renamed; good: the same text
   under ``<!-- notes:NewName -->``.
+* ``RG721`` (warning) a runbook page's hand-written team notes (between ``<!-- notes:... -->``
+  and ``<!-- /notes -->``) hold markup the site must not run or read as markup: raw HTML
+  (``<script>``, ``<img onerror=...>``, ``<iframe>``, ``<style>``, comments), a link or image
+  with a scheme other than ``http``, ``https`` or ``mailto`` (``javascript:``, ``data:``,
+  ``vbscript:``, also entity-encoded), or an attribute list (``{ onclick=... }``). Notes are
+  made safe exactly as spec Markdown is (:func:`rulegen.render.safe.notes_markdown`): the
+  markup is escaped and shown as the text it is, so ``build`` rewrites the note and ``check``
+  reports the page as differing until it has. Reported at the page line of the first changed
+  line; cannot be switched off. Bad: ``<img src=x onerror=alert(1)>`` in a note; good: plain
+  Markdown, ``[dashboard](https://grafana.example.com/d/x)``.
 * ``RG747`` an output path leads outside the project through a symlink found at the moment of
   writing (validation reports the ones it knows as RG742 and RG744); the message names the
   link, and nothing is written. Bad: ``runbooks`` made a symlink to ``/var/www`` after

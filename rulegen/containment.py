@@ -30,7 +30,8 @@ from pathlib import Path
 
 #: Codes that guard the project's boundary: ``checks.disable`` and ``checks.severity`` in
 #: ``.rulegen.yaml`` may not name them (see :mod:`rulegen.config`).
-LOCKED_CODES = frozenset({"RG740", "RG741", "RG742", "RG743", "RG744", "RG745", "RG746", "RG747", "RG749"})
+LOCKED_CODES = frozenset({"RG740", "RG741", "RG742", "RG743", "RG744", "RG745", "RG746", "RG747", "RG749",
+                          "RG514", "RG721"})  # RG514, RG721: what reaches a reader's terminal or browser
 
 _SEGMENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _DRIVE = re.compile(r"^[A-Za-z]:")

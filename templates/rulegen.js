@@ -16,9 +16,20 @@
     return "'" + value.replace(/'/g, "'\\''") + "'";
   }
 
+  /* A value from the URL loses every control character before it is shown or copied: C0
+     (newline, carriage return, tab, ESC: "\x1b[201~" ends bracketed paste, and what follows
+     would run as typed), DEL, C1 (U+0080-U+009F, "\x9b" is a one-byte CSI), the line and
+     paragraph separators, and the bidirectional and zero-width format characters that make a
+     pasted line read differently from what runs. */
+  var CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]/g;
+
+  function clean(value) {
+    return String(value).replace(CONTROL, "");
+  }
+
   function params() {
     var out = {};
-    new URLSearchParams(window.location.search).forEach(function (v, k) { out[k] = v; });
+    new URLSearchParams(window.location.search).forEach(function (v, k) { out[k] = clean(v); });
     return out;
   }
 
@@ -57,7 +68,7 @@
         var name = s.slice(0, s.indexOf("="));
         if (Object.prototype.hasOwnProperty.call(values, labels[i])) {
           changed = true;
-          return name + "=" + quote(values[labels[i]]);
+          return name + "=" + quote(clean(values[labels[i]]));
         }
         return s;
       });
@@ -161,6 +172,12 @@
     fillDashboards(values);
     fillText(values);
     indexFilters();
+  }
+
+  /* for tests (node): the functions that make a filled command line */
+  if (typeof module !== "undefined" && module.exports) {
+    module.exports = { clean: clean, quote: quote };
+    return;
   }
 
   if (window.document$ && window.document$.subscribe) {

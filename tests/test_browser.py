@@ -301,6 +301,11 @@ def test_query_string_fills_the_commands(site, browser):
     code = browser.js("""document.querySelector("#noctayallmservicedegraded ~ .rg-triage pre code").textContent""")
     assert code.split("\n")[0] == "NAME='a'\\''b;rm -rf x' NAMESPACE='‹namespace›'  # alert labels: name namespace"
     assert subprocess.run(["bash", "-n", "-c", "--", code]).returncode == 0
+    # control characters from the URL are dropped (issue 23): ESC [201~ would end bracketed
+    # paste and the newline would run what follows as typed; C1 \x9b is a one-byte CSI
+    browser.open(base + "noctaya/?name=a%1B%5B201~%0Aid%C2%9B%E2%80%A8x#noctayallmservicedegraded")
+    code = browser.js("""document.querySelector("#noctayallmservicedegraded ~ .rg-triage pre code").textContent""")
+    assert code.split("\n")[0] == "NAME='a[201~idx' NAMESPACE='‹namespace›'  # alert labels: name namespace"
 
 
 def test_table_of_contents_names_stay_whole(site, browser):

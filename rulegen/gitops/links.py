@@ -8,6 +8,9 @@ without a network and without helm, from what ``build`` would write
 What is checked, and the finding codes (all errors; ``file:line`` points at the spec entry
 for alert links and at the page line for page links):
 
+* ``RG709`` a Markdown page in the docs folder is not UTF-8 text: ``mkdocs build`` stops on it
+  (a UnicodeDecodeError), so one hand-written page stops the whole site's deploy. Bad: a guide
+  saved as Latin-1 (``Caf\\xe9``); good: the same page saved as UTF-8.
 * ``RG710`` an alert's ``runbook_url`` opens a page the site does not have (page deleted or
   renamed, app renamed, ``runbookUrl``/``customRules`` pointing at another path).
   Bad: a ``runbook_url`` annotation ``https://runbooks.example.com/llama/#llamaswapdown`` (no page
@@ -30,10 +33,18 @@ for alert links and at the page line for page links):
 * ``RG714`` a ``related`` entry's link (page and anchor of the related alert) does not resolve.
   Bad: a related alert whose app page is missing from the site; good: ``rulegen build`` of every
   spec, so each app has its page.
-* ``RG715`` a Markdown link on a page (generated or hand-written, ``[x](page.md#id)`` or
-  ``[x](#id)``) points to a page or anchor that does not exist.
+* ``RG715`` a link on a page (generated, in team notes, or hand-written; ``[x](page.md#id)``,
+  ``[x](#id)``, reference-style) fails ``mkdocs build --strict``: it points to a page, file or
+  anchor that does not exist, or (as the ``validation:`` levels of ``mkdocs.yml`` make a
+  warning) to no file at all (``[x](guides/)``, mkdocs' "unrecognized relative link") or to an
+  absolute path (``[x](/llama-swap/)``). The position is the link's target on the page.
   Bad: ``[rollback](guides/deploy.md#rollback)`` with no such page or heading; good: a link to a
   page and heading id that exist.
+* ``RG719`` an image on a page (``![alt](src)``, reference-style ``![alt][ref]``) shows a file
+  the site's docs folder does not have, so ``mkdocs build --strict`` fails (one team's note
+  could stop the whole site's deploy). The position is the source on the page. Links and
+  images written as raw HTML (``<img src>``) are not validated, by mkdocs or here. Bad: ``![graph](img/latency.png)`` with no ``runbooks/img/latency.png``;
+  good: the file committed next to the page, or an ``https://`` image.
 * ``RG716`` two headings of one page share an id, so a link opens the first one only (two
   alert names that slug alike, e.g. ``Foo-Bar`` and ``foo bar``; for alerts of a spec,
   validation reports this first, at the spec line, as ``RG513``).
@@ -81,6 +92,8 @@ from . import ownership
 __all__ = ["check_links", "default_runbook_url", "url_to_page", "page_ids", "LinkContext"]
 
 _HEADING = re.compile(r"^h[1-6]$")
+#: Marks an image's source among a page's link targets (:func:`page_ids`): ``IMAGE + src``.
+IMAGE = "\0img:"
 #: yaml.safe_load's loader, with libyaml's parser when PyYAML has it (same constructor and resolver)
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -108,6 +121,8 @@ class _Ids(HTMLParser):
             self.ids.add(a["name"])
         if tag == "a" and a.get("href") is not None:
             self.hrefs.append(a["href"])
+        if tag == "img" and a.get("src") is not None:
+            self.hrefs.append(IMAGE + a["src"])
 
 
 _MD = None
@@ -129,7 +144,33 @@ def _markdown():
         except ImportError:
             exts.append("fenced_code")
         _MD = markdown.Markdown(extensions=exts, extension_configs=cfg)
+        tree_links(_MD)
     return _MD.reset()
+
+
+def tree_links(md) -> list[str]:
+    """Register on Python-Markdown instance ``md`` a tree processor that records, at each
+    conversion, the ``href`` of every ``<a>`` and the ``src`` of every ``<img>`` (as
+    :data:`IMAGE` + ``src``) of the Markdown in page order, as mkdocs' link validation reads
+    them (after every other tree processor; raw HTML, which mkdocs does not validate, and
+    e-mail autolinks left out). Returns the list it fills (emptied at each conversion)."""
+    import markdown
+    from markdown.util import AMP_SUBSTITUTE
+    found: list[str] = []
+
+    class _Links(markdown.treeprocessors.Treeprocessor):
+        def run(self, root):
+            found.clear()
+            for el in root.iter():
+                key = "href" if el.tag == "a" else "src" if el.tag == "img" else None
+                url = el.get(key) if key else None
+                if url is not None and AMP_SUBSTITUTE not in url:
+                    found.append(url if key == "href" else IMAGE + url)
+            return None
+
+    md.treeprocessors.register(_Links(md), "rulegen_links", 0)
+    md.rulegen_links = found
+    return found
 
 
 def _parse_html(html: str) -> _Ids:
@@ -140,9 +181,12 @@ def _parse_html(html: str) -> _Ids:
 
 
 def _render_ids(markdown_text: str) -> tuple[set[str], list[str], list[str]]:
-    """:func:`page_ids` the slow, general way: render with Python-Markdown and read the HTML."""
-    p = _parse_html(_markdown().convert(markdown_text))
-    return p.ids, p.heading_ids, p.hrefs
+    """:func:`page_ids` the slow, general way: render with Python-Markdown and read the HTML
+    (ids, raw HTML's included, as mkdocs counts them) and the tree (links and images, as
+    mkdocs validates them: :func:`tree_links`)."""
+    md = _markdown()
+    p = _parse_html(md.convert(markdown_text))
+    return p.ids, p.heading_ids, list(md.rulegen_links)
 
 
 # The fast path of page_ids: the pages rulegen generates use a small part of Markdown (headings
@@ -317,7 +361,8 @@ def known(markdown_text: str, ids: tuple) -> None:
 def page_ids(markdown_text: str) -> tuple[set[str], list[str], list[str]]:
     """``(ids, heading_ids, hrefs)`` of a Markdown page as the site renders it: every element
     id (headings' explicit ``{ #id }`` or toc slug), heading ids in page order (duplicates
-    kept), and every link target (``href``) in page order."""
+    kept), and every link target (``href``) and image source (``src``, as :data:`IMAGE` +
+    ``src``) of the Markdown in page order (raw HTML's are not validated by mkdocs either)."""
     ahead = _AHEAD.pop(markdown_text, None)
     if ahead is not None:
         return ahead
@@ -410,7 +455,10 @@ def url_to_page(url_path: str, pages, use_directory_urls: bool = True) -> str | 
     return None
 
 
-def _pages(outputs, root: Path, settings) -> dict:
+def _pages(outputs, root: Path, settings, unreadable: list | None = None) -> dict:
+    """Docs-relative path -> :class:`_Page` of every Markdown page of the site (planned pages
+    over the disk's); ``unreadable`` gets (project-relative path, byte offset) of each page on
+    disk that is not UTF-8."""
     pages: dict[str, _Page] = {}
     docs = root / settings.docs_dir
     planned = {o.path for o in outputs}
@@ -422,7 +470,11 @@ def _pages(outputs, root: Path, settings) -> dict:
                 continue  # the planned text is used, not this one: no need to read it
             try:
                 text = f.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
+            except UnicodeDecodeError as e:
+                if unreadable is not None and not any(p.startswith(".") for p in f.relative_to(docs).parts):
+                    unreadable.append((rel_root, e.start))
+                continue
+            except OSError:
                 continue
             if planned and ownership.is_generated(text) and rel_root not in planned:
                 continue  # stale: the next build deletes it
@@ -538,18 +590,77 @@ def _err(file, line, col, code, msg, rule=""):
     return Finding(file, line, col, code, Severity.ERROR, msg, rule)
 
 
-def _resolve(link: str, here: str, pages) -> tuple[str | None, str, bool]:
-    """``(page, fragment, internal)`` of a link on docs page ``here``."""
-    parts = urlsplit(link)
-    if parts.scheme or parts.netloc or link.startswith("/"):
-        return None, "", False
+def _docs_files(root: Path, settings, outputs, pages) -> set[str]:
+    """Docs-relative paths of every file mkdocs builds the site from: the docs folder's files
+    (without what its default ``exclude_docs`` leaves out: names starting with ``.``, the
+    top-level ``templates/``), the planned outputs under it and the pages."""
+    out = set(pages)
+    docs = root / settings.docs_dir
+    if docs.is_dir():
+        for f in docs.rglob("*"):
+            rel = f.relative_to(docs).as_posix()
+            if any(part.startswith(".") for part in rel.split("/")) or rel.startswith("templates/"):
+                continue
+            if f.is_file():
+                out.add(rel)
+    prefix = settings.docs_dir.rstrip("/") + "/"
+    out.update(o.path[len(prefix):] for o in outputs if o.path.startswith(prefix))
+    return out
+
+
+def _target_problem(url: str, here: str, pages, files: set[str], settings) -> tuple[str, str, str] | None:
+    """Why ``mkdocs build --strict`` (with the site's ``validation`` levels) fails on a link or
+    image ``url`` of docs page ``here``, as (kind, docs-relative target, fragment), or None.
+
+    Kinds, as mkdocs 1.6 reads a link (``_RelativePathTreeprocessor.path_to_url``): ``absolute``
+    (``/x``, when ``absolute_links`` is ``warn``); ``page`` (a ``.md`` target that is not a
+    page: always a finding, as before); ``file`` (another target that is no file of the site,
+    when ``not_found`` is ``warn``); ``unrecognized`` (a target without an extension that is no
+    file, ``x/``, when ``unrecognized_links`` is ``warn``); ``anchor`` (a page without the
+    fragment's id: always a finding). External links (a scheme or host) are not looked at."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme or parts.netloc:
+        return None
     frag = unquote(parts.fragment)
-    if not parts.path:
-        return here, frag, True
-    target = posixpath.normpath(posixpath.join(posixpath.dirname(here), unquote(parts.path)))
-    if not target.endswith(".md"):
-        return None, frag, False  # images, downloads: mkdocs checks those
-    return (target if target in pages else "", frag, True)
+    if url.startswith(("/", "\\")):
+        level = settings.link_level("absolute_links")
+        if level == "warn":
+            return "absolute", "", frag
+        if level != "relative_to_docs":
+            return None
+        base = ""
+    elif not parts.path:
+        if frag and frag not in pages[here].parsed()[0]:
+            return "anchor", here, frag
+        return None
+    else:
+        base = posixpath.dirname(here)
+    path = unquote(parts.path)
+    target = posixpath.normpath(posixpath.join(base, path).lstrip("/"))
+    if target not in files:
+        if target.endswith(".md"):
+            return "page", target, frag
+        if not posixpath.splitext(path)[-1]:
+            return ("unrecognized", target, frag) if settings.link_level("unrecognized_links") == "warn" else None
+        return ("file", target, frag) if settings.link_level("not_found") == "warn" else None
+    if frag and target in pages and frag not in pages[target].parsed()[0]:
+        return "anchor", target, frag
+    return None
+
+
+def _pos_of_target(pg, url: str) -> tuple[int, int]:
+    """(line, column), 1-based, of link or image target ``url`` where page ``pg`` writes it
+    (the first match of the ways Markdown and HTML write it, the target ending there), else
+    (1, 1)."""
+    text = pg.text or ""
+    for lead in ("](", "](<", "]: ", "]: <", "]:", '="', "='", ""):
+        for m in re.finditer(re.escape(lead + url) + r"(?=[)>\s\"']|$)", text):
+            at = m.start() + len(lead)
+            return text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+    return 1, 1
 
 
 def check_links(outputs, specs, root, site_dir=None) -> list[Finding]:
@@ -588,7 +699,11 @@ def _check_links(outputs, specs, root, site_dir) -> list[Finding]:
         findings.append(_err("mkdocs.yml", 1, 1, "RG717",
                              f"docs_dir is {settings.docs_dir!r} but rulegen writes the runbook pages to "
                              f"{site_mod.DOCS_DIR}/: every runbook_url would 404; set docs_dir: {site_mod.DOCS_DIR}"))
-    pages = _pages(outputs, root, settings)
+    unreadable: list = []
+    pages = _pages(outputs, root, settings, unreadable)
+    for path, at in unreadable:
+        findings.append(_err(path, 1, 1, "RG709", f"{path} is not UTF-8 text (byte {at}): `mkdocs build` stops "
+                             "on it, so the whole site fails to deploy; save it as UTF-8"))
     sdir = Path(site_dir) if site_dir is not None else None
     if sdir is not None and not sdir.is_dir():
         findings.append(_err(str(sdir), 0, 0, "RG718", f"built site folder {sdir} does not exist; run mkdocs build first"))
@@ -699,7 +814,8 @@ def _check_links(outputs, specs, root, site_dir) -> list[Finding]:
                                          rule.name))
                 target_check(tpage if tpage in pages else "", anchor(name), rfail)
 
-    # Every internal Markdown link of every page, and duplicate heading ids.
+    # Every internal Markdown link and image of every page, and duplicate heading ids.
+    files = _docs_files(root, settings, outputs, pages)
     for rel, pg in sorted(pages.items()):
         _ids, heading_ids, hrefs = pg.parsed()
         seen: set[str] = set()
@@ -714,19 +830,32 @@ def _check_links(outputs, specs, root, site_dir) -> list[Finding]:
             if href in done:
                 continue
             done.add(href)
-            target, frag, internal = _resolve(href, rel, pages)
-            if not internal:
+            image = href.startswith(IMAGE)
+            url = href[len(IMAGE):] if image else href
+            problem = _target_problem(url, rel, pages, files, settings)
+            if problem is None:
                 continue
-
-            def lfail(kind, detail, href=href, pg=pg, target=target):
-                line = pg.line_of(f"]({href}")  # only for a finding: it scans the page
-                msg = (f"link {href} points to a page that does not exist" if kind == "page" else
-                       f"link {href}: the built site lacks the page's HTML" if kind == "html" else
-                       f"link {href}: {site_mod.DOCS_DIR}/{target} has no anchor #{detail} (missing anchor)")
-                findings.append(_err(pg.file, line, 1, "RG715", msg))
-            if target == "":
-                lfail("page", "")
+            kind, target, frag = problem
+            line, col = _pos_of_target(pg, url)  # only for a finding: it scans the page
+            what = f"image {url}" if image else f"link {url}"
+            if kind == "absolute":
+                msg = (f"{what} is an absolute path: mkdocs leaves it as it is and warns "
+                       f"(mkdocs.yml validation: absolute_links: {settings.link_level('absolute_links')}), which "
+                       "fails `mkdocs build --strict`, and it breaks when the site is not served at the "
+                       "root; write it relative to the page (../guides/x.md, assets/x.png)")
+            elif kind == "page":
+                msg = (f"{what} points to a page that does not exist" if not image else
+                       f"{what} shows a file the site does not have ({site_mod.DOCS_DIR}/{target}): "
+                       "`mkdocs build --strict` fails on it; add the file or fix the path")
+            elif kind == "file":
+                msg = (f"{what} {'shows' if image else 'points to'} a file the site does not have "
+                       f"({site_mod.DOCS_DIR}/{target}): "
+                       "`mkdocs build --strict` fails on it; add the file or fix the path")
+            elif kind == "unrecognized":
+                msg = (f"{what} names no file of the site (mkdocs: unrecognized relative link, "
+                       f"validation: unrecognized_links: {settings.link_level('unrecognized_links')}), so "
+                       "`mkdocs build --strict` fails on it; link the page itself (x.md, x/index.md)")
             else:
-                if frag and frag not in pages[target].parsed()[0]:
-                    lfail("anchor", frag)
+                msg = f"{what}: {site_mod.DOCS_DIR}/{target} has no anchor #{frag} (missing anchor)"
+            findings.append(_err(pg.file, line, col, "RG719" if image else "RG715", msg))
     return sorted(findings)

@@ -97,9 +97,52 @@ def hand_edited(text: str) -> bool:
     return stored != digest(text)
 
 
+#: Characters a slot name keeps as they are in its marker (plus a ``-`` not after another).
+_SLOT_KEEP = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.:/()[]+=,;@!?*")
+
+
+def slot_marker(name: str) -> str:
+    """``name`` (an alert name, ``page``, ``home``) as written in its notes marker
+    ``<!-- notes:<slot_marker(name)> -->``: every character outside :data:`_SLOT_KEEP` is
+    percent-encoded as UTF-8 (``%`` itself, ``<``, ``>``, ``&``, white space, every line break
+    and control character, non-ASCII), and so is a ``-`` right after another ``-``. So no name
+    can end the HTML comment (``-->``, ``--!>``), open another (``<!--``), break the marker's
+    line or hold ``--``; plain names (``LlamaSwapDown``, ``X(>85%)`` aside) are written as they
+    are. :func:`slot_name` reads it back."""
+    out = []
+    prev = ""
+    for ch in name:
+        if ch in _SLOT_KEEP or (ch == "-" and prev != "-"):
+            out.append(ch)
+        else:
+            out.append("".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass")))
+        prev = ch
+    return "".join(out)
+
+
+def slot_name(marker: str) -> str:
+    """The name a notes marker holds (:func:`slot_marker` undone; white space around it dropped)."""
+    from urllib.parse import unquote
+    return unquote(marker.strip(), errors="surrogateescape")
+
+
 def notes(text: str) -> dict[str, str]:
-    """Team-note slots of a page: slot name -> text written between the markers."""
-    return {m.group(2).strip(): m.group(3) for m in _NOTES_RE.finditer(text)}
+    """Team-note slots of a page: slot name (decoded, :func:`slot_name`) -> text written
+    between the markers."""
+    return {slot_name(m.group(2)): m.group(3) for m in _NOTES_RE.finditer(text)}
+
+
+def notes_at(text: str) -> dict[str, int]:
+    """Slot name -> 1-based line of the first line of its notes in ``text``."""
+    return {slot_name(m.group(2)): text.count("\n", 0, m.start(3)) + 1 for m in _NOTES_RE.finditer(text)}
+
+
+def _code(s: str) -> str:
+    """``s`` as a Markdown code span on one line, whatever backticks it holds."""
+    s = re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]", " ", s)
+    longest = max((len(m) for m in re.findall(r"`+", s)), default=0)
+    pad = " " if s.startswith("`") or s.endswith("`") or not s.strip() else ""
+    return "`" * (longest + 1) + pad + s + pad + "`" * (longest + 1)
 
 
 def fill_notes(text: str, kept: dict[str, str], catch_all: str = "page") -> tuple[str, list[str]]:
@@ -111,13 +154,13 @@ def fill_notes(text: str, kept: dict[str, str], catch_all: str = "page") -> tupl
     When ``text`` has no ``catch_all`` slot, moved notes are appended at its end in a new
     slot of that name.
     """
-    present = {m.group(2).strip() for m in _NOTES_RE.finditer(text)}
+    present = {slot_name(m.group(2)) for m in _NOTES_RE.finditer(text)}
     orphans = {k: v for k, v in kept.items() if k not in present and v.strip()}
-    extra = "".join(f"**Notes kept from `{k}`, which this page no longer has:**\n\n{v.rstrip()}\n\n"
+    extra = "".join(f"**Notes kept from {_code(k)}, which this page no longer has:**\n\n{v.rstrip()}\n\n"
                     for k, v in sorted(orphans.items()))
 
     def sub(m):
-        name = m.group(2).strip()
+        name = slot_name(m.group(2))
         body = kept.get(name, m.group(3))
         if name == catch_all and extra:
             body = body + ("\n" if body and not body.endswith("\n") else "") + extra
@@ -125,5 +168,5 @@ def fill_notes(text: str, kept: dict[str, str], catch_all: str = "page") -> tupl
 
     out = _NOTES_RE.sub(sub, text)
     if extra and catch_all not in present:
-        out = out.rstrip("\n") + f"\n\n<!-- notes:{catch_all} -->\n{extra}<!-- /notes -->\n"
+        out = out.rstrip("\n") + f"\n\n<!-- notes:{slot_marker(catch_all)} -->\n{extra}<!-- /notes -->\n"
     return out, sorted(orphans)

@@ -97,13 +97,62 @@ def _page(text: str, existing: str | None, path: str, findings: list[Finding],
     if existing:
         kept = ownership.notes(existing)
         if kept:
+            kept = _safe_notes(kept, existing, path, findings)
+            empty = sealed
             sealed, moved = ownership.fill_notes(sealed, kept, catch_all)
             for name in moved:
                 findings.append(Finding(path, 1, 1, "RG720", Severity.WARNING,
                                         f"team notes of `{name}`, which the page no longer has (renamed or "
                                         f"removed alert?), were moved to the `{catch_all}` notes slot; "
                                         "move them where they belong"))
+            sealed = _page_check(sealed, empty, kept, catch_all, path, findings)
     return sealed
+
+
+def _slot_label(name: str) -> str:
+    return repr(name) if name in ("page", "home") else f"of alert {name!r}"
+
+
+def _safe_notes(kept: dict[str, str], existing: str, path: str, findings: list[Finding]) -> dict[str, str]:
+    """``kept`` notes made safe (:func:`rulegen.render.safe.notes_markdown`); each note the
+    rewrite changes is reported (``RG721``, warning) at its line of the page on disk."""
+    from . import safe
+    at = ownership.notes_at(existing)
+    out = {}
+    for name, body in kept.items():
+        made = safe.notes_markdown(body)
+        if made != body:
+            old, new = body.split("\n"), made.split("\n")
+            first = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)) - 1)
+            what = safe.notes_problems(body)
+            findings.append(Finding(
+                path, at.get(name, 1) + max(first, 0), 1, "RG721", Severity.WARNING,
+                f"team notes {_slot_label(name)} hold markup the site must not run or read as markup ("
+                + ("; ".join(what[:3]) if what else "characters that would add attributes or open code")
+                + "): the note's markup will be escaped, shown as the text it is (links with other "
+                "schemes than http, https and mailto as text); `rulegen build` rewrites the note so; "
+                "write plain Markdown"))
+        out[name] = made
+    return out
+
+
+def _page_check(sealed: str, empty: str, kept: dict[str, str], catch_all: str, path: str,
+                findings: list[Finding]) -> str:
+    """``sealed`` (the page with its notes), or, when the whole page renders something
+    :func:`rulegen.render.safe.html_problems` refuses that the page without notes does not
+    (a note changing how the page around it reads), the page with its notes as plain text."""
+    from . import safe
+    if not any(v.strip() for v in kept.values()):
+        return sealed
+    if not safe.html_problems(safe.to_html(sealed)) or safe.html_problems(safe.to_html(empty)):
+        return sealed
+    plain = {k: safe.inert(v) if v.strip() else v for k, v in kept.items()}
+    findings.append(Finding(path, 1, 1, "RG721", Severity.WARNING,
+                            "team notes change how the page around them reads ("
+                            + "; ".join(safe.html_problems(safe.to_html(sealed))[:3])
+                            + "): every note of the page will be escaped, shown as plain text; write "
+                            "plain Markdown"))
+    return ownership.fill_notes(empty, plain, catch_all)[0]
 
 
 def _knob_hint(msg: str, values_key: str, rule_names: set, group_names: set, slo_names: set = frozenset()) -> str:

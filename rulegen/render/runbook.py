@@ -30,7 +30,10 @@ Every piece of spec Markdown enters the page through :func:`rulegen.render.safe.
 in the reader's browser (issue 18).
 
 Team notes: every alert section and the page end with a slot
-``<!-- notes:<name> -->`` ... ``<!-- /notes -->``; text written there survives ``rulegen build``.
+``<!-- notes:<name> -->`` ... ``<!-- /notes -->``; text written there survives ``rulegen build``,
+made safe as spec Markdown is (:func:`rulegen.render.safe.notes_markdown`, when the page is
+written: ``RG721``). The name in the marker is :func:`rulegen.gitops.ownership.slot_marker` of
+the alert name, so no name can end the comment or break its line.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ from __future__ import annotations
 import functools
 import re
 
+from ..gitops.ownership import slot_marker
+from ..promql.gotmpl import split
 from ..spec import Spec
 from ..spec import triage
 from ..spec.durations import canonical
@@ -159,7 +164,6 @@ def first_check(blocks: list, expr: str, variables: dict | None) -> str | None:
     return None
 
 
-_TEMPLATE = re.compile(r"\{\{-?(.*?)-?\}\}", re.S)
 _LABEL_REF = re.compile(r'\$labels\.([A-Za-z_][A-Za-z0-9_]*)|index\s+\$labels\s+"([^"]+)"|\$labels\s*\|\s*index\s+"([^"]+)"')
 
 
@@ -167,15 +171,16 @@ def readable(text: str) -> str:
     """Prometheus template text for a person: each ``{{ ... }}`` action becomes ``‹label›``
     for a label reference (``{{ $labels.namespace }}`` -> ``‹namespace›``), ``‹value›`` for
     ``$value``, and ``‹…›`` for anything else; the rest is unchanged."""
-    def one(m):
-        body = m.group(1)
+    def one(body: str) -> str:
         ref = _LABEL_REF.search(body)
         if ref:
             return "‹" + next(g for g in ref.groups() if g) + "›"
         if "$value" in body:
             return "‹value›"
         return "‹…›"
-    return _TEMPLATE.sub(one, text) if "{{" in text else text
+    if "{{" not in text:
+        return text
+    return "".join(piece if kind == "text" else one(piece.body) for kind, piece in split(text))
 
 
 class QueryLinks:
@@ -432,6 +437,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
             "variants": [],
             "name": r.name,
             "heading": md_text(r.name),
+            "slot": slot_marker(r.name),  # the notes marker's name, safe in an HTML comment
             "anchor": a,
             "ids": {k: _unique(f"{a}-{k}", used) for k in ("fires-when", "likely-causes", "diagnose",
                                                             "resolution", "silencing", "dashboards",

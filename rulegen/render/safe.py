@@ -5,7 +5,7 @@ cells, facts, ``explanation``, ``causes``, ``resolution``, related-alert notes) 
 design, and Python-Markdown (what mkdocs renders it with) passes raw HTML through, keeps any
 link scheme, and with ``attr_list`` lets ``{ onclick=... }`` set any attribute. Every piece of
 spec Markdown therefore enters a page through :func:`spec_markdown` (or :func:`spec_cell` for
-a table cell), which, outside code (fenced blocks and code spans, shown as written):
+a table cell; a page's hand-written team notes through :func:`notes_markdown`), which, outside code (fenced blocks and code spans, shown as written):
 
 * escapes raw HTML (``<`` becomes ``&lt;``, so ``<script>`` is shown as text), except
   ``<https://...>`` and ``<name@example.com>`` autolinks; or, when the project allows HTML
@@ -172,9 +172,16 @@ def _escape_braces(s: str) -> str:
     return "".join(out)
 
 
+#: A link destination in angle brackets (``[x](<guides/a b.md>)``, ``[r]: <url>``), kept: its
+#: ``<`` opens no tag. No white space, quote, backtick or bracket inside, ``)``, a blank or the
+#: line's end right after (unsafe schemes lost their link syntax first, :func:`_neutralize_links`).
+_ANGLE_DEST = re.compile(r"(?:\]\([ \t]*|^[ ]{0,3}\[[^\[\]\n]*\]:[ \t]*)(<)[^<>\s\"'`]*>(?=[)\s]|$)", re.M)
+
+
 def _escape_lt(s: str) -> str:
-    """``<`` becomes ``&lt;`` except where it opens a safe autolink."""
-    keep = {m.start() for m in _AUTOLINK.finditer(s)}
+    """``<`` becomes ``&lt;`` except where it opens a safe autolink or a link destination in
+    angle brackets."""
+    keep = {m.start() for m in _AUTOLINK.finditer(s)} | {m.start(1) for m in _ANGLE_DEST.finditer(s)}
     return "".join("&lt;" if ch == "<" and i not in keep else ch for i, ch in enumerate(s))
 
 
@@ -355,6 +362,31 @@ def spec_markdown(text, *, block: bool = True) -> str:
     if not _REWRITTEN.search(text):
         return text  # most sentences: nothing to rewrite, no cache lookup
     return _safe(text, block, _POLICY["allow_html"])[0]
+
+
+def notes_markdown(text: str) -> str:
+    """A runbook page's team notes (the text between ``<!-- notes:... -->`` and ``<!-- /notes
+    -->``, written by hand in the page) made safe exactly as spec Markdown is
+    (:func:`spec_markdown`, block Markdown): raw HTML escaped (or cleaned, when the project
+    allows HTML), unsafe links defused, attribute lists disabled, or the notes shown as plain
+    text when the rewrite would still render something unsafe. The white space around the
+    notes (the slot's line breaks) is kept. Idempotent: notes made safe once are left as they
+    are, so the next ``build`` writes them unchanged."""
+    core = text.strip()
+    if not core:
+        return text
+    lead = text[:len(text) - len(text.lstrip())]
+    trail = text[len(text.rstrip()):]
+    return lead + spec_markdown(core, block=True) + trail
+
+
+def notes_problems(text: str) -> list[str]:
+    """What :func:`notes_markdown` defuses in ``text``, for a person: the elements, attributes
+    and URLs its Markdown would have rendered (:func:`html_problems`), and each link with an
+    unsafe scheme; empty when it only escaped harmless characters (``{``, an unpaired backtick)."""
+    out = html_problems(to_html(text)) if _RISKY.search(text) else []
+    out += [f"a {scheme}: link" for _, scheme in unsafe_links(text)]
+    return list(dict.fromkeys(out))
 
 
 _BR = "\ue002"

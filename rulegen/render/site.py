@@ -63,12 +63,40 @@ class SiteSettings:
         site_dir: built HTML folder, relative to the project root (mkdocs default ``site``).
         use_directory_urls: mkdocs' setting (default True): ``x.md`` is served at ``x/``, else
             at ``x.html``.
+        link_validation: mkdocs' ``validation`` of links on pages, as ``(setting, level)``
+            pairs for ``not_found``, ``absolute_links``, ``unrecognized_links`` and ``anchors``;
+            a level is ``warn`` (fails ``mkdocs build --strict``), ``info``, ``ignore`` or, for
+            ``absolute_links``, ``relative_to_docs``. See :func:`link_level`.
     """
 
     site_url: str = DEFAULT_SITE_URL
     docs_dir: str = DOCS_DIR
     site_dir: str = "site"
     use_directory_urls: bool = True
+    link_validation: tuple = ()
+
+    def link_level(self, what: str) -> str:
+        """mkdocs' level for link problem ``what`` (``not_found``, ``absolute_links``,
+        ``unrecognized_links``, ``anchors``) on this site: the ``validation`` setting of
+        mkdocs.yml (``validation: {links: {...}}`` over the flat ``validation: {...}``), else
+        mkdocs 1.6's default (``warn`` for ``not_found``, ``info`` for the others)."""
+        return dict(self.link_validation).get(what, LINK_DEFAULTS.get(what, "warn"))
+
+
+#: mkdocs 1.6's default levels of its link validation (its "validation" settings).
+LINK_DEFAULTS = {"not_found": "warn", "absolute_links": "info", "unrecognized_links": "info", "anchors": "info"}
+
+
+def _link_validation(doc) -> tuple:
+    v = doc.get("validation") if isinstance(doc, dict) else None
+    if not isinstance(v, dict):
+        return ()
+    out = {}
+    for src in (v, v.get("links") if isinstance(v.get("links"), dict) else {}):
+        for key in LINK_DEFAULTS:
+            if isinstance(src.get(key), str):
+                out[key] = src[key].strip().lower()
+    return tuple(sorted(out.items()))
 
 
 def _parse(text: str):
@@ -186,6 +214,7 @@ def _settings_from(doc) -> SiteSettings:
         docs_dir=str(doc.get("docs_dir") or "docs").strip("/"),
         site_dir=str(doc.get("site_dir") or "site").strip("/"),
         use_directory_urls=True if dirs is None else bool(dirs),
+        link_validation=_link_validation(doc),
     )
 
 

@@ -35,6 +35,94 @@ ENVIRONMENT = frozenset({
     "LINENO", "BASH", "BASH_VERSION", "IFS", "PPID", "UID", "EUID", "REPLY", "OPTARG", "OPTIND",
 })
 
+#: Variables a shell or the programs it starts act on (compared without regard to case, so
+#: zsh's lower-case ``path``/``prompt`` are covered): bash's and POSIX sh's shell variables, zsh's
+#: and ksh's special parameters, and the environment the usual tools read. A page that set one of
+#: them from a link (``PROMPT_COMMAND='...'``, ``PS1='$(...)'``, ``BASH_ENV``, ``IFS``, ``PATH``)
+#: would run or redirect code once the line is pasted; see :func:`unplain_reason`.
+SHELL_SPECIAL = frozenset(n.lower() for n in """
+    BASH BASHOPTS BASHPID BASH_ALIASES BASH_ARGC BASH_ARGV BASH_ARGV0 BASH_CMDS BASH_COMMAND
+    BASH_COMPAT BASH_ENV BASH_EXECUTION_STRING BASH_LINENO BASH_LOADABLES_PATH BASH_MONOSECONDS
+    BASH_REMATCH BASH_SOURCE BASH_SUBSHELL BASH_TRAPSIG BASH_VERSINFO BASH_VERSION BASH_XTRACEFD
+    CDPATH CHILD_MAX COLUMNS COMPREPLY COMP_CWORD COMP_KEY COMP_LINE COMP_POINT COMP_TYPE
+    COMP_WORDBREAKS COMP_WORDS COPROC DIRSTACK EMACS ENV EPOCHREALTIME EPOCHSECONDS EUID
+    EXECIGNORE FCEDIT FIGNORE FUNCNAME FUNCNEST GLOBIGNORE GLOBSORT GROUPS HISTCMD HISTCONTROL
+    HISTFILE HISTFILESIZE HISTIGNORE HISTSIZE HISTTIMEFORMAT HOME HOSTFILE HOSTNAME HOSTTYPE IFS
+    IGNOREEOF INPUTRC INSIDE_EMACS LANG LANGUAGE LINENO LINES MACHTYPE MAIL MAILCHECK MAILPATH
+    MAPFILE OLDPWD OPTARG OPTERR OPTIND OSTYPE PATH PIPESTATUS POSIXLY_CORRECT PPID PROMPT_COMMAND
+    PROMPT_DIRTRIM PS0 PS1 PS2 PS3 PS4 PWD RANDOM READLINE_ARGUMENT READLINE_LINE READLINE_MARK
+    READLINE_POINT REPLY SECONDS SHELL SHELLOPTS SHLVL SRANDOM TIMEFORMAT TMOUT TMPDIR UID
+    AUTO_RESUME HISTCHARS NLSPATH
+    ARGV0 CPUTYPE FPATH KEYTIMEOUT LISTMAX LOGCHECK MANPATH MODULE_PATH NULLCMD POSTEDIT PROMPT
+    PROMPT2 PROMPT3 PROMPT4 PSVAR READNULLCMD REPORTMEMORY REPORTTIME RPROMPT RPROMPT2 RPS1 RPS2
+    SAVEHIST SPROMPT STTY TERMINFO TERMINFO_DIRS TIMEFMT TMPPREFIX TTY TTYIDLE USERNAME WATCH
+    WATCHFMT WORDCHARS ZBEEP ZDOTDIR ZLE_LINE_ABORTED ZLE_REMOVE_SUFFIX_CHARS ZLE_RPROMPT_INDENT
+    ZLE_SPACE_SUFFIX_CHARS ZSH_ARGZERO ZSH_EVAL_CONTEXT ZSH_NAME ZSH_PATCHLEVEL ZSH_SUBSHELL
+    ZSH_VERSION CDPATH PATH ARGV STATUS PIPESTATUS SIGNALS OPTIONS PARAMETERS COMMANDS FUNCTIONS
+    ALIASES BUILTINS HISTORY JOBTEXTS JOBSTATES JOBDIRS ERRNO TRY_BLOCK_ERROR FUNCSTACK
+    FUNCFILETRACE FUNCSOURCETRACE FUNCTRACE MATCH MBEGIN MEND BUFFER LBUFFER RBUFFER CURSOR
+    KEYMAP WIDGET NUMERIC PREBUFFER HISTNO REGION_ACTIVE ZFTP_TMOUT SECONDS FCEDIT
+    EDITOR VISUAL PAGER MANPAGER GIT_PAGER BROWSER TERM TZ DISPLAY USER LOGNAME LESS LESSOPEN
+    LESSCLOSE LESSKEY KUBECONFIG KUBE_EDITOR KUBECTL_EXTERNAL_DIFF HELM_NAMESPACE SUDO_ASKPASS
+    SSH_ASKPASS SSH_AUTH_SOCK GNUPGHOME GPG_AGENT_INFO XDG_CONFIG_HOME XDG_DATA_HOME XDG_RUNTIME_DIR
+    XDG_CACHE_HOME XDG_CONFIG_DIRS XDG_DATA_DIRS TEMP TMP GOPATH GOROOT GOFLAGS GOPROXY GOTOOLCHAIN
+    GOPRIVATE GONOSUMDB GOINSECURE CLASSPATH PERL5LIB PERL5OPT PERLLIB RUBYLIB RUBYOPT NODE_OPTIONS
+    NODE_PATH PYTHONPATH PYTHONSTARTUP PYTHONHOME PYTHONINSPECT PYTHONWARNINGS PIP_INDEX_URL
+    JAVA_TOOL_OPTIONS JDK_JAVA_OPTIONS _JAVA_OPTIONS HOSTALIASES RESOLV_HOST_CONF LOCALDOMAIN
+    RES_OPTIONS SSL_CERT_FILE SSL_CERT_DIR CURL_CA_BUNDLE REQUESTS_CA_BUNDLE NETRC CURL_HOME WGETRC
+    VAULT_ADDR VAULT_TOKEN DOCKER_HOST DOCKER_CONFIG CONTAINER_HOST MANOPT MANWIDTH MANSECT
+    LESSCHARSET LESSSECURE LESSEDIT TERMCAP SCREENDIR WGETRC GOENV GOBIN GOOS GOARCH GOCACHE
+    GOMODCACHE GONOPROXY GOSUMDB GOEXPERIMENT GODEBUG GOTELEMETRY GOWORK GOAMD64 COLORTERM
+    """.split())
+#: Prefixes of families of such variables (compared without regard to case): the dynamic
+#: loaders', locales, bash's, completion, prompts, history, and tool families that pick hosts,
+#: credentials, configuration or programs to run from the environment.
+SHELL_SPECIAL_PREFIXES = ("bash_", "ld_", "dyld_", "lc_", "comp_", "readline_", "hist", "ps", "zsh_",
+                          "zle_", "prompt", "git_", "ssh_", "gpg", "gnupg", "kube", "helm_", "docker_",
+                          "aws_", "azure_", "google_", "gcloud_", "cloudsdk_", "vault_", "consul_",
+                          "nomad_", "tf_", "ansible_", "npm_", "yarn_", "pip_", "python", "perl",
+                          "ruby", "gem_", "bundle_", "node_", "java_", "jdk_", "_java", "maven_",
+                          "gradle_", "curl_", "wget", "xdg_", "gconv", "malloc_", "glibc_", "sudo_",
+                          "systemd_", "dbus_", "krb5", "openssl_", "ssl_", "gio_", "gtk_", "qt_",
+                          "tmux")
+#: Suffixes of such variables (compared without regard to case): search paths, proxies, options
+#: and flags read by a program, commands and programs to run, configuration and home folders,
+#: sockets and addresses.
+SHELL_SPECIAL_SUFFIXES = ("path", "_proxy", "_options", "_opts", "flags", "_command", "_cmd", "_home",
+                          "config", "_rc", "_env", "_preload", "_addr", "_host", "_sock", "_socket",
+                          "_editor", "_pager", "_shell", "_askpass", "_program", "_exec", "_hook",
+                          "_file", "_dir", "_token", "_url", "_endpoint", "_server")
+
+_PLAIN_VAR = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+
+
+def unplain_reason(name: str) -> str | None:
+    """Why the page must not set shell variable ``name`` from a link, or None when it is plain.
+
+    A plain name is a letter then letters, digits or ``_`` (at most 64) that no shell, dynamic
+    loader or common tool reads: not in :data:`SHELL_SPECIAL`, and not starting with one of
+    :data:`SHELL_SPECIAL_PREFIXES` nor ending with one of :data:`SHELL_SPECIAL_SUFFIXES`
+    (all compared without regard to case). The preamble a page shows sets each label variable
+    to a value the page's URL may supply (``?namespace=...``); pasted into a shell, a special
+    name would act on that value: ``PROMPT_COMMAND`` and ``PS1`` run it at the next prompt,
+    ``BASH_ENV``/``ENV`` name a script every later ``bash``/``sh`` runs, ``LD_PRELOAD`` loads
+    a library into every program, ``PATH``/``IFS``/``CDPATH`` change what commands mean, and an
+    exported ``KUBECONFIG``, ``HTTPS_PROXY`` or ``VAULT_ADDR`` sends the next command (and its
+    credentials) elsewhere."""
+    if not _PLAIN_VAR.fullmatch(name):
+        return "it is not a letter followed by letters, digits or _ (at most 64)"
+    low = name.lower()
+    if low in SHELL_SPECIAL:
+        return f"{name} is a variable the shell or common tools act on"
+    for p in SHELL_SPECIAL_PREFIXES:
+        if low.startswith(p):
+            return f"names starting with {p.upper()} belong to the shell, the loader or a tool that reads them"
+    for s in SHELL_SPECIAL_SUFFIXES:
+        if low.endswith(s):
+            return f"names ending with {s.upper()} are what tools read a path, proxy, option or program from"
+    return None
+
+
 #: The comment that ends a preamble line (the page's script finds the line by it).
 PREAMBLE_MARK = "# alert labels:"
 

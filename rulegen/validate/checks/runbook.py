@@ -27,7 +27,7 @@ Codes:
   its ``expr`` drops the label (``max by (namespace, name) (...)`` has no ``pod``;
   ``absent(...)`` keeps only equality matchers of a plain selector) and the alert's own
   labels do not set it. The preamble could never be filled from the alert. Judged by
-  :func:`rulegen.validate.labelflow.can_carry`; unknown is silent. Variables are found by
+  :func:`rulegen.promql.labelflow.can_carry`; unknown is silent. Variables are found by
   bash's quoting rules (:class:`rulegen.spec.triage._Reader`): in double quotes after an
   apostrophe (``echo "it's $POD"``), in ``${POD:-x}``, ``$(...)``, arithmetic and unquoted
   here-document bodies; not in single quotes, ``$'...'``, after ``\\$``, in comments or in
@@ -62,6 +62,16 @@ Codes:
   notification does not. (The link check's ``RG716``, two headings of a page with one id,
   is the same problem seen on the page; this finding names the spec line.) Alerts with the same name share one section on purpose and are not reported.
   Bad: ``FooDown`` and ``Foodown`` in one app; good: ``FooDown`` and ``FooDegraded``.
+* ``RG514`` a variable the runbook page fills from its link (an upper-case label variable such
+  as ``$NAMESPACE`` in a ``commands`` block, a name declared in ``runbook.variables``, a
+  silence matcher's ``$VAR``) is not a plain name: the shell, the dynamic loader or a common
+  tool acts on it (:func:`rulegen.spec.triage.unplain_reason`: ``PROMPT_COMMAND``, ``PS1``-``PS4``,
+  ``BASH_ENV``, ``ENV``, ``IFS``, ``PATH``, ``CDPATH``, ``HISTFILE``, ``LD_*``, ``*_PROXY``,
+  ``KUBECONFIG``, zsh's ``path``...). The page's preamble sets it to a value from the URL's
+  query string, so a crafted link made the pasted line run code (``PROMPT_COMMAND`` runs at the
+  next prompt) or send the next command elsewhere. Not switchable off. Bad: ``kubectl logs
+  "$PROMPT_COMMAND"``, ``variables: {LD_PRELOAD: pod}``; good: ``variables: {ALERT_POD: pod}``
+  with ``kubectl logs "$ALERT_POD"``, or ``"$POD"``.
 * ``RG510`` an alert lacks a triage field the project requires for its severity
   (``conventions.require_triage`` in ``.rulegen.yaml``, e.g. ``{critical: [impact, owner,
   do_not]}``; off by default). The field may be set at app level or on the alert. Bad: a
@@ -80,8 +90,8 @@ import subprocess
 
 from ...findings import Finding, Severity
 from ...render.slug import anchor
-from ...spec.triage import effective, label_of, placeholders, variables_used
-from ..labelflow import can_carry
+from ...spec.triage import effective, label_of, placeholders, unplain_reason, variables_used
+from ...promql.labelflow import can_carry
 from .positions import offset_position
 
 ID = "runbook"
@@ -175,6 +185,38 @@ def _never(expr: str, label: str, static: dict, records: dict) -> bool:
     return label != "alertname" and label not in static and can_carry(expr, label, records) is False
 
 
+def _unplain_message(var: str, why: str, label: str) -> str:
+    return (f"${var} is filled by the runbook page from its link (?{label}=...), but {why}: a crafted "
+            f"link would make the pasted line run or redirect code; name the variable plainly, e.g. "
+            f"ALERT_{var.strip('_').upper()[:40] or 'VALUE'} (declare it in runbook.variables: "
+            f"{{ALERT_{var.strip('_').upper()[:40] or 'VALUE'}: <label>}}) and use that in the commands")
+
+
+def _declared_variables(spec):
+    """RG514 for each name declared in ``runbook.variables`` (app or alert) or used as a
+    silence matcher's ``$VAR`` that is not plain (:func:`rulegen.spec.triage.unplain_reason`)."""
+    lf = spec.source
+    places = [(("runbook",), spec.runbook or {}, "")]
+    places += [(r.path + ("runbook",), r.runbook or {}, r.name) for _, r in spec.rules() if r.is_alert]
+    for base, rb, rule in places:
+        declared = rb.get("variables") if isinstance(rb, dict) else None
+        for var in (declared if isinstance(declared, dict) else {}):
+            why = unplain_reason(str(var))
+            if why is not None:
+                yield lf.finding(base + ("variables", var), "RG514", _unplain_message(str(var), why, str(declared[var])), rule=rule)
+        silence = rb.get("silence") if isinstance(rb, dict) else None
+        matchers = silence.get("matchers") if isinstance(silence, dict) else None
+        for label, value in (matchers if isinstance(matchers, dict) else {}).items():
+            m = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", value) if isinstance(value, str) else None
+            if m and label_of(m.group(1), declared if isinstance(declared, dict) else None) is not None:
+                why = unplain_reason(m.group(1))
+                if why is not None:
+                    yield lf.finding(base + ("silence", "matchers", label), "RG514",
+                                     _unplain_message(m.group(1), why, label_of(
+                                         m.group(1), declared if isinstance(declared, dict) else None)),
+                                     rule=rule)
+
+
 def _shared_anchors(spec):
     """RG513: an alert whose name differs from an earlier alert's of the app but makes the
     same heading id (see the module docstring)."""
@@ -230,11 +272,21 @@ def check_spec(spec, ctx):
                 fix = "quote arguments holding ( ) < > | & ; and write alert labels as \"$NAMESPACE\", not <ns>"
             yield Finding(lf.path, line, col, "RG506", Severity.ERROR,
                           f"command block is not valid shell (bash -n: {err[1]}); {fix}", rule_name)
+        declared = (owner[1].runbook.get("variables") or {}) if owner else {}
+        plain_seen = set()
+        for var, at in variables_used(text):
+            if var in plain_seen or label_of(var, declared) is None:
+                continue
+            plain_seen.add(var)
+            why = unplain_reason(var)
+            if why is not None:
+                line, col = offset_position(lf, path, at)
+                yield Finding(lf.path, line, col, "RG514", Severity.ERROR,
+                              _unplain_message(var, why, label_of(var, declared)), rule_name)
         if owner is None:
             continue
         g, r = owner
         static = r.all_labels(spec.labels, g.labels)
-        declared = r.runbook.get("variables") or {}
         seen = set()
         for var, at in variables_used(text):
             label = label_of(var, declared)
@@ -248,6 +300,7 @@ def check_spec(spec, ctx):
                               "(its expr drops it); use a label the alert keeps, or assign "
                               f"{var}=... in the block if it is not a label", r.name)
     yield from _shared_anchors(spec)
+    yield from _declared_variables(spec)
     for g, r in spec.rules():
         if not r.is_alert:
             continue

@@ -240,7 +240,8 @@ def test_mutants_run_in_small_batches_at_most_jobs_promtool_processes_at_once(pr
                                                                                capsys, monkeypatch):
     import threading
 
-    from rulegen.run import mutation, promtool
+    from rulegen.run import mutation
+    from rulegen.tools import promtool
     calls, running, most = [], [0], [0]
     lock = threading.Lock()
     real = promtool.test_rules
@@ -368,7 +369,7 @@ def _fake_promtool(monkeypatch, fails=(), hangs=()):
     """promtool.test_rules stand-in: one test group per file, named after the file; files
     named in ``fails`` fail, a batch holding a file in ``hangs`` times out. Returns the list
     of batches run (file names)."""
-    from rulegen.run import promtool
+    from rulegen.tools import promtool
     ran = []
 
     def fake(files, cwd, root=None, run=None, timeout=None):

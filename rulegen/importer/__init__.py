@@ -81,7 +81,7 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarStri
 
 from ..fs import read as fs_read
 from ..fs import yamlbound
-from ..fs.containment import refuse_outside
+from ..fs.containment import escaping_link, refuse_outside, refuse_tree
 from ..fs.write import atomic_write, write_all
 from ..findings import Finding, RulegenError, Severity
 from ..spec import SCHEMA_PATH, load_text
@@ -154,6 +154,17 @@ def expand(paths: list[Path]) -> list[Path]:
             raise RulegenError(f"{p}: no such file or folder")
     seen = set()
     return [q for q in out if not (q.resolve() in seen or seen.add(q.resolve()))]
+
+
+def _refuse_unsafe_source(p: Path, project: Path | None) -> None:
+    """:func:`rulegen.fs.containment.refuse_tree` on import source ``p`` (file or folder): within
+    ``project`` when ``p`` lies in it, else within ``p`` itself (a folder) or its folder."""
+    if project is not None and Path(os.path.abspath(p)).is_relative_to(os.path.abspath(project)):
+        refuse_tree(project, Path(os.path.relpath(p, project)).as_posix(), "import source")
+    elif p.is_dir() and not p.is_symlink():
+        refuse_tree(p, ".", f"import source {p}")
+    else:
+        refuse_tree(p.parent, p.name, "import source")
 
 
 def _naming_source(rs: RuleSet) -> Source:
@@ -395,9 +406,13 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
     the file names shown. Paths in notes are shown relative to ``display_base`` when possible.
 
     Raises:
-        RulegenError: a path does not exist; ``app`` is not a DNS label; helm is missing or
-            fails on a chart.
+        RulegenError: a path does not exist; ``app`` is not a DNS label; a source holds a
+            symlink leading outside the project (outside the source folder for one outside the
+            project) or a special file (RG742, RG760; checked before anything is read or
+            helm runs); helm is missing or fails on a chart.
     """
+    for p in paths:
+        _refuse_unsafe_source(p, display_base)
     if render is not None and render.variant is not None and (
             app_name(render.variant) != render.variant or len(render.variant) >= 30):
         raise RulegenError(f"--variant {render.variant!r} is not a DNS label shorter than 30 characters")

@@ -415,7 +415,7 @@ def _run_files(paths: list[Path], jobs: int, root: Path, progress: _Progress) ->
     """promtool on ``paths`` in batches of :data:`BATCH_FILES`, ``jobs`` processes at once,
     each batch within :data:`BATCH_TIMEOUT_S`; returns file -> its test group results (a
     string instead when promtool did not finish with that file alone in time)."""
-    from . import promtool
+    from ..tools import promtool
     batches = [paths[i:i + BATCH_FILES] for i in range(0, len(paths), BATCH_FILES)]
 
     def one(batch: list[Path]) -> list:

@@ -140,5 +140,5 @@ def plan_project(loaded: Loaded, fmt: str = "helm", link_ids: bool = False) -> t
     from .render.safe import html_policy
     with html_policy(loaded.config.allow_html):  # raw HTML in spec Markdown: escaped, or cleaned by nh3
         outputs, findings = plan(loaded.specs, loaded.root, fmt, link_ids, severities=loaded.config.severities,
-                                 selector_labels=loaded.config.rule_selector_labels)
+                                  config=loaded.config)
     return outputs, loaded.config.apply(findings)

@@ -85,7 +85,8 @@ def _mutate(loaded, outputs, root: Path, apps: list[str], cases: list[TestCase],
     belong to; prints the report and returns the results."""
     from ..run.mutation import run_mutation
     rules = {(c.app, c.rule.name) for c in cases} if (args.alert or args.name) else None
-    results, rows = run_mutation(loaded, outputs, root, apps, rules, jobs)
+    results, rows = run_mutation(loaded, outputs, root, apps, rules, jobs,
+                                 progress=lambda line: print(line, file=sys.stderr, flush=True))
     print(f"mutation testing: {len(results)} mutant(s) of {len(rows)} rule(s)", file=out)
     report_mutants(results, rows, out)
     return results

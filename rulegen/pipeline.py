@@ -106,7 +106,7 @@ def _reference_specs(root: Path, files: list[Path], ctx: Context) -> list[Spec]:
 def warm_render() -> None:
     """Import what rendering and the link check use and compile the templates (about a quarter
     of a second), so that it overlaps loading, and a child forked to render inherits it."""
-    from .gitops import links  # noqa: F401  (markdown's toc slugify, through anchor)
+    from .outputs import links  # noqa: F401  (markdown's toc slugify, through anchor)
     from .render import helm, jinja, promtool_tests, runbook, site, values  # noqa: F401
     from .render.slug import anchor
     anchor("rulegen")

@@ -1,4 +1,4 @@
-"""Link integrity (rulegen.gitops.links): every runbook_url and runbook link lands."""
+"""Link integrity (rulegen.outputs.links): every runbook_url and runbook link lands."""
 
 from __future__ import annotations
 
@@ -9,9 +9,12 @@ import subprocess
 import pytest
 import yaml
 
-import rulegen.gitops.links as links_mod
+import rulegen.outputs.links as links_mod
+import rulegen.outputs.runbook_urls as urls_mod
 from rulegen.cli import main
-from rulegen.gitops.links import check_links, default_runbook_url, url_to_page
+from rulegen.outputs.links import check_links
+from rulegen.outputs.pages import url_to_page
+from rulegen.outputs.runbook_urls import default_runbook_url
 from rulegen.pipeline import load_project, plan_project
 
 from test_site import mkdocs_build
@@ -181,7 +184,7 @@ def test_hand_written_runbook_url_elsewhere_is_an_external_link(project, ahead):
     ("wiki/x", False), ("/runbooks/x", False), ("ftp://h/x", False), ("https://", False), (" https://h/x", False),
 ])
 def test_is_absolute_http_url(url, ok):
-    assert links_mod.is_absolute_http_url(url) is ok
+    assert urls_mod.is_absolute_http_url(url) is ok
 
 
 def test_duplicate_heading_ids(project):
@@ -255,7 +258,7 @@ def test_default_runbook_url_matches_helm(project, helm_bin):
     """The derived runbook_url is byte for byte what `helm template` renders with default values."""
     assert main(["-C", str(project), "build"]) == 0
     specs, outputs = planned(project)
-    from rulegen.gitops.links import _values, _values_text, runbook_urls_ahead
+    from rulegen.outputs.runbook_urls import _values, _values_text, runbook_urls_ahead
     for spec in specs:
         out = subprocess.run([str(helm_bin), "template", "rel", str(project / spec.chart.path)],
                              capture_output=True, text=True, check=True).stdout

@@ -285,9 +285,9 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
             outs.append(Output(test_file_path(spec), ownership.seal(tfile), True, src))
         findings.extend(page_findings)
         if ids is not None:
-            _links().known(page, ids)
+            _links()[0].known(page, ids)
         if urls is not None:
-            _links().known_urls(spec, urls)
+            _links()[1].known_urls(spec, urls)
         outs.append(Output(f"{RUNBOOK_DIR}/{spec.app}.md", page, True, src))
     for path, specs_here in in_chart.items():  # knobs in values.yaml naming what the chart lacks
         vpath = f"{path}/values.yaml"
@@ -358,27 +358,20 @@ def _sealed(text: str) -> str:
 
 
 def _links():
-    """rulegen.gitops.links when it is there and can read pages ahead, else None (the check
-    then reads them itself; an error importing it is the check's to raise)."""
-    try:
-        from ..gitops import links
-    except Exception:
-        return None
-    return links if hasattr(links, "page_ids_ahead") and hasattr(links, "known") else None
+    """The link check's page and URL readers (:mod:`rulegen.outputs.anchors`,
+    :mod:`rulegen.outputs.runbook_urls`)."""
+    from ..outputs import anchors, runbook_urls
+    return anchors, runbook_urls
 
 
 def _ahead():
-    """The page reader for :func:`plan`'s ``link_ids``: links.page_ids_ahead, or no reading."""
-    links = _links()
-    return links.page_ids_ahead if links is not None else (lambda _text: None)
+    """The page reader for :func:`plan`'s ``link_ids``."""
+    return _links()[0].page_ids_ahead
 
 
 def _urls_ahead():
-    """The runbook URL reader for :func:`plan`'s ``link_ids``: links.runbook_urls_ahead, or
-    none (the check then works them out itself)."""
-    links = _links()
-    return links.runbook_urls_ahead if links is not None and hasattr(links, "runbook_urls_ahead") \
-        else (lambda _spec, _text, _url: None)
+    """The runbook URL reader for :func:`plan`'s ``link_ids``."""
+    return _links()[1].runbook_urls_ahead
 
 
 def test_file_path(spec: Spec) -> str:

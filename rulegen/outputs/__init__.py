@@ -1,0 +1,2 @@
+"""Checking the outputs: pipeline stage after rendering (load -> validate -> render -> check
+outputs -> test)."""

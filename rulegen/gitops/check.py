@@ -127,7 +127,7 @@ def _run(root: Path, paths, stream, fmt: str, base: str | None = None, force_pol
         out("check: validation failed; fix the errors above, then run `rulegen build` "
             "(drift was not checked)")
         return EXIT_FAIL
-    outputs, plan_findings = plan_project(loaded, fmt, link_ids=True)
+    outputs, plan_findings = plan_project(loaded, fmt)
     findings += plan_findings
     if any(f.is_error for f in plan_findings):
         out(render(findings, "text"))

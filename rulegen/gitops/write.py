@@ -14,6 +14,13 @@ Temporary files are named ``.<target name>.<pid>.<random>.rulegen-tmp``, next to
 A build killed between creating one and renaming it leaves it behind; the next ``build``
 removes those whose process is gone (:func:`clean_temp_files`), and ``check`` reports them.
 The suffix keeps them out of every glob that finds generated files.
+
+Codes:
+
+* ``RG747`` an output path leads outside the project through a symlink found at the moment of
+  writing (validation reports the ones it knows as RG742 and RG744); the message names the
+  link, and nothing is written. Bad: ``runbooks`` made a symlink to ``/var/www`` after
+  ``rulegen check`` passed; good: ``runbooks/`` a folder of the project.
 """
 
 from __future__ import annotations

@@ -259,29 +259,10 @@ def _fast_ids(text: str) -> tuple[set[str], list[str], list[str]] | None:
     return ids | set(heading_ids), heading_ids, hrefs
 
 
-#: page text -> its page_ids, worked out ahead by the plan's per-spec step (on two cores) for
-#: the pages check is about to read; each used once, the rest dropped by check_links
-_AHEAD: dict[str, tuple] = {}
-
-
-def page_ids_ahead(markdown_text: str) -> tuple[set[str], list[str], list[str]]:
-    """:func:`page_ids` of a page that :func:`check_links` will read soon; see :func:`known`."""
-    return page_ids(markdown_text)
-
-
-def known(markdown_text: str, ids: tuple) -> None:
-    """Record ``ids`` (:func:`page_ids_ahead` of ``markdown_text``, possibly made in a forked
-    process) for :func:`page_ids` to return instead of reading the page again."""
-    _AHEAD[markdown_text] = ids
-
-
 def page_ids(markdown_text: str) -> tuple[set[str], list[str], list[str]]:
     """``(ids, heading_ids, hrefs)`` of a Markdown page as the site renders it: every element
     id (headings' explicit ``{ #id }`` or toc slug), heading ids in page order (duplicates
     kept), and every link target (``href``) and image source (``src``, as :data:`IMAGE` +
     ``src``) of the Markdown in page order (raw HTML's are not validated by mkdocs either)."""
-    ahead = _AHEAD.pop(markdown_text, None)
-    if ahead is not None:
-        return ahead
     fast = _fast_ids(markdown_text)
     return fast if fast is not None else _render_ids(markdown_text)

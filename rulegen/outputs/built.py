@@ -1,4 +1,12 @@
-"""A built site folder (``mkdocs build -d DIR``): where each page's HTML is and its ids."""
+"""A built site folder (``mkdocs build -d DIR``): where each page's HTML is and its ids.
+
+Codes:
+
+* ``RG718`` the built site folder given to check does not exist (a page missing from it is
+  ``RG710``).
+  Bad: a site folder that ``mkdocs build`` has not made yet; good: run ``mkdocs build --strict``
+  first.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +14,7 @@ import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..findings import Finding, error
 from ..render import site as site_mod
 from .anchors import _parse_html
 
@@ -49,3 +58,7 @@ def html_path(page: str, use_directory_urls: bool = True) -> str:
         return f"{d}/index.html" if d else "index.html"
     return f"{stem}/index.html" if use_directory_urls else f"{stem}.html"
 
+
+def missing_site(site_dir: Path) -> list[Finding]:
+    """``RG718``: the built site folder ``site_dir`` does not exist."""
+    return [error(str(site_dir), 0, 0, "RG718", f"built site folder {site_dir} does not exist; run mkdocs build first")]

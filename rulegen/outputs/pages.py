@@ -1,5 +1,11 @@
 """The pages of the runbook site as the link check reads them: the planned pages over the docs
 folder's, and the files mkdocs builds the site from.
+
+Codes:
+
+* ``RG709`` a Markdown page in the docs folder is not UTF-8 text: ``mkdocs build`` stops on it
+  (a UnicodeDecodeError), so one hand-written page stops the whole site's deploy. Bad: a guide
+  saved as Latin-1 (``Caf\\xe9``); good: the same page saved as UTF-8.
 """
 
 from __future__ import annotations
@@ -9,7 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
+from ..findings import Finding, error
 from ..gitops import ownership
+from ..parallel import split_map
 from ..render import site as site_mod
 from .anchors import page_ids
 
@@ -108,3 +116,22 @@ def _docs_files(root: Path, settings, outputs, pages) -> set[str]:
     out.update(o.path[len(prefix):] for o in outputs if o.path.startswith(prefix))
     return out
 
+
+def unreadable_findings(unreadable: list) -> list[Finding]:
+    """``RG709`` for each page of ``unreadable`` (``(project-relative path, byte offset)``, as
+    :func:`_pages` lists them) that is not UTF-8."""
+    return [error(path, 1, 1, "RG709", f"{path} is not UTF-8 text (byte {at}): `mkdocs build` stops "
+                  "on it, so the whole site fails to deploy; save it as UTF-8") for path, at in unreadable]
+
+
+def parse_all(pages: dict) -> None:
+    """Read every page of ``pages`` (:func:`_pages`) not read yet, on two cores when there are
+    many (:func:`rulegen.parallel.split_map`; each page's :func:`page_ids` comes back from the
+    child pickled), so that the checks that follow find them read."""
+    todo = [pg for _, pg in sorted(pages.items()) if pg._parsed is None]
+    for pg, parsed in zip(todo, split_map(_parse, todo)):
+        pg._parsed = parsed
+
+
+def _parse(pg: _Page) -> tuple:
+    return page_ids(pg.text or "")

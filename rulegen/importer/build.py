@@ -1,0 +1,226 @@
+"""Specs made from the rule sets of an import: converted, checked against the spec schema and
+written as text, with where each node came from (:func:`import_paths`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from ..findings import Finding, RulegenError, Severity
+from ..spec import SCHEMA_PATH, load_text
+from . import chart
+from .collect import _assign_apps, _unreleased, expand
+from .convert import convert, place_comments
+from .naming import APP_MAX, app_name
+from .result import ImportedSpec, ImportResult
+from .sources import RuleSet, read_source
+from .specyaml import _plain, _unliteral, dump_spec
+
+#: Where ``rulegen import`` puts a copy of the spec schema in a project that does not hold
+#: rulegen's own (relative to the project root), so that ``$schema`` stays inside the project.
+PROJECT_SCHEMA = ".rulegen/schema.json"
+
+
+def _no_generated_links(data: CommentedMap) -> None:
+    """Set ``chart.runbook_url: false`` in the spec ``data`` (``chart`` placed before
+    ``groups``): the chart adds no generated ``runbook_url``; alerts keep their own."""
+    chart_map = data.get("chart")
+    if not isinstance(chart_map, CommentedMap):
+        chart_map = CommentedMap()
+        data.insert(list(data.keys()).index("groups"), "chart", chart_map)
+    chart_map["runbook_url"] = False
+
+
+def schema_ref(out_dir: Path, root: Path | None = None) -> str:
+    """The ``$schema`` reference written at the top of a spec in ``out_dir``, relative to it:
+    the packaged schema when it lies inside the project at ``root`` (``../rulegen/spec/schema.json``
+    for ``rules/`` in rulegen's own repository), else the project's copy
+    (:data:`PROJECT_SCHEMA`, written by ``rulegen import``). Without ``root``, the packaged
+    schema."""
+    target = SCHEMA_PATH.resolve()
+    if root is not None and not target.is_relative_to(root.resolve()):
+        target = (root / PROJECT_SCHEMA).resolve()
+    try:
+        return Path(os.path.relpath(target, out_dir.resolve())).as_posix()
+    except ValueError:  # another drive on Windows
+        return target.as_uri()
+
+
+def _check_written(text: str, data, display: str) -> list[Finding]:
+    """Schema findings (RG1xx/RG2xx) of the spec ``text``, plus a finding when it does not
+    read back as ``data``."""
+    from ..validate import Context, validate
+    lf = load_text(text, display)
+    res = validate([lf], Context())
+    bad = [f for f in res.findings if f.is_error and f.code.startswith(("RG1", "RG2"))]
+    if not bad and lf.data != _plain(data):
+        bad.append(Finding(display, 1, 1, "RG809", Severity.ERROR, "the written spec does not read back as "
+                           "the imported data"))
+    return bad
+
+
+def _origins(group: list[RuleSet], where: dict, data: CommentedMap) -> dict:
+    """``{spec path: (source display, key position, value position)}`` for the nodes
+    :func:`.convert.convert` placed (``where``, see there), positions 1-based ``(line, col)``
+    in the source file, None where there is none (a sequence item has no key)."""
+    path_of: dict = {}
+
+    def walk(node, path):
+        path_of[id(node)] = path
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for k, v in items:
+            if isinstance(v, (dict, list)):
+                walk(v, path + (k,))
+    walk(data, ())
+    out: dict = {}
+    for (si, spath), (container, key, _indent) in where.items():
+        if not spath or id(container) not in path_of or si >= len(group):
+            continue
+        parent = group[si].groups
+        try:
+            for k in spath[:-1]:
+                parent = parent[k]
+            last = spath[-1]
+            if isinstance(parent, CommentedSeq):
+                kp, vp = None, parent.lc.item(last)
+            else:
+                kp, vp = parent.lc.key(last), parent.lc.value(last)
+        except (AttributeError, KeyError, TypeError, IndexError):
+            continue
+        pos = [(a + 1, b + 1) if isinstance(a, int) and isinstance(b, int) else None
+               for a, b in (kp or (None, None), vp or (None, None))]
+        out[path_of[id(container)] + (key,)] = (group[si].source, pos[0], pos[1])
+    return out
+
+
+def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path("rules"),
+                 display_base: Path | None = None, render: chart.RenderOptions | None = None,
+                 project: Path | None = None) -> ImportResult:
+    """Import ``paths`` (files or folders) into specs, in memory.
+
+    When the ``project`` the specs go to (default ``display_base``, see
+    :func:`project_of`) has no runbook site (no ``mkdocs.yml``), each spec says
+    ``chart.runbook_url: false``: an alert without ``runbook_url`` gets none invented.
+
+    A file of several PrometheusRules that Helm rendered (``# Source:`` lines, or a
+    ``managed-by``/``heritage: Helm`` label) is named like a rendered chart: the release
+    prefix all their names share is left out of the app names
+    (:func:`.chart.strip_common_prefix`), so ``rulegen import rendered.yaml`` names the apps
+    as ``rulegen import CHART_DIR`` does.
+
+    ``render``: a chart folder in ``paths`` is rendered with the real helm with these options
+    and its PrometheusRules imported (:mod:`.chart`); None (or ``render.static``) reads chart
+    templates statically (:mod:`.helmtext`).
+
+    ``app`` puts everything into one app; ``out_dir`` only sets the ``$schema`` reference and
+    the file names shown. Paths in notes are shown relative to ``display_base`` when possible.
+
+    Raises:
+        RulegenError: a path does not exist; ``app`` is not a DNS label; helm is missing or
+            fails on a chart.
+    """
+    if render is not None and render.variant is not None and (
+            app_name(render.variant) != render.variant or len(render.variant) >= 30):
+        raise RulegenError(f"--variant {render.variant!r} is not a DNS label shorter than 30 characters")
+    if app is not None and app_name(app) != app:
+        raise RulegenError(f"--app {app!r} is not a DNS label (lower case letters, digits and '-', at most "
+                           f"{APP_MAX}); try {app_name(app)!r}")
+    result = ImportResult()
+    sets: list[RuleSet] = []
+    project = project if project is not None else display_base
+    # no runbook site (mkdocs.yml) in the project: no page to link to, so no invented link
+    runbook_site = project is not None and (project / "mkdocs.yml").is_file()
+
+    def shown_of(f: Path) -> str:
+        if display_base is not None:
+            try:
+                return f.resolve().relative_to(display_base.resolve()).as_posix()
+            except ValueError:
+                pass
+        return f.as_posix()
+
+    rendered = [p for p in paths if render is not None and not render.static and chart.is_chart(p)]
+    for c in rendered:
+        text = chart.render(c, render, display_base)
+        of_chart: list[RuleSet] = []
+        for shown, doc in chart.documents(text, shown_of(c)):
+            found, notes = read_source(c / "Chart.yaml", shown, rendered=doc)
+            of_chart.extend(found)
+            result.notes.extend(notes)
+        chart.strip_common_prefix(of_chart)
+        sets.extend(of_chart)
+    release = (render.release, render.namespace, tuple(str(v) for v in render.values), tuple(render.set_values)) \
+        if render is not None else (None, "default", (), ())
+    seen: set = set()
+    for p in paths:
+        if p in rendered:
+            continue
+        of_path: list[RuleSet] = []
+        for f in expand([p]):
+            if f.resolve() in seen:
+                continue
+            seen.add(f.resolve())
+            found, notes = read_source(f, shown_of(f), release=release)
+            if not chart.is_chart(p) and chart.helm_rendered(f, found):
+                # `helm template` output saved to a file: named as importing the chart names it
+                notes.extend(_unreleased(f, found))
+                chart.strip_common_prefix(found)
+            of_path.extend(found)
+            result.notes.extend(notes)
+        if chart.is_chart(p):
+            chart.strip_common_prefix(of_path)
+        sets.extend(of_path)
+    # a Helm template read statically: rendering it with helm is the way out of what it cannot read
+    result.helm = any(rs.kind == "helm" for rs in sets) or \
+        any(n.code in ("RG802", "RG803", "RG816") for n in result.notes)
+    ref = schema_ref(out_dir, project)
+    variant = render.variant if render is not None else None
+    for name, group in _assign_apps(sets, app, variant).items():
+        if not group:
+            continue  # --app and no source held rule groups: each file's notes say why
+        hints = {app_name(rs.app_hint) for rs in group}
+        if not app and not variant and name not in hints:
+            result.notes.append(Finding(group[0].source, group[0].line, 1, "RG808", Severity.WARNING,
+                                        f"app named `{name}`: another source also maps to "
+                                        f"`{app_name(group[0].app_hint)}`"))
+        data, notes, where = convert(group, name)
+        result.notes.extend(notes)
+        if not runbook_site:
+            _no_generated_links(data)
+        if not data["groups"]:
+            result.notes.append(Finding(group[0].source, group[0].line, 1, "RG810", Severity.WARNING,
+                                        f"app `{name}`: no rule to import; no spec written"))
+            continue
+        result.notes.extend(place_comments(group, where, data))
+        top = getattr(data, "_rulegen_top", [])
+        sources = list(dict.fromkeys(rs.source for rs in group))
+        display = (out_dir / f"{name}.yaml").as_posix()
+        text = dump_spec(data, ref, sources, top)
+        bad = _check_written(text, data, display)
+        if bad:
+            _unliteral(data)
+            text = dump_spec(data, ref, sources, top)
+            bad = _check_written(text, data, display)
+        if bad:
+            result.notes.extend(Finding(display, b.line, b.col, "RG809", Severity.ERROR,
+                                        f"rulegen import produced a spec that does not validate ({b.code}: "
+                                        f"{b.message}); not written — please report this") for b in bad)
+            continue
+        n_alerts = sum(1 for g in data["groups"] for r in g["rules"] if "alert" in r)
+        n_records = sum(1 for g in data["groups"] for r in g["rules"] if "record" in r)
+        meta: dict = {"labels": {}, "annotations": {}}
+        for rs in group:
+            for k, got in (("labels", rs.meta_labels), ("annotations", rs.meta_annotations)):
+                for a, b in got.items():
+                    if meta[k].setdefault(a, b) != b:
+                        result.notes.append(Finding(rs.source, rs.line, 1, "RG808", Severity.WARNING,
+                                                    f"app `{name}`: PrometheusRule metadata.{k} `{a}` is "
+                                                    f"`{meta[k][a]}` in one source and `{b}` in another; "
+                                                    f"`{meta[k][a]}` is kept"))
+        result.specs.append(ImportedSpec(name, text, sources, n_alerts, n_records, _plain(data),
+                                         meta["labels"], meta["annotations"], _origins(group, where, data),
+                                         (group[0].source, max(group[0].line, 1))))
+    result.notes.sort(key=lambda f: (f.file, f.line, f.col, f.code, f.message))
+    return result

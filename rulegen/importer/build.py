@@ -11,11 +11,11 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ..findings import Finding, RulegenError, Severity
 from ..spec import SCHEMA_PATH, load_text
 from . import chart
-from .collect import _assign_apps, _unreleased, expand
+from .collect import _assign_apps, _read_sets
 from .convert import convert, place_comments
 from .naming import APP_MAX, app_name
 from .result import ImportedSpec, ImportResult
-from .sources import RuleSet, read_source
+from .sources import RuleSet
 from .specyaml import _plain, _unliteral, dump_spec
 
 #: Where ``rulegen import`` puts a copy of the spec schema in a project that does not hold
@@ -128,50 +128,11 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
         raise RulegenError(f"--app {app!r} is not a DNS label (lower case letters, digits and '-', at most "
                            f"{APP_MAX}); try {app_name(app)!r}")
     result = ImportResult()
-    sets: list[RuleSet] = []
     project = project if project is not None else display_base
     # no runbook site (mkdocs.yml) in the project: no page to link to, so no invented link
     runbook_site = project is not None and (project / "mkdocs.yml").is_file()
 
-    def shown_of(f: Path) -> str:
-        if display_base is not None:
-            try:
-                return f.resolve().relative_to(display_base.resolve()).as_posix()
-            except ValueError:
-                pass
-        return f.as_posix()
-
-    rendered = [p for p in paths if render is not None and not render.static and chart.is_chart(p)]
-    for c in rendered:
-        text = chart.render(c, render, display_base)
-        of_chart: list[RuleSet] = []
-        for shown, doc in chart.documents(text, shown_of(c)):
-            found, notes = read_source(c / "Chart.yaml", shown, rendered=doc)
-            of_chart.extend(found)
-            result.notes.extend(notes)
-        chart.strip_common_prefix(of_chart)
-        sets.extend(of_chart)
-    release = (render.release, render.namespace, tuple(str(v) for v in render.values), tuple(render.set_values)) \
-        if render is not None else (None, "default", (), ())
-    seen: set = set()
-    for p in paths:
-        if p in rendered:
-            continue
-        of_path: list[RuleSet] = []
-        for f in expand([p]):
-            if f.resolve() in seen:
-                continue
-            seen.add(f.resolve())
-            found, notes = read_source(f, shown_of(f), release=release)
-            if not chart.is_chart(p) and chart.helm_rendered(f, found):
-                # `helm template` output saved to a file: named as importing the chart names it
-                notes.extend(_unreleased(f, found))
-                chart.strip_common_prefix(found)
-            of_path.extend(found)
-            result.notes.extend(notes)
-        if chart.is_chart(p):
-            chart.strip_common_prefix(of_path)
-        sets.extend(of_path)
+    sets = _read_sets(paths, render, display_base, result.notes)
     # a Helm template read statically: rendering it with helm is the way out of what it cannot read
     result.helm = any(rs.kind == "helm" for rs in sets) or \
         any(n.code in ("RG802", "RG803", "RG816") for n in result.notes)
@@ -185,42 +146,52 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
             result.notes.append(Finding(group[0].source, group[0].line, 1, "RG808", Severity.WARNING,
                                         f"app named `{name}`: another source also maps to "
                                         f"`{app_name(group[0].app_hint)}`"))
-        data, notes, where = convert(group, name)
-        result.notes.extend(notes)
-        if not runbook_site:
-            _no_generated_links(data)
-        if not data["groups"]:
-            result.notes.append(Finding(group[0].source, group[0].line, 1, "RG810", Severity.WARNING,
-                                        f"app `{name}`: no rule to import; no spec written"))
-            continue
-        result.notes.extend(place_comments(group, where, data))
-        top = getattr(data, "_rulegen_top", [])
-        sources = list(dict.fromkeys(rs.source for rs in group))
-        display = (out_dir / f"{name}.yaml").as_posix()
-        text = dump_spec(data, ref, sources, top)
-        bad = _check_written(text, data, display)
-        if bad:
-            _unliteral(data)
-            text = dump_spec(data, ref, sources, top)
-            bad = _check_written(text, data, display)
-        if bad:
-            result.notes.extend(Finding(display, b.line, b.col, "RG809", Severity.ERROR,
-                                        f"rulegen import produced a spec that does not validate ({b.code}: "
-                                        f"{b.message}); not written — please report this") for b in bad)
-            continue
-        n_alerts = sum(1 for g in data["groups"] for r in g["rules"] if "alert" in r)
-        n_records = sum(1 for g in data["groups"] for r in g["rules"] if "record" in r)
-        meta: dict = {"labels": {}, "annotations": {}}
-        for rs in group:
-            for k, got in (("labels", rs.meta_labels), ("annotations", rs.meta_annotations)):
-                for a, b in got.items():
-                    if meta[k].setdefault(a, b) != b:
-                        result.notes.append(Finding(rs.source, rs.line, 1, "RG808", Severity.WARNING,
-                                                    f"app `{name}`: PrometheusRule metadata.{k} `{a}` is "
-                                                    f"`{meta[k][a]}` in one source and `{b}` in another; "
-                                                    f"`{meta[k][a]}` is kept"))
-        result.specs.append(ImportedSpec(name, text, sources, n_alerts, n_records, _plain(data),
-                                         meta["labels"], meta["annotations"], _origins(group, where, data),
-                                         (group[0].source, max(group[0].line, 1))))
+        spec = _make_spec(name, group, out_dir, ref, runbook_site, result.notes)
+        if spec is not None:
+            result.specs.append(spec)
     result.notes.sort(key=lambda f: (f.file, f.line, f.col, f.code, f.message))
     return result
+
+
+def _make_spec(name: str, group: list[RuleSet], out_dir: Path, ref: str, runbook_site: bool,
+               notes_out: list[Finding]) -> ImportedSpec | None:
+    """The spec of app ``name`` made from the rule sets ``group`` (see :func:`import_paths`),
+    or None when it holds no rule or would not validate (the notes, added to ``notes_out``,
+    say why)."""
+    data, notes, where = convert(group, name)
+    notes_out.extend(notes)
+    if not runbook_site:
+        _no_generated_links(data)
+    if not data["groups"]:
+        notes_out.append(Finding(group[0].source, group[0].line, 1, "RG810", Severity.WARNING,
+                                 f"app `{name}`: no rule to import; no spec written"))
+        return None
+    notes_out.extend(place_comments(group, where, data))
+    top = getattr(data, "_rulegen_top", [])
+    sources = list(dict.fromkeys(rs.source for rs in group))
+    display = (out_dir / f"{name}.yaml").as_posix()
+    text = dump_spec(data, ref, sources, top)
+    bad = _check_written(text, data, display)
+    if bad:
+        _unliteral(data)
+        text = dump_spec(data, ref, sources, top)
+        bad = _check_written(text, data, display)
+    if bad:
+        notes_out.extend(Finding(display, b.line, b.col, "RG809", Severity.ERROR,
+                                 f"rulegen import produced a spec that does not validate ({b.code}: "
+                                 f"{b.message}); not written — please report this") for b in bad)
+        return None
+    n_alerts = sum(1 for g in data["groups"] for r in g["rules"] if "alert" in r)
+    n_records = sum(1 for g in data["groups"] for r in g["rules"] if "record" in r)
+    meta: dict = {"labels": {}, "annotations": {}}
+    for rs in group:
+        for k, got in (("labels", rs.meta_labels), ("annotations", rs.meta_annotations)):
+            for a, b in got.items():
+                if meta[k].setdefault(a, b) != b:
+                    notes_out.append(Finding(rs.source, rs.line, 1, "RG808", Severity.WARNING,
+                                             f"app `{name}`: PrometheusRule metadata.{k} `{a}` is "
+                                             f"`{meta[k][a]}` in one source and `{b}` in another; "
+                                             f"`{meta[k][a]}` is kept"))
+    return ImportedSpec(name, text, sources, n_alerts, n_records, _plain(data),
+                        meta["labels"], meta["annotations"], _origins(group, where, data),
+                        (group[0].source, max(group[0].line, 1)))

@@ -9,7 +9,7 @@ from ruamel.yaml.comments import CommentedMap
 from ..findings import Finding, RulegenError, Severity
 from . import chart
 from .naming import Source, assign_names, dns_label, with_suffix
-from .sources import RuleSet
+from .sources import RuleSet, read_source
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -78,3 +78,51 @@ def _unreleased(path: Path, sets: list[RuleSet]) -> list[Finding]:
                                  f"it is the chart's name `{chart_name}` here, as importing the chart names it (the "
                                  "spec's group name is the same in every release)", name))
     return notes
+
+
+def _read_sets(paths: list[Path], render: chart.RenderOptions | None, display_base: Path | None,
+               notes_out: list[Finding]) -> list[RuleSet]:
+    """The rule sets of ``paths`` (see :func:`rulegen.importer.build.import_paths`); the notes
+    of reading them go to ``notes_out``."""
+    sets: list[RuleSet] = []
+
+    def shown_of(f: Path) -> str:
+        if display_base is not None:
+            try:
+                return f.resolve().relative_to(display_base.resolve()).as_posix()
+            except ValueError:
+                pass
+        return f.as_posix()
+
+    rendered = [p for p in paths if render is not None and not render.static and chart.is_chart(p)]
+    for c in rendered:
+        text = chart.render(c, render, display_base)
+        of_chart: list[RuleSet] = []
+        for shown, doc in chart.documents(text, shown_of(c)):
+            found, notes = read_source(c / "Chart.yaml", shown, rendered=doc)
+            of_chart.extend(found)
+            notes_out.extend(notes)
+        chart.strip_common_prefix(of_chart)
+        sets.extend(of_chart)
+    release = (render.release, render.namespace, tuple(str(v) for v in render.values), tuple(render.set_values)) \
+        if render is not None else (None, "default", (), ())
+    seen: set = set()
+    for p in paths:
+        if p in rendered:
+            continue
+        of_path: list[RuleSet] = []
+        for f in expand([p]):
+            if f.resolve() in seen:
+                continue
+            seen.add(f.resolve())
+            found, notes = read_source(f, shown_of(f), release=release)
+            if not chart.is_chart(p) and chart.helm_rendered(f, found):
+                # `helm template` output saved to a file: named as importing the chart names it
+                notes.extend(_unreleased(f, found))
+                chart.strip_common_prefix(found)
+            of_path.extend(found)
+            notes_out.extend(notes)
+        if chart.is_chart(p):
+            chart.strip_common_prefix(of_path)
+        sets.extend(of_path)
+    return sets

@@ -4,10 +4,16 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
+from .. import baseline as bl
+from ..config import CONFIG_FILE, load_config
 from ..findings import Finding, Severity
-from ..spec import SCHEMA_PATH
+from ..pipeline import DEFAULT_SPEC_DIR
+from ..spec import SCHEMA_PATH, SPEC_SUFFIXES, shown_path
+from ..validate import validate_texts
+from . import conventions
 from .build import PROJECT_SCHEMA
 from .merge import chart_values_text, merge_spec_text
 from .positions import _at_source
@@ -58,7 +64,7 @@ def _write_all(files: dict) -> None:
 
 def _existing_spec_texts(folders: list[Path], root: Path) -> dict:
     """``{display path: text}`` of the specs under ``folders`` (each once, in path order)."""
-    from ..spec import SPEC_SUFFIXES, shown_path
+
     out = {}
     seen: set = set()
     for d in folders:
@@ -81,7 +87,6 @@ def project_of(root: Path, out: str) -> Path:
     ``--out team/rules`` makes ``team/`` a project, ``rulegen -C team validate``), else the
     project at ``root`` (``-C``), whose configuration and baseline ``rulegen validate OUT``
     reads."""
-    from ..pipeline import DEFAULT_SPEC_DIR
     out_dir = root / out
     return out_dir.parent if Path(out).name == DEFAULT_SPEC_DIR else root
 
@@ -106,16 +111,32 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, ap
     import's. Their policy errors (:data:`rulegen.baseline.POLICY_CODES`) on imported rules go
     into the baseline; any other new error is RG813.
     """
-    from .. import baseline as bl
-    from ..config import CONFIG_FILE, load_config
-    from ..pipeline import DEFAULT_SPEC_DIR
-    from ..spec import shown_path
-    from ..validate import validate_texts
-    from . import conventions
     project = project if project is not None else root
     files: dict[Path, str] = {}
     messages: list[str] = []
     targets = {s.app: out_dir / f"{s.app}.yaml" for s in result.specs}
+    merged = _merge_or_refuse(result, targets, root, force, app, messages)
+    base_config, config = _conventions(result, root, project, variant, files, messages)
+    entries = _validate_with_project(result, targets, merged, root, out_dir, project, base_config, config)
+    if entries:
+        _baseline_entries(entries, result, merged, root, project, files, messages)
+    _chart_values(result, root, project, files, messages)
+    for s in result.specs:
+        files[targets[s.app]] = s.text
+    if result.specs and not SCHEMA_PATH.resolve().is_relative_to(project.resolve()):
+        schema = SCHEMA_PATH.read_text(encoding="utf-8")
+        p = project / PROJECT_SCHEMA
+        if not p.is_file() or p.read_text(encoding="utf-8") != schema:
+            files[p] = schema
+            messages.append(f"{shown_path(p, root)}: the spec schema, for editors (specs name it in their `$schema` line)")
+    return {"files": files, "messages": messages}
+
+
+def _merge_or_refuse(result: ImportResult, targets: dict, root: Path, force: bool, app: str | None,
+                     messages: list[str]) -> dict:
+    """For each imported spec whose file exists: with ``app`` (and no ``force``), its groups
+    added to the existing spec (:func:`.merge.merge_spec_text`); else, without ``force``,
+    RG809. Returns app -> index of its first imported group in the existing spec."""
     merged: dict = {}   # app -> index of its first imported group in the existing spec
     for s in result.specs:
         t = targets[s.app]
@@ -132,6 +153,13 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, ap
             result.notes.append(Finding(shown_path(t, root), 1, 1, "RG809", Severity.ERROR,
                                         "spec exists; not overwritten (rerun with --force to replace it, or "
                                         f"--app {s.app} to add the imported groups to it)"))
+    return merged
+
+
+def _conventions(result: ImportResult, root: Path, project: Path, variant: str | None, files: dict,
+                 messages: list[str]) -> tuple:
+    """``(project config, config with the conventions read from the imported alerts)``; the
+    updated ``.rulegen.yaml`` goes to ``files`` when they add any (:mod:`.conventions`)."""
     base_config = config = load_config(project)
     alerts = [r for s in result.specs for g in s.data.get("groups", []) for r in g.get("rules", []) if "alert" in r]
     updates, conv_msgs, comment = conventions.infer(alerts, config, project)
@@ -147,8 +175,15 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, ap
         messages += [f"{shown_path(project / CONFIG_FILE, root)}: {m}" for m in conv_msgs]
         config = conventions.apply(config, updates)
         if top:
-            from dataclasses import replace
             config = replace(config, duplicate_alert_across_apps="warning")
+    return base_config, config
+
+
+def _validate_with_project(result: ImportResult, targets: dict, merged: dict, root: Path, out_dir: Path,
+                           project: Path, base_config, config) -> set:
+    """Validate the imported specs next to the project's (see :func:`plan_import`): RG813 for
+    each new error that is not a policy finding on an imported rule (added to
+    ``result.notes``); returns the baseline entries of those policy findings."""
     new_texts = {shown_path(targets[s.app], root): s.text for s in result.specs}
     before = _existing_spec_texts([project / DEFAULT_SPEC_DIR, out_dir], root)
     texts = {k: v for k, v in before.items() if k not in new_texts}
@@ -181,19 +216,30 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, ap
         result.notes.append(Finding(file, line, col, "RG813", Severity.ERROR,
                                     f"{what}: {f.code} {msg}; nothing written (fix the source, or name the "
                                     "imported rules apart, and import again)", f.rule))
-    if entries:
-        old = bl.load(project)
-        imported = {s.app for s in result.specs}
-        replaced = {a for a in imported if a not in merged}
-        keep = {k for k in (old.entries if old else []) if k[0] not in replaced}
-        files[project / bl.BASELINE_FILE] = bl.dump(keep | entries)
-        by_code: dict = {}
-        for k in entries:
-            by_code[k[2]] = by_code.get(k[2], 0) + 1
-        messages.append(f"{shown_path(project / bl.BASELINE_FILE, root)}: {len(entries)} policy finding(s) of the "
-                        "imported rules baselined ("
-                        + ", ".join(f"{c} {n}" for c, n in sorted(by_code.items()))
-                        + "); they show as warnings until fixed, then `rulegen baseline` removes them")
+    return entries
+
+
+def _baseline_entries(entries: set, result: ImportResult, merged: dict, root: Path, project: Path, files: dict,
+                      messages: list[str]) -> None:
+    """The project's baseline with ``entries`` added (an imported app's old entries dropped,
+    unless its groups were merged into its spec) into ``files``."""
+    old = bl.load(project)
+    imported = {s.app for s in result.specs}
+    replaced = {a for a in imported if a not in merged}
+    keep = {k for k in (old.entries if old else []) if k[0] not in replaced}
+    files[project / bl.BASELINE_FILE] = bl.dump(keep | entries)
+    by_code: dict = {}
+    for k in entries:
+        by_code[k[2]] = by_code.get(k[2], 0) + 1
+    messages.append(f"{shown_path(project / bl.BASELINE_FILE, root)}: {len(entries)} policy finding(s) of the "
+                    "imported rules baselined ("
+                    + ", ".join(f"{c} {n}" for c, n in sorted(by_code.items()))
+                    + "); they show as warnings until fixed, then `rulegen baseline` removes them")
+
+
+def _chart_values(result: ImportResult, root: Path, project: Path, files: dict, messages: list[str]) -> None:
+    """Each imported PrometheusRule's metadata labels and annotations into its chart's
+    ``values.yaml`` (:func:`.merge.chart_values_text`), into ``files``."""
     kept: dict = {}
     for s in result.specs:
         vpath = project / "charts" / s.app / "values.yaml"
@@ -206,12 +252,3 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, ap
     for what, where in kept.items():
         messages.append(f"PrometheusRule metadata ({what}) kept as chart settings (prometheusRule.labels/"
                         f"annotations) in {where[0]}" + (f" and {len(where) - 1} more values.yaml" if len(where) > 1 else ""))
-    for s in result.specs:
-        files[targets[s.app]] = s.text
-    if result.specs and not SCHEMA_PATH.resolve().is_relative_to(project.resolve()):
-        schema = SCHEMA_PATH.read_text(encoding="utf-8")
-        p = project / PROJECT_SCHEMA
-        if not p.is_file() or p.read_text(encoding="utf-8") != schema:
-            files[p] = schema
-            messages.append(f"{shown_path(p, root)}: the spec schema, for editors (specs name it in their `$schema` line)")
-    return {"files": files, "messages": messages}

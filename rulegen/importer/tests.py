@@ -61,6 +61,8 @@ def _exercised(group: dict, records: set) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+# Over 80 lines on purpose: the tests' groups are matched to the specs, then written into them,
+# in one pass that keeps the notes in source order.
 def attach(test_files: list[tuple[Path, str]], specs) -> list[Finding]:
     """Attach the test groups of ``test_files`` (``(path, display)``) to ``specs``
     (:class:`rulegen.importer.ImportedSpec`, changed in place: text and data). Returns the

@@ -1,8 +1,15 @@
 """Shared test fixtures.
 
-Tests that need the real ``helm``/``promtool`` use the ``helm_bin``/``promtool_bin`` fixtures:
-locally they skip with the install command when a tool is missing; in CI (``CI`` set) a missing
-tool fails the test instead, so CI can never pass by skipping.
+Tests that need the real ``helm``/``promtool`` use the ``helm_bin``/``promtool_bin`` fixtures
+or the ``tools`` marker (``@pytest.mark.tools`` needs both, ``@pytest.mark.tools("helm")`` only
+the tools it names; checked before any fixture is set up, so a module-scoped fixture that calls
+helm never runs without it): locally they skip with the install command when a tool is
+missing; in CI (``CI`` set) a missing tool fails the test instead, so CI can never pass by
+skipping.
+
+Hypothesis runs without a deadline (the ``rulegen`` settings profile): how long one example
+takes depends on the load of the machine, not on the code, so a deadline only made the
+property tests flaky under load. Example counts stay as each test sets them.
 """
 
 from __future__ import annotations
@@ -12,12 +19,17 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from rulegen.run import tools
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 CORPUS = SHARED / "corpus" / "awesome-prometheus-alerts" / "rules"
+TOOLS = ("helm", "promtool")
+
+settings.register_profile("rulegen", deadline=None)
+settings.load_profile("rulegen")
 
 
 def _need(name: str) -> Path:
@@ -28,6 +40,23 @@ def _need(name: str) -> Path:
             pytest.fail(msg + " — CI must run this test for real")
         pytest.skip(msg)
     return p
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip (locally) or fail (in CI) a test marked ``tools`` whose tools are missing, before
+    its fixtures run. The marker's arguments name the tools (default: helm and promtool).
+
+    Raises:
+        ValueError: the marker names a tool rulegen does not run.
+    """
+    marker = item.get_closest_marker("tools")
+    if marker is None:
+        return
+    for name in marker.args or TOOLS:
+        if name not in TOOLS:
+            raise ValueError(f"{item.nodeid}: pytest.mark.tools({name!r}): not one of {TOOLS}")
+        _need(name)
 
 
 @pytest.fixture(scope="session")

@@ -125,7 +125,7 @@ def _sources(draw):
     return out
 
 
-@settings(max_examples=300, deadline=2000)
+@settings(max_examples=300, deadline=None)
 @given(_sources(), st.frozensets(st.sampled_from(["core-storage-management-cluster-rules", "app", "rules"])))
 def test_generated_name_sets_end_with_distinct_valid_names(sources, taken):
     names = assign_names(sources, taken)

@@ -20,7 +20,7 @@ def _both(doc: str):
     return yaml.safe_load(doc), YAML(typ="safe", pure=True).load(doc)
 
 
-@settings(max_examples=300, derandomize=True, database=None)
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
 @given(s=texts, key=texts)
 def test_scalars_and_keys_read_back_exactly(s, key):
     doc = f"{yaml_key(key)}:\n  v: {yaml_string(s, 4)}\n"
@@ -28,7 +28,7 @@ def test_scalars_and_keys_read_back_exactly(s, key):
         assert parsed == {key: {"v": s}}
 
 
-@settings(max_examples=300, derandomize=True, database=None)
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
 @given(s=texts)
 def test_go_string_is_a_go_literal_of_printable_characters(s):
     lit = go_string(s)

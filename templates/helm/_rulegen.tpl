@@ -4,192 +4,369 @@
 Helpers of templates/prometheusrule.yaml (read that file first). The same bytes in every
 chart rulegen renders into: nothing here names an app, a group or an alert. Named templates
 start with "rulegen.v2." (the chart layout's version), so a chart and a subchart made by
-different rulegen versions never redefine each other's.
+different rulegen versions never redefine each other's; within v2 a name keeps what it takes
+and returns, whichever rulegen version wrote the file Helm happens to load last.
+
+One define per job, each with a usage comment: what it takes, what it returns, an example.
+An include returns text only, so a define that builds maps or lists fills a dict its caller
+passes ("out", or the first element of the list) instead.
 
 Values are read defensively: a knob that is absent, null or not of the expected kind (a
 string where a map belongs...) counts as unset, so odd values render the defaults, never a
-template error. Maps are read with one idiom, on one line:
-  $x := get $map "key" ... if not (kindIs "map" $x) ... $x = dict
-Gates, group toggles and "disabled" count only as the booleans true/false.
-values.schema.json rejects such values before anything renders; --skip-schema-validation
-gets this fallback.
+template error. Every map is read through rulegen.v2.maps. Gates, group toggles and
+"disabled" count only as the booleans true/false. values.schema.json rejects such values
+before anything renders; --skip-schema-validation gets this fallback. Values are never
+changed in place: every map the template changes is its own copy.
 */}}
 
 {{- /*
-rulegen.v2.load: (dict "root" . "out" $rg). Finds this template's rules file and fills $rg
-with what templates/prometheusrule.yaml writes:
+rulegen.v2.load: the one entry point. Takes (dict "root" . "out" $rg); fills $rg with what
+templates/prometheusrule.yaml writes:
   render      true when every gate is on and at least one group is left;
   name, namespace, labels, annotations   of the PrometheusRule;
   groups      the rule groups left, each rule with every knob applied.
-The rules file is the one under rules/ whose "# rulegen-chart:" line names this template
-(several specs can render into one chart, each through its own template file).
+Example:
+  {{- $rg := dict }}{{ include "rulegen.v2.load" (dict "root" . "out" $rg) }}
+  {{- if $rg.render }}...{{ end }}
 */}}
 {{- define "rulegen.v2.load" }}
+{{- $c := dict "root" .root "paramsAt" (dict) "sloAt" (dict) }}
+{{- include "rulegen.v2.rulesFile" $c }}
+{{- $chart := $c.chart }}
+{{- include "rulegen.v2.lines" (list $c.paramsAt $c.text "rulegen-params") }}
+{{- include "rulegen.v2.lines" (list $c.sloAt $c.text "rulegen-slo") }}
+{{- $m := dict }}{{ include "rulegen.v2.maps" (list $m .root.Values (get $chart "valuesKey")) }}
+{{- $cfg := get $m (get $chart "valuesKey") }}
+{{- $k := dict }}
+{{- include "rulegen.v2.maps" (list $k $cfg "disabled" "customRules" "groups" "slos"
+      "additionalRuleLabels" "additionalRuleAnnotations" "labels" "annotations") }}
+{{- $_ := set $c "knobs" $k }}
+{{- $gates := include "rulegen.v2.gates" (list .root.Values (get $chart "gates")) }}
+{{- $_ := set $c "oldBase" (printf "%s/%s/#" (get $chart "runbookBase") (get $chart "app")) }}
+{{- $_ := set $c "newBase" (include "rulegen.v2.runbookBase" (list $chart (get $cfg "runbookUrl"))) }}
+{{- include "rulegen.v2.groups" $c }}
+{{- include "rulegen.v2.metadata" (dict "c" $c "out" .out) }}
+{{- $_ := set .out "render" (and (eq $gates "true") (gt (len $c.groups) 0)) }}
+{{- $_ := set .out "groups" $c.groups }}
+{{- end }}
+
+{{- /*
+rulegen.v2.maps: reads maps defensively. Takes (list $out $from "key"...); sets $out.<key>
+to $from.<key> when that is a map, else to an empty dict (also when $from is no map). Returns
+nothing; $from is not changed (the maps in $out are $from's own: copy before changing them).
+Example:
+  {{- $k := dict }}{{ include "rulegen.v2.maps" (list $k .Values.prometheusRule "labels") }}
+  {{- range $name, $value := $k.labels }}...{{ end }}
+*/}}
+{{- define "rulegen.v2.maps" }}
+{{- $out := first . }}
+{{- $from := index . 1 }}
+{{- range $key := slice . 2 }}
+{{- $x := and (kindIs "map" $from) (get $from $key) }}
+{{- if kindIs "map" $x }}{{ $_ := set $out $key $x }}{{ else }}{{ $_ := set $out $key (dict) }}{{ end }}
+{{- end }}
+{{- end }}
+
+{{- /*
+rulegen.v2.layers: (list $into $layer...) sets every key of each map $layer into the map
+$into, later layers winning; an empty string is a value like any other. Returns nothing.
+Example (labels: the rule's own < global < group < the rule's knob):
+  {{- include "rulegen.v2.layers" (list $labels $k.additionalRuleLabels $group $rule) }}
+*/}}
+{{- define "rulegen.v2.layers" }}
+{{- $into := first . }}
+{{- range $layer := rest . }}
+{{- range $k, $v := $layer }}
+{{- $_ := set $into $k $v }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- /*
+rulegen.v2.rulesFile: takes the context dict $c (with "root", the chart's top-level context)
+and finds the rules file under rules/ whose "# rulegen-chart:" line names this template
+(several specs can render into one chart, each through its own template file). Sets
+$c.chart (that line's settings), $c.rules (the parsed file) and $c.text (its text); fails
+when no file names the template or the file is no YAML. Example:
+  {{- $c := dict "root" . }}{{ include "rulegen.v2.rulesFile" $c }}{{ get $c.chart "app" }}
+*/}}
+{{- define "rulegen.v2.rulesFile" }}
+{{- $c := . }}
 {{- $root := .root }}
-{{- $rg := .out }}
-{{- $chart := dict }}
-{{- $rules := dict }}
-{{- $rulesText := "" }}
+{{- $_ := set $c "chart" (dict) }}
 {{- range $path, $_ := $root.Files.Glob "rules/*.rules.yaml" }}
 {{- $text := $root.Files.Get $path }}
 {{- $line := regexFind "(?m)^# rulegen-chart: .*$" $text }}
 {{- $settings := fromJson (trimPrefix "# rulegen-chart: " $line) }}
-{{- if and $line (kindIs "string" (get $settings "template")) (hasSuffix (printf "/templates/%s" (get $settings "template")) $root.Template.Name) }}
-{{- $chart = $settings }}
-{{- $rules = fromYaml $text }}
-{{- $rulesText = $text }}
+{{- $template := get $settings "template" }}
+{{- if and $line (kindIs "string" $template) (hasSuffix (printf "/templates/%s" $template) $root.Template.Name) }}
+{{- $rules := fromYaml $text }}
+{{- $_ := set $c "chart" $settings }}
+{{- $_ := set $c "rules" $rules }}
+{{- $_ := set $c "text" $text }}
 {{- if hasKey $rules "Error" }}
 {{- fail (printf "%s: %s" $path (get $rules "Error")) }}
 {{- end }}
 {{- end }}
 {{- end }}
-{{- if not (get $chart "template") }}
+{{- if not (get $c.chart "template") }}
 {{- fail (printf "%s: no rules/*.rules.yaml names this template in its \"# rulegen-chart:\" line; run rulegen build" $root.Template.Name) }}
 {{- end }}
-
-{{- /* Alerts with parameters: "# rulegen-params:" lines, by position "<group>.<rule>". */}}
-{{- $paramsAt := dict }}
-{{- range $line := regexFindAll "(?m)^# rulegen-params: .*$" $rulesText -1 }}
-{{- $p := fromJson (trimPrefix "# rulegen-params: " $line) }}
-{{- $_ := set $paramsAt (toString (get $p "at")) $p }}
 {{- end }}
 
-{{- /* SLOs: "# rulegen-slo:" lines, by group position "<group>"; each holds the SLO's name,
-       its ticket alert and, by rule position in the group, the texts that depend on the
-       objective, written with [[objective]], [[budget]], [[objective_percent]] and
-       [[budget_percent]]. */}}
-{{- $sloAt := dict }}
-{{- range $line := regexFindAll "(?m)^# rulegen-slo: .*$" $rulesText -1 }}
-{{- $s := fromJson (trimPrefix "# rulegen-slo: " $line) }}
-{{- $_ := set $sloAt (toString (get $s "at")) $s }}
+{{- /*
+rulegen.v2.lines: (list $out $text "kind") reads the rules file's "# <kind>: {...}" lines
+(one JSON object each) into $out, by the object's "at" as a string. The kinds:
+  rulegen-params  alerts with parameters, at "<group>.<rule>" (positions from 0): the expr as
+                  the spec wrote it ([[name]]) and the defaults;
+  rulegen-slo     SLOs, at "<group>": the SLO's name, its ticket alert and, by rule position
+                  in the group, the texts that depend on the objective, written with
+                  [[objective]], [[budget]], [[objective_percent]] and [[budget_percent]].
+Returns nothing. Example:
+  {{- $at := dict }}{{ include "rulegen.v2.lines" (list $at $text "rulegen-params") }}{{ get $at "0.1" }}
+*/}}
+{{- define "rulegen.v2.lines" }}
+{{- $out := first . }}
+{{- $prefix := printf "# %s: " (index . 2) }}
+{{- range $line := regexFindAll (printf "(?m)^%s.*$" $prefix) (index . 1) -1 }}
+{{- $p := fromJson (trimPrefix $prefix $line) }}
+{{- $_ := set $out (toString (get $p "at")) $p }}
+{{- end }}
 {{- end }}
 
-{{- /* The knobs, under .Values.<valuesKey>. */}}
-{{- $cfg := get $root.Values (get $chart "valuesKey") }}{{ if not (kindIs "map" $cfg) }}{{ $cfg = dict }}{{ end }}
-{{- $disabled := get $cfg "disabled" }}{{ if not (kindIs "map" $disabled) }}{{ $disabled = dict }}{{ end }}
-{{- $custom := get $cfg "customRules" }}{{ if not (kindIs "map" $custom) }}{{ $custom = dict }}{{ end }}
-{{- $toggles := get $cfg "groups" }}{{ if not (kindIs "map" $toggles) }}{{ $toggles = dict }}{{ end }}
-{{- $sloKnobs := get $cfg "slos" }}{{ if not (kindIs "map" $sloKnobs) }}{{ $sloKnobs = dict }}{{ end }}
-{{- $globalLabels := get $cfg "additionalRuleLabels" }}{{ if not (kindIs "map" $globalLabels) }}{{ $globalLabels = dict }}{{ end }}
-{{- $globalAnnotations := get $cfg "additionalRuleAnnotations" }}{{ if not (kindIs "map" $globalAnnotations) }}{{ $globalAnnotations = dict }}{{ end }}
-
-{{- /* Gates: each "a.b" path of .Values must be the boolean true. */}}
-{{- $gates := true }}
-{{- range $gate := get $chart "gates" }}
-{{- $v := $root.Values }}
+{{- /*
+rulegen.v2.gates: (list .Values $gates) -> "true" when each "a.b" path of $gates is the
+boolean true in the values (also when there are no gates), else "". Example:
+  {{- if eq (include "rulegen.v2.gates" (list .Values (list "monitoring.enabled"))) "true" }}
+*/}}
+{{- define "rulegen.v2.gates" }}
+{{- $values := first . }}
+{{- $on := true }}
+{{- range $gate := index . 1 }}
+{{- $v := $values }}
 {{- range $part := splitList "." $gate }}
 {{- $v = and (kindIs "map" $v) (get $v $part) }}
 {{- end }}
-{{- $gates = and $gates (kindIs "bool" $v) $v }}
+{{- $on = and $on (kindIs "bool" $v) $v }}
+{{- end }}
+{{- if $on }}true{{ end }}
 {{- end }}
 
-{{- /* runbookUrl: the rules file links each alert to <runbookBase>/<app>/#<anchor>; a
-       runbookUrl in values replaces that base. A runbook_url the spec wrote itself to
-       another address is kept. */}}
-{{- $oldBase := printf "%s/%s/#" (get $chart "runbookBase") (get $chart "app") }}
-{{- $newBase := get $cfg "runbookUrl" }}
-{{- if and (kindIs "string" $newBase) $newBase }}
-{{- $newBase = printf "%s/%s/#" (trimSuffix "/" $newBase) (get $chart "app") }}
+{{- /*
+rulegen.v2.runbookBase: (list $chart $runbookUrl) -> what each generated runbook_url starts
+with: "<runbookUrl>/<app>/#" when the knob runbookUrl is a non-empty string (one trailing
+"/" dropped), else the rules file's own "<runbookBase>/<app>/#". A runbook_url the spec wrote
+itself to another address is kept (see rulegen.v2.annotations). Example:
+  {{ include "rulegen.v2.runbookBase" (list $chart "https://wiki/rb/") }}  -> https://wiki/rb/app/#
+*/}}
+{{- define "rulegen.v2.runbookBase" }}
+{{- $chart := first . }}
+{{- $url := index . 1 }}
+{{- if and (kindIs "string" $url) $url }}
+{{- printf "%s/%s/#" (trimSuffix "/" $url) (get $chart "app") }}
 {{- else }}
-{{- $newBase = $oldBase }}
+{{- printf "%s/%s/#" (get $chart "runbookBase") (get $chart "app") }}
+{{- end }}
 {{- end }}
 
+{{- /*
+rulegen.v2.groups: takes the context dict $c of rulegen.v2.load (rules, knobs...); sets
+$c.groups to the rule groups left: each group as the rules file has it, its rules with every
+knob applied (rulegen.v2.group), and only while one rule is left. Returns nothing. Example:
+  {{- include "rulegen.v2.groups" $c }}{{ len $c.groups }}
+*/}}
+{{- define "rulegen.v2.groups" }}
+{{- $c := . }}
 {{- $groups := list }}
-{{- range $gi, $group := get $rules "groups" }}
-{{- $toggle := get $toggles (get $group "name") }}{{ if not (kindIs "map" $toggle) }}{{ $toggle = dict }}{{ end }}
-{{- /* An SLO's group: slos.<name>.enabled: false drops it, .ticket: false its ticket
-       alert, .objective replaces the objective in the texts the SLO line names. */}}
-{{- $slo := get $sloAt (toString $gi) }}{{ if not (kindIs "map" $slo) }}{{ $slo = dict }}{{ end }}
-{{- $sloKnob := dict }}
-{{- $sloTexts := dict }}
-{{- $objective := dict }}
+{{- range $gi, $group := get $c.rules "groups" }}
+{{- $g := dict "c" $c "group" $group "gi" $gi "rules" (list) }}
+{{- include "rulegen.v2.group" $g }}
+{{- if $g.rules }}
+{{- $new := omit $group "rules" }}
+{{- $_ := set $new "rules" $g.rules }}
+{{- $groups = append $groups $new }}
+{{- end }}
+{{- end }}
+{{- $_ := set $c "groups" $groups }}
+{{- end }}
+
+{{- /*
+rulegen.v2.group: takes $g, a dict with "c" (the context), "group" (as in the rules file)
+and "gi" (its position); sets $g.rules to its rules left with every knob applied, empty when
+groups.<name>.enabled or slos.<slo>.enabled is false. Also sets what its rules read: the
+SLO fields of rulegen.v2.slo and the group's additionalRuleLabels/Annotations. Example:
+  {{- $g := dict "c" $c "group" $group "gi" 0 }}{{ include "rulegen.v2.group" $g }}{{ len $g.rules }}
+*/}}
+{{- define "rulegen.v2.group" }}
+{{- $g := . }}
+{{- $m := dict }}{{ include "rulegen.v2.maps" (list $m .c.knobs.groups (get .group "name")) }}
+{{- $toggle := get $m (get .group "name") }}
+{{- include "rulegen.v2.slo" $g }}
+{{- $_ := set $g "rules" (list) }}
+{{- if not (or $g.sloOff (and (kindIs "bool" (get $toggle "enabled")) (not (get $toggle "enabled")))) }}
+{{- include "rulegen.v2.maps" (list $g $toggle "additionalRuleLabels" "additionalRuleAnnotations") }}
+{{- range $ri, $rule := get $g.group "rules" }}
+{{- $r := dict }}
+{{- include "rulegen.v2.rule" (dict "g" $g "rule" $rule "ri" $ri "out" $r) }}
+{{- if $r }}{{ $_ := set $g "rules" (append $g.rules $r) }}{{ end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- /*
+rulegen.v2.slo: takes $g of rulegen.v2.group; when the group is an SLO's (a rulegen-slo line
+at its position) reads slos.<slo> from the knobs. Sets $g.slo (the SLO line, or an empty
+dict), $g.sloTexts (its texts by rule position), $g.objective (the texts of slos.<slo>.objective,
+see rulegen.v2.objective, or an empty dict when not set), $g.sloOff (slos.<slo>.enabled is
+false) and $g.ticketOff (slos.<slo>.ticket is false). Example:
+  {{- include "rulegen.v2.slo" $g }}{{ if $g.sloOff }}...{{ end }}
+*/}}
+{{- define "rulegen.v2.slo" }}
+{{- $g := . }}
+{{- $m := dict }}{{ include "rulegen.v2.maps" (list $m .c.sloAt (toString .gi)) }}
+{{- $slo := get $m (toString .gi) }}
+{{- $knob := dict }}
+{{- $_ := set $g "objective" (dict) }}
+{{- $_ := set $g "sloTexts" (dict) }}
 {{- if $slo }}
-{{- $sloKnob = get $sloKnobs (get $slo "slo") }}{{ if not (kindIs "map" $sloKnob) }}{{ $sloKnob = dict }}{{ end }}
-{{- $sloTexts = get $slo "rules" }}{{ if not (kindIs "map" $sloTexts) }}{{ $sloTexts = dict }}{{ end }}
-{{- if hasKey $sloKnob "objective" }}
-{{- $objective = include "rulegen.v2.objective" (list (get $sloKnob "objective") (get $slo "slo")) | fromJson }}
+{{- $k := dict }}{{ include "rulegen.v2.maps" (list $k .c.knobs.slos (get $slo "slo")) }}
+{{- $knob = get $k (get $slo "slo") }}
+{{- $t := dict }}{{ include "rulegen.v2.maps" (list $t $slo "rules") }}
+{{- $_ := set $g "sloTexts" $t.rules }}
+{{- if hasKey $knob "objective" }}
+{{- $_ := set $g "objective" (include "rulegen.v2.objective" (list (get $knob "objective") (get $slo "slo")) | fromJson) }}
 {{- end }}
 {{- end }}
-{{- $sloOff := and (kindIs "bool" (get $sloKnob "enabled")) (not (get $sloKnob "enabled")) }}
-{{- $ticketOff := and (kindIs "bool" (get $sloKnob "ticket")) (not (get $sloKnob "ticket")) }}
-{{- if not (or $sloOff (and (kindIs "bool" (get $toggle "enabled")) (not (get $toggle "enabled")))) }}
-{{- $groupLabels := get $toggle "additionalRuleLabels" }}{{ if not (kindIs "map" $groupLabels) }}{{ $groupLabels = dict }}{{ end }}
-{{- $groupAnnotations := get $toggle "additionalRuleAnnotations" }}{{ if not (kindIs "map" $groupAnnotations) }}{{ $groupAnnotations = dict }}{{ end }}
-{{- $out := list }}
-{{- range $ri, $rule := get $group "rules" }}
+{{- $_ := set $g "slo" $slo }}
+{{- $_ := set $g "sloOff" (and (kindIs "bool" (get $knob "enabled")) (not (get $knob "enabled"))) }}
+{{- $_ := set $g "ticketOff" (and (kindIs "bool" (get $knob "ticket")) (not (get $knob "ticket"))) }}
+{{- end }}
+
+{{- /*
+rulegen.v2.rule: takes (dict "g" $g "rule" $rule "ri" $ri "out" $r), a rule of the rules file
+at position $ri of the group $g (of rulegen.v2.group). Fills the empty dict $r with the rule
+as it renders (alert or record, expr, for, keep_firing_for, labels, annotations), or leaves
+it empty when disabled.<Rule> is true or it is the ticket alert of an SLO whose ticket is off.
+Labels: the rule's own < additionalRuleLabels < the group's < customRules.<Rule>.labels
+(< customRules.<Alert>.severity, see rulegen.v2.alert). Example:
+  {{- $r := dict }}{{ include "rulegen.v2.rule" (dict "g" $g "rule" $rule "ri" 0 "out" $r) }}
+*/}}
+{{- define "rulegen.v2.rule" }}
+{{- $g := .g }}{{ $k := .g.c.knobs }}{{ $rule := .rule }}{{ $r := .out }}
 {{- $name := get $rule "alert" | default (get $rule "record") }}
-{{- $off := get $disabled $name }}
-{{- if not (or (and (kindIs "bool" $off) $off) (and $ticketOff (eq $name (get $slo "ticket")))) }}
-{{- $o := get $custom $name }}{{ if not (kindIs "map" $o) }}{{ $o = dict }}{{ end }}
-{{- $ruleLabels := get $o "labels" }}{{ if not (kindIs "map" $ruleLabels) }}{{ $ruleLabels = dict }}{{ end }}
-{{- $r := dict "expr" (get $rule "expr") }}
-{{- $sloText := get $sloTexts (toString $ri) }}{{ if not (and $objective (kindIs "map" $sloText)) }}{{ $sloText = dict }}{{ end }}
-{{- if hasKey $sloText "expr" }}
-{{- $_ := set $r "expr" (include "rulegen.v2.fill" (list (get $sloText "expr") $objective)) }}
-{{- end }}
-{{- /* Labels: the rule's own < additionalRuleLabels < the group's < customRules.<Rule>.labels
-       < customRules.<Rule>.severity. */}}
+{{- $off := get $k.disabled $name }}
+{{- if not (or (and (kindIs "bool" $off) $off) (and $g.ticketOff (eq $name (get $g.slo "ticket")))) }}
+{{- $m := dict }}{{ include "rulegen.v2.maps" (list $m $k.customRules $name) }}
+{{- $o := get $m $name }}
+{{- $om := dict }}{{ if $o }}{{ include "rulegen.v2.maps" (list $om $o "labels" "params" "annotations") }}{{ end }}
+{{- $texts := dict }}{{ if $g.objective }}{{ include "rulegen.v2.sloTexts" (dict "g" $g "ri" .ri "out" $texts) }}{{ end }}
+{{- $_ := set $r "expr" (get $rule "expr") }}
+{{- if hasKey $texts "expr" }}{{ $_ := set $r "expr" $texts.expr }}{{ end }}
 {{- $labels := deepCopy (get $rule "labels" | default dict) }}
-{{- range $layer := list $globalLabels $groupLabels $ruleLabels }}
-{{- range $k, $v := $layer }}
-{{- $_ := set $labels $k $v }}
-{{- end }}
-{{- end }}
+{{- include "rulegen.v2.layers" (list $labels $k.additionalRuleLabels $g.additionalRuleLabels $om.labels) }}
 {{- if hasKey $rule "alert" }}
+{{- include "rulegen.v2.alert" (dict "g" $g "rule" $rule "ri" .ri "o" $o "om" $om "texts" $texts "labels" $labels "out" $r) }}
+{{- else }}
+{{- $_ := set $r "record" (get $rule "record") }}
+{{- end }}
+{{- $_ := set $r "labels" $labels }}
+{{- end }}
+{{- end }}
+
+{{- /*
+rulegen.v2.alert: what only alerts have, for rulegen.v2.rule: takes its dict plus "o" (the
+knob customRules.<Alert>), "om" (that knob's maps), "texts" (rulegen.v2.sloTexts) and
+"labels" (the rule's labels, changed in place). Sets $r.alert, customRules.<Alert>.severity
+into the labels, the expr with customRules.<Alert>.params (rulegen.v2.params), for and
+keep_firing_for (customRules.<Alert>.for, .keepFiringFor, else the rule's), and
+$r.annotations (rulegen.v2.annotations). Returns nothing. Example:
+  {{- include "rulegen.v2.alert" (dict "g" $g "rule" $rule "ri" 0 "o" $o "om" $om "texts" $t "labels" $l "out" $r) }}
+*/}}
+{{- define "rulegen.v2.alert" }}
+{{- $r := .out }}{{ $rule := .rule }}{{ $o := .o }}
 {{- $_ := set $r "alert" (get $rule "alert") }}
 {{- if and (kindIs "string" (get $o "severity")) (get $o "severity") }}
-{{- $_ := set $labels "severity" (get $o "severity") }}
+{{- $_ := set .labels "severity" (get $o "severity") }}
 {{- end }}
-{{- /* Parameters: customRules.<Alert>.params.<name> replaces [[name]] in the expr as the
-       spec wrote it; parameters not set keep their defaults. */}}
-{{- $set := get $o "params" }}{{ if not (kindIs "map" $set) }}{{ $set = dict }}{{ end }}
-{{- $p := get $paramsAt (printf "%d.%d" $gi $ri) }}
-{{- if and $p $set }}
-{{- $expr := get $p "expr" }}
-{{- range $k, $default := get $p "defaults" }}
-{{- $v := $default }}
-{{- if hasKey $set $k }}{{ $v = include "rulegen.v2.param" (get $set $k) | default $default }}{{ end }}
-{{- $expr = replace (printf "[[%s]]" $k) $v $expr }}
-{{- end }}
-{{- $_ := set $r "expr" $expr }}
+{{- $p := get .g.c.paramsAt (printf "%d.%d" .g.gi .ri) }}
+{{- if and $p .om.params }}
+{{- $_ := set $r "expr" (include "rulegen.v2.params" (list $p .om.params)) }}
 {{- end }}
 {{- $for := get $o "for" | default (get $rule "for") }}
 {{- if $for }}{{ $_ := set $r "for" (toString $for) }}{{ end }}
 {{- $keep := get $o "keepFiringFor" | default (get $rule "keep_firing_for") }}
 {{- if $keep }}{{ $_ := set $r "keep_firing_for" (toString $keep) }}{{ end }}
-{{- /* Annotations: the rule's own (runbook_url on the new base) < additionalRuleAnnotations
-       < the group's < customRules.<Rule>.annotations. */}}
 {{- $annotations := deepCopy (get $rule "annotations" | default dict) }}
-{{- if hasKey $sloText "description" }}
-{{- $_ := set $annotations "description" (include "rulegen.v2.fill" (list (get $sloText "description") $objective)) }}
-{{- end }}
-{{- $url := get $annotations "runbook_url" }}
-{{- if and (kindIs "string" $url) (hasPrefix $oldBase $url) }}
-{{- $_ := set $annotations "runbook_url" (printf "%s%s" $newBase (trimPrefix $oldBase $url)) }}
-{{- end }}
-{{- $ruleAnnotations := get $o "annotations" }}{{ if not (kindIs "map" $ruleAnnotations) }}{{ $ruleAnnotations = dict }}{{ end }}
-{{- range $layer := list $globalAnnotations $groupAnnotations $ruleAnnotations }}
-{{- range $k, $v := $layer }}
-{{- $_ := set $annotations $k $v }}
-{{- end }}
-{{- end }}
+{{- include "rulegen.v2.annotations" (dict "c" .g.c "g" .g "om" .om "texts" .texts "out" $annotations) }}
 {{- $_ := set $r "annotations" $annotations }}
-{{- else }}
-{{- $_ := set $r "record" (get $rule "record") }}
 {{- end }}
-{{- $_ := set $r "labels" $labels }}
-{{- $out = append $out $r }}
+
+{{- /*
+rulegen.v2.annotations: takes (dict "c" $c "g" $g "om" $om "texts" $texts "out" $a), $a a
+copy of the alert's own annotations, and changes $a in place: the SLO description with the
+objective of values (rulegen.v2.sloTexts), runbook_url moved from the rules file's base to
+the knob runbookUrl's (rulegen.v2.runbookBase), then additionalRuleAnnotations < the
+group's < customRules.<Alert>.annotations. Returns nothing. Example:
+  {{- include "rulegen.v2.annotations" (dict "c" $c "g" $g "om" $om "texts" $t "out" $a) }}
+*/}}
+{{- define "rulegen.v2.annotations" }}
+{{- $a := .out }}{{ $c := .c }}
+{{- if hasKey .texts "description" }}{{ $_ := set $a "description" .texts.description }}{{ end }}
+{{- $url := get $a "runbook_url" }}
+{{- if and (kindIs "string" $url) (hasPrefix $c.oldBase $url) }}
+{{- $_ := set $a "runbook_url" (printf "%s%s" $c.newBase (trimPrefix $c.oldBase $url)) }}
 {{- end }}
+{{- include "rulegen.v2.layers" (list $a $c.knobs.additionalRuleAnnotations .g.additionalRuleAnnotations .om.annotations) }}
 {{- end }}
-{{- if $out }}
-{{- $g := omit $group "rules" }}
-{{- $_ := set $g "rules" $out }}
-{{- $groups = append $groups $g }}
+
+{{- /*
+rulegen.v2.sloTexts: (dict "g" $g "ri" $ri "out" $t) sets into $t, when slos.<slo>.objective
+is set for the group $g, the rule's texts that depend on the objective ("expr",
+"description") with that objective filled in (rulegen.v2.fill); else leaves $t empty.
+Returns nothing. Example:
+  {{- $t := dict }}{{ include "rulegen.v2.sloTexts" (dict "g" $g "ri" 2 "out" $t) }}{{ $t.expr }}
+*/}}
+{{- define "rulegen.v2.sloTexts" }}
+{{- if .g.objective }}
+{{- $m := dict }}{{ include "rulegen.v2.maps" (list $m .g.sloTexts (toString .ri)) }}
+{{- $texts := get $m (toString .ri) }}
+{{- range $key := list "expr" "description" }}
+{{- if hasKey $texts $key }}
+{{- $_ := set $.out $key (include "rulegen.v2.fill" (list (get $texts $key) $.g.objective)) }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- end }}
 
-{{- /* The PrometheusRule itself: name, namespace, labels and annotations. */}}
+{{- /*
+rulegen.v2.params: (list $line $set) -> the expr of a rulegen-params $line (as the spec wrote
+it) with each [[name]] replaced by customRules.<Alert>.params.<name> from the map $set
+(rulegen.v2.param), or by the line's default when not set or of no usable kind. Example:
+  {{ include "rulegen.v2.params" (list $line (dict "threshold" 0.95)) }}  -> ... > 0.95
+*/}}
+{{- define "rulegen.v2.params" }}
+{{- $line := first . }}
+{{- $set := index . 1 }}
+{{- $expr := get $line "expr" }}
+{{- range $k, $default := get $line "defaults" }}
+{{- $v := $default }}
+{{- if hasKey $set $k }}{{ $v = include "rulegen.v2.param" (get $set $k) | default $default }}{{ end }}
+{{- $expr = replace (printf "[[%s]]" $k) $v $expr }}
+{{- end }}
+{{- toString $expr }}
+{{- end }}
+
+{{- /*
+rulegen.v2.metadata: (dict "c" $c "out" $rg) sets the PrometheusRule's name, namespace,
+labels and annotations into $rg. Name: the spec's chart.name, else the chart's fullname
+helper (plus "-<nameSuffix>" for a template other than the default), else the app.
+Namespace: the spec's chart.namespace, else the release's. Labels: the chart's labels
+helper (else name and managed-by) < the knob labels. Annotations: the knob annotations.
+Example:
+  {{- include "rulegen.v2.metadata" (dict "c" $c "out" $rg) }}{{ $rg.name }}
+*/}}
+{{- define "rulegen.v2.metadata" }}
+{{- $root := .c.root }}{{ $chart := .c.chart }}
 {{- $name := get $chart "name" }}
 {{- if not $name }}
 {{- $name = get $chart "app" }}
@@ -198,39 +375,30 @@ The rules file is the one under rules/ whose "# rulegen-chart:" line names this 
 {{- if get $chart "nameSuffix" }}{{ $name = printf "%s-%s" $name (get $chart "nameSuffix") }}{{ end }}
 {{- end }}
 {{- end }}
-{{- $meta := dict "app.kubernetes.io/name" (get $chart "app") "app.kubernetes.io/managed-by" $root.Release.Service }}
+{{- $labels := dict "app.kubernetes.io/name" (get $chart "app") "app.kubernetes.io/managed-by" $root.Release.Service }}
 {{- if get $chart "labelsHelper" }}
-{{- $meta = include (get $chart "labelsHelper") $root | fromYaml }}
+{{- $labels = include (get $chart "labelsHelper") $root | fromYaml }}
 {{- end }}
-{{- $metaLabels := get $cfg "labels" }}{{ if not (kindIs "map" $metaLabels) }}{{ $metaLabels = dict }}{{ end }}
-{{- range $k, $v := $metaLabels }}
-{{- $_ := set $meta $k $v }}
-{{- end }}
-{{- $_ := set $rg "render" (and $gates (gt (len $groups) 0)) }}
-{{- $_ := set $rg "name" $name }}
-{{- $_ := set $rg "namespace" (get $chart "namespace" | default $root.Release.Namespace) }}
-{{- $_ := set $rg "labels" $meta }}
-{{- $metaAnnotations := get $cfg "annotations" }}{{ if not (kindIs "map" $metaAnnotations) }}{{ $metaAnnotations = dict }}{{ end }}
-{{- $_ := set $rg "annotations" $metaAnnotations }}
-{{- $_ := set $rg "groups" $groups }}
+{{- include "rulegen.v2.layers" (list $labels .c.knobs.labels) }}
+{{- $_ := set .out "name" $name }}
+{{- $_ := set .out "namespace" (get $chart "namespace" | default $root.Release.Namespace) }}
+{{- $_ := set .out "labels" $labels }}
+{{- $_ := set .out "annotations" .c.knobs.annotations }}
 {{- end }}
 
-{{- /* rulegen.v2.objective: (list $value $slo) -> JSON of the texts an SLO objective of
-       $value percent gives (see rulegen/spec/slo.py, ObjectiveTexts): "objective" and
-       "budget" as ratios, "objective_percent" and "budget_percent". Computed on decimal
-       digits, not floats, so 99.9 gives a budget of exactly 0.001 and the spec's own objective
-       gives back the rules file's bytes. $value: a number, or a string holding a decimal
-       number (--set gives strings); anything outside (0, 100) fails the render. */}}
+{{- /*
+rulegen.v2.objective: (list $value $slo) -> JSON of the texts an SLO objective of $value
+percent gives (see rulegen/spec/slo.py, ObjectiveTexts): "objective" and "budget" as
+ratios, "objective_percent" and "budget_percent". Computed on decimal digits, not floats,
+so 99.9 gives a budget of exactly 0.001 and the spec's own objective gives back the rules
+file's bytes. $value: as rulegen.v2.percent takes it; fails the render outside (0, 100).
+Example:
+  {{ include "rulegen.v2.objective" (list 99.9 "availability") }}
+  -> {"budget":"0.001","budget_percent":"0.1","objective":"0.999","objective_percent":"99.9"}
+*/}}
 {{- define "rulegen.v2.objective" }}
-{{- $text := include "rulegen.v2.param" (index . 0) }}
-{{- if and (kindIs "float64" (index . 0)) (regexMatch "e" $text) }}
-{{- /* a float Go prints with an exponent (0.00001 is 1e-05): 12 decimals, zeros trimmed */}}
-{{- $text = trimSuffix "." (regexReplaceAll "0+$" (printf "%.12f" (index . 0)) "") }}
-{{- end }}
 {{- $slo := index . 1 }}
-{{- if not (regexMatch "^[0-9]{1,3}([.][0-9]{1,12})?$" $text) }}
-{{- fail (printf "slos.%s.objective: %s is not a percentage such as 99.9" $slo (toString (index . 0))) }}
-{{- end }}
+{{- $text := include "rulegen.v2.percent" . }}
 {{- $parts := splitList "." $text }}
 {{- $frac := "" }}{{ if gt (len $parts) 1 }}{{ $frac = index $parts 1 }}{{ end }}
 {{- $k := len $frac }}
@@ -240,11 +408,38 @@ The rules file is the one under rules/ whose "# rulegen-chart:" line names this 
 {{- fail (printf "slos.%s.objective: %s is not between 0 and 100 (exclusive)" $slo $text) }}
 {{- end }}
 {{- $b := sub $total $n }}
-{{- dict "objective" (include "rulegen.v2.decimal" (list $n (add $k 2))) "budget" (include "rulegen.v2.decimal" (list $b (add $k 2))) "objective_percent" (include "rulegen.v2.decimal" (list $n $k)) "budget_percent" (include "rulegen.v2.decimal" (list $b $k)) | toJson }}
+{{- $texts := dict }}
+{{- $_ := set $texts "objective" (include "rulegen.v2.decimal" (list $n (add $k 2))) }}
+{{- $_ := set $texts "budget" (include "rulegen.v2.decimal" (list $b (add $k 2))) }}
+{{- $_ := set $texts "objective_percent" (include "rulegen.v2.decimal" (list $n $k)) }}
+{{- $_ := set $texts "budget_percent" (include "rulegen.v2.decimal" (list $b $k)) }}
+{{- toJson $texts }}
 {{- end }}
 
-{{- /* rulegen.v2.decimal: (list $n $d) -> the decimal text of $n x 10^-$d ($n >= 0, whole):
-       no trailing zeros after the point, no point when whole (5 3 -> 0.005; 995 1 -> 99.5). */}}
+{{- /*
+rulegen.v2.percent: (list $value $slo) -> $value as decimal text of at most 3 whole and 12
+fraction digits, or fails the render naming slos.<$slo>.objective. $value: a number, or a
+string holding a decimal number (--set gives strings); a float Go prints with an exponent
+(0.00001 is 1e-05) is written with 12 decimals, zeros trimmed. Example:
+  {{ include "rulegen.v2.percent" (list 0.00001 "availability") }}  -> 0.00001
+*/}}
+{{- define "rulegen.v2.percent" }}
+{{- $value := first . }}
+{{- $text := include "rulegen.v2.param" $value }}
+{{- if and (kindIs "float64" $value) (regexMatch "e" $text) }}
+{{- $text = trimSuffix "." (regexReplaceAll "0+$" (printf "%.12f" $value) "") }}
+{{- end }}
+{{- if not (regexMatch "^[0-9]{1,3}([.][0-9]{1,12})?$" $text) }}
+{{- fail (printf "slos.%s.objective: %s is not a percentage such as 99.9" (index . 1) (toString $value)) }}
+{{- end }}
+{{- $text }}
+{{- end }}
+
+{{- /*
+rulegen.v2.decimal: (list $n $d) -> the decimal text of $n x 10^-$d ($n >= 0, whole): no
+trailing zeros after the point, no point when whole. Example:
+  {{ include "rulegen.v2.decimal" (list 5 3) }}  -> 0.005      (list 995 1) -> 99.5
+*/}}
 {{- define "rulegen.v2.decimal" }}
 {{- $d := int (index . 1) }}
 {{- $digits := printf "%0*d" (add $d 1) (index . 0) }}
@@ -253,8 +448,12 @@ The rules file is the one under rules/ whose "# rulegen-chart:" line names this 
 {{- $whole }}{{ if $frac }}.{{ $frac }}{{ end }}
 {{- end }}
 
-{{- /* rulegen.v2.fill: (list $text $texts) -> $text with [[objective]], [[budget]],
-       [[objective_percent]] and [[budget_percent]] replaced from the map $texts. */}}
+{{- /*
+rulegen.v2.fill: (list $text $texts) -> $text with [[objective]], [[budget]],
+[[objective_percent]] and [[budget_percent]] replaced from the map $texts (the JSON of
+rulegen.v2.objective, read back). Example:
+  {{ include "rulegen.v2.fill" (list "[[objective_percent]]% good" $texts) }}  -> 99.9% good
+*/}}
 {{- define "rulegen.v2.fill" }}
 {{- $s := index . 0 }}
 {{- range $k, $v := index . 1 }}
@@ -263,9 +462,12 @@ The rules file is the one under rules/ whose "# rulegen-chart:" line names this 
 {{- $s }}
 {{- end }}
 
-{{- /* rulegen.v2.param: a parameter value from values as PromQL text: a string (a duration)
-       as it is; a number in decimal, whole numbers without ".0" or an exponent (values files
-       give float64, --set gives int64); anything else "" (the default is kept). */}}
+{{- /*
+rulegen.v2.param: a parameter value from values -> its PromQL text: a string (a duration)
+as it is; a number in decimal, whole numbers without ".0" or an exponent (values files give
+float64, --set gives int64); anything else "" (the caller keeps its default). Example:
+  {{ include "rulegen.v2.param" 1000000.0 }}  -> 1000000      "5m" -> 5m      2.5e-07 -> 2.5e-07
+*/}}
 {{- define "rulegen.v2.param" }}
 {{- if kindIs "string" . }}{{ . }}
 {{- else if or (kindIs "int64" .) (kindIs "int" .) }}{{ . }}
@@ -275,26 +477,40 @@ The rules file is the one under rules/ whose "# rulegen-chart:" line names this 
 {{- end }}
 
 {{- /*
-rulegen.v2.scalar: (list $value $indent) writes $value (a string, or anything toString
-turns into one) as a YAML scalar that reads back as exactly that string (Go's text/template
-and sprig functions only: no regular expression, which costs a compile per call):
-  plain       when no YAML reader (1.1 or 1.2) could take it for anything else: printable
-              ASCII starting with a letter or "_", without ": " or " #", not ending with a
-              space or ":", not a YAML word (true, yes, on, null...); or digits and the
-              duration units s m h d w y, starting with a digit and ending with a unit (5m);
-  |  or  |-   a literal block, lines indented to column $indent (0: never, for keys), for
-              multi-line text a block holds exactly: every character printable (Go's
-              strconv.IsPrint) or a line break, no line ending in a space, not starting
-              with a space or a line break, not ending with two line breaks;
+rulegen.v2.scalar: (list $value $indent) writes $value (a string, or anything toString turns
+into one) as a YAML scalar that reads back as exactly that string. Not toYaml: Helm's YAML
+writer (go-yaml v2) folds lines longer than 80 characters, quotes differently, drops the
+line break of "\n"-only and NEL texts and writes C1 controls raw. Written with Go's
+text/template and sprig functions only (no regular expression, which costs a compile per
+call; "and"/"or" stop at the first argument that decides). The scalar is, the first that fits:
+  plain       no YAML reader (1.1 or 1.2) could take it for anything else: printable ASCII
+              that is either a word: starting with a letter or "_", without ": " or " #",
+              not ending with a space or ":", not a YAML word (true, yes, on, null... in any
+              case); or a duration: digits and the units s m h d w y, starting with a digit
+              and ending with a unit (5m);
+  |  or  |-   a literal block, lines indented to column $indent (0: never, for keys and
+              one-line places), for multi-line text a block holds exactly: every character
+              printable (Go's strconv.IsPrint) or a line break, no line ending in a space,
+              not starting with a space or a line break, not ending with two line breaks;
   "..."       else: Go's %q quoting (strconv.Quote), whose escapes (\n, \t, \x7f, \u0085,
               \u2028, \ufeff...) are all YAML double-quoted escapes of the same characters.
+Example:
+  expr: {{ include "rulegen.v2.scalar" (list $rule.expr 12) }}
+  -> expr: up == 0        expr: "a: b"        expr: |-  (then the lines, at column 12)
 */}}
 {{- define "rulegen.v2.scalar" }}
 {{- $s := toString (index . 0) }}
 {{- $first := substr 0 1 $s }}
-{{- if and $s (eq (trimAll " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~" $s) "") (or (and (contains $first "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_") (not (contains ": " $s)) (not (contains " #" $s)) (not (hasSuffix " " $s)) (not (hasSuffix ":" $s)) (or (gt (len $s) 5) (not (has (lower $s) (list "y" "n" "yes" "no" "on" "off" "true" "false" "null"))))) (and (contains $first "0123456789") (eq (trimAll "0123456789smhdwy" $s) "") (not (contains (substr (int (sub (len $s) 1)) -1 $s) "0123456789")))) }}
+{{- if and $s (eq (trimAll " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~" $s) "")
+      (or (and (contains $first "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+               (not (contains ": " $s)) (not (contains " #" $s)) (not (hasSuffix " " $s)) (not (hasSuffix ":" $s))
+               (or (gt (len $s) 5) (not (has (lower $s) (list "y" "n" "yes" "no" "on" "off" "true" "false" "null")))))
+          (and (contains $first "0123456789") (eq (trimAll "0123456789smhdwy" $s) "")
+               (not (contains (substr (int (sub (len $s) 1)) -1 $s) "0123456789")))) }}
 {{- $s }}
-{{- else if and (ne (index . 1) 0) (contains "\n" $s) (not (hasPrefix " " $s)) (not (hasPrefix "\n" $s)) (not (contains " \n" $s)) (not (hasSuffix " " $s)) (not (hasSuffix "\n\n" $s)) (eq (printf "%q" (replace "\n" "" $s)) (printf "\"%s\"" (replace "\"" "\\\"" (replace "\\" "\\\\" (replace "\n" "" $s))))) }}
+{{- else if and (ne (index . 1) 0) (contains "\n" $s) (not (hasPrefix " " $s)) (not (hasPrefix "\n" $s))
+      (not (contains " \n" $s)) (not (hasSuffix " " $s)) (not (hasSuffix "\n\n" $s))
+      (eq (printf "%q" (replace "\n" "" $s)) (printf "\"%s\"" (replace "\"" "\\\"" (replace "\\" "\\\\" (replace "\n" "" $s))))) }}
 {{- if hasSuffix "\n" $s }}|{{ else }}|-{{ end }}
 {{- $pad := repeat (int (index . 1)) " " }}
 {{- range $line := splitList "\n" (trimSuffix "\n" $s) }}

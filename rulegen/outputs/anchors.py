@@ -157,6 +157,8 @@ def _inline_hrefs(text: str, hrefs: list[str]) -> bool:
     return True
 
 
+# Over 80 lines on purpose: one state machine over the page's lines (fence, wrappers, what the
+# previous line was); split up, that state would have to pass between the parts on every line.
 def _fast_ids(text: str) -> tuple[set[str], list[str], list[str]] | None:
     """:func:`page_ids` read from the text, or None when the page needs a real render."""
     if "\t" in text or "\r" in text:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 #: Modules whose docstrings document codes, in the order ``rulegen checks`` prints them
 #: (validation families first, in the order they run).
-EXTRA_SOURCES = ("rulegen.outputs:OUTPUTS", "rulegen.outputs.links", "rulegen.importer",
+EXTRA_SOURCES = ("rulegen.outputs:OUTPUTS", "rulegen.fs.read", "rulegen.outputs.links", "rulegen.importer",
                  "rulegen.baseline", "rulegen.gitops.policy")
 
 #: Families whose codes several modules report, each documenting its own: the family's source
@@ -37,7 +37,7 @@ EXTRA_SOURCES = ("rulegen.outputs:OUTPUTS", "rulegen.outputs.links", "rulegen.im
 #: stand at that line, in this order. The family sorts by the first module's smallest code.
 PARTS = {
     "rulegen.outputs:OUTPUTS": ("rulegen.render", "rulegen.outputs.knobs", "rulegen.render.notes",
-                                "rulegen.gitops.write"),
+                                "rulegen.fs.write"),
     "rulegen.outputs.links": ("rulegen.outputs.pages", "rulegen.outputs.runbook_urls",
                               "rulegen.outputs.page_links", "rulegen.outputs.settings", "rulegen.outputs.built"),
 }

@@ -376,7 +376,7 @@ def test_a_write_that_fails_half_way_leaves_everything_as_it_was(project, capsys
     # regression: a permission error or full disk on one output left the earlier ones written
     import errno
 
-    from rulegen.gitops import write
+    from rulegen.fs import write
     edit_spec_for(project)  # several outputs change
     (project / "rules/newapp.yaml").write_text(
         (project / "rules/llama-swap.yaml").read_text().replace("app: llama-swap", "app: newapp")

@@ -56,6 +56,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..findings import RulegenError
+from ..fs import read as fs_read
+from ..fs import yamlbound
 from ..spec.durations import DurationError, parse_ms
 
 EXIT_OK, EXIT_USAGE = 0, 2
@@ -253,18 +255,14 @@ def _baselined(root: Path, ref: str, result) -> list:
     applied, as ``validate`` applies the working tree's (:func:`rulegen.baseline.apply`):
     a baselined policy finding is a warning there, not an error. An unreadable baseline file
     at ``ref`` leaves the findings as they are."""
-    import tempfile
-
     from .. import baseline
     text = base_file(root, ref, baseline.BASELINE_FILE)
     if text is None:
         return result.findings
-    with tempfile.TemporaryDirectory(prefix="rulegen-diff-") as tmp:
-        (Path(tmp) / baseline.BASELINE_FILE).write_text(text, encoding="utf-8")
-        try:
-            base_line = baseline.load(Path(tmp))
-        except RulegenError:
-            return result.findings
+    try:
+        base_line = baseline.parse(text)
+    except RulegenError:
+        return result.findings
     app_of = {s.file: s.app for s in result.specs}
     return baseline.apply(result.findings, base_line, app_of, False)
 
@@ -397,7 +395,7 @@ def gates_off(chart: Path, gates) -> list[str]:
     ``values.yaml`` (all of them when it cannot be read or is not YAML), in order, once each."""
     import yaml
     try:
-        values = yaml.safe_load((chart / "values.yaml").read_text(encoding="utf-8"))
+        values = yamlbound.safe_load(fs_read.read_text(chart / "values.yaml"), str(chart / "values.yaml"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         values = None
     off = []

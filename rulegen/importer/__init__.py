@@ -73,12 +73,12 @@ from .build import PROJECT_SCHEMA, import_paths, schema_ref
 from .collect import SUFFIXES, expand
 from .command import run_import
 from .merge import chart_values_text, merge_spec_text
-from .plan import _write_all, plan_import, project_of, write_specs
+from .plan import plan_import, project_of, write_specs
 from .positions import source_position
 from .result import ImportedSpec, ImportResult
 from .specyaml import dump_spec, dump_text, reload_text
 
-__all__ = ["PROJECT_SCHEMA", "SUFFIXES", "ImportResult", "ImportedSpec", "_write_all", "chart",
+__all__ = ["PROJECT_SCHEMA", "SUFFIXES", "ImportResult", "ImportedSpec", "chart",
            "chart_values_text", "dump_spec", "dump_text", "expand", "import_paths", "merge_spec_text",
            "plan_import", "project_of", "reload_text", "run_import", "schema_ref", "source_position",
            "write_specs"]

@@ -6,11 +6,12 @@ import os
 import sys
 from pathlib import Path
 
-from ..containment import escaping_link, refuse_outside
+from ..fs.containment import refuse_outside
+from ..fs.write import write_all
 from ..findings import RulegenError
 from . import chart
 from .build import import_paths
-from .plan import _write_all, plan_import, project_of
+from .plan import plan_import, project_of
 
 
 def run_import(args) -> int:
@@ -24,7 +25,7 @@ def run_import(args) -> int:
         RulegenError: a source path does not exist, ``--app`` is not a DNS label, helm
             fails on a chart, ``--out`` is not a relative path inside the project, or a file to
             write lies behind a symlink leading outside it
-            (:mod:`rulegen.containment`; exit 2).
+            (:mod:`rulegen.fs.containment`; exit 2).
     """
     from ..formatters import render as render_notes
     from ..spec import shown_path
@@ -63,14 +64,8 @@ def run_import(args) -> int:
               file=sys.stderr)
         return 1
     by_app = {s.app: s for s in result.specs}
-    seen: dict = {}
-    for p in plan["files"]:  # every file stays inside the project, no symlink leading out (issue 18)
-        rel = Path(os.path.relpath(p, root)).as_posix()
-        link = escaping_link(root, rel, seen)
-        if link is not None:
-            raise RulegenError(f"RG747 {rel} cannot be written: {link[0]} is a symlink to {link[1]}, outside the "
-                               "project; rulegen writes only inside it (nothing was written)")
-    _write_all(plan["files"])
+    # all or nothing, every file inside the project with no symlink leading out (RG747)
+    write_all(root, {Path(os.path.relpath(p, root)).as_posix(): text for p, text in plan["files"].items()})
     for m in plan["messages"]:
         print(m)
     for s in result.specs:

@@ -10,6 +10,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from ..findings import Finding, RulegenError, Severity
+from ..fs import yamlbound
 from .specyaml import _yaml
 
 
@@ -24,6 +25,7 @@ def chart_values_text(existing: str | None, labels: dict, annotations: dict,
     y = YAML(typ="rt")
     y.preserve_quotes = True
     y.indent(mapping=2, sequence=4, offset=2)
+    yamlbound.check_text(existing or "", "values.yaml")
     doc = y.load(existing) if existing and existing.strip() else None
     if not isinstance(doc, CommentedMap):
         doc = CommentedMap()
@@ -63,6 +65,7 @@ def merge_spec_text(existing: str, imported: str, display: str) -> tuple[str, li
     """
     y = _yaml()
     y.preserve_quotes = True
+    yamlbound.check_text(existing, display)
     old = y.load(existing)
     new = y.load(imported)
     if not isinstance(old, CommentedMap) or not isinstance(old.get("groups"), CommentedSeq):

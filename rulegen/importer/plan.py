@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 
 from .. import baseline as bl
 from ..config import CONFIG_FILE, load_config
 from ..findings import Finding, Severity
+from ..fs import read as fs_read
+from ..fs.write import atomic_write
 from ..pipeline import DEFAULT_SPEC_DIR
 from ..spec import SCHEMA_PATH, SPEC_SUFFIXES, shown_path
 from ..validate import validate_texts
@@ -22,9 +23,9 @@ from .specyaml import reload_text
 
 
 def write_specs(result: ImportResult, out_dir: Path, force: bool = False) -> list[Path]:
-    """Write the specs of ``result`` into ``out_dir``; an existing file is kept (with an RG809
-    note added to ``result``) unless ``force``. Returns the files written."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """Write the specs of ``result`` into ``out_dir`` through the one writer
+    (:func:`rulegen.fs.write.atomic_write`, kept inside ``out_dir``); an existing file is kept
+    (with an RG809 note added to ``result``) unless ``force``. Returns the files written."""
     written = []
     for s in result.specs:
         target = out_dir / f"{s.app}.yaml"
@@ -32,34 +33,8 @@ def write_specs(result: ImportResult, out_dir: Path, force: bool = False) -> lis
             result.notes.append(Finding(target.as_posix(), 1, 1, "RG809", Severity.ERROR,
                                         "spec exists; not overwritten (rerun with --force to replace it)"))
             continue
-        tmp = target.with_name(f".{target.name}.tmp")
-        tmp.write_text(s.text, encoding="utf-8")
-        tmp.replace(target)
-        written.append(target)
+        written.append(atomic_write(target, s.text, root=out_dir))
     return written
-
-
-def _write_all(files: dict) -> None:
-    """Write ``files`` (``{path: text}``) all or none: every text goes to a temporary file
-    beside its target first; only when all are written are they renamed into place, so a
-    failed write (disk full, a read-only folder) leaves no file half-imported.
-
-    Raises:
-        OSError: a temporary file cannot be written (the others are removed).
-    """
-    staged: list = []
-    try:
-        for target, text in files.items():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(f".{target.name}.tmp")
-            tmp.write_text(text, encoding="utf-8")
-            staged.append((tmp, target))
-    except OSError:
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)
-        raise
-    for tmp, target in staged:
-        os.replace(tmp, target)
 
 
 def _existing_spec_texts(folders: list[Path], root: Path) -> dict:
@@ -74,7 +49,7 @@ def _existing_spec_texts(folders: list[Path], root: Path) -> dict:
             if f.suffix in SPEC_SUFFIXES and f.is_file() and f.resolve() not in seen:
                 seen.add(f.resolve())
                 try:
-                    out[shown_path(f, root)] = f.read_text(encoding="utf-8")
+                    out[shown_path(f, root)] = fs_read.read_text(f, shown_path(f, root))
                 except (OSError, UnicodeDecodeError):
                     continue
     return out
@@ -126,7 +101,7 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, ap
     if result.specs and not SCHEMA_PATH.resolve().is_relative_to(project.resolve()):
         schema = SCHEMA_PATH.read_text(encoding="utf-8")
         p = project / PROJECT_SCHEMA
-        if not p.is_file() or p.read_text(encoding="utf-8") != schema:
+        if not p.is_file() or fs_read.read_text(p, shown_path(p, root)) != schema:
             files[p] = schema
             messages.append(f"{shown_path(p, root)}: the spec schema, for editors (specs name it in their `$schema` line)")
     return {"files": files, "messages": messages}
@@ -142,7 +117,7 @@ def _merge_or_refuse(result: ImportResult, targets: dict, root: Path, force: boo
         t = targets[s.app]
         if app and t.is_file() and not force:
             # --app into an existing spec: the imported groups are added to it
-            old_text = t.read_text(encoding="utf-8")
+            old_text = fs_read.read_text(t, shown_path(t, root))
             s.text, merge_notes = merge_spec_text(old_text, s.text, shown_path(t, root))
             old_groups = (reload_text(old_text) or {}).get("groups") or []
             merged[s.app] = len(old_groups)
@@ -243,7 +218,7 @@ def _chart_values(result: ImportResult, root: Path, project: Path, files: dict, 
     kept: dict = {}
     for s in result.specs:
         vpath = project / "charts" / s.app / "values.yaml"
-        existing = vpath.read_text(encoding="utf-8") if vpath.is_file() else None
+        existing = fs_read.read_text(vpath, shown_path(vpath, root)) if vpath.exists() else None
         text = chart_values_text(existing, s.chart_labels, s.chart_annotations)
         if text is not None:
             files[vpath] = text

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..findings import Finding, error
+from ..fs import read as fs_read
 from ..render import site as site_mod
 from .anchors import _parse_html
 
@@ -41,7 +42,7 @@ class LinkContext:
         if page not in self._html:
             f = self.site_dir / html_path(page, self.settings.use_directory_urls)
             try:
-                self._html[page] = _parse_html(f.read_text(encoding="utf-8")).ids
+                self._html[page] = _parse_html(fs_read.read_text(f)).ids
             except (OSError, UnicodeDecodeError):
                 self._html[page] = None
         return self._html[page]

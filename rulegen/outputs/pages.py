@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from ..findings import Finding, error
+from ..fs import read as fs_read
 from ..gitops import ownership
 from ..parallel import split_map
 from ..render import site as site_mod
@@ -80,7 +81,7 @@ def _pages(outputs, root: Path, settings, unreadable: list | None = None) -> dic
             if replaced and rel_root in planned:
                 continue  # the planned text is used, not this one: no need to read it
             try:
-                text = f.read_text(encoding="utf-8")
+                text = fs_read.read_text(f, rel_root)
             except UnicodeDecodeError as e:
                 if unreadable is not None and not any(p.startswith(".") for p in f.relative_to(docs).parts):
                     unreadable.append((rel_root, e.start))

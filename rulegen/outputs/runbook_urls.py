@@ -35,6 +35,8 @@ from urllib.parse import unquote, urlsplit
 import yaml
 
 from ..findings import Finding, error
+from ..fs import read as fs_read
+from ..fs import yamlbound
 from ..hints import closest
 from ..parallel import split_map
 from ..render import site as site_mod
@@ -53,15 +55,15 @@ def _values_text(planned: dict, root: Path, spec) -> str:
     text = planned.get(vpath)
     if text is None:
         f = root / vpath
-        text = f.read_text(encoding="utf-8") if f.is_file() else ""
+        text = fs_read.read_text(f, vpath) if f.is_file() else ""
     return text
 
 
 def _values(text: str) -> dict:
     """A values.yaml text as the chart's default values ({} when not a YAML mapping)."""
     try:
-        data = yaml.load(text, Loader=_SAFE_LOADER) or {}
-    except yaml.YAMLError:
+        data = yamlbound.load(text, _SAFE_LOADER, "values.yaml") or {}
+    except (yaml.YAMLError, fs_read.InputRefused):  # too large: RG701 reports it (rulegen.render)
         return {}
     return data if isinstance(data, dict) else {}
 

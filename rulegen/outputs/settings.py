@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..findings import Finding, Severity, error
+from ..findings import Finding, RulegenError, Severity, error
+from ..fs import read as fs_read
 from ..render import site as site_mod
 
 
@@ -30,11 +31,10 @@ def page_settings(specs, root: Path) -> list[Finding]:
         return []
     p = Path(root) / "mkdocs.yml"
     try:
-        if not p.is_file():
+        if not fs_read.is_regular(p):
             return []
-        with open(p, encoding="utf-8", newline="") as f:
-            text = f.read().replace("\r\n", "\n")
-    except (OSError, UnicodeDecodeError):
+        text = fs_read.read_text(p, "mkdocs.yml", exact=True).replace("\r\n", "\n")
+    except (OSError, UnicodeDecodeError, RulegenError):
         return []
     missing = site_mod.missing_page_settings(text, root)
     if not missing:

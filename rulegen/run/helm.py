@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from ..findings import RulegenError
+from ..fs import yamlbound
 from ..render.yamltext import double_quoted
 from . import tools
 
@@ -110,8 +111,9 @@ def template(chart: Path, values: list[dict] | None = None, set_values: list[str
     if proc.returncode != 0:
         raise HelmError(f"helm template {chart} failed: {proc.stderr.strip()}")
     # libyaml when available: a chart can render megabytes (same documents as safe_load_all)
-    docs = [d for d in yaml.load_all(proc.stdout, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-            if d is not None]
+    # aliases expanding too far (a "billion laughs" in a template): RG105 before any walk
+    docs = [d for d in yamlbound.load_all(proc.stdout, getattr(yaml, "CSafeLoader", yaml.SafeLoader),
+                                          f"helm template {chart}") if d is not None]
     return Rendered(text=proc.stdout, documents=docs)
 
 

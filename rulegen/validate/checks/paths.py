@@ -1,4 +1,4 @@
-"""Paths stay inside the project (see :mod:`rulegen.containment`).
+"""Paths stay inside the project (see :mod:`rulegen.fs.containment`).
 
 A spec names where its chart lives (``chart.path``, ``chart.template``); ``build`` writes
 ``Chart.yaml``, ``values.yaml``, ``values.schema.json``, ``templates/``, ``rules/`` and
@@ -31,7 +31,7 @@ Codes:
 
 from __future__ import annotations
 
-from ...containment import escaping_link, lexical_problem
+from ...fs.containment import escaping_link, lexical_problem
 from ...findings import Finding, Severity
 
 ID = "paths"

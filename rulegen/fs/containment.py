@@ -16,7 +16,7 @@ the project config or a command-line option can set (``chart.path``, ``chart.tem
 
 Validation reports these (``RG740``-``RG744``, :mod:`rulegen.validate.checks.paths`) with
 ``file:line:col``, before ``build``, ``check`` or ``test`` read or write anything there;
-:func:`rulegen.gitops.write.apply` checks every output path again just before it writes
+:func:`rulegen.fs.write.write_all` checks every output path again just before it writes
 (``RG747``), so a link made after validation still stops the build before its first write.
 These codes cannot be switched off or downgraded in ``.rulegen.yaml`` (:data:`LOCKED_CODES`).
 """
@@ -27,6 +27,8 @@ import os
 import re
 import stat
 from pathlib import Path
+
+from ..findings import RulegenError
 
 #: Codes that guard the project's boundary: ``checks.disable`` and ``checks.severity`` in
 #: ``.rulegen.yaml`` may not name them (see :mod:`rulegen.config`).
@@ -132,7 +134,6 @@ def refuse_outside(root: Path, rel: str, what: str) -> None:
     Raises:
         rulegen.findings.RulegenError: ``"<CODE> <what> <rel> <reason>; ..."``.
     """
-    from .findings import RulegenError
     problem = lexical_problem(rel)
     if problem is not None:
         code, reason = problem

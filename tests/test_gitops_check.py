@@ -360,7 +360,10 @@ def test_a_shared_file_that_is_not_a_regular_file_is_rg701(project, capsys, kind
     for cmd in ("check", "build"):
         code, out, err = run(capsys, "-C", str(project), cmd)
         assert code == 1, cmd
-        assert "RG701" in out + err and "values.yaml exists but is not a regular file" in out + err
+        if kind == "fifo":  # validation refuses special files in a chart first (RG760, issue 23)
+            assert "charts/llama-swap/values.yaml:0:0: error RG760 charts/llama-swap/values.yaml is a FIFO" in out + err
+        else:
+            assert "RG701" in out + err and "values.yaml exists but is not a regular file" in out + err
     assert snapshot(project) == before
 
 

@@ -147,14 +147,30 @@ def test_build_does_not_write_through_links_in_its_output_folders(project, tmp_p
     victim = outside / "bashrc"
     victim.write_bytes(PRECIOUS)
     # a fixed name, and a leftover-temp-file name of a dead process, which build removes
-    _plant(project, victim, "runbooks/.index.md.tmp", "runbooks/.index.md.999999999.x.rulegen-tmp",
-           "charts/llama-swap/templates/.prometheusrule.yaml.tmp")
+    _plant(project, victim, "runbooks/.index.md.tmp", "runbooks/.index.md.999999999.x.rulegen-tmp")
     index = (project / "runbooks" / "index.md")
     index.write_text("stale\n", encoding="utf-8")  # build must rewrite it
     assert _run(project, "build", "--force") == 0, capsys.readouterr().err
     _intact(victim)
     assert index.read_text(encoding="utf-8") != "stale\n"
     assert not (project / "runbooks/.index.md.999999999.x.rulegen-tmp").is_symlink()  # the link, not its target
+
+
+def test_a_link_leaving_the_project_inside_a_chart_stops_build_before_any_write(project, tmp_path, capsys):
+    """Inside a chart every file is chart data helm may read (``.Files.Get``), so a committed
+    link there, even at a temp-file name, is refused at validation (RG742) and nothing is written."""
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    victim = outside / "bashrc"
+    victim.write_bytes(PRECIOUS)
+    _plant(project, victim, "charts/llama-swap/templates/.prometheusrule.yaml.tmp")
+    index = (project / "runbooks" / "index.md")
+    index.write_text("stale\n", encoding="utf-8")
+    assert _run(project, "build", "--force") == 1
+    err = capsys.readouterr()
+    assert "RG742 charts/llama-swap/templates/.prometheusrule.yaml.tmp is a symlink to" in err.out + err.err
+    _intact(victim)
+    assert index.read_text(encoding="utf-8") == "stale\n"
 
 
 def test_the_writer_draws_a_new_name_when_a_link_holds_one(tmp_path, victim, monkeypatch):
@@ -271,7 +287,7 @@ def test_a_fifo_values_yaml_is_refused_by_a_static_import_without_hanging(tmp_pa
     os.mkfifo(chart / "values.yaml")
     code, out, took, _ = _cli(tmp_path, "import", "shop", "--static", timeout=30)
     assert code == 2, out
-    assert "RG757" in out and "values.yaml: is a FIFO (named pipe), not a regular file" in out, out
+    assert "RG760 shop/values.yaml is a FIFO (named pipe), not a regular file" in out, out
 
 
 def test_a_fifo_spec_is_a_finding_not_a_hang(tmp_path):
@@ -279,7 +295,7 @@ def test_a_fifo_spec_is_a_finding_not_a_hang(tmp_path):
     os.mkfifo(tmp_path / "rules" / "shop.yaml")
     code, out, _, _ = _cli(tmp_path, "validate", timeout=30)
     assert code == 1, out
-    assert "rules/shop.yaml:0:0: error RG757 is a FIFO (named pipe), not a regular file" in out, out
+    assert "rules/shop.yaml:0:0: error RG760 rules/shop.yaml is a FIFO (named pipe), not a regular file" in out, out
 
 
 def test_a_values_yaml_over_the_limit_is_refused_before_it_is_read(tmp_path):
@@ -343,8 +359,8 @@ def test_the_package_reads_and_writes_only_through_rulegen_fs():
         "rulegen/cli.py": {"SCHEMA_PATH.read_text"},
         "rulegen/gitops/diff.py": {".write_text("},                     # tempfile.TemporaryDirectory
         "rulegen/validate/checks/promql.py": {".write_text("},          # tempfile.TemporaryDirectory
-        "rulegen/run/helm.py": {".write_text("},                        # tempfile.TemporaryDirectory
-        "rulegen/run/promtool.py": {"junit.read_text"},                 # promtool's own report, in a temp folder
+        "rulegen/tools/helm.py": {".write_text("},                      # tempfile.TemporaryDirectory
+        "rulegen/tools/promtool.py": {"junit.read_text", ".write_text("},  # promtool's own report, in a temp folder
         "rulegen/render/helm.py": {"/ name).read_text"},                # rulegen's templates
         "rulegen/render/jinja.py": {"Path(__file__).read_text"},
         "rulegen/render/runbook.py": {"/ name).read_text"},

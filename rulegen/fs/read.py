@@ -17,10 +17,8 @@ Codes:
   the file smaller (split it), or, when it really is that big, raise the limit in the CI job:
   ``RULEGEN_MAX_INPUT_BYTES=100000000``. Bad: a 2 GB ``values.yaml`` in a chart; good: a
   ``values.yaml`` of a few kilobytes.
-* ``RG757`` an input file is not a regular file: a FIFO (named pipe), a character or block
-  device, or a socket. Reading one could wait forever or never end, so it is refused without
-  being read. Replace it with a regular file. Bad: ``mkfifo charts/shop/values.yaml``; good:
-  ``charts/shop/values.yaml`` a YAML text file.
+A FIFO, device or socket is refused with the code the chart and spec checks use for a special
+file, RG760 (documented in :mod:`rulegen.validate.checks.paths`).
 """
 
 from __future__ import annotations
@@ -40,7 +38,7 @@ _CHUNK = 1 << 20
 
 
 class InputRefused(RulegenError):
-    """An input file rulegen will not read: ``code`` (``RG756`` too large, ``RG757`` not a
+    """An input file rulegen will not read: ``code`` (``RG756`` too large, ``RG760`` not a
     regular file, ``RG105`` YAML expanding too far), ``path`` (as shown), ``reason`` (the
     message after the path) and, for ``RG756``, ``size`` (bytes, None when the file grew while
     it was read). ``str()`` starts with the code and the path."""
@@ -85,7 +83,7 @@ def _special(shown: str, mode: int) -> InputRefused:
     kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
             else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
             else "not a regular file")
-    return InputRefused("RG757", shown, f"is {kind}, not a regular file; rulegen reads only regular "
+    return InputRefused("RG760", shown, f"is {kind}, not a regular file; rulegen reads only regular "
                         "files (reading this one could wait or run forever), so replace it with a file")
 
 
@@ -94,7 +92,7 @@ def check(path, shown: str | None = None, limit: int | None = None) -> os.stat_r
 
     Raises:
         FileNotFoundError, NotADirectoryError, IsADirectoryError: as ``open`` would.
-        InputRefused: ``RG757`` not a regular file, ``RG756`` larger than the limit.
+        InputRefused: ``RG760`` not a regular file, ``RG756`` larger than the limit.
     """
     shown = shown or str(path)
     st = os.stat(path)
@@ -128,7 +126,7 @@ def read_bytes(path, shown: str | None = None, limit: int | None = None) -> byte
 
     Raises:
         FileNotFoundError, IsADirectoryError, PermissionError (OSError): as ``open`` would.
-        InputRefused: ``RG757`` not a regular file, ``RG756`` larger than the limit (checked
+        InputRefused: ``RG760`` not a regular file, ``RG756`` larger than the limit (checked
             before reading, and again while reading).
     """
     shown = shown or str(path)

@@ -259,7 +259,7 @@ def fresh_dir(root: Path, path) -> Path:
 def copy_tree(src: Path, dst: Path, skip: tuple = ()) -> None:
     """Copy the folder ``src`` to ``dst`` (made when missing) as ``shutil.copytree`` does with
     links followed, except that every file is read through :func:`rulegen.fs.read.read_bytes`
-    (a FIFO or device is refused, ``RG757``; the size is checked first, ``RG756``) and written
+    (a FIFO or device is refused, ``RG760``; the size is checked first, ``RG756``) and written
     through :func:`atomic_write`; folders named in ``skip`` (at any depth) are left out, and a
     folder reached twice through links is copied once.
 

@@ -11,7 +11,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ..findings import Finding, RulegenError, Severity
 from ..spec import SCHEMA_PATH, load_text
 from . import chart
-from .collect import _assign_apps, _read_sets
+from .collect import _assign_apps, _read_sets, _refuse_unsafe_source
 from .convert import convert, place_comments
 from .naming import APP_MAX, app_name
 from .result import ImportedSpec, ImportResult
@@ -118,9 +118,13 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
     the file names shown. Paths in notes are shown relative to ``display_base`` when possible.
 
     Raises:
-        RulegenError: a path does not exist; ``app`` is not a DNS label; helm is missing or
-            fails on a chart.
+        RulegenError: a path does not exist; ``app`` is not a DNS label; a source holds a
+            symlink leading outside the project (outside the source folder for one outside the
+            project) or a special file (RG742, RG760; checked before anything is read or
+            helm runs); helm is missing or fails on a chart.
     """
+    for p in paths:
+        _refuse_unsafe_source(p, display_base)
     if render is not None and render.variant is not None and (
             app_name(render.variant) != render.variant or len(render.variant) >= 30):
         raise RulegenError(f"--variant {render.variant!r} is not a DNS label shorter than 30 characters")

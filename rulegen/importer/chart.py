@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..findings import RulegenError
 from ..fs import read as fs_read
-from ..run import helm
+from ..tools import helm
 
 _SOURCE = re.compile(r"^# Source: (\S.*?)\s*$")
 

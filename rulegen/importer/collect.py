@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ruamel.yaml.comments import CommentedMap
 
 from ..findings import Finding, RulegenError, Severity
+from ..fs.containment import refuse_tree
 from . import chart
 from .naming import Source, assign_names, dns_label, with_suffix
 from .sources import RuleSet, read_source
@@ -37,6 +39,17 @@ def expand(paths: list[Path]) -> list[Path]:
             raise RulegenError(f"{p}: no such file or folder")
     seen = set()
     return [q for q in out if not (q.resolve() in seen or seen.add(q.resolve()))]
+
+
+def _refuse_unsafe_source(p: Path, project: Path | None) -> None:
+    """:func:`rulegen.fs.containment.refuse_tree` on import source ``p`` (file or folder): within
+    ``project`` when ``p`` lies in it, else within ``p`` itself (a folder) or its folder."""
+    if project is not None and Path(os.path.abspath(p)).is_relative_to(os.path.abspath(project)):
+        refuse_tree(project, Path(os.path.relpath(p, project)).as_posix(), "import source")
+    elif p.is_dir() and not p.is_symlink():
+        refuse_tree(p, ".", f"import source {p}")
+    else:
+        refuse_tree(p.parent, p.name, "import source")
 
 
 def _naming_source(rs: RuleSet) -> Source:

@@ -579,3 +579,15 @@ def _values_schema_text(existing: str | None, gates: tuple[str, ...], values_key
         raise ValueError("values.schema.json holds a lone surrogate escape (\\ud800-\\udfff), "
                          "which cannot be written as UTF-8") from None
     return text.replace("\n", line_ending(existing))
+
+
+def gate_values(gates) -> dict:
+    """Nested values with every gate path set true: ``["a", "b.c"]`` -> ``{a: true, b: {c: true}}``."""
+    out: dict = {}
+    for gate in gates:
+        node = out
+        parts = gate.split(".")
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+        node[parts[-1]] = True
+    return out

@@ -45,14 +45,17 @@ from pathlib import Path
 import promql_parser
 import yaml
 
+from ..fs.containment import refuse_tree
 from ..findings import RulegenError
 from ..fs.write import atomic_write, copy_tree, fresh_dir, work_dir
 from ..pipeline import load_project, plan_project
 from ..render import test_file_path
 from ..render.promtool_tests import RULES_FILE
+from ..render.values import gate_values
+from ..render.yamltext import values_yaml
 from ..spec import Spec
 from ..spec.durations import DurationError, parse_ms
-from . import helm, promtool
+from ..tools import helm, promtool
 
 WORK_DIR = ".rulegen/test"
 
@@ -149,7 +152,7 @@ def values_for_tests(spec: Spec) -> dict:
     SLO's ``objective`` set in the chart's values.yaml (a deployment's choice) cannot fail (or
     pass) a spec's test.
     """
-    out = helm.gate_values(spec.chart.gates)
+    out = gate_values(spec.chart.gates)
     knobs = out.setdefault(spec.chart.values_key, {})
     if isinstance(knobs, dict):  # a gate may not be the values key itself (the schema forbids it)
         for k in RULE_KNOBS + (("slos",) if spec.slos else ()):  # slos: in values.yaml only with SLOs
@@ -164,8 +167,10 @@ def render_rule_groups(spec: Spec, outputs, root: Path, app_dir: Path) -> list[d
     rule file's ``groups:``).
 
     Raises:
-        RulegenError: helm failed or rendered no rule group.
+        RulegenError: the chart holds a link leading outside the project or a special file
+            (RG742, RG760: nothing is copied), helm failed or rendered no rule group.
     """
+    refuse_tree(root, spec.chart.path, "chart folder")
     app_dir = fresh_dir(root, app_dir)  # RG747 when a link on the way leads outside the project
     chart_src = root / spec.chart.path
     chart = app_dir / "chart"
@@ -177,7 +182,7 @@ def render_rule_groups(spec: Spec, outputs, root: Path, app_dir: Path) -> list[d
     for o in outputs:
         if o.path.startswith(prefix) and not o.path.startswith(prefix + "tests/"):
             atomic_write(chart / o.path[len(prefix):], o.content, sync=False)
-    rendered = helm.template(chart, values=[values_for_tests(spec)], root=root)
+    rendered = helm.template(chart, values=[values_yaml(values_for_tests(spec))], root=root)
     groups = rendered.rule_groups()
     if not groups:
         raise RulegenError(f"{spec.chart.path}: helm rendered no rule group with the gates on")

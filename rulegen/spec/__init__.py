@@ -21,7 +21,7 @@ SPEC_SUFFIXES = (".yaml", ".yml")
 
 def find_spec_files(paths: list[Path]) -> list[Path]:
     """Spec files under ``paths`` (files as given, folders searched recursively), sorted. A
-    FIFO, device or socket named like a spec is found too, so loading it reports RG757
+    FIFO, device or socket named like a spec is found too, so loading it reports RG760
     instead of its being passed over in silence (it is never opened).
 
     Raises:

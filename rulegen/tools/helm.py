@@ -6,7 +6,6 @@ Commands used (Helm 3 docs): ``helm template RELEASE CHART --namespace NS --set 
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,8 +14,7 @@ import yaml
 
 from ..findings import RulegenError
 from ..fs import yamlbound
-from ..render.yamltext import double_quoted
-from . import tools
+from . import find, process
 
 DEFAULT_RELEASE = "rulegen-test"
 DEFAULT_NAMESPACE = "default"
@@ -48,66 +46,31 @@ class Rendered:
         return groups
 
 
-def values_yaml(value) -> str:
-    """``value`` (dicts, lists, str, bool, int, float, None) as one line of flow-style YAML
-    that Helm reads back exactly: every string and key double-quoted with
-    :func:`rulegen.render.yamltext.double_quoted`. (PyYAML's ``safe_dump`` writes ``n``, ``y``
-    or ``Y`` plain, which Helm's YAML 1.1 reader turns into booleans.)
-
-    Raises:
-        TypeError: a value of another type.
-    """
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{double_quoted(str(k))}: {values_yaml(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(values_yaml(v) for v in value) + "]"
-    if isinstance(value, str):
-        return double_quoted(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    raise TypeError(f"cannot write {type(value).__name__} as a Helm value")
-
-
-def gate_values(gates) -> dict:
-    """Nested values with every gate path set true: ``["a", "b.c"]`` -> ``{a: true, b: {c: true}}``."""
-    out: dict = {}
-    for gate in gates:
-        node = out
-        parts = gate.split(".")
-        for p in parts[:-1]:
-            node = node.setdefault(p, {})
-        node[parts[-1]] = True
-    return out
-
-
-def template(chart: Path, values: list[dict] | None = None, set_values: list[str] | None = None,
+def template(chart: Path, values: list[str] | None = None, set_values: list[str] | None = None,
              release: str = DEFAULT_RELEASE, namespace: str = DEFAULT_NAMESPACE,
              root: Path | None = None, extra_args: list[str] | None = None) -> Rendered:
-    """Run ``helm template`` on ``chart`` with values files made from ``values`` (applied in
-    order, later wins), ``--set`` strings and ``extra_args`` (e.g.
-    ``["--skip-schema-validation"]``). A ``None`` in ``values`` is written as YAML ``null``,
-    which Helm reads as "delete this key from the chart's defaults".
+    """Run ``helm template`` on ``chart`` with values files holding ``values`` (YAML texts,
+    applied in order, later wins; :func:`rulegen.render.yamltext.values_yaml` writes one from
+    data), ``--set`` strings and ``extra_args`` (e.g. ``["--skip-schema-validation"]``). Helm
+    runs with the reduced environment of :func:`rulegen.tools.process.run`; ``root`` is the
+    project being checked (no tool is taken from it, :func:`rulegen.tools.find.find`).
 
     Raises:
-        RulegenError: helm is not installed (says how to install it).
+        RulegenError: helm is not installed (says how to install it), or would come from the
+            project (RG761, RG762).
         HelmError: helm failed (values schema violation, template error, ...).
     """
-    helm = tools.require("helm", root)
+    helm = find.require("helm", root)
     with tempfile.TemporaryDirectory(prefix="rulegen-helm-") as tmp:
         args = [str(helm), "template", release, str(chart), "--namespace", namespace]
         for i, v in enumerate(values or []):
             f = Path(tmp) / f"values-{i}.yaml"
-            f.write_text(values_yaml(v), encoding="utf-8")
+            f.write_text(v, encoding="utf-8")
             args += ["--values", str(f)]
         for s in set_values or []:
             args += ["--set", s]
         args += list(extra_args or [])
-        proc = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT_S,
-                              env=_env(tmp))
+        proc = process.run(args, timeout=TIMEOUT_S)
     if proc.returncode != 0:
         raise HelmError(f"helm template {chart} failed: {proc.stderr.strip()}")
     # libyaml when available: a chart can render megabytes (same documents as safe_load_all)
@@ -117,29 +80,22 @@ def template(chart: Path, values: list[dict] | None = None, set_values: list[str
     return Rendered(text=proc.stdout, documents=docs)
 
 
-def lint(chart: Path, values: list[dict] | None = None, root: Path | None = None) -> tuple[bool, str]:
-    """Run ``helm lint`` on ``chart`` with values files made from ``values``; returns (passed,
+def lint(chart: Path, values: list[str] | None = None, root: Path | None = None) -> tuple[bool, str]:
+    """Run ``helm lint`` on ``chart`` with values files holding ``values`` (YAML texts, as for
+    :func:`template`); returns (passed,
     combined output). Lint fails on template errors, unparsable YAML and values that break
     ``values.schema.json``.
 
     Raises:
-        RulegenError: helm is not installed.
+        RulegenError: helm is not installed, or would come from the project.
     """
-    helm = tools.require("helm", root)
+    helm = find.require("helm", root)
     with tempfile.TemporaryDirectory(prefix="rulegen-helm-") as tmp:
         args = [str(helm), "lint", str(chart)]
         for i, v in enumerate(values or []):
             f = Path(tmp) / f"values-{i}.yaml"
-            f.write_text(values_yaml(v), encoding="utf-8")
+            f.write_text(v, encoding="utf-8")
             args += ["--values", str(f)]
-        proc = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT_S, env=_env(tmp))
+        proc = process.run(args, timeout=TIMEOUT_S)
     return proc.returncode == 0, proc.stdout + proc.stderr
 
-
-def _env(tmp: str) -> dict:
-    """An environment that keeps helm away from the user's config, cache and repositories."""
-    import os
-    env = dict(os.environ)
-    for k in ("HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME"):
-        env[k] = str(Path(tmp) / k.lower())
-    return env

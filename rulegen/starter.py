@@ -89,7 +89,7 @@ def write_starter(root: Path, app: str, title: str | None = None) -> Path:
         raise RulegenError(f"{app!r} is not an app name (a DNS label: lowercase letters, digits "
                            f"and '-', at most 53 characters); run `rulegen new {slug} "
                            f"--title {json.dumps(app)}` to show it as {app!r}")
-    from .importer import schema_ref
+    from .importer.build import schema_ref
     folder = root / "rules"
     path = folder / f"{app}.yaml"
     if path.exists():

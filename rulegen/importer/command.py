@@ -52,8 +52,12 @@ def run_import(args) -> int:
             if not t.is_file():
                 raise RulegenError(f"{t}: no such test file")
         result.notes.extend(attach([(t, shown_path(t, root)) for t in test_files], result.specs))
+    release_label = getattr(args, "release_label", None)
+    if release_label is not None:
+        from ..config import selector_label
+        selector_label("release", release_label, "--release-label")
     plan = plan_import(result, root, out_dir, bool(getattr(args, "force", False)), args.app,
-                       opts.variant, project) if result.ok else None
+                       opts.variant, project, release_label) if result.ok else None
     if result.notes:
         result.notes.sort(key=lambda f: (f.file, f.line, f.col, f.code, f.message))
         print(render_notes(result.notes, "text"), file=sys.stderr)

@@ -42,7 +42,8 @@ def chart_values_text(existing: str | None, labels: dict, annotations: dict,
             node = CommentedMap()
             knobs[k] = node
             knobs.yaml_set_comment_before_after_key(
-                k, before=f"metadata.{k} of the imported PrometheusRule (`rulegen import`)", indent=2)
+                k, before=f"metadata.{k} of the PrometheusRule (`rulegen import`: the imported ones"
+                + (", and the project's rule-selector labels)" if k == "labels" else ")"), indent=2)
         for a, b in got.items():
             if a not in node:
                 node[a] = DoubleQuotedScalarString(b)

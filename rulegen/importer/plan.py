@@ -67,7 +67,8 @@ def project_of(root: Path, out: str) -> Path:
 
 
 def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, app: str | None = None,
-                variant: str | None = None, project: Path | None = None) -> dict:
+                variant: str | None = None, project: Path | None = None,
+                release_label: str | None = None) -> dict:
     """Everything ``rulegen import`` would write for ``result``, decided before anything is
     written: ``{"files": {path: text}, "messages": [...]}``. Problems are added to
     ``result.notes`` as errors (then nothing may be written):
@@ -85,6 +86,11 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, ap
     ``out_dir``); an error that validating the project without them does not give is the
     import's. Their policy errors (:data:`rulegen.baseline.POLICY_CODES`) on imported rules go
     into the baseline; any other new error is RG813.
+
+    A chart without a values.yaml (a new chart) gets the project's rule-selector labels
+    (``charts.rule_selector_labels``, default ``release: kube-prometheus-stack``;
+    ``release_label`` replaces the ``release`` value) on its PrometheusRule, beside the
+    imported PrometheusRule's own labels (which win on a name both have).
     """
     project = project if project is not None else root
     files: dict[Path, str] = {}
@@ -95,7 +101,7 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, ap
     entries = _validate_with_project(result, targets, merged, root, out_dir, project, base_config, config)
     if entries:
         _baseline_entries(entries, result, merged, root, project, files, messages)
-    _chart_values(result, root, project, files, messages)
+    _chart_values(result, root, project, files, messages, base_config.rule_selector_labels, release_label)
     for s in result.specs:
         files[targets[s.app]] = s.text
     if result.specs and not SCHEMA_PATH.resolve().is_relative_to(project.resolve()):
@@ -212,16 +218,31 @@ def _baseline_entries(entries: set, result: ImportResult, merged: dict, root: Pa
                     + "); they show as warnings until fixed, then `rulegen baseline` removes them")
 
 
-def _chart_values(result: ImportResult, root: Path, project: Path, files: dict, messages: list[str]) -> None:
+def _chart_values(result: ImportResult, root: Path, project: Path, files: dict, messages: list[str],
+                  selector_labels: dict, release_label: str | None) -> None:
     """Each imported PrometheusRule's metadata labels and annotations into its chart's
-    ``values.yaml`` (:func:`.merge.chart_values_text`), into ``files``."""
+    ``values.yaml`` (:func:`.merge.chart_values_text`), into ``files``; a new chart's also
+    gets the rule-selector labels (``selector_labels``, ``release_label`` replacing the
+    ``release`` value; see :func:`plan_import`)."""
     kept: dict = {}
     for s in result.specs:
         vpath = project / "charts" / s.app / "values.yaml"
         existing = fs_read.read_text(vpath, shown_path(vpath, root)) if vpath.exists() else None
-        text = chart_values_text(existing, s.chart_labels, s.chart_annotations)
+        labels = s.chart_labels
+        if existing is None:  # a new chart: kube-prometheus-stack's ruleSelector must pick it
+            selector = dict(selector_labels)
+            if release_label is not None:
+                selector["release"] = release_label
+            labels = {**selector, **s.chart_labels}
+        text = chart_values_text(existing, labels, s.chart_annotations)
         if text is not None:
             files[vpath] = text
+            added = {k: v for k, v in labels.items() if k not in s.chart_labels}
+            if added:
+                messages.append(f"{shown_path(vpath, root)}: the new chart's PrometheusRule gets the rule-selector "
+                                f"label(s) {', '.join(f'{k}: {v}' for k, v in added.items())} (.rulegen.yaml "
+                                "charts.rule_selector_labels, --release-label), so kube-prometheus-stack picks it")
+        if text is not None and (s.chart_labels or s.chart_annotations):
             kept.setdefault(", ".join(list(s.chart_labels) + [f"annotation {a}" for a in s.chart_annotations]),
                             []).append(shown_path(vpath, root))
     for what, where in kept.items():

@@ -117,8 +117,9 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
 
     ``fmt`` is ``helm`` (charts) or ``rules`` (plain Prometheus rule files under ``rules-out/``).
     ``config``: the project's loaded configuration (:class:`rulegen.config.Config`: the allowed
-    severities, which the values schema accepts in ``customRules.<Alert>.severity``, and the
-    query links of the runbook pages); None reads ``.rulegen.yaml`` under ``root`` (for callers
+    severities, which the values schema accepts in ``customRules.<Alert>.severity``, the
+    PrometheusRule labels a new chart's values.yaml starts with, ``charts.rule_selector_labels``,
+    and the query links of the runbook pages); None reads ``.rulegen.yaml`` under ``root`` (for callers
     that have no loaded project).
 
     Raises:
@@ -133,7 +134,7 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     for spec in ordered:
         in_chart.setdefault(spec.chart.path, []).append(spec)
     job = _Job(specs, root, fmt, site.site_url(root), cfg.severities,
-               runbook.QueryLinks(cfg.prometheus_url, cfg.grafana_url), in_chart)
+               runbook.QueryLinks(cfg.prometheus_url, cfg.grafana_url), in_chart, cfg.rule_selector_labels)
     outs: list[Output] = []
     findings: list[Finding] = []
     # Shared chart files by path. Several specs may render into one chart (each its own
@@ -177,8 +178,8 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
 @dataclass(frozen=True)
 class _Job:
     """What :func:`plan` renders every spec with: the project's specs, root and output format,
-    mkdocs' ``site_url``, the allowed severities, the query links of the pages and the specs
-    of each chart (by chart path, in app order)."""
+    mkdocs' ``site_url``, the allowed severities, the query links of the pages, the specs of
+    each chart (by chart path, in app order) and the rule-selector labels of a new chart."""
 
     specs: list
     root: Path
@@ -187,6 +188,7 @@ class _Job:
     severities: tuple
     query_links: object
     in_chart: dict
+    selector_labels: dict | None = None
 
     def per_spec(self, spec: Spec):
         """What each spec renders on its own, independent of the shared files planned before
@@ -221,7 +223,8 @@ class _Job:
         vpath = f"{spec.chart.path}/values.yaml"
         out = []
         try:
-            out.append((vpath, values.render_values(spec, text_of(root, vpath, exact=True), site_url), None))
+            out.append((vpath, values.render_values(spec, text_of(root, vpath, exact=True), site_url,
+                                                      self.selector_labels), None))
         except Exception as e:  # ruamel errors: report, do not crash
             mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
             line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)

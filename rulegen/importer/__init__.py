@@ -63,15 +63,15 @@ imported):
   imported ``ShopDown`` next to the project's app ``shop`` that has one; good: the
   expression fixed, or the alert renamed, then import again.
 
-Any error note means nothing is written (:func:`run_import`).
+Any error note means nothing is written (:func:`rulegen.commands.import_.run_import`).
 """
 
 from __future__ import annotations
 
 from . import chart
-from .build import PROJECT_SCHEMA, import_paths, schema_ref
+from ..spec import PROJECT_SCHEMA, schema_ref
+from .build import import_paths
 from .collect import SUFFIXES, expand
-from .command import run_import
 from .merge import chart_values_text, merge_spec_text
 from .plan import plan_import, project_of, write_specs
 from .positions import source_position
@@ -80,5 +80,5 @@ from .specyaml import dump_spec, dump_text, reload_text
 
 __all__ = ["PROJECT_SCHEMA", "SUFFIXES", "ImportResult", "ImportedSpec", "chart",
            "chart_values_text", "dump_spec", "dump_text", "expand", "import_paths", "merge_spec_text",
-           "plan_import", "project_of", "reload_text", "run_import", "schema_ref", "source_position",
+           "plan_import", "project_of", "reload_text", "schema_ref", "source_position",
            "write_specs"]

@@ -3,13 +3,12 @@ written as text, with where each node came from (:func:`import_paths`)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from ..findings import Finding, RulegenError, Severity
-from ..spec import SCHEMA_PATH, load_text
+from ..spec import load_text, schema_ref
 from . import chart
 from .collect import _assign_apps, _read_sets, _refuse_unsafe_source
 from .convert import convert, place_comments
@@ -17,11 +16,6 @@ from .naming import APP_MAX, app_name
 from .result import ImportedSpec, ImportResult
 from .sources import RuleSet
 from .specyaml import _plain, _unliteral, dump_spec
-
-#: Where ``rulegen import`` puts a copy of the spec schema in a project that does not hold
-#: rulegen's own (relative to the project root), so that ``$schema`` stays inside the project.
-PROJECT_SCHEMA = ".rulegen/schema.json"
-
 
 def _no_generated_links(data: CommentedMap) -> None:
     """Set ``chart.runbook_url: false`` in the spec ``data`` (``chart`` placed before
@@ -31,21 +25,6 @@ def _no_generated_links(data: CommentedMap) -> None:
         chart_map = CommentedMap()
         data.insert(list(data.keys()).index("groups"), "chart", chart_map)
     chart_map["runbook_url"] = False
-
-
-def schema_ref(out_dir: Path, root: Path | None = None) -> str:
-    """The ``$schema`` reference written at the top of a spec in ``out_dir``, relative to it:
-    the packaged schema when it lies inside the project at ``root`` (``../rulegen/spec/schema.json``
-    for ``rules/`` in rulegen's own repository), else the project's copy
-    (:data:`PROJECT_SCHEMA`, written by ``rulegen import``). Without ``root``, the packaged
-    schema."""
-    target = SCHEMA_PATH.resolve()
-    if root is not None and not target.is_relative_to(root.resolve()):
-        target = (root / PROJECT_SCHEMA).resolve()
-    try:
-        return Path(os.path.relpath(target, out_dir.resolve())).as_posix()
-    except ValueError:  # another drive on Windows
-        return target.as_uri()
 
 
 def _check_written(text: str, data, display: str) -> list[Finding]:

@@ -12,10 +12,9 @@ from ..findings import Finding, Severity
 from ..fs import read as fs_read
 from ..fs.write import atomic_write
 from ..pipeline import DEFAULT_SPEC_DIR
-from ..spec import SCHEMA_PATH, SPEC_SUFFIXES, shown_path
+from ..spec import PROJECT_SCHEMA, SCHEMA_PATH, SPEC_SUFFIXES, shown_path
 from ..validate import validate_texts
 from . import conventions
-from .build import PROJECT_SCHEMA
 from .merge import chart_values_text, merge_spec_text
 from .positions import _at_source
 from .result import ImportResult

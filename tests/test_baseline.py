@@ -11,27 +11,7 @@ import yaml
 from rulegen.baseline import BASELINE_FILE
 from rulegen.cli import main
 
-RULES = """\
-groups:
-  - name: shop
-    rules:
-      - alert: ShopDown
-        expr: up{job="shop"} == 0
-        for: 5m
-        labels:
-          severity: critical
-        annotations:
-          summary: Shop is down
-          description: No shop target is up.
-      - alert: ShopSlow
-        expr: histogram_quantile(0.9, rate(http_request_duration_seconds_bucket{job="shop"}[5m])) > 1
-        labels:
-          severity: critical
-        annotations:
-          summary: Shop is slow
-          description: p90 latency above 1s.
-"""
-
+from helpers.samples import RULES, TWO_SEVERITIES
 
 def _run(root: Path, *args: str) -> int:
     return main(["-C", str(root), *args])
@@ -195,18 +175,6 @@ def test_app_merges_into_an_existing_spec(tmp_path, capsys):
 
 
 # entries keyed by the finding, not only by (app, rule, code) --------------------------------
-
-TWO_SEVERITIES = """\
-app: shop
-groups:
-  - name: shop
-    rules:
-      - alert: ShopDown
-        expr: up{job="shop"} == 0
-        severity: page
-        summary: Shop is down
-        description: No shop target is up.
-"""
 
 SECOND = """\
   - name: shop-slow

@@ -25,7 +25,7 @@ from rulegen.cli import main
 from rulegen.gitops.links import default_runbook_url
 from rulegen.pipeline import load_project
 
-from test_site import mkdocs_build
+from helpers.site import mkdocs_build
 
 pytestmark = pytest.mark.browser
 CHROMIUM = "/usr/bin/chromium"
@@ -110,9 +110,9 @@ def test_alert_index_lists_every_alert(served_site, tmp_path):
 # through the DevTools protocol (tests/cdp.py). Screenshots go to browser-screenshots/
 # (git-ignored) for a person to look at.
 
-from cdp import Browser  # noqa: E402
+from helpers.cdp import Browser  # noqa: E402
 
-from conftest import REPO  # noqa: E402
+from helpers import REPO  # noqa: E402
 
 SIZES = [(1280, 800), (390, 844)]
 SHOTS = REPO / "browser-screenshots"

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import REPO
+from helpers import REPO
 from rulegen.cli import main
 from rulegen.config import parse_config
 from rulegen.containment import escaping_link, lexical_problem, refuse_outside
@@ -241,23 +241,6 @@ def test_escaping_link_follows_chains_and_dangling_links(tmp_path):
 
 SEGMENTS = ["charts", "demo", "in", "out", "up", "loop", "dangling", "..", ".", "", "~", "/", "\\", "a b",
             ".git", "-x", "C:", "x\x00", "é"]
-
-
-@pytest.fixture(scope="module")
-def linked_root(tmp_path_factory):
-    """A project whose folders hold links of every kind: inside, outside, up, a loop, dangling."""
-    base = tmp_path_factory.mktemp("prop")
-    root = base / "proj"
-    (root / "charts" / "demo").mkdir(parents=True)
-    (base / "outside").mkdir()
-    (root / "charts" / "in").symlink_to("demo")
-    (root / "charts" / "out").symlink_to(base / "outside")
-    (root / "charts" / "up").symlink_to("..")
-    (root / "charts" / "upup").symlink_to("../..")
-    (root / "charts" / "loop").symlink_to("loop")
-    (root / "charts" / "dangling").symlink_to(base / "outside" / "missing")
-    (root / "out").symlink_to("charts/out")
-    return root
 
 
 def _validates(root: Path, path: str) -> bool:

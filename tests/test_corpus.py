@@ -28,7 +28,7 @@ from rulegen.pipeline import load_project
 from rulegen.render import plan
 from rulegen.run import helm, promtool
 
-from conftest import CORPUS, REPO
+from helpers import CORPUS, REPO
 
 pytestmark = [pytest.mark.slow, pytest.mark.tools]
 

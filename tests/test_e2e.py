@@ -13,7 +13,7 @@ from rulegen.render.plain import rule_groups
 from rulegen.render.site import site_url
 from rulegen.spec import build_spec, load_file
 
-from conftest import REPO
+from helpers import REPO
 
 
 def tree(root):

@@ -21,7 +21,6 @@ from hypothesis import strategies as st
 from rulegen.render import plan, safe
 from rulegen.spec import load_text
 from rulegen.validate import Context, validate
-from test_containment import linked_root  # noqa: F401  (a fixture)
 
 PIECES = [
     "<", ">", "<script>", "</script>", "alert(1)", "<img src=x onerror=alert(1)>", "<svg onload=alert(1)>",

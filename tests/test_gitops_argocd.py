@@ -18,7 +18,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from conftest import REPO
+from helpers import REPO
 from rulegen.pipeline import load_project
 from rulegen.run import helm
 from rulegen.spec.durations import canonical

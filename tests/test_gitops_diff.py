@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from helpers import REPO
 from rulegen.cli import main
 
 OLD_SPEC = """app: old

@@ -12,7 +12,7 @@ import shlex
 import pytest
 import yaml
 
-from conftest import REPO
+from helpers import REPO
 from rulegen.cli import main, parser
 
 HOOKS = REPO / ".pre-commit-hooks.yaml"

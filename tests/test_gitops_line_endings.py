@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from rulegen.cli import main
 from rulegen.gitops import write
-from test_gitops_check import GENERATED, PAGE, TEMPLATE, project, run  # noqa: F401  (fixture)
+from helpers.gitops import GENERATED, PAGE, TEMPLATE, project, run  # noqa: F401  (fixture)
 
 
 def _to_crlf(path):

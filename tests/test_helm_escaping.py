@@ -19,19 +19,10 @@ from hypothesis import strategies as st
 
 from rulegen.render.plain import rule_groups
 from rulegen.run import helm as helm_run
-from test_helm_support import SITE, strict_load_all, write_chart
+from helpers.helm import SITE, strict_load_all, write_chart
+from helpers.samples import NASTY
 
 pytestmark = pytest.mark.tools
-
-NASTY = [
-    "{{", "}}", "{{{", "{}}", "{{ $labels.job }}", "{{- x -}}", "{{`{{`}}", "}}{{", "{", "}",
-    "`", "``", '"', "'", "''", "%", "%s", "%%", "%!", "\\", "\\n", "\\\"", "\n", "\n\n", "\t",
-    "\r", "\r\n", " ", "  ", "\u2028", "\u2029", "\u0085", "\ufeff", "\x00", "\x07", "\x1b",
-    "\x7f", "\u00a0", "é", "漢字", "😀", "🏳️‍🌈", "off", "yes", "no", "on", "y", "n", "true",
-    "False", "null", "~", "0x1F", "1e3", "0777", "12:30", ".inf", "*", "*a", "&", "&a", "!",
-    "!!str", "-", "- ", "--- ", "...", "?", "? ", "|", "|-", ">", ">-", "@", "#", " #", ": ",
-    ":", "[", "]", ",", "=", "<%= x %>", "$1", "${x}",
-]
 
 text = st.one_of(
     st.text(max_size=40),

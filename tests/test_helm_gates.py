@@ -26,7 +26,7 @@ from rulegen.render import site
 from rulegen.render.plain import rule_groups
 from rulegen.run import helm as helm_run
 from rulegen.run.helm import HelmError
-from test_helm_support import SITE, crd_validator, rules_by_name, strict_load_all, write_chart
+from helpers.helm import SITE, crd_validator, rules_by_name, strict_load_all, write_chart
 
 pytestmark = pytest.mark.tools
 

@@ -25,7 +25,7 @@ from rulegen.gitops import ownership
 from rulegen.render import helm as helm_render
 from rulegen.render.plain import rule_groups
 from rulegen.run import helm as helm_run
-from test_helm_support import SITE, make_spec, strict_load_all
+from helpers.helm import SITE, make_spec, strict_load_all
 
 REPO = Path(__file__).resolve().parents[1]
 V1 = Path(__file__).parent / "fixtures" / "layout-v1"
@@ -188,7 +188,7 @@ def test_previous_layout_moves_on_build_without_a_refusal_and_renders_the_same(t
 def test_chart_rules_file_of_nasty_strings_passes_promtool_and_reads_back(promtool_bin, tmp_path):
     """The chart's rules file (plain where YAML allows) holds every odd string exactly, for
     PyYAML (YAML 1.1) and for Prometheus' own reader (promtool check rules)."""
-    from test_plain import NASTY_SPEC, STRINGS
+    from helpers.samples import NASTY_SPEC, STRINGS
     spec = make_spec(NASTY_SPEC)
     text = helm_render.render_rules_file(spec, tmp_path, SITE, ["# test"])
     assert strict_load_all(text) == [{"groups": rule_groups(spec, SITE)}]
@@ -203,7 +203,7 @@ def test_chart_rules_file_of_nasty_strings_passes_promtool_and_reads_back(promto
 def test_template_without_its_rules_file_fails_and_says_why(tmp_path, helm_bin):
     """A chart whose rules file is missing (not copied, or left out by .helmignore) fails
     helm template with a message naming the template, never renders an empty PrometheusRule."""
-    from test_helm_support import write_chart
+    from helpers.helm import write_chart
     chart, _ = write_chart(tmp_path, SMALL)
     (chart / "rules" / "shop.rules.yaml").unlink()
     with pytest.raises(helm_run.HelmError) as e:

@@ -10,7 +10,7 @@ import pytest
 from rulegen.cli import main
 from rulegen.render.helm import chart_settings, name_suffix, render_template
 from rulegen.run import helm as helm_run
-from test_helm_support import HELPERS_TPL, SITE, make_spec
+from helpers.helm import HELPERS_TPL, SITE, make_spec
 
 TT = """\
 app: {app}

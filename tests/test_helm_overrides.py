@@ -14,7 +14,7 @@ import pytest
 
 from rulegen.render.plain import rule_groups
 from rulegen.run import helm as helm_run
-from test_helm_support import SITE, rules_by_name, strict_load_all, write_chart
+from helpers.helm import SITE, rules_by_name, strict_load_all, write_chart
 
 pytestmark = pytest.mark.tools("helm")
 

@@ -13,7 +13,7 @@ from rulegen.render import helm as helm_render
 from rulegen.render.plain import rule_groups
 from rulegen.run import helm as helm_run
 from rulegen.run.helm import HelmError
-from test_helm_support import SITE, make_spec, rules_by_name, strict_load_all, write_chart
+from helpers.helm import SITE, make_spec, rules_by_name, strict_load_all, write_chart
 
 SPEC = {"app": "redis", "groups": [{"name": "redis", "rules": [
     {"alert": "RedisDown", "expr": "redis_up == 0", "for": "1m", "severity": "critical"},

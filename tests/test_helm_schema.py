@@ -11,7 +11,7 @@ import pytest
 from rulegen.render.values import render_values_schema
 from rulegen.run import helm as helm_run
 from rulegen.run.helm import HelmError
-from test_helm_support import make_spec, write_chart
+from helpers.helm import make_spec, write_chart
 
 SPEC = {"app": "redis", "groups": [
     {"name": "redis", "rules": [

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from helpers import REPO
 from rulegen.cli import main
 from rulegen.gitops import write
 from rulegen.pipeline import load_project, plan_project
 from rulegen.render import safe
-from test_site import mkdocs_build
+from helpers.site import mkdocs_build
 
 FIELDS = ("intro", "ctx-title", "ctx-markdown", "ctx-after", "table-column", "table-cell", "fact-name",
           "fact-value", "section-markdown", "explanation", "cause", "resolution", "diag-title",

@@ -19,10 +19,10 @@ from rulegen.baseline import BASELINE_FILE
 from rulegen.cli import main
 from rulegen.importer import import_paths
 
-from chartfixture import mini_chart
-from conftest import SHARED
-from test_baseline import RULES as BASELINE_RULES
-from test_baseline import TWO_SEVERITIES
+from helpers.chartfixture import mini_chart
+from helpers import SHARED
+from helpers.samples import RULES as BASELINE_RULES
+from helpers.samples import TWO_SEVERITIES
 
 KPS = SHARED / "corpus" / "kube-prometheus-stack"
 

@@ -18,8 +18,8 @@ from rulegen.importer.compare import compare_groups
 from rulegen.pipeline import load_project
 from rulegen.run import helm
 
-from chartfixture import mini_chart
-from conftest import REPO, SHARED
+from helpers.chartfixture import mini_chart
+from helpers import REPO, SHARED
 
 pytestmark = [pytest.mark.slow, pytest.mark.tools]
 

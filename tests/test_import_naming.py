@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from rulegen.importer import import_paths
 from rulegen.importer.naming import APP_MAX, Source, app_name, assign_names
 
-from chartfixture import mini_chart
+from helpers.chartfixture import mini_chart
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
 

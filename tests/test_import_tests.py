@@ -15,7 +15,7 @@ import yaml
 
 from rulegen.cli import main
 
-from conftest import REPO
+from helpers import REPO
 
 SUITE = REPO / "tests" / "fixtures" / "import_tests"
 

@@ -14,7 +14,7 @@ from rulegen.cli import main
 from rulegen.gitops.links import check_links, default_runbook_url, url_to_page
 from rulegen.pipeline import load_project, plan_project
 
-from test_site import mkdocs_build
+from helpers.site import mkdocs_build
 
 
 def planned(project, link_ids=False):

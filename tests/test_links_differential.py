@@ -21,7 +21,7 @@ import pytest
 
 from rulegen.cli import main
 
-from test_site import mkdocs_build
+from helpers.site import mkdocs_build
 
 REPO = Path(__file__).resolve().parents[1]
 SEED = 7

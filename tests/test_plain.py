@@ -16,27 +16,12 @@ from rulegen.pipeline import load_project
 from rulegen.render import site
 from rulegen.render.plain import dump, render_rules_file, rule_groups
 from rulegen.run import helm as helm_run
-from test_helm_escaping import NASTY
-from test_helm_support import SITE, make_spec, strict_load_all, write_chart
+
+from helpers.helm import SITE, make_spec, strict_load_all, write_chart
+from helpers.samples import NASTY_SPEC, STRINGS
 
 REPO = Path(__file__).resolve().parents[1]
 SPEC_FILES = sorted(p.name for p in (REPO / "rules").glob("*.yaml"))
-
-# promtool checks label and annotation values as Go templates, so only valid ones here.
-STRINGS = [s for s in NASTY if "{{" not in s] + ["{{ $labels.job }}", "{{ \"{{\" }} }}", "{{ $value | humanize }}%"]
-
-NASTY_SPEC = {
-    "app": "plain", "labels": {"team": "{{ \"ai\" }}"},
-    "groups": [
-        {"name": "g: #1", "interval": "30s", "query_offset": "1m", "limit": 0, "rules": [
-            {"alert": f"A{i}", "expr": "up{job=\"x\"}\n  # {{ c }}\n  == 0", "for": "90s", "keep_firing_for": "1h30m",
-             "severity": "warning", "summary": s, "description": s + "\n" + s,
-             "labels": {"on": s, "yes": "yes"}, "annotations": {"null": s}}
-            for i, s in enumerate(STRINGS)]},
-        {"name": "rec", "rules": [{"record": "job:up:sum", "expr": "sum by (job) (up)", "labels": {"off": "off"}}]},
-    ],
-}
-
 
 def _check(promtool_bin: Path, path: Path) -> str:
     proc = subprocess.run([str(promtool_bin), "check", "rules", str(path)], capture_output=True, text=True)

@@ -11,6 +11,8 @@ from rulegen.cli import main
 from rulegen.gitops.links import page_ids
 from rulegen.render.slug import anchor
 
+from helpers.samples import add_templated_alert
+
 
 def build(project, *extra) -> int:
     return main(["-C", str(project), "build", *extra])
@@ -72,30 +74,10 @@ def test_new_packs_have_their_tables(project):
     assert "## InferenceCacheAwaitingFirstKVEvent { #inferencecacheawaitingfirstkvevent }" in ic
 
 
-def _add_templated_alert(project):
-    spec = project / "rules/llama-swap.yaml"
-    spec.write_text(spec.read_text() + '''
-  - name: templated
-    rules:
-      - alert: "LlamaSwap Pod_Restarts {x}"
-        expr: increase(kube_pod_container_status_restarts_total{namespace="ai"}[15m]) > 3
-        severity: warning
-        summary: "Pod {{ $labels.pod }} restarts <often> | {{ $value }}"
-        description: "{{ $labels.namespace }}/{{ $labels.pod }} restarted more than 3 times."
-        runbook:
-          explanation: |
-            The summary shows `{{ $labels.pod }}`; so does this sentence: {{ $labels.pod }}
-          causes:
-            - "{{ $labels.container }} crashes"
-          resolution:
-            - "Fix it in Git."
-''')
-
-
 def test_prometheus_templates_are_shown_literally(project):
     # Prometheus accepts any alert name; the naming convention (RG401) is a project choice.
     (project / ".rulegen.yaml").write_text("checks:\n  disable: [RG401, RG402]\n")
-    _add_templated_alert(project)
+    add_templated_alert(project)
     assert build(project) == 0
     page = (project / "runbooks/llama-swap.md").read_text()
     a = anchor("LlamaSwap Pod_Restarts {x}")

@@ -19,7 +19,7 @@ from rulegen.spec import triage
 from rulegen.validate import validate_texts
 from rulegen.validate.labelflow import can_carry
 
-from conftest import CORPUS, REPO
+from helpers import CORPUS, REPO
 
 SPEC = """\
 app: demo

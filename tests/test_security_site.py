@@ -25,8 +25,8 @@ from rulegen.render import safe
 from rulegen.spec import triage
 from rulegen.validate import validate_texts
 
-from conftest import REPO
-from test_site import mkdocs_build
+from helpers import REPO
+from helpers.site import mkdocs_build
 
 TOKEN = "rgxss"  # in every attack below, so the built HTML can be searched for it
 

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import yaml
 
@@ -13,19 +9,10 @@ from rulegen.cli import main
 from rulegen.pipeline import load_project
 from rulegen.render import site
 
-from test_runbook import _add_templated_alert
+from helpers.samples import add_templated_alert
+from helpers.site import mkdocs_build
 
-REPO = Path(__file__).resolve().parents[1]
 GUIDE = "# Argo CD sync guide\n\nHand-written. See [LlamaSwapDown](../llama-swap.md#llamaswapdown).\n"
-
-
-def mkdocs_build(project: Path, out: Path) -> subprocess.CompletedProcess:
-    """``.venv/bin/mkdocs build --strict -d <out>`` in ``project``."""
-    exe = REPO / ".venv/bin/mkdocs"
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "mkdocs"]
-    return subprocess.run(cmd + ["build", "--strict", "-d", str(out)], cwd=project,
-                          capture_output=True, text=True, timeout=300,
-                          env={"PATH": "/usr/bin:/bin", "NO_MKDOCS_2_WARNING": "1", "HOME": str(project)})
 
 
 def nav(text: str) -> list:
@@ -164,7 +151,7 @@ def test_build_never_touches_guides(project):
 
 def test_mkdocs_strict_build_passes(project, tmp_path):
     (project / ".rulegen.yaml").write_text("checks:\n  disable: [RG401, RG402]\n")
-    _add_templated_alert(project)
+    add_templated_alert(project)
     (project / "runbooks/guides").mkdir(parents=True, exist_ok=True)
     (project / "runbooks/guides/argocd.md").write_text(GUIDE)
     assert main(["-C", str(project), "build"]) == 0

@@ -22,7 +22,7 @@ from rulegen.spec import load_text, build_spec
 from rulegen.spec import slo as slo_mod
 from rulegen.validate import validate_texts
 
-from conftest import REPO
+from helpers import REPO
 
 SPEC = """\
 app: demo

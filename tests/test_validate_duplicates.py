@@ -8,7 +8,7 @@ from rulegen.config import Config
 from rulegen.findings import Severity
 from rulegen.spec import load_text
 from rulegen.validate import Context, validate, validate_texts
-from test_helm_support import HELPERS_TPL
+from helpers.helm import HELPERS_TPL
 
 ALERT = """\
       - alert: {name}

@@ -8,7 +8,7 @@ import random
 
 from jsonschema import Draft202012Validator
 
-from conftest import REPO
+from helpers import REPO
 from rulegen.spec import load_file
 from rulegen.validate.checks import schema as schema_check
 

@@ -18,7 +18,7 @@ from ruamel.yaml import YAML
 from rulegen.render.values import render_values, render_values_schema
 from rulegen.run import helm as helm_run
 from rulegen.run.helm import HelmError
-from test_helm_support import SITE, make_spec, write_chart
+from helpers.helm import SITE, make_spec, write_chart
 
 SPEC = {"app": "vals", "groups": [{"name": "main", "rules": [{"alert": "A", "expr": "up == 0"}]},
                                   {"name": "g: #2", "rules": [{"record": "r:up", "expr": "sum(up)"}]}]}

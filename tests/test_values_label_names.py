@@ -13,7 +13,7 @@ import pytest
 from rulegen.render.values import render_values_schema
 from rulegen.run import helm as helm_run
 from rulegen.run.helm import HelmError
-from test_helm_support import make_spec, write_chart
+from helpers.helm import make_spec, write_chart
 
 SPEC = {"app": "names", "groups": [{"name": "main", "rules": [{"alert": "NamesDown", "expr": "up == 0"}]}]}
 

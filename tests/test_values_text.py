@@ -12,7 +12,7 @@ from ruamel.yaml import YAML
 
 from rulegen.cli import main
 from rulegen.render.values import line_ending, render_values, render_values_schema
-from test_helm_support import SITE, make_spec
+from helpers.helm import SITE, make_spec
 
 SPEC = {"app": "vals", "groups": [{"name": "main", "rules": [{"alert": "A", "expr": "up == 0"}]}]}
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from rulegen.render.yamltext import _UNSAFE, double_quoted, go_string, helm_literal, yaml_key, yaml_string
-from test_helm_escaping import NASTY
+from helpers.samples import NASTY
 
 texts = st.one_of(st.text(), st.lists(st.sampled_from(NASTY), max_size=8).map("".join))
 

@@ -107,7 +107,7 @@ def test_alert_index_lists_every_alert(served_site, tmp_path):
 
 # ---------------------------------------------------------------------------------------------
 # The 3 a.m. page (issue 19): each alert's runbook_url at a desktop and a phone size, driven
-# through the DevTools protocol (tests/cdp.py). Screenshots go to browser-screenshots/
+# through the DevTools protocol (tests/helpers/cdp.py). Screenshots go to browser-screenshots/
 # (git-ignored) for a person to look at.
 
 from helpers.cdp import Browser  # noqa: E402

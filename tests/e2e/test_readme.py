@@ -144,7 +144,7 @@ def test_every_docs_page_and_every_moved_heading_is_reachable_from_the_readme():
 def test_kube_version_advice_does_not_claim_helm_defaults_to_1_20():
     """Regression (new-user review): README and `rulegen import --help` said helm's default
     Kubernetes version is 1.20; the pinned, release-stamped helm assumes a current one, and
-    kube-prometheus-stack imports without --kube-version (tests/test_import_kps.py)."""
+    kube-prometheus-stack imports without --kube-version (tests/importer/test_kps.py)."""
     help_text = help_of("import")
     assert "--kube-version V helm --kube-version: the cluster's Kubernetes version, for a chart whose " \
            "kubeVersion helm's default (the current version helm was built for) does not meet, or to " \

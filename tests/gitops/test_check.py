@@ -375,7 +375,7 @@ def test_a_write_that_fails_half_way_leaves_everything_as_it_was(project, capsys
 def test_an_output_folder_that_cannot_be_made_stops_build_before_it_writes_anything(project, capsys):
     # a chart path through a symlink to /proc: the folder cannot be made, even by root. The
     # link leads outside the project, so validation stops the build (RG742) before any write,
-    # and the writer alone would refuse it too (RG747, tests/test_containment.py)
+    # and the writer alone would refuse it too (RG747, tests/validate/test_paths.py)
     (project / "zz").symlink_to("/proc/self")
     spec = project / "rules/llama-swap.yaml"
     spec.write_text(spec.read_text().replace("path: charts/llama-swap", "path: zz/chart"), encoding="utf-8")

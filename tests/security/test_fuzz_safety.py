@@ -74,7 +74,7 @@ groups:
 
 @pytest.fixture(scope="module")
 def root(linked_root):
-    """A project whose folders hold links of every kind (see tests/test_containment.py)."""
+    """A project whose folders hold links of every kind (see tests/validate/test_paths.py)."""
     return linked_root
 
 

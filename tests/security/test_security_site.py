@@ -283,7 +283,7 @@ def test_values_from_the_url_lose_control_characters():
 
 def test_a_broken_image_in_notes_fails_check_as_it_fails_mkdocs(project, tmp_path, capsys):
     """The full differential (every kind of link mkdocs --strict fails on) is in
-    tests/test_links_differential.py; this is the issue's example."""
+    tests/gitops/test_links_differential.py; this is the issue's example."""
     assert main(["-C", str(project), "build"]) == 0
     page = project / "runbooks/llama-swap.md"
     _set_notes(page, "LlamaSwapDown", "Latency: ![graph](img/latency.png)\n")

@@ -33,8 +33,9 @@ from ruamel.yaml.scalarstring import (DoubleQuotedScalarString, FoldedScalarStri
                                       ScalarString, SingleQuotedScalarString)
 
 from ..findings import Finding, Severity
+from ..promql.syntax import parse as parse_promql
 from ..spec import durations
-from ..validate.checks import gotemplate, promql
+from ..validate.checks import gotemplate
 from ..validate.checks.yamltraps import yaml11_type
 from .helmtext import PLACEHOLDER_RE
 from .sources import RuleSet, describe
@@ -244,7 +245,7 @@ def rule_rejected(rs: RuleSet, r, kind: str, name: str, expr: str) -> tuple[int,
     else None. ``expr`` is the expression text."""
     if kind == "record" and not METRIC_NAME_RE.match(name):
         return _line(r, "record"), f"recording rule name {name!r} is not a valid metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)"
-    _, err = promql.parse(expr)
+    _, err = parse_promql(expr)
     if err is not None:
         return _line(r, "expr"), f"`expr` does not parse as PromQL: {err}"
     for k in ("for", "keep_firing_for"):

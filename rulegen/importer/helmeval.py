@@ -26,6 +26,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..promql.gotmpl import Action, body_tokens, defined_name, lex_action, split, unquote
+from ..promql.gotmpl import TemplateSyntaxError
+
 
 class _Unknown:
     """The value of an expression that cannot be known statically."""
@@ -82,38 +85,42 @@ class Context:
                 "Capabilities": UNKNOWN, "Files": UNKNOWN, "Template": UNKNOWN}
 
 
-_TOKEN = re.compile(r'''\s*(?:
-    (?P<str>"(?:[^"\\]|\\.)*"|`[^`]*`)
-  | (?P<num>-?\d+(?:\.\d+)?)
-  | (?P<field>\$?[A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)+|\$[A-Za-z_0-9]*|\.)
-  | (?P<ident>[A-Za-z_][A-Za-z_0-9]*)
-  | (?P<op>[()|])
-)''', re.X)
+#: The number operands the evaluator reads (others, such as ``0x10`` or ``1e3``, are UNKNOWN).
+_PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_OPS = {"lparen": "(", "rparen": ")", "pipe": "|"}
 
 
 def _tokens(expr: str) -> list[tuple[str, str]] | None:
-    out, pos = [], 0
-    expr = expr.strip()
-    while pos < len(expr):
-        m = _TOKEN.match(expr, pos)
-        if not m or m.end() == pos:
+    """(kind, text) operands and operators of the pipeline ``expr``, from Go's lexer
+    (:func:`rulegen.promql.gotmpl.body_tokens`): ``str`` (a string or raw string), ``num``,
+    ``field`` (a variable or ``.`` with the fields chained to it: ``$x.a.b``), ``ident`` and
+    ``op`` (``(``, ``)``, ``|``). None for what the evaluator does not read (declarations,
+    character constants, commas, a field of a function's result)."""
+    toks = body_tokens(expr)
+    if toks is None:
+        return None
+    out: list[tuple[str, str]] = []
+    prev = None
+    for t in toks:
+        adjacent = prev is not None and prev.pos + len(prev.val) == t.pos and t.typ == "field"
+        if adjacent and prev.typ == "ident":
+            return None  # `name.field`: a field of a function's result
+        if adjacent and prev.typ in ("var", "dot", "field"):
+            out[-1] = ("field", out[-1][1] + t.val)
+        elif t.typ in ("var", "dot", "field"):
+            out.append(("field", t.val))
+        elif t.typ in ("string", "raw"):
+            out.append(("str", t.val))
+        elif t.typ == "number" and _PLAIN_NUMBER.fullmatch(t.val):
+            out.append(("num", t.val))
+        elif t.typ in ("ident", "keyword", "bool", "nil"):
+            out.append(("ident", t.val))
+        elif t.typ in _OPS:
+            out.append(("op", _OPS[t.typ]))
+        else:
             return None
-        kind = m.lastgroup
-        out.append((kind, m.group(kind)))
-        pos = m.end()
-        while pos < len(expr) and expr[pos] in " \t\n":
-            pos += 1
+        prev = t
     return out
-
-
-def _unquote(s: str) -> str:
-    if s.startswith("`"):
-        return s[1:-1]
-    import json
-    try:
-        return json.loads(s)
-    except ValueError:
-        return s[1:-1]
 
 
 def evaluate(expr: str, ctx: Context, dot=None):
@@ -159,7 +166,7 @@ def _operand(kind, text, ctx, dot):
     if kind == "val":
         return text
     if kind == "str":
-        return _unquote(text)
+        return unquote(text)
     if kind == "num":
         return float(text) if "." in text else int(text)
     if kind == "ident":
@@ -397,7 +404,6 @@ def execute(body: str, ctx: Context, dot=None):
     """What the template text ``body`` (a ``define``'s body) prints, or UNKNOWN: text,
     value actions, assignments, ``if``/``else if``/``else``/``with``/``end``, trim markers.
     ``range`` over a known empty collection prints nothing; otherwise UNKNOWN."""
-    from .helmtext import _kind, _split
     out: list[str] = []
     # each frame: [keyword, taking (bool), taken_any (bool), saved dot]
     stack: list[list] = []
@@ -406,7 +412,7 @@ def execute(body: str, ctx: Context, dot=None):
     def active() -> bool:
         return all(f[1] for f in stack)
 
-    for kind, piece in _split(body):
+    for kind, piece in split(body):
         if kind == "text":
             if trim_next:
                 piece = piece.lstrip(" \t\r\n")
@@ -418,7 +424,7 @@ def execute(body: str, ctx: Context, dot=None):
         if a.trim_left and out:
             out[-1] = out[-1].rstrip(" \t\r\n")
         trim_next = a.trim_right
-        k = _kind(a)
+        k = action_kind(a)
         b = a.body
         if k in ("if", "with"):
             if not active():
@@ -474,22 +480,21 @@ def execute(body: str, ctx: Context, dot=None):
 def helpers_of(text: str) -> dict:
     """``define`` name -> body for every ``{{ define "name" }}...{{ end }}`` in ``text``
     (a ``_helpers.tpl``), nested blocks counted."""
-    from .helmtext import _kind, _split
     out: dict = {}
     name = None
     depth = 0
     buf: list[str] = []
-    for kind, piece in _split(text):
+    for kind, piece in split(text):
         if kind == "text":
             if name is not None:
                 buf.append(piece)
             continue
-        k = _kind(piece)
+        k = action_kind(piece)
         if name is None:
-            m = re.match(r'define\s+"([^"]+)"', piece.body)
-            if m:
+            defined = defined_name(piece)
+            if defined is not None:
                 # a `-}}` on the define trims the body's leading whitespace
-                name, depth, buf, buf_trim = m.group(1), 0, [], piece.trim_right
+                name, depth, buf, buf_trim = defined, 0, [], piece.trim_right
             continue
         if k in ("if", "with", "range", "define", "block"):
             depth += 1
@@ -504,3 +509,76 @@ def helpers_of(text: str) -> dict:
             depth -= 1
         buf.append(piece.raw)
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# What an action is
+
+
+_PROM_VARS = re.compile(r"\$(labels|value|externalLabels|externalURL)\b|\.Labels\b|\bhumanize")
+
+
+def _string_args(body: str) -> list[str] | None:
+    """The values of ``body`` when it is only Go string literals separated by spaces, else None."""
+    toks = body_tokens(body)
+    if toks is None or any(t.typ not in ("string", "raw") for t in toks):
+        return None
+    return [unquote(t.val) for t in toks]
+
+
+def literal_value(body: str) -> str | None:
+    """What an action prints when that does not depend on values: a string literal, or
+    ``print``/``printf`` of string literals. None otherwise."""
+    body = body.strip()
+    if body.startswith("(") and body.endswith(")"):
+        body = body[1:-1].strip()
+    m = re.match(r"(print|printf)\s", body)
+    if not m:
+        args = _string_args(body)
+        return args[0] if args is not None and len(args) == 1 else None
+    args = _string_args(body[m.end():])
+    if not args:
+        return None
+    if m.group(1) == "print":
+        return "".join(args)
+    fmt, rest = args[0], list(args[1:])
+    out = []
+    i = 0
+    while i < len(fmt):
+        if fmt[i] == "%":
+            verb = fmt[i + 1:i + 2]
+            if verb == "%":
+                out.append("%")
+            elif verb in ("s", "v") and rest:
+                out.append(rest.pop(0))
+            else:
+                return None
+            i += 2
+        else:
+            out.append(fmt[i])
+            i += 1
+    return None if rest else "".join(out)
+
+
+def action_kind(a: Action) -> str:
+    """What the action ``a`` is: ``comment``, ``literal`` (prints a fixed string, see
+    :func:`literal_value`), a keyword (``if``, ``else``, ``end``, ``with``, ``range``,
+    ``define``, ``block``, ``template``, ``break``, ``continue``), ``assign`` (``$x := ...``),
+    ``prometheus`` (a Prometheus alert template: ``$labels``, ``$value``, ``humanize``...) or
+    ``value`` (prints a value)."""
+    b = a.body
+    if b.startswith("/*"):
+        return "comment"
+    if literal_value(b) is not None:
+        return "literal"
+    try:
+        toks = [t for t in lex_action(b + " }}", 0, strict=False)[0] if t.typ != "space"]
+    except TemplateSyntaxError:
+        toks = []
+    if toks and toks[0].typ == "keyword":
+        return toks[0].val
+    if len(toks) > 1 and toks[0].typ == "var" and toks[1].typ in ("declare", "assign"):
+        return "assign"
+    if _PROM_VARS.search(b):
+        return "prometheus"
+    return "value"

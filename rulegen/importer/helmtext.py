@@ -29,14 +29,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..promql.gotmpl import Action, TemplateSyntaxError, lex_action, split
+from . import helmeval as ev
+from .helmeval import action_kind, literal_value
+
 #: Placeholder for an action whose output depends on values: ``__helm_<n>__``.
 PLACEHOLDER = "__helm_{}__"
 PLACEHOLDER_RE = re.compile(r"__helm_(\d+)__")
 
-_KEYWORDS = {"if", "else", "end", "with", "range", "define", "template", "block", "break", "continue"}
-_PROM_VARS = re.compile(r"\$(labels|value|externalLabels|externalURL)\b|\.Labels\b|\bhumanize")
 #: Objects only Helm defines (Helm docs, "Built-in Objects"); Prometheus' template data has none.
-_HELM_OBJECTS = re.compile(r"(?<![\w$.])\.(?:Values|Release|Chart|Capabilities|Files|Template|Subcharts)\b")
+_HELM_OBJECTS = frozenset({".Values", ".Release", ".Chart", ".Capabilities", ".Files", ".Template", ".Subcharts"})
 #: Functions only Helm (and its Sprig library) defines, among those charts use around rules.
 #: Go's builtins (``print``, ``printf``...) and Prometheus' functions are not here.
 _HELM_FUNCS = frozenset({
@@ -45,16 +47,26 @@ _HELM_FUNCS = frozenset({
     "trimPrefix", "trim", "replace", "lower", "upper", "dict", "list", "get", "hasKey", "merge", "ternary",
     "empty", "coalesce", "semverCompare", "b64enc", "b64dec", "sha256sum", "contains", "hasPrefix", "toString",
 })
-_STRING_LIT = re.compile(r'"(?:[^"\\\n]|\\.)*"|`[^`]*`|\'(?:[^\'\\]|\\.)*\'')
-_WORD = re.compile(r"(?<![\w$.])[A-Za-z_]\w*")
+_CHAINED = re.compile(r"[\w$.]")
 
 
 def _helm_only(body: str) -> bool:
-    """True when the action ``body`` uses a Helm object or function (string literals aside)."""
-    code = _STRING_LIT.sub('""', body)
-    if code.lstrip().startswith("/*"):
+    """True when the action ``body`` uses a Helm object (``.Values``...) or function
+    (``include``...): a name or field that starts an operand (not one chained to a word,
+    ``$`` or ``.`` before it; string literals aside)."""
+    if body.lstrip().startswith("/*"):
         return False
-    return bool(_HELM_OBJECTS.search(code)) or any(w in _HELM_FUNCS for w in _WORD.findall(code))
+    try:
+        toks, _ = lex_action(body + " }}", 0, strict=False)
+    except TemplateSyntaxError:
+        return False
+    for t in toks:
+        if t.pos and _CHAINED.match(body, t.pos - 1):
+            continue
+        if (t.typ == "field" and t.val in _HELM_OBJECTS) or \
+                (t.typ in ("ident", "keyword", "bool", "nil") and t.val in _HELM_FUNCS):
+            return True
+    return False
 
 
 def looks_like_helm(text: str) -> bool:
@@ -88,20 +100,9 @@ def looks_like_helm(text: str) -> bool:
         if isinstance(tok, yaml.FlowMappingStartToken) and text.startswith("{{", tok.start_mark.index):
             return True
         if isinstance(tok, yaml.ScalarToken) and "{{" in tok.value and any(
-                kind == "action" and _helm_only(a.body) for kind, a in _split(tok.value)):
+                kind == "action" and _helm_only(a.body) for kind, a in split(tok.value)):
             return True
     return False
-
-
-@dataclass
-class Action:
-    """One ``{{ ... }}`` action: ``body`` without delimiters and trim markers, 1-based ``line``."""
-
-    raw: str
-    body: str
-    line: int
-    trim_left: bool
-    trim_right: bool
 
 
 @dataclass
@@ -138,170 +139,6 @@ class HelmText:
     dropped: set = field(default_factory=set)
 
 
-def _split(text: str):
-    """Yield ("text", str) and ("action", Action) pieces. An unterminated action is text."""
-    pos = 0
-    line = 1
-    n = len(text)
-    while pos < n:
-        start = text.find("{{", pos)
-        if start < 0:
-            yield "text", text[pos:]
-            return
-        if start > pos:
-            yield "text", text[pos:start]
-            line += text.count("\n", pos, start)
-        end = _action_end(text, start)
-        if end < 0:
-            yield "text", text[start:]
-            return
-        raw = text[start:end]
-        inner = raw[2:-2]
-        trim_left = inner.startswith("- ") or inner.startswith("-\t") or inner.startswith("-\n")
-        trim_right = inner.endswith(" -") or inner.endswith("\t-") or inner.endswith("\n-")
-        body = inner[1:] if trim_left else inner
-        body = body[:-1] if trim_right else body
-        yield "action", Action(raw, body.strip(), line, trim_left, trim_right)
-        line += raw.count("\n")
-        pos = end
-
-
-def _action_end(text: str, start: int) -> int:
-    """Index just past the ``}}`` closing the action at ``start``, or -1."""
-    i = start + 2
-    n = len(text)
-    if text.startswith("- ", i):
-        i += 2
-    j = i
-    while j < n and text[j] in " \t\n":
-        j += 1
-    if text.startswith("/*", j):
-        close = text.find("*/", j + 2)
-        if close < 0:
-            return -1
-        k = close + 2
-        while k < n and text[k] in " \t\n-":
-            k += 1
-        return k + 2 if text.startswith("}}", k) else -1
-    while i < n:
-        c = text[i]
-        if c == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-        elif c == "`":
-            close = text.find("`", i + 1)
-            if close < 0:
-                return -1
-            i = close
-        elif c == "'":
-            i += 1
-            while i < n and text[i] != "'":
-                i += 2 if text[i] == "\\" else 1
-        elif text.startswith("}}", i):
-            return i + 2
-        i += 1
-    return -1
-
-
-_GO_ESC = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "'": "'", "a": "\a", "b": "\b",
-           "f": "\f", "v": "\v"}
-
-
-def _string_args(body: str) -> list[str] | None:
-    """The values of ``body`` when it is only Go string literals separated by spaces, else None."""
-    out = []
-    i, n = 0, len(body)
-    while i < n:
-        c = body[i]
-        if c in " \t\n":
-            i += 1
-            continue
-        if c == "`":
-            close = body.find("`", i + 1)
-            if close < 0:
-                return None
-            out.append(body[i + 1:close])
-            i = close + 1
-        elif c == '"':
-            buf = []
-            i += 1
-            while i < n and body[i] != '"':
-                if body[i] == "\\" and i + 1 < n:
-                    e = body[i + 1]
-                    if e in _GO_ESC:
-                        buf.append(_GO_ESC[e])
-                        i += 2
-                    elif e == "x" and re.fullmatch(r"[0-9a-fA-F]{2}", body[i + 2:i + 4]):
-                        buf.append(chr(int(body[i + 2:i + 4], 16)))
-                        i += 4
-                    elif e == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", body[i + 2:i + 6]):
-                        buf.append(chr(int(body[i + 2:i + 6], 16)))
-                        i += 6
-                    else:
-                        return None
-                else:
-                    buf.append(body[i])
-                    i += 1
-            if i >= n:
-                return None
-            out.append("".join(buf))
-            i += 1
-        else:
-            return None
-    return out
-
-
-def literal_value(body: str) -> str | None:
-    """What an action prints when that does not depend on values: a string literal, or
-    ``print``/``printf`` of string literals. None otherwise."""
-    body = body.strip()
-    if body.startswith("(") and body.endswith(")"):
-        body = body[1:-1].strip()
-    m = re.match(r"(print|printf)\s", body)
-    if not m:
-        args = _string_args(body)
-        return args[0] if args is not None and len(args) == 1 else None
-    args = _string_args(body[m.end():])
-    if not args:
-        return None
-    if m.group(1) == "print":
-        return "".join(args)
-    fmt, rest = args[0], list(args[1:])
-    out = []
-    i = 0
-    while i < len(fmt):
-        if fmt[i] == "%":
-            verb = fmt[i + 1:i + 2]
-            if verb == "%":
-                out.append("%")
-            elif verb in ("s", "v") and rest:
-                out.append(rest.pop(0))
-            else:
-                return None
-            i += 2
-        else:
-            out.append(fmt[i])
-            i += 1
-    return None if rest else "".join(out)
-
-
-def _kind(a: Action) -> str:
-    b = a.body
-    if b.startswith("/*"):
-        return "comment"
-    if literal_value(b) is not None:
-        return "literal"
-    word = re.match(r"[A-Za-z_]+", b)
-    if word and word.group(0) in _KEYWORDS:
-        return word.group(0)
-    if re.match(r"\$[A-Za-z_0-9]*\s*:?=", b):
-        return "assign"
-    if _PROM_VARS.search(b):
-        return "prometheus"
-    return "value"
-
-
 def read_template(text: str, ctx=None) -> HelmText:
     """Read a Helm template as the YAML it prints (see the module docstring).
 
@@ -314,7 +151,6 @@ def read_template(text: str, ctx=None) -> HelmText:
 
     Returns a :class:`HelmText` whose ``text`` has exactly as many lines as ``text``.
     """
-    from . import helmeval as ev
     nlines = text.count("\n") + 1
     out = [""] * nlines
     has_action = [False] * nlines
@@ -360,7 +196,7 @@ def read_template(text: str, ctx=None) -> HelmText:
             return None
         return t
 
-    for kind, piece in _split(text):
+    for kind, piece in split(text):
         if kind == "text":
             segs = piece.split("\n")
             for si, seg in enumerate(segs):
@@ -383,7 +219,7 @@ def read_template(text: str, ctx=None) -> HelmText:
             has_action[k] = True
         if a.trim_left:
             out[line] = out[line].rstrip(" \t")
-        k = _kind(a)
+        k = action_kind(a)
         if k in ("if", "with", "range", "define", "block"):
             skip_body = k in ("range", "define", "block")
             cond, cval = (None, None)

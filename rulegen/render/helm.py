@@ -66,9 +66,8 @@ import re
 from pathlib import Path
 
 from ..spec import Spec
+from ..promql.gotmpl import defined_names
 from ..spec.model import DEFAULT_TEMPLATE
-
-_DEFINE = re.compile(r'\{\{-?\s*define\s+"([^"]+)"')
 
 #: The hand-written chart files rulegen copies, under its package's ``templates/helm/``.
 HELPER_FILE = "_rulegen.tpl"
@@ -95,7 +94,7 @@ def chart_helpers(chart_dir: Path) -> set[str]:
     if tdir.is_dir():
         for f in sorted(tdir.glob("*.tpl")):
             try:
-                names.update(_DEFINE.findall(f.read_text(encoding="utf-8")))
+                names.update(defined_names(f.read_text(encoding="utf-8")))
             except (OSError, UnicodeDecodeError):
                 continue
     return names

@@ -40,6 +40,7 @@ import re
 
 import yaml
 
+from ..promql.gotmpl import split
 from ..spec import Spec
 from ..spec.durations import canonical
 from .slug import anchor, page_url
@@ -47,7 +48,6 @@ from .slug import anchor, page_url
 RULES_FILE = "rules.yaml"  # name of the extracted rule groups next to the test file
 DEFAULT_EXTERNAL_URL = "http://localhost:9090"  # promtool's default external_url... see below
 
-_ACTION = re.compile(r"\{\{(-?)(.*?)(-?)\}\}", re.S)
 _LABEL_REF = re.compile(r"^\s*(?:\$labels|\.Labels)\.([a-zA-Z_][a-zA-Z0-9_]*)\s*$")
 _INDEX_REF = re.compile(r'^\s*index\s+(?:\$labels|\.Labels)\s+"([^"\\]*)"\s*$')
 _EXT_LABEL_REF = re.compile(r"^\s*(?:\$externalLabels|\.ExternalLabels)\.([a-zA-Z_][a-zA-Z0-9_]*)\s*$")
@@ -71,14 +71,20 @@ def expand(template: str, labels: dict, external_labels: dict | None = None,
         NotExpandable: the template has any other action.
     """
     external_labels = external_labels or {}
-    out = []
-    pos = 0
-    for m in _ACTION.finditer(template):
-        text = template[pos:m.start()]
-        if m.group(1):
-            text = text.rstrip(" \t\r\n")
-        out.append(text)
-        body = m.group(2)
+    out: list[str] = []
+    trim_next = False
+    last_text = False  # out[-1] is template text (which a `{{-` trims), not an action's output
+    for kind, piece in split(template):
+        if kind == "text":
+            if "{{" in piece:  # an action that is never closed
+                raise NotExpandable(piece[piece.index("{{") + 2:].strip())
+            out.append(piece.lstrip(" \t\r\n") if trim_next else piece)
+            trim_next, last_text = False, True
+            continue
+        if piece.trim_left and last_text:
+            out[-1] = out[-1].rstrip(" \t\r\n")
+        trim_next, last_text = piece.trim_right, False
+        body = piece.body
         lm = _LABEL_REF.match(body) or _INDEX_REF.match(body)
         em = _EXT_LABEL_REF.match(body)
         if lm:
@@ -91,11 +97,6 @@ def expand(template: str, labels: dict, external_labels: dict | None = None,
             pass
         else:
             raise NotExpandable(body.strip())
-        pos = m.end()
-        if m.group(3):
-            rest = template[pos:]
-            pos += len(rest) - len(rest.lstrip(" \t\r\n"))
-    out.append(template[pos:])
     return "".join(out)
 
 

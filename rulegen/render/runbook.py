@@ -42,6 +42,7 @@ import functools
 import re
 
 from ..gitops.ownership import slot_marker
+from ..promql.gotmpl import split
 from ..spec import Spec
 from ..spec import triage
 from ..spec.durations import canonical
@@ -163,7 +164,6 @@ def first_check(blocks: list, expr: str, variables: dict | None) -> str | None:
     return None
 
 
-_TEMPLATE = re.compile(r"\{\{-?(.*?)-?\}\}", re.S)
 _LABEL_REF = re.compile(r'\$labels\.([A-Za-z_][A-Za-z0-9_]*)|index\s+\$labels\s+"([^"]+)"|\$labels\s*\|\s*index\s+"([^"]+)"')
 
 
@@ -171,15 +171,16 @@ def readable(text: str) -> str:
     """Prometheus template text for a person: each ``{{ ... }}`` action becomes ``‹label›``
     for a label reference (``{{ $labels.namespace }}`` -> ``‹namespace›``), ``‹value›`` for
     ``$value``, and ``‹…›`` for anything else; the rest is unchanged."""
-    def one(m):
-        body = m.group(1)
+    def one(body: str) -> str:
         ref = _LABEL_REF.search(body)
         if ref:
             return "‹" + next(g for g in ref.groups() if g) + "›"
         if "$value" in body:
             return "‹value›"
         return "‹…›"
-    return _TEMPLATE.sub(one, text) if "{{" in text else text
+    if "{{" not in text:
+        return text
+    return "".join(piece if kind == "text" else one(piece.body) for kind, piece in split(text))
 
 
 class QueryLinks:

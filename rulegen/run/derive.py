@@ -59,6 +59,8 @@ from dataclasses import dataclass, field
 
 import promql_parser as pp
 
+from ..promql.matchers import matches, op_text
+from ..promql.series import series_text, short_number
 from ..spec import Spec
 from ..spec.durations import format_ms, parse_ms
 
@@ -233,40 +235,35 @@ def analyze_record(expr: str) -> Shape:
 
 # --- labels ---------------------------------------------------------------------------------
 
-def _matching(m) -> str | None:
-    """A label value the matcher ``m`` accepts."""
-    if m.op == pp.MatchOp.Equal:
-        return m.value
-    if m.op == pp.MatchOp.NotEqual:
-        return "other" if m.value != "other" else "another"
-    rx = re.compile(m.value)
-    if m.op == pp.MatchOp.Re:
-        for cand in [*_alternatives(m.value), "x", "a", "1", ""]:
-            if rx.fullmatch(cand):
-                return cand
-        return None
-    for cand in ("other", "another", "x-other"):
-        if not rx.fullmatch(cand):
-            return cand
-    return None
+def _pick(m, accept: bool) -> str:
+    """A label value the matcher ``m`` accepts (``accept``) or refuses (for the near-miss
+    series): the matcher's own value or ``other``, or for a regex the first candidate that
+    it decides as wanted.
+
+    Raises:
+        Manual: no candidate is decided as wanted (or the regex is one rulegen does not read
+            like RE2).
+    """
+    op = op_text(m)
+    if op in ("=", "!="):
+        return m.value if (op == "=") == accept else ("other" if m.value != "other" else "another")
+    if (op == "=~") == accept:  # a value the regex matches
+        cands = [*_alternatives(m.value), "x", "a", "1"] + ([""] if accept else [])
+    else:
+        cands = ["other", "another", "x-other"] + ([] if accept else ["zz"])
+    got = next((c for c in cands if matches(op, m.value, c) is accept), None)
+    if got is None:
+        raise Manual(f"no label value found that matches `{m}`" if accept
+                     else f"no label value found that `{m}` refuses")
+    return got
 
 
-def _missing(m) -> str | None:
-    """A label value the matcher ``m`` refuses (for the near-miss series)."""
-    if m.op == pp.MatchOp.Equal:
-        return "other" if m.value != "other" else "another"
-    if m.op == pp.MatchOp.NotEqual:
-        return m.value
-    rx = re.compile(m.value)
-    if m.op == pp.MatchOp.NotRe:
-        for cand in [*_alternatives(m.value), "x", "a", "1"]:
-            if rx.fullmatch(cand):
-                return cand
-        return None
-    for cand in ("other", "another", "x-other", "zz"):
-        if not rx.fullmatch(cand):
-            return cand
-    return None
+def _label_matchers(sides: list):
+    """(side, matcher) for every label matcher of ``sides`` (the metric name left out)."""
+    for side in sides:
+        for m in side.matchers:
+            if m.name != "__name__":
+                yield side, m
 
 
 def _alternatives(regex: str) -> list[str]:
@@ -283,13 +280,9 @@ def _alternatives(regex: str) -> list[str]:
 def _labels(side: Side, by: list | None) -> dict:
     """Series labels for ``side``: what its matchers require, plus a value for each ``by`` label."""
     out: dict = {}
-    for m in side.matchers:
-        if m.name == "__name__":
-            continue
-        v = _matching(m)
-        if v is None:
-            raise Manual(f"no label value found that matches `{m}`")
-        if v != "" and m.op in (pp.MatchOp.Equal, pp.MatchOp.Re):
+    for _, m in _label_matchers([side]):
+        v = _pick(m, True)
+        if v != "" and op_text(m) in ("=", "=~"):
             out[m.name] = v  # a missing label already satisfies `!=` and `!~`
     for label in by or []:
         out.setdefault(label, f"{label}-1")
@@ -299,16 +292,7 @@ def _labels(side: Side, by: list | None) -> dict:
 def _near_misses(sides: list, labels: dict) -> list[tuple[Side, dict]]:
     """Per label matcher of ``sides``, the side and ``labels`` with that one label changed to
     a value the matcher refuses: a series that misses only that matcher."""
-    out = []
-    for side in sides:
-        for m in side.matchers:
-            if m.name == "__name__":
-                continue
-            miss = _missing(m)
-            if miss is None:
-                raise Manual(f"no label value found that `{m}` refuses")
-            out.append((side, {**labels, m.name: miss}))
-    return out
+    return [(side, {**labels, m.name: _pick(m, False)}) for side, m in _label_matchers(sides)]
 
 
 def _near_series(shape: Shape, owner: Side, inputs: list[tuple[Side, str]]) -> list[tuple[Side, str]]:
@@ -323,17 +307,7 @@ def _near_series(shape: Shape, owner: Side, inputs: list[tuple[Side, str]]) -> l
 def _series(name: str | None, labels: dict) -> str:
     if not name:
         raise Manual("a selector without a metric name")
-    inner = ", ".join(f'{k}="{v}"' for k, v in labels.items())
-    return f"{name}{{{inner}}}" if inner else name
-
-
-def _num(v: float) -> str:
-    """A number as promtool values text: 12 significant digits at most (0.075, not
-    0.07500000000000001), 2 not 2.0."""
-    v = float(format(v, ".12g"))
-    if math.isfinite(v) and v == int(v) and abs(v) < 1e15:
-        return str(int(v))
-    return repr(v)
+    return series_text(name, labels)
 
 
 # --- values ---------------------------------------------------------------------------------
@@ -410,7 +384,7 @@ def _equivalents(spec: Spec, group, rule, shape: Shape) -> list[tuple[str, str]]
     for part in shape.parts or [shape]:
         if part.op is None:
             continue
-        cmp_text = f"`{_cmp_text(part)}` becomes `!= {_num(part.compared if part.compared is not None else part.threshold)}`"
+        cmp_text = f"`{_cmp_text(part)}` becomes `!= {short_number(part.compared if part.compared is not None else part.threshold)}`"
         seen[cmp_text] = seen.get(cmp_text, 0) + 1
         counter = part.kind == "counter" or part.kind == "ratio" and part.sides[0].func
         if counter and part.op == ">" and part.threshold == 0 and nth(cmp_text, seen[cmp_text]) in texts:
@@ -478,7 +452,7 @@ def derive(spec: Spec, group, rule) -> Derived:
     if shape.kind == "ratio" and shape.sides[0].func and shape.op in (">", ">=", "<", "<="):
         # each rate is computed in floating point: their ratio is never fed exactly the threshold
         other = {">": ">=", ">=": ">", "<": "<=", "<=": "<"}[shape.op]
-        notes.append(f"`{shape.op} {_num(shape.threshold)}` against `{other} {_num(shape.threshold)}` is not "
+        notes.append(f"`{shape.op} {short_number(shape.threshold)}` against `{other} {short_number(shape.threshold)}` is not "
                      "pinned: a ratio of two rates cannot be fed exactly the threshold; write that case "
                      "by hand if the boundary matters")
     return Derived(rule, _threshold_tests(shape, for_k, step_ms, step_s, interval),
@@ -505,10 +479,10 @@ def _absent_tests(shape: Shape, for_k: int, step_ms: int, interval: str) -> list
     if shape.absent_cmp:
         op, n = shape.absent_cmp
         fire, _quiet = _sides_of(op, n)
-        present = _num(fire[0])
+        present = short_number(fire[0])
     # absent() of a selector keeps its equality matchers' labels; of a comparison, none
     exp = {m.name: m.value for m in side.matchers
-           if m.op == pp.MatchOp.Equal and m.name != "__name__"} if not shape.absent_cmp else {}
+           if op_text(m) == "=" and m.name != "__name__"} if not shape.absent_cmp else {}
     near = [{"series": _series(side.name, nl), "values": f"{present}x{total}"}
             for _owner, nl in _near_misses([side], labels)]
     firing = _firing_test("fires when the series is missing for `for`, not before"
@@ -522,9 +496,9 @@ def _absent_tests(shape: Shape, for_k: int, step_ms: int, interval: str) -> list
         _fire, quiet = _sides_of(op, n)
         for v in quiet:
             tests.append({
-                "name": f"fires when the series is there with the value {_num(v)}",
+                "name": f"fires when the series is there with the value {short_number(v)}",
                 "interval": interval,
-                "input_series": [{"series": _series(side.name, labels), "values": f"{_num(v)}x{total}"}],
+                "input_series": [{"series": _series(side.name, labels), "values": f"{short_number(v)}x{total}"}],
                 "alert_rule_test": [{"eval_time": _when(for_k, step_ms), "exp_alerts": [{"exp_labels": exp}]}],
             })
     tests.append({
@@ -569,21 +543,21 @@ def _inputs(shape: Shape, labels: dict, v: float, step_s: int, total: int) -> li
     """Input series (side, labels, values text) that put ``shape``'s compared value at ``v``."""
     main = shape.sides[0]
     if shape.kind == "value":
-        return [(main, labels, f"{_num(v)}x{total}")]
+        return [(main, labels, f"{short_number(v)}x{total}")]
     if shape.kind == "counter":
         return [(main, labels, _counter(v, main, step_s, total))]
     a, b = shape.sides
     den = 100.0
     if a.func:  # both counters grow every sample: b by 100, a by 100 times the ratio
-        return [(a, labels, f"0+{_num(v * den)}x{total}" if v else f"0x{total}"),
-                (b, labels, f"0+{_num(den)}x{total}")]
-    return [(a, labels, f"{_num(v * den)}x{total}"), (b, labels, f"{_num(den)}x{total}")]
+        return [(a, labels, f"0+{short_number(v * den)}x{total}" if v else f"0x{total}"),
+                (b, labels, f"0+{short_number(den)}x{total}")]
+    return [(a, labels, f"{short_number(v * den)}x{total}"), (b, labels, f"{short_number(den)}x{total}")]
 
 
 def _threshold_tests(shape: Shape, for_k: int, step_ms: int, step_s: int, interval: str) -> list:
     op = shape.op
     fire, quiet = _fire_quiet(shape, step_s)
-    shown = lambda v: _num(v * shape.scale)  # noqa: E731  (the value the comparison sees)
+    shown = lambda v: short_number(v * shape.scale)  # noqa: E731  (the value the comparison sees)
     main = shape.sides[0]
     labels = _shape_labels(shape)
     exp = {k: labels[k] for k in shape.by} if shape.by is not None else dict(labels)
@@ -643,18 +617,18 @@ def _jump_test(shape: Shape, labels: dict, exp: dict, fire: list, quiet: list, f
     w_k = side.range_s // step_s
     if side.range_s % step_s or for_k > w_k - 2:
         return None
-    jump = float(_num(n * side.range_s if side.func == "rate" else n))
+    jump = float(short_number(n * side.range_s if side.func == "rate" else n))
     if (jump / side.range_s if side.func == "rate" else jump) != n or jump <= 0:
         return None
     k0 = 2
     total = k0 + w_k + 2
-    values = f"0x{k0 - 1} {_num(jump)}x{total - k0}"
+    values = f"0x{k0 - 1} {short_number(jump)}x{total - k0}"
     at = _when(k0 + for_k, step_ms)
     if op == ">":
-        return {"name": f"does not fire when the value is exactly {_num(n * shape.scale)}",
+        return {"name": f"does not fire when the value is exactly {short_number(n * shape.scale)}",
                 "interval": interval, "input_series": [{"series": _series(side.name, labels), "values": values}],
                 "alert_rule_test": [{"eval_time": at, "exp_alerts": []}]}
-    return {"name": f"fires when the value is exactly {_num(n * shape.scale)}",
+    return {"name": f"fires when the value is exactly {short_number(n * shape.scale)}",
             "interval": interval, "input_series": [{"series": _series(side.name, labels), "values": values}],
             "alert_rule_test": [{"eval_time": at, "exp_alerts": [{"exp_labels": exp}]}]}
 
@@ -693,9 +667,9 @@ def _and_tests(shape: Shape, for_k: int, step_ms: int, step_s: int, interval: st
 
     name = "fires when both conditions hold" + (" for `for`, not before" if for_k else "")
     tests = [_firing_test(name, series(fa[0], fb[0], labels), start_k, for_k, step_ms, interval, exp, total)]
-    quiet_cases = [(f"does not fire when `{_cmp_text(a)}` does not hold ({_num(v * a.scale)})", v, fb[0])
+    quiet_cases = [(f"does not fire when `{_cmp_text(a)}` does not hold ({short_number(v * a.scale)})", v, fb[0])
                    for v in qa] + \
-                  [(f"does not fire when `{_cmp_text(b)}` does not hold ({_num(v * b.scale)})", fa[0], v)
+                  [(f"does not fire when `{_cmp_text(b)}` does not hold ({short_number(v * b.scale)})", fa[0], v)
                    for v in qb]
     for i, (name, va, vb) in enumerate(quiet_cases):
         inputs = series(va, vb, labels)
@@ -711,7 +685,7 @@ def _and_tests(shape: Shape, for_k: int, step_ms: int, step_s: int, interval: st
 
 
 def _cmp_text(shape: Shape) -> str:
-    return f"{shape.op} {_num(shape.compared if shape.compared is not None else shape.threshold)}"
+    return f"{shape.op} {short_number(shape.compared if shape.compared is not None else shape.threshold)}"
 
 
 def _reading(vals: list[float], k: int, step_s: int, range_s: int, func: str) -> float | None:
@@ -788,13 +762,13 @@ def _stops_test(shape: Shape, labels: dict, exp: dict, v: float, for_k: int,
             continue
         rest = length - grow - 1
         if which == "denominator":
-            inputs = [{"series": _series(side.name, labels), "values": f"0+{_num(step)}x{length - 1}"},
+            inputs = [{"series": _series(side.name, labels), "values": f"0+{short_number(step)}x{length - 1}"},
                       {"series": _series(shape.sides[1].name, labels),
-                       "values": f"0+100x{grow} {_num(100 * grow + fast)}+{_num(fast)}x{rest - 1}"}]
+                       "values": f"0+100x{grow} {short_number(100 * grow + fast)}+{short_number(fast)}x{rest - 1}"}]
             what = "denominator grows faster"
         else:
             inputs = [{"series": _series(side.name, labels),
-                       "values": f"0+{_num(step)}x{grow} {_num(step * grow)}x{rest}"}]
+                       "values": f"0+{short_number(step)}x{grow} {short_number(step * grow)}x{rest}"}]
             if shape.kind == "ratio":
                 inputs.append({"series": _series(shape.sides[1].name, labels), "values": f"0+100x{length - 1}"})
             what = "numerator stops" if shape.kind == "ratio" else "counter stops"
@@ -813,7 +787,7 @@ def _stops_test(shape: Shape, labels: dict, exp: dict, v: float, for_k: int,
 def _compared(shape: Shape, v: float) -> float:
     """What a scaled comparison sees when the test feeds ``v``, computed the way the query
     does (for a ratio of gauges: ``v * 100`` over 100, then the scale)."""
-    x = float(_num(v * 100)) / 100 if shape.kind == "ratio" and not shape.sides[0].func else v
+    x = float(short_number(v * 100)) / 100 if shape.kind == "ratio" and not shape.sides[0].func else v
     return x * shape.scale
 
 
@@ -854,13 +828,13 @@ def _record_tests(record: str, rule_labels: dict, shape: Shape, step_ms: int, st
 
     def inputs(value: float) -> list[tuple[Side, str]]:
         if shape.kind == "value":
-            return [(main, f"{_num(value)}x{total}")]
+            return [(main, f"{short_number(value)}x{total}")]
         if shape.kind == "counter":
-            return [(main, f"0+{_num(value * step_s)}x{total}")]
+            return [(main, f"0+{short_number(value * step_s)}x{total}")]
         a, b = shape.sides
         if a.func:
-            return [(a, f"0+{_num(value * 128)}x{total}"), (b, f"0+128x{total}")]
-        return [(a, f"{_num(value * 128)}x{total}"), (b, f"128x{total}")]
+            return [(a, f"0+{short_number(value * 128)}x{total}"), (b, f"0+128x{total}")]
+        return [(a, f"{short_number(value * 128)}x{total}"), (b, f"128x{total}")]
 
     if shape.kind == "value":
         v, near_v = 3.0, 8.0
@@ -880,8 +854,8 @@ def _record_tests(record: str, rule_labels: dict, shape: Shape, step_ms: int, st
                 series.append(item)
     inner = ", ".join(f'{k}="{val}"' for k, val in sorted(out_labels.items()))
     return [{
-        "name": f"computes {_num(expected)}, leaving out series another matcher refuses"
-                if len(series) > n_main else f"computes {_num(expected)}",
+        "name": f"computes {short_number(expected)}, leaving out series another matcher refuses"
+                if len(series) > n_main else f"computes {short_number(expected)}",
         "interval": interval,
         "input_series": series,
         "promql_expr_test": [{"eval_time": _when(at, step_ms),
@@ -894,7 +868,7 @@ def _counter(v: float, side: Side, step_s: int, total: int, per_window: bool = T
     """promtool values for a counter whose rate (or increase over the side's window) is ``v``."""
     pace = v / side.range_s if side.func == "increase" and per_window else v
     step = pace * step_s
-    return f"0+{_num(step)}x{total}" if step else f"0x{total}"
+    return f"0+{short_number(step)}x{total}" if step else f"0x{total}"
 
 
 def _start(shape: Shape, v: float, step_s: int) -> int:
@@ -905,7 +879,7 @@ def _start(shape: Shape, v: float, step_s: int) -> int:
     side = shape.sides[0]
     op, n = shape.op, shape.threshold
     pace = v / side.range_s if side.func == "increase" else v
-    pace = float(_num(pace * step_s)) / step_s  # the step as the test writes it (12 digits)
+    pace = float(short_number(pace * step_s)) / step_s  # the step as the test writes it (12 digits)
     if shape.kind == "ratio":
         return 1  # both sides ramp alike: the ratio is right from two samples on
     want = _TRUTH[op](v, n)

@@ -26,11 +26,11 @@ or ``for``), so it goes through rendering and Helm exactly as the real rule does
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, replace
 
 import promql_parser as pp
 
+from ..promql.series import sample_values, short_number
 from ..spec import Spec
 from ..spec.durations import DurationError, format_ms, parse_ms
 
@@ -49,10 +49,6 @@ _NEGATED = ((pp.MatchOp.Equal, pp.MatchOp.NotEqual), (pp.MatchOp.NotEqual, pp.Ma
 _INVERSE = {"==": "!=", "!=": "==", ">": "<=", "<=": ">", "<": ">=", ">=": "<"}
 #: aggregations whose result is one of the series' own values (or their mean)
 _VALUE_KEEPING_AGG = {"max", "min", "avg", "sum", "topk", "bottomk", "group", "quantile"}
-
-_TOKEN = re.compile(r"^([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
-                    r"(?:([+-])((?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?))?(?:x(\d+))?$")
-
 
 @dataclass
 class Mutant:
@@ -89,16 +85,6 @@ def _replace_at(ast, index: int, new):
         return new if count[0] == index else None
 
     return pp.transform(ast, post_visit=post)
-
-
-def _num(v: float) -> str:
-    """A number as PromQL text, short: 2 not 2.0, 0.15 not 0.15000000000000002 (12
-    significant digits at most)."""
-    if math.isfinite(v):
-        v = float(format(v, ".12g"))
-    if math.isfinite(v) and v == int(v) and abs(v) < 1e15:
-        return str(int(v))
-    return repr(v)
 
 
 def _labels(labels) -> str:
@@ -146,23 +132,6 @@ def _binary(node, op: str, lhs: str | None = None, rhs: str | None = None):
 
 def _parens(node):
     return pp.parse(f"({node.prettify()})")
-
-
-def sample_values(text: str) -> list[float]:
-    """The numbers in promtool series ``values`` (``"1+2x3 _ stale"`` -> 1, 3, 5, 7); tokens
-    that are not plain numbers (histograms, ``_``, ``stale``) are skipped."""
-    out: list[float] = []
-    for tok in str(text).split():
-        m = _TOKEN.match(tok)
-        if not m:
-            continue
-        a = float(m.group(1))
-        n = int(m.group(4)) if m.group(4) else 0
-        b = float(m.group(3)) if m.group(3) else 0.0
-        if m.group(2) == "-":
-            b = -b
-        out.extend(a + i * b for i in range(n + 1))
-    return out
 
 
 def _metric_names(node) -> set[str]:
@@ -218,7 +187,7 @@ def _threshold_moves(n: float, values: list[float] | None) -> list[tuple[float, 
         down = n - (abs(n) / 2 if n else 1)
     for new in (up, down):
         lo, hi = sorted((n, new))
-        out.append((new, f"a value between {_num(lo)} and {_num(hi)}"))
+        out.append((new, f"a value between {short_number(lo)} and {short_number(hi)}"))
     return out
 
 
@@ -260,7 +229,7 @@ def expr_mutants(rule) -> list[tuple[str, str, str, str]]:
             num_side = "rhs" if isinstance(node.rhs, pp.NumberLiteral) else \
                 "lhs" if isinstance(node.lhs, pp.NumberLiteral) else None
             if op in COMPARISONS:
-                n_text = _num(getattr(node, num_side).val) if num_side else None
+                n_text = short_number(getattr(node, num_side).val) if num_side else None
                 shown = f"{op} {n_text}" if num_side == "rhs" else (f"{n_text} {op}" if num_side else op)
                 for new_op in COMPARISON_MUTANTS[op]:
                     new_shown = shown.replace(op, new_op, 1)
@@ -272,9 +241,9 @@ def expr_mutants(rule) -> list[tuple[str, str, str, str]]:
                     other = node.lhs if num_side == "rhs" else node.rhs
                     values = _series_values(rule, _metric_names(other)) if _keeps_values(other) else None
                     for new_n, need in _threshold_moves(n, values):
-                        new_text = _num(new_n)
+                        new_text = short_number(new_n)
                         side = {num_side: new_text if new_n >= 0 or num_side == "rhs" else f"({new_text})"}
-                        add("threshold", f"threshold {_num(n)} becomes {new_text}", i,
+                        add("threshold", f"threshold {short_number(n)} becomes {new_text}", i,
                             _binary(node, op, **side), f"a case with {need}")
                 if op == "==" and num_side == "rhs" and node.rhs.val == 0 and node.modifier is None:
                     add("absent", f"`{_operand(node.lhs)} == 0` becomes `absent({node.lhs.prettify()})`", i,
@@ -328,7 +297,7 @@ def expr_mutants(rule) -> list[tuple[str, str, str, str]]:
             arg = node.args[0]
             if isinstance(arg, pp.BinaryExpr) and str(arg.op) in _INVERSE and \
                     isinstance(arg.rhs, pp.NumberLiteral) and arg.modifier is None:
-                new_text = f"{_operand(arg.lhs)} {_INVERSE[str(arg.op)]} {_num(arg.rhs.val)}"
+                new_text = f"{_operand(arg.lhs)} {_INVERSE[str(arg.op)]} {short_number(arg.rhs.val)}"
                 hint = "a case where the series is missing altogether"
             else:
                 new_text = f"{_operand(arg)} == 0"
@@ -349,7 +318,7 @@ def _param(param) -> str:
         return param.prettify()
     if isinstance(param, str):
         return '"' + param.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return _num(float(param))
+    return short_number(float(param))
 
 
 def _try_parse(text: str):
@@ -417,4 +386,4 @@ def with_rule(spec: Spec, old, new) -> Spec:
     return replace(spec, groups=groups)
 
 
-__all__ = ["Mutant", "mutants_of", "expr_mutants", "for_mutants", "sample_values", "with_rule"]
+__all__ = ["Mutant", "mutants_of", "expr_mutants", "for_mutants", "with_rule"]

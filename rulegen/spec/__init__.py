@@ -9,7 +9,8 @@ from pathlib import Path
 
 from ..findings import RulegenError
 from .loader import LoadedFile, load_file, load_text
-from .model import Chart, Group, Rule, Spec, Test, build_spec
+from .build import build_spec
+from .model import Chart, Group, Rule, Spec, Test
 
 __all__ = ["LoadedFile", "load_file", "load_text", "find_spec_files", "load_paths", "shown_path",
            "Chart", "Group", "Rule", "Spec", "Test", "build_spec", "SCHEMA_PATH"]

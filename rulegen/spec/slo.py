@@ -45,7 +45,11 @@ import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
+from ..promql.matchers import matches, op_text
+from ..promql.series import decimal_text, exact_number, series_text
+from ..promql.syntax import parse
 from .durations import DurationError, format_ms, parse_ms
+from .model import Group, Rule, Test
 
 MINUTE_MS = 60_000
 DAY_MS = 24 * 60 * MINUTE_MS
@@ -146,12 +150,6 @@ def human(ms: int) -> str:
     return " ".join(parts[:2]) or "0m"
 
 
-def decimal_text(d: Decimal) -> str:
-    """A Decimal as PromQL number text, without exponent or trailing zeros (``0.005``)."""
-    s = format(d.normalize(), "f")
-    return s if s not in ("-0",) else "0"
-
-
 def camel(text: str) -> str:
     """``gateway-availability`` -> ``GatewayAvailability``."""
     return "".join(p[:1].upper() + p[1:] for p in re.split(r"[^A-Za-z0-9]+", text) if p)
@@ -184,11 +182,9 @@ def parse_selector(text: str) -> tuple[Selector | None, str | None]:
     """``(selector, None)`` for a plain instant vector selector with a metric name written
     first (``name{matchers}``), else ``(None, what is wrong)``. PromQL parsing by
     promql-parser."""
-    import promql_parser
-    try:
-        ast = promql_parser.parse(text)
-    except Exception as e:  # promql_parser raises ValueError-like errors with the parser message
-        return None, f"is not valid PromQL ({str(e).splitlines()[0]})"
+    ast, err = parse(text)
+    if err:
+        return None, f"is not valid PromQL ({err.splitlines()[0]})"
     if type(ast).__name__ != "VectorSelector":
         return None, ("must be a plain counter selector such as `http_requests_total{code=~\"5..\"}` "
                       "(no function, range or operator: rulegen adds `rate` and the windows)")
@@ -201,8 +197,7 @@ def parse_selector(text: str) -> tuple[Selector | None, str | None]:
 
 
 def _matcher_names(sel: Selector) -> set[str]:
-    import promql_parser
-    ast = promql_parser.parse(sel.text)
+    ast, _ = parse(sel.text)
     return {m.name for m in ast.matchers.matchers}
 
 
@@ -470,26 +465,16 @@ def read(app: str, index: int, entry: dict) -> SLO | None:
 # ---------------------------------------------------------------------------------------------
 # Series for the generated tests: label sets that a selector matches (or does not)
 
-_OPS = {"MatchOp.Equal": "=", "MatchOp.NotEqual": "!=", "MatchOp.Re": "=~", "MatchOp.NotRe": "!~"}
-
-
 def matchers(sel: Selector) -> list[tuple[str, str, str]]:
     """``(label, op, value)`` of each matcher of ``sel`` (op one of ``= != =~ !~``)."""
-    import promql_parser
-    ast = promql_parser.parse(sel.text)
-    return [(m.name, _OPS.get(str(m.op), str(m.op)), m.value) for m in ast.matchers.matchers]
+    ast, _ = parse(sel.text)
+    return [(m.name, op_text(m), m.value) for m in ast.matchers.matchers]
 
 
 def _ok(value: str, op: str, want: str) -> bool:
-    if op == "=":
-        return value == want
-    if op == "!=":
-        return value != want
-    try:
-        hit = re.fullmatch(want, value) is not None  # Prometheus anchors regexes at both ends
-    except re.error:
-        return False
-    return hit if op == "=~" else not hit
+    """The matcher ``op want`` accepts ``value`` for sure (a regex Python does not read like
+    RE2 accepts nothing here: a series is never chosen on a guess)."""
+    return matches(op, want, value) is True
 
 
 def selects(sel: Selector, metric: str, labels: dict) -> bool:
@@ -556,12 +541,6 @@ def sample_labels(sel: Selector, unlike: Selector | None = None) -> dict | None:
             if not selects(unlike, sel.name, trial):
                 return trial
     return None
-
-
-def series_text(metric: str, labels: dict) -> str:
-    """A series as promtool's ``input_series`` writes it: ``metric{a="x", b="y"}``, labels sorted."""
-    inner = ", ".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
-    return f"{metric}{{{inner}}}" if inner else metric
 
 
 # ---------------------------------------------------------------------------------------------
@@ -658,14 +637,14 @@ class Scenario:
                 steps = minutes // self.step
                 inc = incs[i] if steps else Decimal(0)
                 if k == 0:
-                    parts.append(f"{_num(value)}+{_num(inc)}x{steps}")
+                    parts.append(f"{exact_number(value)}+{exact_number(inc)}x{steps}")
                     value += inc * steps
                 else:
                     value += inc
-                    parts.append(f"{_num(value)}+{_num(inc)}x{steps - 1}")
+                    parts.append(f"{exact_number(value)}+{exact_number(inc)}x{steps - 1}")
                     value += inc * (steps - 1)
                 i += steps
-            out.append({"series": series_text(metric, labels), "values": " ".join(parts)})
+            out.append({"series": series_text(metric, dict(sorted(labels.items()))), "values": " ".join(parts)})
         return out
 
     def _sums(self, sel: Selector, extra: dict | None = None) -> list[float]:
@@ -725,18 +704,6 @@ class Scenario:
             if ok:
                 out.append(w)
         return out
-
-
-def _num(x) -> str:
-    """Number text for PromQL and promtool's expanding notation: integers without ``.0``,
-    Decimals exactly, floats as the shortest text that reads back as the same float (never
-    an exponent)."""
-    if isinstance(x, Decimal):
-        return decimal_text(x)
-    if float(x).is_integer():
-        return str(int(x))
-    text = repr(float(x))
-    return text if "e" not in text else format(Decimal(text), "f")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -901,7 +868,6 @@ def expand(slo: SLO, app_labels: dict, default_component: str | None):
         ValueError: no test series could be made for the SLI's selectors (the validation check
             reports it as RG359 first).
     """
-    from .model import Group, Rule, Test
     entry = slo.entry
     slo_labels = dict(entry.get("labels") or {})
     rec_labels = {**slo_labels, **slo.selector_labels}
@@ -1084,7 +1050,7 @@ def _boundary_test(slo: SLO, w: BurnWindow, alertname: str, expected: dict) -> t
     threshold (the float the alert computes, written so it reads back equal) while the other burns at twice
     it, then both at twice it. ``>`` keeps the alert quiet at the threshold; ``>=`` would not."""
     # the float Prometheus computes for the alert's `(factor * budget)`, as text that reads back the same
-    thr, hot = _num(float(w.factor) * float(slo.budget)), decimal_text(2 * w.factor * slo.budget)
+    thr, hot = exact_number(float(w.factor) * float(slo.budget)), decimal_text(2 * w.factor * slo.budget)
     long_rec = slo.record_selector(SLI_RECORD.format(window=w.long))
     short_rec = slo.record_selector(SLI_RECORD.format(window=w.short))
     if long_rec == short_rec:  # short periods: both windows scaled to the 2m floor, one series
@@ -1112,7 +1078,7 @@ def _decoys(slo: SLO, w: BurnWindow, sc: Scenario) -> list[dict]:
         record = SLI_RECORD.format(window=window)
         for labels in ({**slo.selector_labels, "slo": slo.name + "-other"},
                        {**slo.selector_labels, "slo_service": slo.app + "-other"}):
-            out.append({"series": series_text(record, labels),
+            out.append({"series": series_text(record, dict(sorted(labels.items()))),
                         "values": f"1x{sc.horizon // sc.step}"})
     return out
 
@@ -1144,12 +1110,12 @@ def _record_test(slo: SLO) -> dict:
             when = format_ms(t * MINUTE_MS)
             checks.append({"expr": f"count(abs({rec} - on () ({_independent(slo, win)})) < 1e-12)",
                            "eval_time": when, "exp_samples": [{"labels": "{}", "value": 1}]})
-            checks.append({"expr": f"count(abs({rec} - {_num(sc.ratio(t, ms // MINUTE_MS))}) < 1e-9)",
+            checks.append({"expr": f"count(abs({rec} - {exact_number(sc.ratio(t, ms // MINUTE_MS))}) < 1e-9)",
                            "eval_time": when, "exp_samples": [{"labels": "{}", "value": 1}]})
     mean = sc.ratio(at, slo.period_ms // MINUTE_MS)
     for expr in (f"{slo.record_selector(OBJECTIVE_RECORD)} == {decimal_text(slo.objective / 100)}",
                  f"{slo.record_selector(BUDGET_RECORD)} == {decimal_text(slo.budget)}",
-                 f"abs({slo.record_selector(REMAINING_RECORD)} - {_num(1 - mean / budget)}) < 1e-9"):
+                 f"abs({slo.record_selector(REMAINING_RECORD)} - {exact_number(1 - mean / budget)}) < 1e-9"):
         checks.append({"expr": f"count({expr})", "eval_time": "1h",
                        "exp_samples": [{"labels": "{}", "value": 1}]})
     return {"interval": "1m", "input_series": sc.input_series(), "promql_expr_test": checks}

@@ -12,7 +12,8 @@ import yaml
 from rulegen.cli import main
 from rulegen.importer import import_paths, schema_ref, write_specs
 from rulegen.importer.compare import compare_groups
-from rulegen.importer.helmtext import literal_value, looks_like_helm, read_template
+from rulegen.importer.helmeval import literal_value
+from rulegen.importer.helmtext import looks_like_helm, read_template
 
 MANIFEST = """\
 # Rules for the payments service.

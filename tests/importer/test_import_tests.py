@@ -15,9 +15,9 @@ import yaml
 
 from rulegen.cli import main
 
-from helpers import REPO
+from helpers import FIXTURES, REPO
 
-SUITE = REPO / "tests" / "fixtures" / "import_tests"
+SUITE = FIXTURES / "import_tests"
 
 
 def _copy(tmp_path: Path) -> Path:

@@ -10,7 +10,8 @@ import yaml
 from rulegen.render.promtool_tests import NotExpandable, expand, render_test_file
 from rulegen.spec import load_text
 from rulegen.validate import validate
-from rulegen.validate.checks.tests import ValuesError, expand_values
+from rulegen.promql.series import ValuesError
+from rulegen.promql.series import expand as expand_values
 
 
 @pytest.mark.parametrize("template,labels,want", [

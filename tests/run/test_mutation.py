@@ -12,7 +12,8 @@ import promql_parser
 import pytest
 
 from rulegen.cli import main
-from rulegen.run.mutants import expr_mutants, for_mutants, mutants_of, sample_values
+from rulegen.promql.series import sample_values
+from rulegen.run.mutants import expr_mutants, for_mutants, mutants_of
 from rulegen.spec import load_text
 from rulegen.validate import validate
 

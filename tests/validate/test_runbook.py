@@ -17,7 +17,7 @@ from rulegen.findings import RulegenError
 from rulegen.render import runbook
 from rulegen.spec import triage
 from rulegen.validate import validate_texts
-from rulegen.validate.labelflow import can_carry
+from rulegen.promql.labelflow import can_carry
 
 from helpers import CORPUS, REPO
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from rulegen.validate import validate_texts
+from rulegen.promql import gotmpl
 from rulegen.validate.checks import gotemplate
 from rulegen.validate.checks.gotemplate import parse
 
@@ -267,20 +268,20 @@ def _corpus_annotations(shared: Path) -> list[str]:
 def test_lexed_action_memo_changes_no_result(shared_dir):
     texts = _MEMO_CASES + _corpus_annotations(shared_dir)
     assert len(texts) > 500
-    gotemplate._LEXED.clear()
-    saved = gotemplate._LEXED_MAX
+    gotmpl._LEXED.clear()
+    saved = gotmpl._LEXED_MAX
     try:
-        gotemplate._LEXED_MAX = 0  # nothing kept: every action lexed
+        gotmpl._LEXED_MAX = 0  # nothing kept: every action lexed
         gotemplate.parse.cache_clear()
         cold = [gotemplate.parse.__wrapped__(t) for t in texts]
-        gotemplate._LEXED_MAX = saved
+        gotmpl._LEXED_MAX = saved
         first = [gotemplate.parse.__wrapped__(t) for t in texts]   # filling the memo
         again = [gotemplate.parse.__wrapped__(t) for t in texts]   # from the memo
         cached = [gotemplate.parse(t) for t in texts] + [gotemplate.parse(t) for t in texts]
     finally:
-        gotemplate._LEXED_MAX = saved
-    assert gotemplate._LEXED  # it was used
+        gotmpl._LEXED_MAX = saved
+    assert gotmpl._LEXED  # it was used
     assert first == cold and again == cold
     assert cached == cold + cold  # and the per-text cache of parse() too
     # every kept action ends at its first }} (so `{{ "}}" }}` was lexed, never kept)
-    assert all(k.find("}}") == len(k) - 2 for k in gotemplate._LEXED)
+    assert all(k.find("}}") == len(k) - 2 for k in gotmpl._LEXED)

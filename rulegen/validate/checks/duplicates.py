@@ -44,6 +44,8 @@ Codes:
 from __future__ import annotations
 
 from ...findings import Finding, Severity
+from ...promql.labelflow import flow
+from ...promql.matchers import matches
 
 ID = "duplicates"
 
@@ -87,24 +89,22 @@ def check_spec(spec, ctx):
 
 
 def _pins(expr, rr):
-    from ..labelflow import flow
     f = flow(expr, rr)
     return f.pinned if f.known else {}
 
 
 def distinct(a: dict, b: dict) -> bool:
     """True when two rules' results, whose labels are pinned by selector matchers as ``a`` and
-    ``b`` say (:attr:`rulegen.validate.labelflow.Flow.pinned`: label -> (op, value) pairs),
+    ``b`` say (:attr:`rulegen.promql.labelflow.Flow.pinned`: label -> (op, value) pairs),
     can never be the same series: some label kept in both is pinned to values no string
     satisfies on both sides (``code=~"2.."`` and ``code=~"5.."``)."""
     return any(_disjoint(a[k], b[k]) for k in a.keys() & b.keys())
 
 
 def _disjoint(ma: tuple, mb: tuple) -> bool:
-    from ..labelflow import _match
     for x, y in ((ma, mb), (mb, ma)):
         for op, v in x:
-            if op == "=" and any(_match(o, w, v) is False for o, w in y):
+            if op == "=" and any(matches(o, w, v) is False for o, w in y):
                 return True
     pa = _prefixes(ma)
     pb = _prefixes(mb)

@@ -16,7 +16,8 @@ import datetime
 
 from ...findings import Finding, Severity
 from ...spec.durations import MAX_MS, DurationError, parse_ms
-from .promql import expr_position, nodes, parse
+from ...promql.syntax import nodes, parse
+from .promql import expr_position
 
 ID = "durations"
 

@@ -1,6 +1,6 @@
 """Label flow and dependencies: what an alert's series carry, and which recording rules exist.
 
-The labels come from :mod:`rulegen.validate.labelflow` (worked out from the PromQL, through
+The labels come from :mod:`rulegen.promql.labelflow` (worked out from the PromQL, through
 aggregations, ``absent()``, vector matching, ``label_replace`` and the project's recording
 rules). Precision first: when the labels cannot be known (a plain selector keeps whatever its
 series have), these checks say nothing.
@@ -55,10 +55,10 @@ import functools
 import re
 
 from ...findings import Finding, Severity
-from .. import labelflow
+from ...promql import labelflow
 from . import gotemplate
 from .positions import offset_position, value_at
-from .promql import parse
+from ...promql.syntax import parse
 
 ID = "flow"
 

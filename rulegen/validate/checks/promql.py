@@ -31,9 +31,9 @@ from __future__ import annotations
 import functools
 import re
 
-import promql_parser
 
 from ...findings import Severity
+from ...promql.syntax import MAX_NESTING, nesting, nodes, parse
 from ...spec.model import PARAM_RE
 
 ID = "promql"
@@ -41,11 +41,6 @@ ID = "promql"
 _COMPARISONS = {"==", "!=", ">", "<", ">=", "<="}
 _FILTER_FUNCS = {"absent", "absent_over_time"}
 
-
-#: Deepest bracket nesting parsed. The Rust parser crashes the interpreter at about 200,000
-#: levels and needs hundreds of MB from a few thousand; a real rule nests a handful.
-MAX_NESTING = 256
-_BRACKETS = re.compile(r"[^()\[\]{}]+")
 
 _CLOSERS = {"parenthesis": ")", "brace": "}", "bracket": "]"}
 
@@ -57,70 +52,6 @@ def _parse_fix(err: str) -> str:
     if m:
         return f"add the missing `{_CLOSERS[m.group(1)]}`"
     return "correct the expression where this points (promtool check rules reads it the same way)"
-
-def _nesting(expr: str) -> int:
-    """Deepest nesting of ``(``, ``[`` and ``{`` in ``expr`` (counted naively, also inside
-    strings: only text with hundreds of unclosed brackets is affected)."""
-    depth = deepest = 0
-    for c in _BRACKETS.sub("", expr):
-        if c in "([{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif depth:
-            depth -= 1
-    return deepest
-
-
-@functools.lru_cache(maxsize=4096)
-def parse(expr: str):
-    """Parse ``expr``; returns (ast, None) or (None, error message). Cached per text.
-    Expressions nested deeper than :data:`MAX_NESTING` are refused unparsed."""
-    deep = _nesting(expr)
-    if deep > MAX_NESTING:
-        return None, (f"brackets nested {deep} levels deep; rulegen parses PromQL nested up to "
-                      f"{MAX_NESTING} levels: split the expression with recording rules")
-    try:
-        return promql_parser.parse(expr), None
-    except BaseException as e:  # the binding raises ValueError, and PanicException on odd input
-        if isinstance(e, (KeyboardInterrupt, SystemExit)):
-            raise
-        return None, (str(e) or type(e).__name__).strip()
-
-
-#: The child attributes of each promql_parser node type, in promql_parser.walk's order.
-_CHILDREN = {"BinaryExpr": ("lhs", "rhs"), "AggregateExpr": ("param", "expr"), "Call": ("args",),
-             "MatrixSelector": ("vector_selector",), "SubqueryExpr": ("expr",), "UnaryExpr": ("expr",),
-             "ParenExpr": ("expr",), "VectorSelector": (), "NumberLiteral": (), "StringLiteral": ()}
-
-
-@functools.lru_cache(maxsize=4096)
-def nodes(ast) -> tuple:
-    """Every node of ``ast`` in ``promql_parser.walk``'s order (pre-order). Several checks
-    look at the nodes of each expression: listing them once saves the others a walk. Cached
-    per AST, which :func:`parse` caches per text.
-
-    The nodes are read through their attributes (:data:`_CHILDREN`), without recursion:
-    ``promql_parser.walk`` rebuilds subtrees as it goes, which costs time and memory growing
-    with the cube of the expression's size (a 400-term sum took 5 GB). A node type not in the
-    table (a newer promql_parser) falls back to ``walk``."""
-    found: list = []
-    stack = [ast]
-    while stack:
-        node = stack.pop()
-        if node is None:
-            continue
-        kids = _CHILDREN.get(type(node).__name__)
-        if kids is None:
-            found = []
-            promql_parser.walk(ast, pre_visit=lambda n: found.append(n) or True)
-            return tuple(found)
-        found.append(node)
-        children: list = []
-        for attr in kids:
-            value = getattr(node, attr, None)
-            children.extend(value if isinstance(value, (list, tuple)) else [value])
-        stack.extend(reversed(children))
-    return tuple(found)
 
 
 def expr_position(lf, path) -> tuple[int, int]:
@@ -142,7 +73,7 @@ def check_spec(spec, ctx):
     lf = spec.source
     unplaced = [r.expr for _, r in spec.rules() if parse(r.expr)[1] is not None and len(r.expr) <= MAX_ASK
                 and not PARAM_RE.search(r.expr)
-                and _nesting(r.expr) <= MAX_NESTING and locate_error(r.expr, parse(r.expr)[1]) is None]
+                and nesting(r.expr) <= MAX_NESTING and locate_error(r.expr, parse(r.expr)[1]) is None]
     told = promtool_errors(tuple(unplaced), ctx.root) if unplaced else {}
     for _, rule in spec.rules():
         path = rule.path + ("expr",)

@@ -27,7 +27,7 @@ Codes:
   its ``expr`` drops the label (``max by (namespace, name) (...)`` has no ``pod``;
   ``absent(...)`` keeps only equality matchers of a plain selector) and the alert's own
   labels do not set it. The preamble could never be filled from the alert. Judged by
-  :func:`rulegen.validate.labelflow.can_carry`; unknown is silent. Variables are found by
+  :func:`rulegen.promql.labelflow.can_carry`; unknown is silent. Variables are found by
   bash's quoting rules (:class:`rulegen.spec.triage._Reader`): in double quotes after an
   apostrophe (``echo "it's $POD"``), in ``${POD:-x}``, ``$(...)``, arithmetic and unquoted
   here-document bodies; not in single quotes, ``$'...'``, after ``\\$``, in comments or in
@@ -91,7 +91,7 @@ import subprocess
 from ...findings import Finding, Severity
 from ...render.slug import anchor
 from ...spec.triage import effective, label_of, placeholders, unplain_reason, variables_used
-from ..labelflow import can_carry
+from ...promql.labelflow import can_carry
 from .positions import offset_position
 
 ID = "runbook"

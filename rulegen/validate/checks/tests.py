@@ -67,17 +67,17 @@ import difflib
 import re
 
 from ...findings import Severity
+from ...promql.feeds import missed_by_mistake, selectors, series_feed
+from ...promql.labelflow import can_carry
+from ...promql.series import ValuesError, series_labels, series_name
+from ...promql.series import expand as expand_series
+from ...promql.syntax import nodes, parse
 from ...spec.durations import DurationError, parse_ms
 from . import gotemplate
-from .promql import nodes, parse
 
 ID = "tests"
 
 LOOKBACK_MS = 5 * 60 * 1000
-_NUM = r"[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|0x[0-9a-fA-F]+|Inf|inf|NaN|nan)"
-_TOKEN = re.compile(rf"^(?P<a>{_NUM})(?:(?P<op>[+-])(?P<b>{_NUM}))?(?:x(?P<n>\d+))?$")
-_BLANK = re.compile(r"^_(?:x(?P<n>\d+))?$")
-_HIST = re.compile(r"\{\{[^}]*\}\}(?:[+-]\{\{[^}]*\}\})?(?:x\d+)?")
 
 
 def _not_expandable(problems: list) -> str:
@@ -92,51 +92,6 @@ def _not_expandable(problems: list) -> str:
             fields.append(f"`{field}: {{{', '.join(f'{key}: ...' for key in keys)}}}`")
     return (f"{' and '.join(uses)}, which rulegen cannot expand; write {' and '.join(fields)} "
             "in the test")
-
-
-def parse_series_name(text: str) -> str:
-    """The metric name of a promtool ``series`` text (``up{job="a"}`` -> ``up``), or ``""``."""
-    m = re.match(r"\s*([a-zA-Z_:][a-zA-Z0-9_:]*)", text)
-    if m:
-        return m.group(1)
-    m = re.search(r"__name__\s*=\s*\"([^\"]*)\"", text)
-    return m.group(1) if m else ""
-
-
-class ValuesError(ValueError):
-    """``values`` text is not in promtool's expanding notation."""
-
-
-def expand_values(text: str) -> list[str]:
-    """Expand promtool ``values`` into one item per step: ``"n"`` (a sample), ``"_"`` (none)
-    or ``"stale"``. ``"1+1x2 _ stale"`` -> ``["n", "n", "n", "_", "stale"]``.
-
-    Raises:
-        ValuesError: a token is not valid notation.
-    """
-    out: list[str] = []
-    rest = text.strip()
-    hist_n = 0
-    for m in _HIST.finditer(rest):
-        xm = re.search(r"x(\d+)$", m.group(0))
-        hist_n += int(xm.group(1)) + 1 if xm else 1
-    rest = _HIST.sub(" ", rest)
-    out.extend(["n"] * hist_n)
-    for tok in rest.split():
-        if tok == "stale":
-            out.append("stale")
-            continue
-        b = _BLANK.match(tok)
-        if b:
-            out.extend(["_"] * (int(b.group("n")) if b.group("n") else 1))
-            continue
-        m = _TOKEN.match(tok)
-        if not m:
-            raise ValuesError(f"`{tok}` is not promtool series notation; write values separated by "
-                              "spaces as a, a+bxn, a-bxn, axn, _, _xn or stale (e.g. \"1+1x5 stale\")")
-        n = int(m.group("n")) + 1 if m.group("n") else 1
-        out.extend(["n"] * n)
-    return out
 
 
 def _ranges_ms(ast) -> list[int]:
@@ -159,11 +114,10 @@ def dead_series(spec, rule, test_data: dict, rr=None) -> list[tuple[int, str, st
     and its ``promql_expr_test`` exprs, following the spec's recording rules (``rr``, from
     :func:`.flow.recording_rules`; worked out when None). A series is listed only when that is
     certain and looks like a mistake for every expression
-    (:func:`rulegen.validate.labelflow.missed_by_mistake`): a series a matcher rejects on
+    (:func:`rulegen.promql.feeds.missed_by_mistake`): a series a matcher rejects on
     purpose (the other ``status`` of a condition) tests the filter and is not listed, nor is
     one whose label value is one edit away (``code="200"`` for ``code="500"``) when
     :func:`_rejected_on_purpose` says it is there to be rejected."""
-    from ..labelflow import missed_by_mistake, selectors
     from .flow import colon_names, recording_rules
     series = [(i, s.get("series")) for i, s in enumerate(test_data.get("input_series") or [])
               if isinstance(s, dict) and isinstance(s.get("series"), str)]
@@ -180,7 +134,7 @@ def dead_series(spec, rule, test_data: dict, rr=None) -> list[tuple[int, str, st
     for p in test_data.get("promql_expr_test") or []:
         if isinstance(p, dict) and isinstance(p.get("expr"), str):
             exprs.append(p["expr"])
-    typos = _expr_typos(exprs, {parse_series_name(t) for _, t in series}, rr)
+    typos = _expr_typos(exprs, {series_name(t) for _, t in series}, rr)
     fixed = [_fix_names(e, typos) for e in exprs] if typos else exprs
     out = []
     on_purpose = _rejected_on_purpose(test_data, series, exprs, rr)
@@ -197,7 +151,7 @@ def dead_series(spec, rule, test_data: dict, rr=None) -> list[tuple[int, str, st
             if all(w == "metric" for w in why):
                 names = sorted({v for e in fixed for ms in (selectors(e, rr) or []) for lab, op, v in ms
                                 if lab == "__name__" and op == "="})
-                near = difflib.get_close_matches(parse_series_name(text), names, n=1, cutoff=0.6)
+                near = difflib.get_close_matches(series_name(text), names, n=1, cutoff=0.6)
             else:
                 near = [next(w for w in why if w != "metric")]
             out.append((i, text, near[0] if near else None, None))
@@ -213,7 +167,6 @@ def _rejected_on_purpose(test_data: dict, series: list[tuple[int, str]], exprs: 
     ``exp_samples``), at one at least; and series next to a sibling with the same metric name
     and label names that an expression ``exprs`` does select (a contrast: only the sibling
     counts). A series whose ``values`` do not expand is not known to be either."""
-    from ..labelflow import parse_series, series_feed
     interval_ms = 60_000
     try:
         interval_ms = parse_ms(test_data["interval"]) if "interval" in test_data else interval_ms
@@ -231,13 +184,13 @@ def _rejected_on_purpose(test_data: dict, series: list[tuple[int, str]], exprs: 
     raw = test_data.get("input_series") or []
     shapes = {}
     for i, text in series:
-        labels = parse_series(text)
+        labels = series_labels(text)
         shapes[i] = None if labels is None else (labels.get("__name__"), frozenset(labels))
     fed = {i for i, text in series if any(series_feed(e, text, rr) is True for e in exprs)}
     out = set()
     for i, text in series:
         try:
-            steps = expand_values(str(raw[i].get("values", "")))
+            steps = expand_series(str(raw[i].get("values", "")))
         except ValuesError:
             continue
         first = next((k * interval_ms for k, v in enumerate(steps) if v == "n"), None)
@@ -287,11 +240,10 @@ def _unfilled(spec, group, rule, exp: dict, rr=None) -> list[tuple[str, str]]:
     """(label key, label X) for every label rulegen fills in for the expected alert ``exp``
     from a template reading ``$labels.X`` that ``exp_labels`` lack (annotations are not
     filled in: a test compares only those it states). A label the alert's series can never
-    carry (:func:`rulegen.validate.labelflow.can_carry` is False, following the recording
+    carry (:func:`rulegen.promql.labelflow.can_carry` is False, following the recording
     rules ``rr``) is left out: the empty value is what Prometheus renders, RG311 already
     reports the template, and adding the label to ``exp_labels`` would be RG313 (a test that
     can never pass)."""
-    from ..labelflow import can_carry
     from .gotemplate import parse as parse_template
     given_labels = exp.get("exp_labels") or {}
     rule_labels = rule.all_labels(spec.labels, group.labels)
@@ -351,7 +303,7 @@ def check_spec(spec, ctx):
             for si, s in enumerate(d.get("input_series") or []):
                 vp = tp + ("input_series", si, "values")
                 try:
-                    steps = expand_values(str(s.get("values", "")))
+                    steps = expand_series(str(s.get("values", "")))
                 except ValuesError as e:
                     yield lf.finding(vp, "RG607", str(e), rule.name)
                     continue

@@ -41,17 +41,19 @@ recording rule, a regex Python reads otherwise than Go) makes the labels unknown
 checks that read this module stay silent on unknown.
 
 Public functions (used by the validation checks and by other parts of rulegen):
-:func:`flow`, :func:`can_carry`, :func:`dropped_by`, :func:`series_feed`, :func:`selectors`.
+:func:`flow`, :func:`can_carry`, :func:`dropped_by`; which test series feed an expression is
+:mod:`rulegen.promql.feeds`.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-import promql_parser
+from .matchers import go_expand, go_template_parts, group_of, matches, op_text, selector_matchers
+from .matchers import regex as _regex
+from .syntax import parsed
 
 #: ``recording_rules`` values: an ``expr`` text, an (``expr``, labels) pair, or a list of those
 #: (several rules may record one name with different labels).
@@ -132,25 +134,12 @@ def _scalar(what: str) -> Flow:
     return Flow(scalar=True, may=frozenset(), bound=what)
 
 
-def _ops(m) -> str:
-    return {"MatchOp.Equal": "=", "MatchOp.NotEqual": "!=", "MatchOp.Re": "=~",
-            "MatchOp.NotRe": "!~"}.get(str(m.op), "?")
-
-
-def _matchers(vs) -> list[tuple[str, str, str]]:
-    """(label, op, value) of the selector's matchers, metric name included as ``__name__``."""
-    out = [(m.name, _ops(m), m.value) for m in vs.matchers.matchers]
-    if vs.name:
-        out.append(("__name__", "=", vs.name))
-    return out
-
-
 def _selector_flow(vs) -> Flow:
     if vs.matchers.or_matchers:
         return UNKNOWN
     pinned: dict[str, tuple] = {}
     gone: dict[str, str] = {}
-    for name, op, value in _matchers(vs):
+    for name, op, value in selector_matchers(vs):
         if name == "__name__":
             continue
         if (op == "=" and value == "") or (op == "=~" and value in ("", "^$", "()")) or \
@@ -239,56 +228,6 @@ def _value(child: Flow, label: str) -> str | None:
     return None
 
 
-_GO_REF = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
-
-
-def _go_template(template: str) -> list:
-    """``template`` (a ``label_replace`` replacement) read as Go's ``Regexp.Expand`` reads it:
-    a list of literal strings and ``(name,)`` group references. ``$$`` is ``$``; ``$name``
-    takes the longest run of letters, digits and ``_`` (so ``$1x`` names the group "1x"),
-    ``${name}`` is braced; a ``$`` that starts no reference stays as it is."""
-    out, i = [], 0
-    while i < len(template):
-        j = template.find("$", i)
-        if j < 0:
-            out.append(template[i:])
-            break
-        out.append(template[i:j])
-        if template.startswith("$$", j):
-            out.append("$")
-            i = j + 2
-            continue
-        ref = _GO_REF.match(template, j)
-        if ref is None:
-            out.append("$")
-            i = j + 1
-            continue
-        out.append((ref.group(1) or ref.group(2),))
-        i = ref.end()
-    return out
-
-
-def _group(rx, name: str) -> int | str | None:
-    """The group of ``rx`` that a Go template reference ``name`` reads (a number without a
-    leading zero is a group number, anything else a group name), or None when there is none."""
-    if name.isdigit() and not (name[0] == "0" and len(name) > 1):
-        return int(name) if int(name) <= rx.groups else None
-    return name if name in rx.groupindex else None
-
-
-def _go_expand(template: str, m) -> str:
-    """``template`` expanded with the groups of the match ``m`` (a group that does not exist
-    or did not take part expands to nothing), as ``label_replace`` does."""
-    out = []
-    for part in _go_template(template):
-        if isinstance(part, str):
-            out.append(part)
-        else:
-            g = _group(m.re, part[0])
-            out.append("" if g is None else (m.group(g) or ""))
-    return "".join(out)
-
-
 _MATCH_ALL = re.compile(r"\((?:\?:)?\.\*\)|\.\*|\(\?s\)\.\*|\(\?s\)\(\.\*\)")
 
 
@@ -309,7 +248,6 @@ def label_replace_flow(child: Flow, dst: str, repl: str, src: str, regex: str) -
         return UNKNOWN
     what = f'`label_replace(..., "{dst}", "{repl}", "{src}", "{regex}")`'
     rx = None if "(?U)" in regex else _regex(regex)
-    rx = rx and re.compile(rx.pattern, rx.flags | re.DOTALL)
     if rx is None:  # not evaluated: where it matches, `dst` is set unless the expansion is empty
         return child if repl == "" else _add(child, [dst])
     value = _value(child, src)
@@ -317,13 +255,13 @@ def label_replace_flow(child: Flow, dst: str, repl: str, src: str, regex: str) -
         m = rx.fullmatch(value)
         if m is None:
             return child  # the regex does not match: the series are unchanged
-        got = _go_expand(repl, m)
+        got = go_expand(repl, m)
         if got == "":
             return _drop(child, [dst], what + " sets `{label}` to an empty value, which deletes it")
         return _set(child, dst, got)
-    parts = _go_template(repl)
+    parts = go_template_parts(repl)
     literal = "".join(p for p in parts if isinstance(p, str))
-    real = [p for p in parts if not isinstance(p, str) and _group(rx, p[0]) is not None]
+    real = [p for p in parts if not isinstance(p, str) and group_of(rx, p[0]) is not None]
     every = bool(_MATCH_ALL.fullmatch(regex))
     if literal:  # the expansion is never empty: `dst` is set where the regex matches
         return _set(child, dst, literal if every and not real else None)
@@ -365,7 +303,7 @@ def absent_labels(vs) -> dict[str, str]:
     for m in vs.matchers.matchers:
         if m.name == "__name__":
             continue
-        if _ops(m) == "=" and m.name not in seen:
+        if op_text(m) == "=" and m.name not in seen:
             out[m.name] = m.value
             seen.add(m.name)
         else:
@@ -424,14 +362,14 @@ def _matched(res: Flow, other: Flow, on: bool, labels, side: str) -> Flow:
     return Flow(may=may, gone=gone, bound=bound, pinned=pinned, added=frozenset(added) - frozenset(gone))
 
 
-def _rr_variants(value) -> list[tuple[str, dict]]:
+def recording_variants(value) -> list[tuple[str, dict]]:
     if isinstance(value, str):
         return [(value, {})]
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
         return [(value[0], dict(value[1] or {}))]
     out = []
     for v in value or ():
-        out.extend(_rr_variants(v))
+        out.extend(recording_variants(v))
     return out
 
 
@@ -456,7 +394,7 @@ class Analyzer:
 
     def flow(self, expr) -> Flow:
         """The :class:`Flow` of ``expr`` (PromQL text or a promql_parser AST)."""
-        ast = _parse(expr) if isinstance(expr, str) else expr
+        ast = parsed(expr) if isinstance(expr, str) else expr
         return UNKNOWN if ast is None else self.node(ast)
 
     def recorded(self, name: str) -> Flow:
@@ -469,8 +407,8 @@ class Analyzer:
         self.active.add(name)
         try:
             out = None
-            for expr, labels in _rr_variants(self.rr[name]):
-                ast = _parse(expr)
+            for expr, labels in recording_variants(self.rr[name]):
+                ast = parsed(expr)
                 f = UNKNOWN if ast is None else self.node(ast)
                 if f.known and f.scalar:
                     f = Flow(may=frozenset(), bound="`vector()`-like recording rule has no label")
@@ -492,9 +430,9 @@ class Analyzer:
         name = vs.name
         if not name:
             # {__name__=~"..."} may select a recording rule of the project: unknown then
-            for label, op, value in _matchers(vs):
+            for label, op, value in selector_matchers(vs):
                 if label == "__name__" and op != "=":
-                    return UNKNOWN if any(_match(op, value, n) is not False for n in self.rr) else base
+                    return UNKNOWN if any(matches(op, value, n) is not False for n in self.rr) else base
                 if label == "__name__":
                     name = value
         if not name or name not in self.rr:
@@ -651,13 +589,6 @@ class Analyzer:
         return _matched(out, rhs, on, mlabels, "right")
 
 
-def _parse(expr: str):
-    """The AST of ``expr`` (parsed and cached by :func:`.checks.promql.parse`), or None."""
-    from .checks.promql import parse
-    ast, err = parse(expr)
-    return None if err else ast
-
-
 def flow(expr, recording_rules: RecordingRules | None = None) -> Flow:
     """The :class:`Flow` of ``expr`` (PromQL text, or an AST from :mod:`promql_parser`).
 
@@ -682,167 +613,3 @@ def dropped_by(expr: str, label: str, recording_rules: RecordingRules | None = N
     "`count` without `by (namespace)` drops `namespace`"); None when they can or when it is
     not known."""
     return flow(expr, recording_rules).why_not(label)
-
-
-# ---------------------------------------------------------------------------------------------
-# Which series feed an expression
-
-
-def _match(op: str, pattern: str, value: str) -> bool | None:
-    """Does a matcher ``op pattern`` accept ``value``? None when the regex is not one Python
-    reads like Go's RE2 (then it is not known)."""
-    if op == "=":
-        return value == pattern
-    if op == "!=":
-        return value != pattern
-    rx = _regex(pattern)
-    if rx is None:
-        return None
-    hit = rx.fullmatch(value) is not None
-    return hit if op == "=~" else not hit
-
-
-@functools.lru_cache(maxsize=4096)
-def _regex(pattern: str):
-    if re.search(r"\\[pPCQEzbB]|\(\?[^:imsU)]|\[\[:", pattern):
-        return None  # RE2 syntax Python reads differently
-    try:
-        return re.compile(pattern.replace("(?U)", ""), re.DOTALL if "(?s)" in pattern else 0)
-    except re.error:
-        return None
-
-
-def selectors(expr, recording_rules: RecordingRules | None = None) -> list | None:
-    """Every series selector ``expr`` reads, those of the project's recording rules it reads
-    included (transitively), as lists of (label, op, value) matchers (``__name__`` for the
-    metric name). None when ``expr``, or a recording rule it reads, does not parse."""
-    rr = recording_rules or {}
-    out: list = []
-    seen: set[str] = set()
-    todo = [expr]
-    from .checks.promql import nodes
-    while todo:
-        e = todo.pop()
-        ast = _parse(e) if isinstance(e, str) else e
-        if ast is None:
-            return None  # the expression or a recording rule it reads does not parse
-        for node in nodes(ast):
-            if type(node).__name__ != "VectorSelector":
-                continue
-            ms = _matchers(node)
-            groups = [ms] if not node.matchers.or_matchers else [
-                [(m.name, _ops(m), m.value) for m in g] + ([("__name__", "=", node.name)] if node.name else [])
-                for g in node.matchers.or_matchers]
-            out.extend(groups)
-            for g in groups:
-                for name in rr:
-                    if name not in seen and all(_match(op, v, name) is not False
-                                                for lab, op, v in g if lab == "__name__"):
-                        if any(lab == "__name__" for lab, _, _ in g):
-                            seen.add(name)
-                            todo.extend(e2 for e2, _ in _rr_variants(rr[name]))
-    return out
-
-
-def parse_series(text: str) -> dict | None:
-    """Labels (``__name__`` included) of a promtool ``input_series`` ``series`` text such as
-    ``up{job="api"}``, or None when it does not parse as a plain selector."""
-    ast = _parse(text)
-    if type(ast).__name__ != "VectorSelector" or ast.matchers.or_matchers:
-        return None
-    labels = {}
-    for label, op, value in _matchers(ast):
-        if op != "=":
-            return None
-        labels[label] = value
-    return labels
-
-
-def series_feed(expr: str, series_selector_text: str,
-                recording_rules: RecordingRules | None = None) -> bool | None:
-    """Can the test input series ``series_selector_text`` (promtool's ``series``, e.g.
-    ``http_requests_total{job="api"}``) be selected by ``expr`` or by a recording rule of the
-    project that ``expr`` reads (transitively)?
-
-    Returns True when a selector matches it, False when no selector can (a misspelled metric
-    or label value: the test feeds nothing), None when it cannot be told (the expression or
-    the series does not parse, or a regex is not understood)."""
-    labels = parse_series(series_selector_text)
-    sels = selectors(expr, recording_rules)
-    if labels is None or sels is None:
-        return None
-    unknown = False
-    for ms in sels:
-        verdict = True
-        for label, op, value in ms:
-            got = _match(op, value, labels.get(label, ""))
-            if got is False:
-                verdict = False
-                break
-            if got is None:
-                verdict = None
-        if verdict is True:
-            return True
-        if verdict is None:
-            unknown = True
-    return None if unknown else False
-
-
-def _typo(a: str, b: str) -> bool:
-    """``a`` and ``b`` differ by one edit (insert, delete, replace or swap of two neighbours),
-    and are long enough (3+ characters) for that to read as a typo rather than another word."""
-    if a == b or min(len(a), len(b)) < 3 or abs(len(a) - len(b)) > 1:
-        return False
-    if len(a) == len(b):
-        diff = [i for i in range(len(a)) if a[i] != b[i]]
-        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and
-                                  a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
-    short, long_ = (a, b) if len(a) < len(b) else (b, a)
-    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
-
-
-def missed_by_mistake(expr: str, series_selector_text: str,
-                      recording_rules: RecordingRules | None = None, values_on_purpose: bool = False) -> str | None:
-    """Why the test input series ``series_selector_text`` looks meant for ``expr`` but can
-    never be selected by it, or None.
-
-    Stricter than ``series_feed(...) is False``: a series that a selector's matchers reject
-    on purpose (``status="True"`` where the alert wants ``status="False"``: a test that the
-    filter works) is not a mistake. A mistake is a series whose metric name no selector reads
-    (the result is then ``"metric"``), or one that a selector of its metric rejects only
-    through a typo-like difference: a label value one edit away from an equality matcher's
-    (``job="apx"`` for ``job="api"``) or a label name one edit away from a required one
-    (``jbo`` for ``job``). Returns ``"metric"`` or the matcher it misses (``job="api"``).
-
-    ``values_on_purpose``: the caller knows the series is there to be rejected (a test that
-    expects nothing while it is there, or that feeds a sibling series with the same metric
-    and label names): then a label value one edit away (``code="200"`` for ``code="500"``)
-    is deliberate too; a metric name or label name no selector reads is still a mistake."""
-    labels = parse_series(series_selector_text)
-    sels = selectors(expr, recording_rules)
-    if labels is None or sels is None or series_feed(expr, series_selector_text, recording_rules) is not False:
-        return None
-    hint = None
-    for ms in sels:
-        if any(lab == "__name__" and _match(op, v, labels.get("__name__", "")) is False for lab, op, v in ms):
-            continue  # another metric: this selector was never the series' target
-        if any(lab == "__name__" and op != "=" for lab, op, _ in ms) or \
-                not any(lab == "__name__" for lab, _, _ in ms):
-            return None  # a selector on any metric name (regex, none): its filters were the target
-        typo = None
-        for lab, op, v in ms:
-            if lab == "__name__" or _match(op, v, labels.get(lab, "")) is not False:
-                continue
-            if op == "=" and lab in labels and _typo(labels[lab], v):
-                if values_on_purpose:
-                    return None  # another value of the right label: the filter is what is tested
-                typo = f'{lab}="{v}"'
-            elif op == "=" and lab not in labels and any(_typo(k, lab) for k in labels):
-                typo = f'{lab}="{v}"'
-            else:
-                return None  # a deliberate other value: the test checks the filter
-        if typo is None:
-            return None
-        hint = hint or typo
-    return hint or "metric"
-

@@ -1,4 +1,4 @@
-"""Label flow (rulegen.validate.labelflow) against Prometheus' own engine.
+"""Label flow (rulegen.promql.labelflow) against Prometheus' own engine.
 
 Each expression is evaluated by the real ``promtool test rules`` over the same input series;
 the labels of the series Prometheus returns are read from promtool's report. Whatever label
@@ -15,7 +15,7 @@ import subprocess
 import pytest
 import yaml
 
-from rulegen.validate.labelflow import can_carry
+from rulegen.promql.labelflow import can_carry
 
 SERIES = {
     'x{job="a", instance="i1"}': "1x5",

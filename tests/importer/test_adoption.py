@@ -26,7 +26,7 @@ from helpers.samples import TWO_SEVERITIES
 
 KPS = SHARED / "corpus" / "kube-prometheus-stack"
 
-#: one critical alert without runbook content (test_baseline's ShopDown)
+#: one critical alert without runbook content (ShopDown of helpers.samples.RULES)
 RULES = BASELINE_RULES.split("      - alert: ShopSlow")[0]
 
 #: a spec of the project with an app `shop` that has ShopDown

@@ -15,6 +15,7 @@ $(BIN)/rulegen: pyproject.toml
 
 install: $(BIN)/rulegen
 
+# helm and promtool go to ~/.cache/rulegen/tools/bin (or $$RULEGEN_TOOLS_DIR/bin), never into the checkout
 tools:
 	scripts/install-tools.sh
 

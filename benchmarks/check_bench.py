@@ -37,7 +37,7 @@ What it does, in one run (one to two minutes):
    same run also times ``rulegen check`` of that rulegen on its build against this checkout's,
    so a change in the ratio to promtool can be told from the machine's load.
 
-The promtool used is the pinned one found by :func:`rulegen.run.tools.find` (``.tools/bin``).
+The promtool used is the pinned one found by :func:`rulegen.tools.find.find` (``$RULEGEN_TOOLS_DIR/bin``, else the per-user cache).
 """
 
 from __future__ import annotations
@@ -282,11 +282,11 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     sys.path.insert(0, str(REPO))
-    from rulegen.run import tools
-    promtool = tools.find("promtool", REPO)
+    from rulegen.tools import find
+    promtool = find.find("promtool", REPO)
     if promtool is None:
         sys.exit("promtool is not installed; run scripts/install-tools.sh")
-    helm = None if args.no_helm else tools.find("helm", REPO)
+    helm = None if args.no_helm else find.find("helm", REPO)
     if helm is None and not args.no_helm:
         sys.exit("helm is not installed; run scripts/install-tools.sh (or pass --no-helm)")
 

@@ -14,7 +14,7 @@ the bracket at fault (the unclosed ``(``/``{``, or the extra ``)``) where promto
 end of the input; anything else is "other". The figure printed last is the agreement:
 (same + at the bracket) / cases.
 
-Run: ``python benchmarks/promql_errors.py`` (needs promtool in ``.tools/bin``).
+Run: ``python benchmarks/promql_errors.py`` (needs the pinned promtool: scripts/install-tools.sh).
 """
 
 from __future__ import annotations
@@ -102,10 +102,10 @@ def _kind(expr: str, mine: int | None, theirs) -> str:
 
 
 def main() -> int:
-    from rulegen.run import tools
+    from rulegen.tools import find
 
-    if tools.find("promtool", REPO) is None:
-        print("promtool is not installed in .tools/bin; run scripts/install-tools.sh", file=sys.stderr)
+    if find.find("promtool", REPO) is None:
+        print("promtool is not installed; run scripts/install-tools.sh", file=sys.stderr)
         return 2
     rows = measure()
     width = max(len(r["expr"]) for r in rows)

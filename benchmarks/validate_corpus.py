@@ -45,9 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     sys.path.insert(0, str(REPO))
     from rulegen.importer import import_paths, write_specs
-    from rulegen.run import tools
+    from rulegen.tools import find
 
-    promtool = tools.find("promtool", REPO)
+    promtool = find.find("promtool", REPO)
     if promtool is None:
         print("promtool is not installed; run scripts/install-tools.sh", file=sys.stderr)
         return 2

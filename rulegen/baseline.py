@@ -41,7 +41,6 @@ purpose). Without a baseline file it records every current policy error.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +48,9 @@ from pathlib import Path
 import yaml
 
 from .findings import Finding, RulegenError, Severity
+from .fs import read as fs_read
+from .fs import yamlbound
+from .fs.write import atomic_write
 
 BASELINE_FILE = ".rulegen-baseline.yaml"
 #: Codes a baseline can hold: naming and conventions (team policy), not correctness.
@@ -103,19 +105,35 @@ class Baseline:
 
 
 def load(root: Path) -> Baseline | None:
-    """The baseline of the project at ``root``, or None when it has none. Version 1 entries
-    (no ``message``) are read as keys with subject None.
+    """The baseline of the project at ``root``, or None when it has none (see :func:`parse`).
 
     Raises:
         RulegenError: the file is not YAML or not of the documented shape (code RG812 in
             the message).
     """
     p = root / BASELINE_FILE
-    if not p.is_file():
+    if not p.exists():
         return None
     try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        text = fs_read.read_text(p, BASELINE_FILE)
+    except IsADirectoryError:
+        return None
+    except UnicodeDecodeError as e:
+        raise RulegenError(f"{BASELINE_FILE}: RG812 not valid YAML: {e}") from None
+    return parse(text)
+
+
+def parse(text: str) -> Baseline:
+    """The baseline written in ``text`` (the content of ``.rulegen-baseline.yaml``, from the
+    working tree or a Git ref). Version 1 entries (no ``message``) are read as keys with
+    subject None.
+
+    Raises:
+        RulegenError: not YAML or not of the documented shape (code RG812 in the message).
+    """
+    try:
+        raw = yamlbound.safe_load(text, BASELINE_FILE)
+    except yaml.YAMLError as e:
         raise RulegenError(f"{BASELINE_FILE}: RG812 not valid YAML: {e}") from None
     if raw is None:
         return Baseline()
@@ -126,7 +144,7 @@ def load(root: Path) -> Baseline | None:
     out = []
     lines: dict = {}
     try:
-        node = yaml.compose(p.read_text(encoding="utf-8"))
+        node = yaml.compose(text)
         items = next(v for k, v in node.value if k.value == "findings").value
     except (yaml.YAMLError, StopIteration, AttributeError, TypeError):
         items = []
@@ -159,12 +177,9 @@ def dump(entries) -> str:
 
 
 def write(root: Path, entries) -> Path:
-    """Write the baseline file for ``entries`` atomically (temp file, then rename)."""
-    p = root / BASELINE_FILE
-    tmp = p.with_name(f".{p.name}.tmp")
-    tmp.write_text(dump(entries), encoding="utf-8")
-    os.replace(tmp, p)
-    return p
+    """Write the baseline file for ``entries`` through the one writer (:mod:`rulegen.fs.write`;
+    ``RG747`` when it would lead outside ``root``)."""
+    return atomic_write(root / BASELINE_FILE, dump(entries), root=root)
 
 
 def key_of(f: Finding, app_of: dict) -> Key | None:

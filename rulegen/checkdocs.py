@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 #: Modules whose docstrings document codes, in the order ``rulegen checks`` prints them
 #: (validation families first, in the order they run). ``rulegen.checkdocs`` itself documents
 #: the codes of making the outputs.
-EXTRA_SOURCES = ("rulegen.checkdocs:OUTPUTS", "rulegen.gitops.links", "rulegen.importer",
+EXTRA_SOURCES = ("rulegen.checkdocs:OUTPUTS", "rulegen.fs.read", "rulegen.gitops.links", "rulegen.importer",
                  "rulegen.baseline", "rulegen.gitops.policy")
 
 #: Codes reported while making the outputs (``build``, ``check``, ``test``), not by a check
@@ -61,9 +61,11 @@ Codes:
   reports the page as differing until it has. Reported at the page line of the first changed
   line; cannot be switched off. Bad: ``<img src=x onerror=alert(1)>`` in a note; good: plain
   Markdown, ``[dashboard](https://grafana.example.com/d/x)``.
-* ``RG747`` an output path leads outside the project through a symlink found at the moment of
-  writing (validation reports the ones it knows as RG742 and RG744); the message names the
-  link, and nothing is written. Bad: ``runbooks`` made a symlink to ``/var/www`` after
+* ``RG747`` a file rulegen is about to write leads outside the project through a symlink found
+  at the moment of writing: a folder on its path, or the file itself (validation reports the
+  ones it knows as RG742 and RG744). Every write checks this: generated files, the baseline,
+  ``.rulegen.yaml``, specs written by ``new``, ``import`` and ``derive-tests``, and the
+  ``.rulegen/`` work folders. The message names the link, and nothing is written. Bad: ``runbooks`` made a symlink to ``/var/www`` after
   ``rulegen check`` passed; good: ``runbooks/`` a folder of the project.
 """
 

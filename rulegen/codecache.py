@@ -31,8 +31,9 @@ import marshal
 import os
 import stat
 import sys
-import tempfile
 from pathlib import Path
+
+from .fs.write import atomic_write
 
 #: Sub-folder name under the cache root.
 FOLDER = "codecache"
@@ -107,23 +108,10 @@ def write_bytes(name: str, data: bytes) -> None:
     d = cache_dir()
     if d is None or not writable():
         return
-    tmp = None
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{name}.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(_MAGIC + _digest(name, data) + data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, d / name)
-        tmp = None
+    try:  # the one writer: exclusive temporary file, rename; a cache need not survive a crash
+        atomic_write(d / name, _MAGIC + _digest(name, data) + data, sync=False)
     except OSError:
         pass
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
 
 
 def load(name: str):

@@ -39,6 +39,9 @@ from pathlib import Path
 import yaml
 
 from .findings import Finding, RulegenError, Severity
+from .fs import read as fs_read
+from .fs import yamlbound
+from .fs.containment import LOCKED_CODES
 
 CONFIG_FILE = ".rulegen.yaml"
 #: The values of ``policy_changes``.
@@ -90,10 +93,12 @@ def load_config(root: Path) -> Config:
         RulegenError: the file exists but is not valid (says which key and why).
     """
     p = root / CONFIG_FILE
-    if not p.is_file():
+    if not p.exists():
         return Config()
     try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+        raw = yamlbound.safe_load(fs_read.read_text(p, CONFIG_FILE), CONFIG_FILE) or {}
+    except IsADirectoryError:
+        return Config()
     except (yaml.YAMLError, UnicodeDecodeError) as e:
         raise RulegenError(f"{CONFIG_FILE}: not valid YAML: {e}") from None
     return parse_config(raw)
@@ -216,14 +221,13 @@ def _bool(d: dict, key: str) -> bool:
 
 
 def _unlocked(c: str, name: str) -> None:
-    """Refuse to switch off or re-grade a containment code (:data:`rulegen.containment.LOCKED_CODES`:
+    """Refuse to switch off or re-grade a containment code (:data:`rulegen.fs.containment.LOCKED_CODES`:
     they keep rulegen from reading or writing outside the project) or a policy-change code
     (:data:`POLICY_CHANGE_CODES`)."""
     if c in POLICY_CHANGE_CODES:
         raise RulegenError(f"{CONFIG_FILE}: {name}: {c} reports a pull request that weakens the checks and "
                            "cannot be switched off or re-graded; `policy_changes: warn` on the base branch "
                            "makes `rulegen check --base` report such changes without failing")
-    from .containment import LOCKED_CODES
     if c in LOCKED_CODES:
         raise RulegenError(f"{CONFIG_FILE}: {name}: {c} keeps rulegen inside the project (paths, links, "
                            "HTML) and cannot be switched off or re-graded")

@@ -80,14 +80,6 @@ class RulegenError(Exception):
     """
 
 
-class FindingsError(Exception):
-    """Raised by ``build``/``test`` when validation found errors; carries the findings."""
-
-    def __init__(self, findings: list[Finding]):
-        super().__init__(f"{sum(f.is_error for f in findings)} error(s) found")
-        self.findings = findings
-
-
 def has_errors(findings: list[Finding]) -> bool:
     """True when any finding is an error."""
     return any(f.is_error for f in findings)

@@ -5,14 +5,16 @@ Commands in :mod:`rulegen.cli` call these and decide what to print; nothing here
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .config import Config, load_config
-from .findings import Finding, RulegenError, has_errors
+from .fs.containment import describe, tree_problems
+from .findings import Finding, RulegenError, Severity, has_errors
 from .parallel import split_map
-from .spec import Spec, find_spec_files, load_file, shown_path
+from .spec import LoadedFile, Spec, find_spec_files, load_file, shown_path
 from .validate import Context, check_file, finish, reference_spec
 
 if TYPE_CHECKING:
@@ -68,7 +70,7 @@ def load_project(root: Path, paths: list[str] | None = None, meanwhile=None,
         ctx.reference = _reference_specs(root, files, ctx)
 
     def one(f: Path):
-        return check_file(load_file(f, shown_path(f, root)), ctx)
+        return check_file(load_contained(f, root), ctx)
 
     # validate(load_paths(targets, root), ctx), each file loaded and checked on two cores
     # when there are many (rulegen.parallel); same findings, same order
@@ -80,6 +82,21 @@ def load_project(root: Path, paths: list[str] | None = None, meanwhile=None,
         findings = baseline.apply(findings, baseline.load(root), app_of, stale_baseline_is_error,
                                   None if not paths else {s.app for s in result.specs})
     return Loaded(root=root, config=config, specs=result.specs, findings=findings)
+
+
+def load_contained(f: Path, root: Path) -> LoadedFile:
+    """:func:`rulegen.spec.load_file` of spec file ``f`` of the project at ``root``, unless ``f``
+    is a symlink leading outside the project or a special file: then nothing is read and the
+    file holds one finding, RG742 or RG760 (see :mod:`rulegen.validate.checks.paths`)."""
+    shown = shown_path(f, root)
+    rel = Path(os.path.relpath(f, root)).as_posix()
+    problems = tree_problems(root, rel, limit=1)
+    if problems:
+        code, path, detail = problems[0]
+        return LoadedFile(path=rel, text="", findings=[Finding(
+            rel, 0, 0, code, Severity.ERROR, f"{describe(code, path, detail)[6:]}; the spec was not read: "
+            "make it a regular file of the project")])
+    return load_file(f, shown)
 
 
 def _reference_specs(root: Path, files: list[Path], ctx: Context) -> list[Spec]:
@@ -97,7 +114,7 @@ def _reference_specs(root: Path, files: list[Path], ctx: Context) -> list[Spec]:
         return []
     out = []
     for f in others:
-        spec = reference_spec(load_file(f, shown_path(f, root)), ctx)
+        spec = reference_spec(load_contained(f, root), ctx)
         if spec is not None:
             out.append(spec)
     return out

@@ -21,6 +21,8 @@ import re
 from pathlib import Path
 
 from .findings import RulegenError
+from .fs import read as fs_read
+from .fs.write import atomic_write
 from .render import jinja
 
 #: An app name rulegen accepts: a DNS label of at most 53 characters (the spec schema's ``app``).
@@ -52,9 +54,8 @@ def is_new_project(root: Path) -> bool:
 def write_project_config(root: Path) -> Path:
     """Write :data:`PROJECT_CONFIG` as ``root/.rulegen.yaml`` (atomically) and return its path."""
     from .config import CONFIG_FILE
-    from .gitops.write import atomic_write
     path = root / CONFIG_FILE
-    atomic_write(path, PROJECT_CONFIG)
+    atomic_write(path, PROJECT_CONFIG, root=root)
     return path
 
 
@@ -96,15 +97,11 @@ def write_starter(root: Path, app: str, title: str | None = None) -> Path:
     for other in sorted(folder.glob("*.y*ml")) if folder.is_dir() else []:
         try:
             named = re.search(r"^app:[ \t]*[\"']?([a-z0-9-]+)[\"']?[ \t]*(?:#.*)?$",
-                              other.read_text(encoding="utf-8"), re.M)
-        except (OSError, UnicodeDecodeError):
+                              fs_read.read_text(other, other.relative_to(root).as_posix()), re.M)
+        except (OSError, UnicodeDecodeError, fs_read.InputRefused):
             continue
         if named and named.group(1) == app:
             raise RulegenError(f"{other.relative_to(root)} already defines app {app}; edit it, or "
                                "choose another app name")
-    folder.mkdir(parents=True, exist_ok=True)
     text = spec_text(app, title, schema_ref(folder))
-    tmp = path.with_name(f".{path.name}.rulegen-new")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return atomic_write(path, text, root=root)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Build the pinned promtool (Prometheus 3.x) and helm (3.x) from their Go modules into
-# .tools/bin, the project-local tools folder. The pins live in tools/*/go.mod (with go.sum),
-# the way kubernetes-mixin builds its promtool.
+# Build the pinned promtool (Prometheus 3.x) and helm (3.x) from their Go modules into the
+# per-user tools cache, ${XDG_CACHE_HOME:-$HOME/.cache}/rulegen/tools/bin, outside every
+# checkout: rulegen runs on pull requests, and a tool inside the checkout could be replaced by
+# one (rulegen never runs a tool from the project it checks). The pins live in tools/*/go.mod
+# (with go.sum), the way kubernetes-mixin builds its promtool.
 #
 # The binaries are stamped the way the upstream release builds stamp them, so `--version`
 # names the release: promtool with the ldflags of Prometheus' .promu.yml (Version from the
@@ -18,11 +20,19 @@
 # an older version of this script, is rebuilt; running this twice costs nothing.
 #
 # Usage: scripts/install-tools.sh [--force]
-#   RULEGEN_TOOLS_DIR=DIR builds into DIR/bin instead of .tools/bin.
+#   RULEGEN_TOOLS_DIR=DIR builds into DIR/bin instead (rulegen looks there first); DIR must not
+#   lie inside the checkout.
 # Needs: Go (1.26+) and access to the Go module proxy.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-bin="${RULEGEN_TOOLS_DIR:-$root/.tools}/bin"
+bin="${RULEGEN_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/rulegen/tools}/bin"
+case "$bin" in /*) ;; *) bin="$PWD/$bin" ;; esac
+case "$(realpath -m -- "$bin" 2>/dev/null || echo "$bin")/" in
+  "$(cd "$root" && pwd -P)"/*)
+    echo "install-tools.sh: $bin is inside the checkout $root, which a pull request can write;" \
+         "set RULEGEN_TOOLS_DIR to a folder outside it (rulegen refuses tools found there, RG762)" >&2
+    exit 2 ;;
+esac
 mkdir -p "$bin"
 force=${1:-}
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from rulegen.run import tools
+from rulegen.tools import find
 
 from helpers import REPO, SHARED
 
@@ -32,7 +32,7 @@ settings.load_profile("rulegen")
 
 
 def _need(name: str) -> Path:
-    p = tools.find(name, REPO)
+    p = find.find(name, REPO)
     if p is None:
         msg = f"{name} is not installed; run scripts/install-tools.sh (or make tools)"
         if os.environ.get("CI"):

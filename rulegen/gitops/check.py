@@ -28,15 +28,13 @@ Exit codes: 0 nothing to do, 1 findings with errors or any drift, 2 usage or int
 from __future__ import annotations
 
 import difflib
-import importlib.util
 import sys
 from pathlib import Path
 
 from ..findings import RulegenError
-from . import ownership, write
+from . import links, ownership, write
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
-LINKS_MODULE = "rulegen.gitops.links"
 
 
 def unified_diff(path: str, old: str | None, new: str | None) -> str:
@@ -61,18 +59,6 @@ def _lines(text: str | None) -> list[str]:
     if not out[-1].endswith("\n"):
         out[-1] += "\n\\ No newline at end of file\n"
     return out
-
-
-def _link_findings(outputs, specs, root: Path) -> list:
-    """Findings of the runbook link check, or [] when ``rulegen.gitops.links`` is not there.
-
-    Only the module's absence is tolerated: once it exists, an error importing or running it is
-    a fault of the check and propagates (exit 2), never a silent pass.
-    """
-    if importlib.util.find_spec(LINKS_MODULE) is None:
-        return []
-    from . import links
-    return list(links.check_links(outputs, specs, root))
 
 
 def run_check(root: Path, paths: list[str] | None, stream=None, fmt: str = "helm", base: str | None = None,
@@ -141,7 +127,7 @@ def _run(root: Path, paths, stream, fmt: str, base: str | None = None, force_pol
         out("check: validation failed; fix the errors above, then run `rulegen build` "
             "(drift was not checked)")
         return EXIT_FAIL
-    outputs, plan_findings = plan_project(loaded, fmt, link_ids=importlib.util.find_spec(LINKS_MODULE) is not None)
+    outputs, plan_findings = plan_project(loaded, fmt, link_ids=True)
     findings += plan_findings
     if any(f.is_error for f in plan_findings):
         out(render(findings, "text"))
@@ -150,7 +136,7 @@ def _run(root: Path, paths, stream, fmt: str, base: str | None = None, force_pol
         return EXIT_FAIL
     partial = bool(paths)
     outputs = write.scope(outputs, partial)
-    findings += loaded.config.apply(_link_findings(outputs, loaded.specs, root))
+    findings += loaded.config.apply(list(links.check_links(outputs, loaded.specs, root)))
     if findings:
         out(render(findings, "text"))
     _policy_summary(out, policy_findings, base)

@@ -50,13 +50,16 @@ Exit codes: 0, or 2 when the ref or the repository cannot be read.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..fs.containment import refuse_tree
 from ..findings import RulegenError
+from ..fs import read as fs_read
+from ..fs import yamlbound
 from ..spec.durations import DurationError, parse_ms
+from ..tools import find, helm, process
 
 EXIT_OK, EXIT_USAGE = 0, 2
 SPEC_DIR = "rules"
@@ -182,8 +185,7 @@ def compare_specs(old_specs, new_specs) -> Summary:
 
 def _git(root: Path, *args: str) -> str:
     try:
-        proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
-                              encoding="utf-8", timeout=60)
+        proc = process.run(["git", *args], cwd=root, timeout=60)
     except FileNotFoundError:
         raise RulegenError("git is not installed; rulegen diff reads the base specs with git") from None
     if proc.returncode != 0:
@@ -253,18 +255,14 @@ def _baselined(root: Path, ref: str, result) -> list:
     applied, as ``validate`` applies the working tree's (:func:`rulegen.baseline.apply`):
     a baselined policy finding is a warning there, not an error. An unreadable baseline file
     at ``ref`` leaves the findings as they are."""
-    import tempfile
-
     from .. import baseline
     text = base_file(root, ref, baseline.BASELINE_FILE)
     if text is None:
         return result.findings
-    with tempfile.TemporaryDirectory(prefix="rulegen-diff-") as tmp:
-        (Path(tmp) / baseline.BASELINE_FILE).write_text(text, encoding="utf-8")
-        try:
-            base_line = baseline.load(Path(tmp))
-        except RulegenError:
-            return result.findings
+    try:
+        base_line = baseline.parse(text)
+    except RulegenError:
+        return result.findings
     app_of = {s.file: s.app for s in result.specs}
     return baseline.apply(result.findings, base_line, app_of, False)
 
@@ -343,25 +341,33 @@ def changed_charts(root: Path, base: str, chart_paths) -> list[str]:
 
 def export_chart(root: Path, ref: str, chart: str, dest: Path) -> bool:
     """Write the files of folder ``chart`` at Git ``ref`` under ``dest`` (``git archive``);
-    False when ``ref`` has no such folder."""
+    False when ``ref`` has no such folder.
+
+    Raises:
+        RulegenError: git failed, or the folder holds a symlink leading outside it or a
+            special file (RG742, RG760; tarfile's ``data`` filter refuses them).
+    """
     import io
     import tarfile
     if not _git(root, "ls-tree", "--name-only", ref, "--", chart).strip():
         return False
-    proc = subprocess.run(["git", "archive", "--format=tar", ref, "--", chart], cwd=root,
-                          capture_output=True, timeout=60)
+    proc = process.run(["git", "archive", "--format=tar", ref, "--", chart], cwd=root, timeout=60, text=False)
     if proc.returncode != 0:
         raise RulegenError(f"git archive {ref} -- {chart} failed: {proc.stderr.decode(errors='replace').strip()}")
     with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
-        tar.extractall(dest, filter="data")
+        try:
+            tar.extractall(dest, filter="data")
+        except tarfile.FilterError as e:
+            code = "RG760" if isinstance(e, tarfile.SpecialFileError) else "RG742"
+            raise RulegenError(f"{code} {e.tarinfo.name} at {ref} {e}; nothing was read through it") from None
     return True
 
 
 def _rendered_rules(chart: Path, values: list, root: Path) -> tuple[bool, dict[tuple, dict]]:
     """(a PrometheusRule rendered, {(name, n): rule with its group}) of ``helm template`` of
     ``chart`` with ``values``; n counts earlier rules of the same name."""
-    from ..run import helm
-    out = helm.template(chart, values=values, root=root)
+    from ..render.yamltext import values_yaml
+    out = helm.template(chart, values=[values_yaml(v) for v in values], root=root)
     rules: dict[tuple, dict] = {}
     for g in out.rule_groups():
         for r in g.get("rules") or []:
@@ -397,7 +403,7 @@ def gates_off(chart: Path, gates) -> list[str]:
     ``values.yaml`` (all of them when it cannot be read or is not YAML), in order, once each."""
     import yaml
     try:
-        values = yaml.safe_load((chart / "values.yaml").read_text(encoding="utf-8"))
+        values = yamlbound.safe_load(fs_read.read_text(chart / "values.yaml"), str(chart / "values.yaml"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         values = None
     off = []
@@ -413,9 +419,9 @@ def gates_off(chart: Path, gates) -> list[str]:
 def _side(chart: Path, keys_gates, root: Path):
     """(gates on in its own values?, rules rendered with its own values, with every gate on,
     with every gate on and no knob) of one chart."""
-    from ..run import helm
+    from ..render.values import gate_values
     gate_paths = [g for _, gs in keys_gates for g in gs]
-    gates = helm.gate_values(gate_paths)
+    gates = gate_values(gate_paths)
     _, own = _rendered_rules(chart, [], root)
     own_on = _gates_on(chart, gate_paths)
     _, knobs = _rendered_rules(chart, [gates], root)
@@ -523,7 +529,6 @@ def values_effects(root: Path, base: str, old_specs, new_specs) -> tuple[list[tu
     """
     import tempfile
 
-    from ..run import tools
     by_chart: dict[str, list] = {}
     for s in list(new_specs) + list(old_specs):
         pair = (s.chart.values_key, tuple(s.chart.gates))
@@ -532,7 +537,7 @@ def values_effects(root: Path, base: str, old_specs, new_specs) -> tuple[list[tu
     charts = changed_charts(root, base, by_chart)
     if not charts:
         return [], []
-    if tools.find("helm", root) is None:
+    if find.find("helm", root) is None:
         return [], [f"helm is not installed: the values of {', '.join(charts)} were not compared "
                     "(scripts/install-tools.sh installs it)"]
     effects: list[tuple[str, str]] = []
@@ -547,6 +552,8 @@ def values_effects(root: Path, base: str, old_specs, new_specs) -> tuple[list[tu
                 if where is None:
                     dest = Path(tmp) / str(i)
                     where = dest / chart if export_chart(root, base, chart, dest) else None
+                else:
+                    refuse_tree(root, chart, "chart folder")
                 sides.append(None if where is None or not (where / "Chart.yaml").is_file()
                              else _side(where, keys_gates, root))
             except RulegenError as e:

@@ -85,6 +85,8 @@ from urllib.parse import unquote, urlsplit
 import yaml
 
 from ..findings import Finding, Severity
+from ..fs import read as fs_read
+from ..fs import yamlbound
 from ..render import site as site_mod
 from ..render.slug import anchor, page_url
 from . import ownership
@@ -413,7 +415,7 @@ class LinkContext:
         if page not in self._html:
             f = self.site_dir / html_path(page, self.settings.use_directory_urls)
             try:
-                self._html[page] = _parse_html(f.read_text(encoding="utf-8")).ids
+                self._html[page] = _parse_html(fs_read.read_text(f)).ids
             except (OSError, UnicodeDecodeError):
                 self._html[page] = None
         return self._html[page]
@@ -469,7 +471,7 @@ def _pages(outputs, root: Path, settings, unreadable: list | None = None) -> dic
             if replaced and rel_root in planned:
                 continue  # the planned text is used, not this one: no need to read it
             try:
-                text = f.read_text(encoding="utf-8")
+                text = fs_read.read_text(f, rel_root)
             except UnicodeDecodeError as e:
                 if unreadable is not None and not any(p.startswith(".") for p in f.relative_to(docs).parts):
                     unreadable.append((rel_root, e.start))
@@ -498,15 +500,15 @@ def _values_text(planned: dict, root: Path, spec) -> str:
     text = planned.get(vpath)
     if text is None:
         f = root / vpath
-        text = f.read_text(encoding="utf-8") if f.is_file() else ""
+        text = fs_read.read_text(f, vpath) if f.is_file() else ""
     return text
 
 
 def _values(text: str) -> dict:
     """A values.yaml text as the chart's default values ({} when not a YAML mapping)."""
     try:
-        data = yaml.load(text, Loader=_SAFE_LOADER) or {}
-    except yaml.YAMLError:
+        data = yamlbound.load(text, _SAFE_LOADER, "values.yaml") or {}
+    except (yaml.YAMLError, fs_read.InputRefused):  # too large: RG701 reports it (rulegen.render)
         return {}
     return data if isinstance(data, dict) else {}
 

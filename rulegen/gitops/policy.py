@@ -73,7 +73,6 @@ Codes (``rulegen check --base REF``; warnings when the base ref sets ``policy_ch
 from __future__ import annotations
 
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,6 +81,8 @@ import yaml
 from .. import baseline as bl
 from ..config import CONFIG_FILE, Config, parse_config
 from ..findings import Finding, RulegenError, Severity
+from ..fs import read as fs_read
+from ..fs import yamlbound
 
 #: The code of each kind of weakening change.
 BASELINE_GREW, CHECK_DISABLED, CHECK_WEAKENED, SETTING_WEAKENED = "RG820", "RG821", "RG822", "RG823"
@@ -213,14 +214,11 @@ def _base_baseline(root: Path, ref: str) -> tuple[bl.Baseline, list[str]]:
         return bl.Baseline(), [f"{bl.BASELINE_FILE} at {ref} is not UTF-8; compared as empty"]
     if text is None:
         return bl.Baseline(), []
-    with tempfile.TemporaryDirectory(prefix="rulegen-policy-") as tmp:
-        (Path(tmp) / bl.BASELINE_FILE).write_text(text, encoding="utf-8")
-        try:
-            found = bl.load(Path(tmp))
-        except RulegenError as e:
-            return bl.Baseline(), [f"{bl.BASELINE_FILE} at {ref} could not be read ({str(e).split(': ', 1)[-1]}); "
-                                   "compared as empty"]
-    return found or bl.Baseline(), []
+    try:
+        return bl.parse(text), []
+    except RulegenError as e:
+        return bl.Baseline(), [f"{bl.BASELINE_FILE} at {ref} could not be read ({str(e).split(': ', 1)[-1]}); "
+                               "compared as empty"]
 
 
 def _key_lines(root: Path) -> dict:
@@ -229,8 +227,8 @@ def _key_lines(root: Path) -> dict:
     p = root / CONFIG_FILE
     out: dict = {}
     try:
-        node = yaml.compose(p.read_text(encoding="utf-8")) if p.is_file() else None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        node = yamlbound.compose(fs_read.read_text(p, CONFIG_FILE), CONFIG_FILE) if p.is_file() else None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RulegenError):
         return out
 
     def walk(n, path: str) -> None:

@@ -79,7 +79,10 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
 
-from ..containment import escaping_link, refuse_outside
+from ..fs import read as fs_read
+from ..fs import yamlbound
+from ..fs.containment import escaping_link, refuse_outside, refuse_tree
+from ..fs.write import atomic_write, write_all
 from ..findings import Finding, RulegenError, Severity
 from ..spec import SCHEMA_PATH, load_text
 from . import chart
@@ -151,6 +154,17 @@ def expand(paths: list[Path]) -> list[Path]:
             raise RulegenError(f"{p}: no such file or folder")
     seen = set()
     return [q for q in out if not (q.resolve() in seen or seen.add(q.resolve()))]
+
+
+def _refuse_unsafe_source(p: Path, project: Path | None) -> None:
+    """:func:`rulegen.fs.containment.refuse_tree` on import source ``p`` (file or folder): within
+    ``project`` when ``p`` lies in it, else within ``p`` itself (a folder) or its folder."""
+    if project is not None and Path(os.path.abspath(p)).is_relative_to(os.path.abspath(project)):
+        refuse_tree(project, Path(os.path.relpath(p, project)).as_posix(), "import source")
+    elif p.is_dir() and not p.is_symlink():
+        refuse_tree(p, ".", f"import source {p}")
+    else:
+        refuse_tree(p.parent, p.name, "import source")
 
 
 def _naming_source(rs: RuleSet) -> Source:
@@ -392,9 +406,13 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
     the file names shown. Paths in notes are shown relative to ``display_base`` when possible.
 
     Raises:
-        RulegenError: a path does not exist; ``app`` is not a DNS label; helm is missing or
-            fails on a chart.
+        RulegenError: a path does not exist; ``app`` is not a DNS label; a source holds a
+            symlink leading outside the project (outside the source folder for one outside the
+            project) or a special file (RG742, RG760; checked before anything is read or
+            helm runs); helm is missing or fails on a chart.
     """
+    for p in paths:
+        _refuse_unsafe_source(p, display_base)
     if render is not None and render.variant is not None and (
             app_name(render.variant) != render.variant or len(render.variant) >= 30):
         raise RulegenError(f"--variant {render.variant!r} is not a DNS label shorter than 30 characters")
@@ -501,9 +519,9 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
 
 
 def write_specs(result: ImportResult, out_dir: Path, force: bool = False) -> list[Path]:
-    """Write the specs of ``result`` into ``out_dir``; an existing file is kept (with an RG809
-    note added to ``result``) unless ``force``. Returns the files written."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """Write the specs of ``result`` into ``out_dir`` through the one writer
+    (:func:`rulegen.fs.write.atomic_write`, kept inside ``out_dir``); an existing file is kept
+    (with an RG809 note added to ``result``) unless ``force``. Returns the files written."""
     written = []
     for s in result.specs:
         target = out_dir / f"{s.app}.yaml"
@@ -511,34 +529,8 @@ def write_specs(result: ImportResult, out_dir: Path, force: bool = False) -> lis
             result.notes.append(Finding(target.as_posix(), 1, 1, "RG809", Severity.ERROR,
                                         "spec exists; not overwritten (rerun with --force to replace it)"))
             continue
-        tmp = target.with_name(f".{target.name}.tmp")
-        tmp.write_text(s.text, encoding="utf-8")
-        tmp.replace(target)
-        written.append(target)
+        written.append(atomic_write(target, s.text, root=out_dir))
     return written
-
-
-def _write_all(files: dict) -> None:
-    """Write ``files`` (``{path: text}``) all or none: every text goes to a temporary file
-    beside its target first; only when all are written are they renamed into place, so a
-    failed write (disk full, a read-only folder) leaves no file half-imported.
-
-    Raises:
-        OSError: a temporary file cannot be written (the others are removed).
-    """
-    staged: list = []
-    try:
-        for target, text in files.items():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(f".{target.name}.tmp")
-            tmp.write_text(text, encoding="utf-8")
-            staged.append((tmp, target))
-    except OSError:
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)
-        raise
-    for tmp, target in staged:
-        os.replace(tmp, target)
 
 
 def chart_values_text(existing: str | None, labels: dict, annotations: dict,
@@ -552,6 +544,7 @@ def chart_values_text(existing: str | None, labels: dict, annotations: dict,
     y = YAML(typ="rt")
     y.preserve_quotes = True
     y.indent(mapping=2, sequence=4, offset=2)
+    yamlbound.check_text(existing or "", "values.yaml")
     doc = y.load(existing) if existing and existing.strip() else None
     if not isinstance(doc, CommentedMap):
         doc = CommentedMap()
@@ -592,7 +585,7 @@ def _existing_spec_texts(folders: list[Path], root: Path) -> dict:
             if f.suffix in SPEC_SUFFIXES and f.is_file() and f.resolve() not in seen:
                 seen.add(f.resolve())
                 try:
-                    out[shown_path(f, root)] = f.read_text(encoding="utf-8")
+                    out[shown_path(f, root)] = fs_read.read_text(f, shown_path(f, root))
                 except (OSError, UnicodeDecodeError):
                     continue
     return out
@@ -621,6 +614,7 @@ def merge_spec_text(existing: str, imported: str, display: str) -> tuple[str, li
     """
     y = _yaml()
     y.preserve_quotes = True
+    yamlbound.check_text(existing, display)
     old = y.load(existing)
     new = y.load(imported)
     if not isinstance(old, CommentedMap) or not isinstance(old.get("groups"), CommentedSeq):
@@ -691,7 +685,7 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, ap
         t = targets[s.app]
         if app and t.is_file() and not force:
             # --app into an existing spec: the imported groups are added to it
-            old_text = t.read_text(encoding="utf-8")
+            old_text = fs_read.read_text(t, shown_path(t, root))
             s.text, merge_notes = merge_spec_text(old_text, s.text, shown_path(t, root))
             old_groups = (reload_text(old_text) or {}).get("groups") or []
             merged[s.app] = len(old_groups)
@@ -767,7 +761,7 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, ap
     kept: dict = {}
     for s in result.specs:
         vpath = project / "charts" / s.app / "values.yaml"
-        existing = vpath.read_text(encoding="utf-8") if vpath.is_file() else None
+        existing = fs_read.read_text(vpath, shown_path(vpath, root)) if vpath.exists() else None
         text = chart_values_text(existing, s.chart_labels, s.chart_annotations)
         if text is not None:
             files[vpath] = text
@@ -781,7 +775,7 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, ap
     if result.specs and not SCHEMA_PATH.resolve().is_relative_to(project.resolve()):
         schema = SCHEMA_PATH.read_text(encoding="utf-8")
         p = project / PROJECT_SCHEMA
-        if not p.is_file() or p.read_text(encoding="utf-8") != schema:
+        if not p.is_file() or fs_read.read_text(p, shown_path(p, root)) != schema:
             files[p] = schema
             messages.append(f"{shown_path(p, root)}: the spec schema, for editors (specs name it in their `$schema` line)")
     return {"files": files, "messages": messages}
@@ -798,7 +792,7 @@ def run_import(args) -> int:
         RulegenError: a source path does not exist, ``--app`` is not a DNS label, helm
             fails on a chart, ``--out`` is not a relative path inside the project, or a file to
             write lies behind a symlink leading outside it
-            (:mod:`rulegen.containment`; exit 2).
+            (:mod:`rulegen.fs.containment`; exit 2).
     """
     from ..formatters import render as render_notes
     from ..spec import shown_path
@@ -837,14 +831,8 @@ def run_import(args) -> int:
               file=sys.stderr)
         return 1
     by_app = {s.app: s for s in result.specs}
-    seen: dict = {}
-    for p in plan["files"]:  # every file stays inside the project, no symlink leading out (issue 18)
-        rel = Path(os.path.relpath(p, root)).as_posix()
-        link = escaping_link(root, rel, seen)
-        if link is not None:
-            raise RulegenError(f"RG747 {rel} cannot be written: {link[0]} is a symlink to {link[1]}, outside the "
-                               "project; rulegen writes only inside it (nothing was written)")
-    _write_all(plan["files"])
+    # all or nothing, every file inside the project with no symlink leading out (RG747)
+    write_all(root, {Path(os.path.relpath(p, root)).as_posix(): text for p, text in plan["files"].items()})
     for m in plan["messages"]:
         print(m)
     for s in result.specs:

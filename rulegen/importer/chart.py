@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..findings import RulegenError
-from ..run import helm
+from ..fs import read as fs_read
+from ..tools import helm
 
 _SOURCE = re.compile(r"^# Source: (\S.*?)\s*$")
 
@@ -65,7 +66,7 @@ def is_chart(path: Path) -> bool:
 
 def chart_name(chart: Path) -> str:
     """``name:`` of the chart's ``Chart.yaml``, else the folder name."""
-    m = re.search(r"^name:\s*['\"]?([^'\"\s#]+)", (chart / "Chart.yaml").read_text(encoding="utf-8"), re.M)
+    m = re.search(r"^name:\s*['\"]?([^'\"\s#]+)", fs_read.read_text(chart / "Chart.yaml"), re.M)
     return m.group(1) if m else chart.name
 
 
@@ -143,10 +144,10 @@ def helm_rendered(path: Path, sets) -> bool:
            for k in ("app.kubernetes.io/managed-by", "heritage")):
         return True
     try:
-        with path.open(encoding="utf-8") as fh:
-            return any(_SOURCE.match(line) and "/templates/" in line for line in fh)
-    except (OSError, UnicodeDecodeError):
+        lines = fs_read.read_text(path).splitlines()
+    except (OSError, UnicodeDecodeError, fs_read.InputRefused):
         return False
+    return any(_SOURCE.match(line) and "/templates/" in line for line in lines)
 
 
 def release_and_chart(path: Path, sets) -> tuple[str | None, str | None]:
@@ -158,13 +159,13 @@ def release_and_chart(path: Path, sets) -> tuple[str | None, str | None]:
                 for rs in sets} - {""}
     charts: set = set()
     try:
-        with path.open(encoding="utf-8") as fh:
-            for line in fh:
-                m = _SOURCE.match(line)
-                if m and "/templates/" in m.group(1):
-                    charts.add(m.group(1).split("/", 1)[0])
-    except (OSError, UnicodeDecodeError):
-        pass
+        lines = fs_read.read_text(path).splitlines()
+    except (OSError, UnicodeDecodeError, fs_read.InputRefused):
+        lines = []
+    for line in lines:
+        m = _SOURCE.match(line)
+        if m and "/templates/" in m.group(1):
+            charts.add(m.group(1).split("/", 1)[0])
     if not charts:
         for rs in sets:
             label = str(rs.meta_labels.get("helm.sh/chart") or rs.meta_labels.get("chart") or "")

@@ -26,13 +26,15 @@ then fails a pull request that grows the baseline or weakens a check.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from ..config import CONFIG_FILE, Config, parse_config
+from ..fs import read as fs_read
+from ..fs import yamlbound
+from ..fs.write import atomic_write
 
 MAX_SEVERITIES = 6
 
@@ -50,7 +52,7 @@ def stated_top(root: Path) -> dict:
         return {}
     import yaml
     try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+        raw = yamlbound.safe_load(fs_read.read_text(p, CONFIG_FILE), CONFIG_FILE) or {}
     except yaml.YAMLError:
         return {}
     return raw if isinstance(raw, dict) else {}
@@ -128,7 +130,8 @@ def text_with(root: Path, updates: dict, top: dict | None = None, comments: dict
     y = YAML(typ="rt")
     y.preserve_quotes = True
     y.indent(mapping=2, sequence=4, offset=2)
-    existing = p.read_text(encoding="utf-8") if p.is_file() else ""
+    existing = fs_read.read_text(p, CONFIG_FILE) if p.is_file() else ""
+    yamlbound.check_text(existing, CONFIG_FILE)
     doc = y.load(existing) if existing.strip() else None
     if not isinstance(doc, CommentedMap):
         doc = CommentedMap()
@@ -164,8 +167,4 @@ def text_with(root: Path, updates: dict, top: dict | None = None, comments: dict
 
 def write(root: Path, text: str) -> Path:
     """Write the config ``text`` atomically."""
-    p = root / CONFIG_FILE
-    tmp = p.with_name(f".{p.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, p)
-    return p
+    return atomic_write(root / CONFIG_FILE, text, root=root)

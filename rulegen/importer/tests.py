@@ -33,6 +33,8 @@ from pathlib import Path
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from ..findings import Finding, Severity
+from ..fs import read as fs_read
+from ..fs import yamlbound
 
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _GROUP_KEYS = ("name", "interval", "input_series", "external_labels", "external_url", "alert_rule_test",
@@ -80,7 +82,12 @@ def attach(test_files: list[tuple[Path, str]], specs) -> list[Finding]:
     settings: dict[str, dict] = {}
     for path, display in test_files:
         try:
-            doc = _yaml().load(path.read_text(encoding="utf-8"))
+            text = fs_read.read_text(path, display)
+            yamlbound.check_text(text, display)
+            doc = _yaml().load(text)
+        except fs_read.InputRefused as e:  # a FIFO, over the size limit, aliases expanding too far
+            notes.append(Finding(display, 1, 1, e.code, Severity.ERROR, e.reason))
+            continue
         except Exception as e:  # noqa: BLE001 - any reading error is reported
             notes.append(Finding(display, 1, 1, "RG815", Severity.ERROR,
                                  f"cannot read the promtool test file: {str(e).splitlines()[0]}"))

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..findings import Finding, RulegenError, Severity
+from ..fs import read as fs_read
+from ..fs import yamlbound
 from ..gitops import ownership
 from ..parallel import split_map
 from ..spec import Spec
@@ -64,18 +66,25 @@ def _read(root: Path, rel: str, exact: bool = False) -> str | None:
     is regenerated with ``\n`` endings whatever the checkout did to it, and only its team
     notes are carried over.
 
+    Read through :func:`rulegen.fs.read.read_text` (size checked before reading); a YAML
+    file's alias expansion is bounded (:mod:`rulegen.fs.yamlbound`).
+
     Raises:
         SharedFileError: ``exact`` and the file is not UTF-8 or not a regular file (a shared
             file holds people's keys).
+        rulegen.fs.read.InputRefused: the file is over the input size limit (``RG756``), or
+            YAML whose aliases expand too far (``RG105``).
     """
     p = root / rel
     try:
-        if not p.is_file():
+        if not fs_read.is_regular(p):
             if exact and (p.exists() or p.is_symlink()):
                 raise SharedFileError(f"{rel} exists but is not a regular file; remove or rename it")
             return None
-        with open(p, encoding="utf-8", newline="" if exact else None) as f:
-            return f.read()
+        text = fs_read.read_text(p, rel, exact=exact)
+        if rel.endswith((".yaml", ".yml")):
+            yamlbound.check_text(text, rel)
+        return text
     except UnicodeDecodeError as e:
         if exact:
             raise SharedFileError(f"{rel} is not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset "

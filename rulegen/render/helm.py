@@ -65,6 +65,7 @@ import json
 import re
 from pathlib import Path
 
+from ..fs import read as fs_read
 from ..spec import Spec
 from ..promql.gotmpl import defined_names
 from ..spec.model import DEFAULT_TEMPLATE
@@ -94,7 +95,7 @@ def chart_helpers(chart_dir: Path) -> set[str]:
     if tdir.is_dir():
         for f in sorted(tdir.glob("*.tpl")):
             try:
-                names.update(defined_names(f.read_text(encoding="utf-8")))
+                names.update(defined_names(fs_read.read_text(f)))
             except (OSError, UnicodeDecodeError):
                 continue
     return names
@@ -104,7 +105,7 @@ def chart_name(chart_dir: Path, default: str) -> str:
     """The ``name`` in the chart's Chart.yaml, or ``default``."""
     f = chart_dir / "Chart.yaml"
     if f.is_file():
-        m = re.search(r"^name:\s*['\"]?([^'\"\s#]+)", f.read_text(encoding="utf-8"), re.M)
+        m = re.search(r"^name:\s*['\"]?([^'\"\s#]+)", fs_read.read_text(f), re.M)
         if m:
             return m.group(1)
     return default

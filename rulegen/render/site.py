@@ -30,6 +30,8 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import SingleQuotedScalarString
 
 from ..findings import RulegenError
+from ..fs import read as fs_read
+from ..fs import yamlbound
 from ..spec import Spec
 from .slug import page_path
 
@@ -100,6 +102,7 @@ def _link_validation(doc) -> tuple:
 
 
 def _parse(text: str):
+    yamlbound.check_text(text, "mkdocs.yml")
     try:
         return _yaml().load(text)
     except Exception as e:
@@ -143,7 +146,7 @@ def _as_mkdocs_reads(text: str, folder: Path) -> dict | None:
         RulegenError: an ``INHERIT`` file is missing, unreadable, or inherits in a loop.
     """
     try:
-        doc = yaml.load(text, Loader=_MKDOCS_LOADER)
+        doc = yamlbound.load(text, _MKDOCS_LOADER, "mkdocs.yml")
     except (yaml.YAMLError, ValueError, RecursionError):
         return None
     return _inherited(doc, folder, 0) if isinstance(doc, dict) else {}
@@ -172,7 +175,7 @@ def _inherited(doc: dict, folder: Path, depth: int) -> dict:
     # as mkdocs finds it: the path tidied as text (os.path.normpath), '..' not through symlinks
     path = Path(os.path.normpath(os.path.join(folder, str(parent_name))))
     try:
-        parent = yaml.load(path.read_text(encoding="utf-8"), Loader=_MKDOCS_LOADER)
+        parent = yamlbound.load(fs_read.read_text(path), _MKDOCS_LOADER, str(path))
     except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError) as e:
         raise RulegenError(f"mkdocs.yml: cannot read its INHERIT file {path}: "
                            f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
@@ -244,7 +247,7 @@ def settings(root) -> SiteSettings:
             raise RulegenError("mkdocs.yml exists but is not a regular file; remove or rename it")
         return SiteSettings()
     try:
-        text = p.read_text(encoding="utf-8")
+        text = fs_read.read_text(p, "mkdocs.yml")
     except UnicodeDecodeError:
         raise RulegenError("mkdocs.yml is not UTF-8 text; save it as UTF-8") from None
     if "!ENV" in text or "INHERIT" in text:  # depends on the environment or another file too
@@ -301,7 +304,7 @@ def guide_pages(root) -> list[tuple[str, str]]:
     if gdir.is_dir():
         for p in sorted(gdir.glob("*.md")):
             try:
-                text = p.read_text(encoding="utf-8")
+                text = fs_read.read_text(p)
             except (OSError, UnicodeDecodeError):
                 text = ""
             m = _H1.search(text)
@@ -381,6 +384,7 @@ def render_mkdocs(specs: list[Spec], existing: str | None, root=None) -> str | N
         if have == _nav_wanted(specs, guides):
             return existing  # nothing to change: the file stays byte for byte
     y = _yaml()
+    yamlbound.check_text(existing, "mkdocs.yml")
     try:  # libyaml (and mkdocs) may accept what ruamel.yaml's round trip refuses, e.g. a duplicate key
         doc = y.load(existing)
     except Exception as e:

@@ -627,3 +627,15 @@ def unknown_knobs(text: str, values_key: str, rules, groups, gates=(), slos=()) 
                             f"{values_key}.{part}.{k.value} names no {what} of this chart (renamed or "
                             f"removed?); helm rejects it (values.schema.json): remove or rename the key"))
     return sorted(out)
+
+
+def gate_values(gates) -> dict:
+    """Nested values with every gate path set true: ``["a", "b.c"]`` -> ``{a: true, b: {c: true}}``."""
+    out: dict = {}
+    for gate in gates:
+        node = out
+        parts = gate.split(".")
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+        node[parts[-1]] = True
+    return out

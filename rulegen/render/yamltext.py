@@ -145,3 +145,29 @@ def readable_string(s: str, indent: int) -> str:
     """Like :func:`yaml_string`, but plain when :func:`plain_ok` says that is exact: the text
     after ``key: `` as a person writes it (``severity: critical``, ``for: 5m``)."""
     return s if plain_ok(s) else yaml_string(s, indent)
+
+
+def values_yaml(value) -> str:
+    """``value`` (dicts, lists, str, bool, int, float, None) as one line of flow-style YAML
+    that Helm reads back exactly (a values file for :func:`rulegen.tools.helm.template`):
+    every string and key double-quoted with :func:`double_quoted`. (PyYAML's ``safe_dump``
+    writes ``n``, ``y`` or ``Y`` plain, which Helm's YAML 1.1 reader turns into booleans.) A
+    ``None`` is written as ``null``, which Helm reads as "delete this key from the chart's
+    defaults".
+
+    Raises:
+        TypeError: a value of another type.
+    """
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{double_quoted(str(k))}: {values_yaml(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(values_yaml(v) for v in value) + "]"
+    if isinstance(value, str):
+        return double_quoted(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    raise TypeError(f"cannot write {type(value).__name__} as a Helm value")

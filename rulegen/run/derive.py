@@ -61,6 +61,8 @@ import promql_parser as pp
 
 from ..promql.matchers import matches, op_text
 from ..promql.series import series_text, short_number
+from ..fs import read as fs_read
+from ..fs.write import atomic_write
 from ..spec import Spec
 from ..spec.durations import format_ms, parse_ms
 
@@ -1042,7 +1044,7 @@ def run_derive(root, args, out=None) -> int:
         if not edits:
             continue
         path = root / spec.file
-        text = path.read_text(encoding="utf-8")
+        text = fs_read.read_text(path, spec.file)
         new = text
         for line, rule, d in sorted(edits, key=lambda e: -e[0]):
             try:
@@ -1069,9 +1071,7 @@ def run_derive(root, args, out=None) -> int:
         if args.dry_run:
             print(new, file=out)
             continue
-        tmp = path.with_name(f".{path.name}.rulegen-tmp")
-        tmp.write_text(new, encoding="utf-8")
-        tmp.replace(path)
+        atomic_write(path, new, root=root)
     print(f"{written} rule(s) given derived tests, {manual} to write by hand"
           + ("" if args.dry_run or not written else "; run `rulegen test --mutate` to see what they prove"),
           file=out)

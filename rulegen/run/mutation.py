@@ -36,6 +36,7 @@ import promql_parser as pp
 import yaml
 
 from ..findings import RulegenError
+from ..fs.write import atomic_write, fresh_dir
 from ..render import test_file_path
 from ..spec import Spec
 from .mutants import Mutant, mutants_of
@@ -284,14 +285,9 @@ def run_mutation(loaded, outputs, root: Path, apps: list[str], rules: set | None
     Raises:
         RulegenError: helm failed, or a rule's tests fail on the rule itself as laid out here.
     """
-    import shutil
-
     from .testing import run_batches
     out = out or sys.stdout
-    work = (root / WORK_DIR).resolve()
-    if work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True)
+    work = fresh_dir(root, WORK_DIR)  # RG747 when a link on the way leads outside the project
     by_path = {o.path: o for o in outputs}
     all_results: list[MutantResult] = []
     files: list = []
@@ -413,6 +409,5 @@ def write_junit(path: Path, results: list[MutantResult], suites: ET.Element | No
             elif not r.killed:
                 f = ET.SubElement(tc, "failure", message=f"{r.spec.file}:{r.line()}")
                 f.text = r.describe()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
+    atomic_write(path, ET.tostring(suites, encoding="utf-8", xml_declaration=True))
     return suites

@@ -36,7 +36,6 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import shutil
 import sys
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
@@ -46,13 +45,17 @@ from pathlib import Path
 import promql_parser
 import yaml
 
+from ..fs.containment import refuse_tree
 from ..findings import RulegenError
+from ..fs.write import atomic_write, copy_tree, fresh_dir, work_dir
 from ..pipeline import load_project, plan_project
 from ..render import test_file_path
 from ..render.promtool_tests import RULES_FILE
+from ..render.values import gate_values
+from ..render.yamltext import values_yaml
 from ..spec import Spec
 from ..spec.durations import DurationError, parse_ms
-from . import helm, promtool
+from ..tools import helm, promtool
 
 WORK_DIR = ".rulegen/test"
 
@@ -149,7 +152,7 @@ def values_for_tests(spec: Spec) -> dict:
     SLO's ``objective`` set in the chart's values.yaml (a deployment's choice) cannot fail (or
     pass) a spec's test.
     """
-    out = helm.gate_values(spec.chart.gates)
+    out = gate_values(spec.chart.gates)
     knobs = out.setdefault(spec.chart.values_key, {})
     if isinstance(knobs, dict):  # a gate may not be the values key itself (the schema forbids it)
         for k in RULE_KNOBS + (("slos",) if spec.slos else ()):  # slos: in values.yaml only with SLOs
@@ -164,23 +167,22 @@ def render_rule_groups(spec: Spec, outputs, root: Path, app_dir: Path) -> list[d
     rule file's ``groups:``).
 
     Raises:
-        RulegenError: helm failed or rendered no rule group.
+        RulegenError: the chart holds a link leading outside the project or a special file
+            (RG742, RG760: nothing is copied), helm failed or rendered no rule group.
     """
-    if app_dir.exists():
-        shutil.rmtree(app_dir)
+    refuse_tree(root, spec.chart.path, "chart folder")
+    app_dir = fresh_dir(root, app_dir)  # RG747 when a link on the way leads outside the project
     chart_src = root / spec.chart.path
     chart = app_dir / "chart"
     if chart_src.is_dir():
-        shutil.copytree(chart_src, chart, ignore=shutil.ignore_patterns("tests"))
+        copy_tree(chart_src, chart, skip=("tests",))
     else:
         chart.mkdir(parents=True)
     prefix = spec.chart.path + "/"
     for o in outputs:
         if o.path.startswith(prefix) and not o.path.startswith(prefix + "tests/"):
-            dest = chart / o.path[len(prefix):]
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_text(o.content, encoding="utf-8")
-    rendered = helm.template(chart, values=[values_for_tests(spec)], root=root)
+            atomic_write(chart / o.path[len(prefix):], o.content, sync=False)
+    rendered = helm.template(chart, values=[values_yaml(values_for_tests(spec))], root=root)
     groups = rendered.rule_groups()
     if not groups:
         raise RulegenError(f"{spec.chart.path}: helm rendered no rule group with the gates on")
@@ -215,9 +217,9 @@ def write_test_files(spec: Spec, test_text: str | dict, groups: list[dict], dest
     for i, (keep, tests) in enumerate(parts.values(), start=1):
         suffix = "" if i == 1 else f".{i}"
         rules_name = RULES_FILE if i == 1 else f"rules{suffix}.yaml"
-        (dest / rules_name).write_text(_dump({"groups": filter_annotations(groups, keep)}), encoding="utf-8")
+        atomic_write(dest / rules_name, _dump({"groups": filter_annotations(groups, keep)}), sync=False)
         f = dest / f"{stem}{suffix}.test.yaml"
-        f.write_text(_dump({**doc, "rule_files": [rules_name], "tests": tests}), encoding="utf-8")
+        atomic_write(f, _dump({**doc, "rule_files": [rules_name], "tests": tests}), sync=False)
         files.append(f)
     return files
 
@@ -374,8 +376,7 @@ def write_junit(path: Path, cases: list[TestCase]) -> None:
             if c.passed is False:
                 f = ET.SubElement(tc, "failure", message=f"{c.spec.file}:{c.line}")
                 f.text = c.failure
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
+    atomic_write(path, ET.tostring(suites, encoding="utf-8", xml_declaration=True))
 
 
 def _only_apps(loaded, apps: list[str]):
@@ -458,8 +459,7 @@ def run_tests(root: Path, args) -> int:
     if drift:
         print(f"note: testing what `rulegen build` would write; on disk these differ: {', '.join(drift)}",
               file=sys.stderr)
-    work = (root / WORK_DIR).resolve()
-    work.mkdir(parents=True, exist_ok=True)
+    work = work_dir(root, WORK_DIR)
     apps = sorted({c.app for c in cases})
     files = []
     for spec in loaded.specs:

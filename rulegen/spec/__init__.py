@@ -20,7 +20,9 @@ SPEC_SUFFIXES = (".yaml", ".yml")
 
 
 def find_spec_files(paths: list[Path]) -> list[Path]:
-    """Spec files under ``paths`` (files as given, folders searched recursively), sorted.
+    """Spec files under ``paths`` (files as given, folders searched recursively), sorted. A
+    FIFO, device or socket named like a spec is found too, so loading it reports RG760
+    instead of its being passed over in silence (it is never opened).
 
     Raises:
         RulegenError: a path does not exist, or no spec file was found.
@@ -28,8 +30,9 @@ def find_spec_files(paths: list[Path]) -> list[Path]:
     found: list[Path] = []
     for p in paths:
         if p.is_dir():
-            found.extend(sorted(q for q in p.rglob("*") if q.suffix in SPEC_SUFFIXES and q.is_file()))
-        elif p.is_file():
+            found.extend(sorted(q for q in p.rglob("*") if q.suffix in SPEC_SUFFIXES and q.exists()
+                                and not q.is_dir()))
+        elif p.exists() and not p.is_dir():
             found.append(p)
         else:
             raise RulegenError(f"{p}: no such file or folder")

@@ -32,6 +32,10 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from yaml.resolver import BaseResolver
 
 from ..findings import Finding, Severity
+from ..fs import read as fs_read
+from ..fs.yamlbound import ANCHOR, check_graph, mark as _mark
+from ..fs.yamlbound import Recursive as _Recursive
+from ..fs.yamlbound import TooLarge as _TooLarge
 
 try:  # libyaml: about 20x faster than the pure-Python parser
     from yaml.cyaml import CParser as _Parser
@@ -134,15 +138,6 @@ class LoadedFile:
 _REMADE = ("data", "positions", "key_positions", "plain")
 
 
-class _TooLarge(Exception):
-    pass
-
-
-class _Recursive(Exception):
-    def __init__(self, where):
-        self.where = where
-
-
 class _Duplicate(Exception):
     def __init__(self, key: str, node):
         self.key = key
@@ -195,51 +190,14 @@ def _compose(text: str):
 
 
 def _check_graph(root) -> None:
-    """Walk the node graph iteratively: raise :class:`_Recursive` (with the node's (line, col),
-    1-based) when a node contains itself through an alias, :class:`_TooLarge` when the graph
-    expands to more than :data:`MAX_NODES` values. Shared nodes are sized once (memoized), so
-    the walk is linear in the number of distinct nodes."""
-    size: dict[int, int] = {}
-    on_stack: set[int] = set()
-    stack = [(root, False)]
-    while stack:
-        node, done = stack.pop()
-        nid = id(node)
-        children = _children(node)
-        if done:
-            on_stack.discard(nid)
-            total = 1 + sum(size[id(c)] for c in children)
-            if total > MAX_NODES:
-                raise _TooLarge()
-            size[nid] = total
-            continue
-        if nid in size:
-            continue
-        on_stack.add(nid)
-        stack.append((node, True))
-        for c in children:
-            cid = id(c)
-            if cid in on_stack:
-                raise _Recursive(_mark(c))
-            if cid not in size:
-                stack.append((c, False))
-
-
-def _children(node) -> list:
-    if isinstance(node, SequenceNode):
-        return list(node.value)
-    if isinstance(node, MappingNode):
-        return [x for kv in node.value for x in kv]
-    return []
-
-
-def _mark(node) -> tuple[int, int]:
-    m = getattr(node, "start_mark", None)
-    return (m.line + 1, m.column + 1) if m is not None else (1, 1)
+    """Raise :class:`_Recursive` (with the node's (line, col), 1-based) when a node contains
+    itself through an alias, :class:`_TooLarge` when the graph expands to more than
+    :data:`MAX_NODES` values (:func:`rulegen.fs.yamlbound.check_graph`, the walk every YAML
+    read shares)."""
+    check_graph(root, MAX_NODES)
 
 
 _BRACKETS = re.compile(r"[\[\]{}]")
-_ANCHOR = re.compile(r"&[^\s,\[\]{}]")
 
 
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
@@ -294,7 +252,7 @@ def load_text(text: str, path: str) -> LoadedFile:
         return lf
     try:
         root = _compose(text)
-        if root is not None and _ANCHOR.search(text):  # without anchors there are no aliases
+        if root is not None and ANCHOR.search(text):  # without anchors there are no aliases
             _check_graph(root)
     except _TooLarge:
         lf.findings.append(_too_large(path))
@@ -392,32 +350,23 @@ def _syntax_hint(problem: str, line_text: str, mark) -> str:
         return (f"; the `: ` after `{value.split(': ', 1)[0].split()[-1]}` makes YAML read a mapping "
                 f"inside the value; quote it: {key.strip()}: {quote(value)}")
     return ""
-    key, sep, value = line_text.partition(": ")
-    value = re.sub(r"\s+#.*$", "", value).strip()
-    if not sep or not value or value[0] in "\"'|>":
-        return ""
-    quoted = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if "mapping values are not allowed" in problem and ": " in value:
-        return (f"; the `: ` after `{value.split(': ', 1)[0].split()[-1]}` makes YAML read a mapping "
-                f"inside the value; quote it: {key.strip()}: {quoted}")
-    if "cannot start any token" in problem and mark.column < len(line_text):
-        ch = line_text[mark.column]
-        return f"; YAML reserves `{ch}` at the start of a plain value; quote it: {key.strip()}: {quoted}"
-    return ""
 
 
 def load_file(path: Path, display: str | None = None) -> LoadedFile:
     """Read and parse one spec file. Never raises for bad content; see :func:`load_text`."""
     shown = display or str(path)
     try:
-        raw = path.read_bytes()
+        raw = fs_read.read_bytes(path, shown, limit=MAX_FILE_BYTES)
+    except fs_read.InputRefused as e:
+        if e.code == "RG756":  # a spec's own limit, RG106 as before
+            size = f"{e.size} bytes" if e.size is not None else "growing"
+            return LoadedFile(path=shown, text="", findings=[
+                Finding(shown, 0, 0, "RG106", Severity.ERROR,
+                        f"file is {size}, more than the {MAX_FILE_BYTES} a spec may have; split it by app")])
+        return LoadedFile(path=shown, text="", findings=[Finding(shown, 0, 0, e.code, Severity.ERROR, e.reason)])
     except OSError as e:
         return LoadedFile(path=shown, text="", findings=[
             Finding(shown, 0, 0, "RG106", Severity.ERROR, f"cannot read the file: {e.strerror or e}")])
-    if len(raw) > MAX_FILE_BYTES:
-        return LoadedFile(path=shown, text="", findings=[
-            Finding(shown, 0, 0, "RG106", Severity.ERROR,
-                    f"file is {len(raw)} bytes, more than the {MAX_FILE_BYTES} a spec may have; split it by app")])
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:

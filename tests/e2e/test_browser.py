@@ -24,6 +24,7 @@ import yaml
 from rulegen.cli import main
 from rulegen.gitops.links import default_runbook_url
 from rulegen.pipeline import load_project
+from rulegen.tools import process
 
 from helpers.site import mkdocs_build
 
@@ -45,7 +46,7 @@ def dump_dom(exe: str, url: str, profile: Path) -> str:
     cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
            "--disable-background-networking", "--disable-component-update", "--disable-sync",
            f"--user-data-dir={profile}", "--dump-dom", url]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    r = process.run(cmd, timeout=120)  # reduced environment, as for every program rulegen runs
     assert r.returncode == 0, r.stderr[-2000:]
     return r.stdout
 

@@ -26,7 +26,9 @@ from rulegen.importer import import_paths, write_specs
 from rulegen.importer.compare import compare_groups
 from rulegen.pipeline import load_project
 from rulegen.render import plan
-from rulegen.run import helm, promtool
+from rulegen.render.values import gate_values
+from rulegen.render.yamltext import values_yaml
+from rulegen.tools import helm, promtool
 
 from helpers import CORPUS, REPO
 
@@ -71,7 +73,7 @@ def test_corpus_round_trip(tmp_path, helm_bin, promtool_bin, capsys, shared_dir)
     t_build = time.monotonic()
 
     def render(spec):
-        return spec, helm.template(tmp_path / spec.chart.path, values=[helm.gate_values(spec.chart.gates)], root=REPO)
+        return spec, helm.template(tmp_path / spec.chart.path, values=[values_yaml(gate_values(spec.chart.gates))], root=REPO)
 
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
         rendered = list(pool.map(render, loaded.specs))
@@ -136,7 +138,7 @@ def test_corpus_adopted_with_default_config(tmp_path, helm_bin, promtool_bin, ca
     assert sum(1 for f in loaded.findings if "(baselined" in f.message) == sum(by_code.values())
 
     def render(spec):
-        return spec, helm.template(tmp_path / spec.chart.path, values=[helm.gate_values(spec.chart.gates)], root=REPO)
+        return spec, helm.template(tmp_path / spec.chart.path, values=[values_yaml(gate_values(spec.chart.gates))], root=REPO)
 
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
         rendered = list(pool.map(render, loaded.specs))

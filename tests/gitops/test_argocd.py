@@ -19,8 +19,10 @@ import pytest
 import yaml
 
 from rulegen.pipeline import load_project
-from rulegen.run import helm
+from rulegen.render.values import gate_values
+from rulegen.render.yamltext import values_yaml
 from rulegen.spec.durations import canonical
+from rulegen.tools import helm
 
 from helpers import REPO
 
@@ -77,7 +79,7 @@ def _specs():
 
 
 def _value_sets(spec) -> dict[str, list[dict]]:
-    gates = helm.gate_values(spec.chart.gates)
+    gates = gate_values(spec.chart.gates)
     first = spec.alerts()[0].name if spec.alerts() else spec.groups[0].rules[0].name
     rules = [r.name for _, r in spec.rules()]
     key = spec.chart.values_key
@@ -101,7 +103,7 @@ CASES = [(s.chart.path, name) for s in _specs() for name in ("defaults", "every 
 @pytest.mark.parametrize("chart,case", CASES)
 def test_rendered_prometheusrule_is_kept_as_is(helm_bin, chart, case):
     spec = next(s for s in _specs() if s.chart.path == chart)
-    rendered = helm.template(REPO / chart, _value_sets(spec)[case], root=REPO)
+    rendered = helm.template(REPO / chart, [values_yaml(v) for v in _value_sets(spec)[case]], root=REPO)
     rules = rendered.prometheus_rules()
     assert len(rules) == 1
     assert problems(rules[0]) == []
@@ -126,7 +128,7 @@ def test_example_application_renders_its_prometheusrule(helm_bin):
     src = app["spec"]["source"]
     chart = REPO / src["path"]
     values = [yaml.safe_load((chart / f).read_text(encoding="utf-8")) for f in src["helm"]["valueFiles"]]
-    rendered = helm.template(chart, values + [src["helm"]["valuesObject"]],
+    rendered = helm.template(chart, [values_yaml(v) for v in values + [src["helm"]["valuesObject"]]],
                              release=src["helm"]["releaseName"],
                              namespace=app["spec"]["destination"]["namespace"], root=REPO)
     (pr,) = rendered.prometheus_rules()
@@ -141,7 +143,7 @@ def test_spec_durations_are_rendered_canonically(helm_bin, project):
     assert text.count("for: 5m") == 1 and text.count("for: 10m") == 1
     spec.write_text(text.replace("for: 5m", "for: 300s").replace("for: 10m", "for: 1h0m"), encoding="utf-8")
     assert main(["-C", str(project), "build", "rules/llama-swap.yaml"]) == 0
-    rendered = helm.template(project / "charts/llama-swap", [{"enabled": True, "monitoring": {"enabled": True}}],
+    rendered = helm.template(project / "charts/llama-swap", [values_yaml({"enabled": True, "monitoring": {"enabled": True}})],
                              root=REPO)
     (pr,) = rendered.prometheus_rules()
     fors = {r["alert"]: r["for"] for g in pr["spec"]["groups"] for r in g["rules"]}
@@ -155,6 +157,6 @@ def test_leftover_temp_file_in_templates_is_not_rendered_by_helm(helm_bin, proje
     templates = project / "charts/llama-swap/templates"
     (templates / ".prometheusrule.yaml.999999.abc.rulegen-tmp").write_text(
         (templates / "prometheusrule.yaml").read_text(encoding="utf-8"), encoding="utf-8")
-    rendered = helm.template(project / "charts/llama-swap", [{"enabled": True, "monitoring": {"enabled": True}}],
+    rendered = helm.template(project / "charts/llama-swap", [values_yaml({"enabled": True, "monitoring": {"enabled": True}})],
                              root=REPO)
     assert [pr["metadata"]["name"] for pr in rendered.prometheus_rules()] == ["llama-swap"]

@@ -44,7 +44,7 @@ if mode == "before-replace":
         real_replace(src, dst)
     os.replace = replace
 elif mode == "mid-write":
-    from rulegen.gitops import write
+    from rulegen.fs import write
     real_fdopen = os.fdopen
     class Half:
         def __init__(self, f, k):

@@ -348,8 +348,8 @@ def test_gates_and_group_toggles(built_repo, capsys, helm_bin):
 
 
 def test_without_helm_a_note_says_values_were_not_compared(built_repo, capsys, monkeypatch):
-    from rulegen.run import tools
-    monkeypatch.setattr(tools, "find", lambda name, root=None: None)
+    from rulegen.tools import find
+    monkeypatch.setattr(find, "find", lambda name, root=None: None)
     edit_file(built_repo / "charts/llama-swap/values.yaml", "  disabled: {}\n", "  disabled:\n    LlamaSwapDown: true\n")
     assert diff(built_repo, capsys).splitlines()[1:] == [
         "note: helm is not installed: the values of charts/llama-swap were not compared "

@@ -15,6 +15,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from rulegen.tools import process
+
 
 class Browser:
     """One headless chromium with one page (a tab).
@@ -40,6 +42,7 @@ class Browser:
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
              "--hide-scrollbars", "--remote-debugging-pipe", f"--user-data-dir={profile}", "about:blank"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env=process.environment(profile),  # no secrets of the test run reach the browser
             preexec_fn=fds, close_fds=False)  # fds 3 and 4 are made by fds() in the child
         os.close(to_child_r)
         os.close(from_child_w)

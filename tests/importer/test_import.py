@@ -14,6 +14,8 @@ from rulegen.importer import import_paths, schema_ref, write_specs
 from rulegen.importer.compare import compare_groups
 from rulegen.importer.helmeval import literal_value
 from rulegen.importer.helmtext import looks_like_helm, read_template
+from rulegen.render.values import gate_values
+from rulegen.render.yamltext import values_yaml
 
 MANIFEST = """\
 # Rules for the payments service.
@@ -349,7 +351,7 @@ def test_round_trip_through_real_helm(tmp_path, helm_bin):
     recording rule, keep_firing_for, group interval/limit and component: false included."""
     from rulegen.pipeline import load_project
     from rulegen.render import plan
-    from rulegen.run import helm
+    from rulegen.tools import helm
 
     root = _tree(tmp_path)
     res = import_paths([root / "manifest.yaml", root / "plain.rules.yml", root / "mychart"],
@@ -364,7 +366,7 @@ def test_round_trip_through_real_helm(tmp_path, helm_bin):
         (proj / o.path).write_text(o.content, encoding="utf-8")
     rendered_rules = {}
     for spec in loaded.specs:
-        r = helm.template(proj / spec.chart.path, values=[helm.gate_values(spec.chart.gates)])
+        r = helm.template(proj / spec.chart.path, values=[values_yaml(gate_values(spec.chart.gates))])
         rendered_rules[spec.app] = r.rule_groups()
         if spec.app == "payments":
             assert [p["metadata"]["name"] for p in r.prometheus_rules()] == ["payments"]

@@ -13,6 +13,8 @@ from rulegen.cli import main
 from rulegen.importer import import_paths, schema_ref, write_specs
 from rulegen.importer.compare import compare_groups
 from rulegen.importer.helmtext import looks_like_helm
+from rulegen.render.values import gate_values
+from rulegen.render.yamltext import values_yaml
 
 from helpers import REPO
 
@@ -136,7 +138,7 @@ def test_plain_escapes_round_trip_through_real_helm(tmp_path, helm_bin):
     """Import, render, `helm template`: Prometheus gets the original annotation bytes."""
     from rulegen.pipeline import load_project
     from rulegen.render import plan
-    from rulegen.run import helm
+    from rulegen.tools import helm
 
     (tmp_path / "esc.yml").write_text(ESCAPES, encoding="utf-8")
     (tmp_path / "esc.yaml").write_text(MANIFEST, encoding="utf-8")
@@ -153,7 +155,7 @@ def test_plain_escapes_round_trip_through_real_helm(tmp_path, helm_bin):
         (proj / o.path).write_text(o.content, encoding="utf-8")
     original = yaml.safe_load(ESCAPES)["groups"]
     for spec in loaded.specs:
-        rendered = helm.template(proj / spec.chart.path, values=[helm.gate_values(spec.chart.gates)]).rule_groups()
+        rendered = helm.template(proj / spec.chart.path, values=[values_yaml(gate_values(spec.chart.gates))]).rule_groups()
         assert compare_groups(original, rendered) == (2, []), spec.app
         got = _annotations(rendered)
         assert got["JobWritten"]["summary"] == 'Write {{ "{{" }} $labels.job }} to print the job'

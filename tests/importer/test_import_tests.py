@@ -14,6 +14,8 @@ import pytest
 import yaml
 
 from rulegen.cli import main
+from rulegen.render.values import gate_values
+from rulegen.render.yamltext import values_yaml
 
 from helpers import FIXTURES, REPO
 
@@ -113,9 +115,9 @@ groups:
 
 def _rendered_annotations(root: Path, app: str) -> dict:
     from rulegen.pipeline import load_project
-    from rulegen.run import helm
+    from rulegen.tools import helm
     spec = next(s for s in load_project(root).specs if s.app == app)
-    r = helm.template(root / spec.chart.path, values=[helm.gate_values(spec.chart.gates)], root=REPO)
+    r = helm.template(root / spec.chart.path, values=[values_yaml(gate_values(spec.chart.gates))], root=REPO)
     return {x["alert"]: x.get("annotations", {}) for g in r.rule_groups() for x in g["rules"]}
 
 

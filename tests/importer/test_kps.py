@@ -16,7 +16,9 @@ import yaml
 from rulegen.cli import main
 from rulegen.importer.compare import compare_groups
 from rulegen.pipeline import load_project
-from rulegen.run import helm
+from rulegen.render.values import gate_values
+from rulegen.render.yamltext import values_yaml
+from rulegen.tools import helm
 
 from helpers import REPO, SHARED
 from helpers.chartfixture import mini_chart
@@ -41,7 +43,7 @@ def _compare_with_chart(root, specs) -> tuple[int, list, list]:
         == (35, 249)
     equal, diffs, prs = 0, [], []
     for spec in specs:
-        [pr] = helm.template(root / spec.chart.path, values=[helm.gate_values(spec.chart.gates)], root=REPO,
+        [pr] = helm.template(root / spec.chart.path, values=[values_yaml(gate_values(spec.chart.gates))], root=REPO,
                              namespace="monitoring").prometheus_rules()
         e, d = compare_groups(originals[pr["metadata"]["name"]]["spec"]["groups"], pr["spec"]["groups"])
         equal += e

@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from rulegen.render.plain import rule_groups
-from rulegen.run import helm as helm_run
+from rulegen.render.yamltext import values_yaml
+from rulegen.tools import helm as helm_run
 
 from helpers import REPO
 from helpers.helm import SITE, strict_load_all, write_chart
@@ -189,7 +190,7 @@ def test_values_strings_come_back_exactly(helm_bin, values_chart, strings):
     labels = {f"l{i}": s for i, s in enumerate(strings)}
     knobs = {"additionalRuleLabels": labels, "customRules": {"A": {"annotations": labels}},
              "annotations": labels}
-    out = helm_run.template(chart, values=[{"prometheusRule": knobs}])
+    out = helm_run.template(chart, values=[values_yaml({"prometheusRule": knobs})])
     (pr,) = strict_load_all(out.text)
     rules = {r.get("alert", r.get("record")): r for g in pr["spec"]["groups"] for r in g["rules"]}
     assert {k: rules["A"]["labels"][k] for k in labels} == labels

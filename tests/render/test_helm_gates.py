@@ -24,8 +24,9 @@ import yaml
 from rulegen.pipeline import load_project, plan_project
 from rulegen.render import site
 from rulegen.render.plain import rule_groups
-from rulegen.run import helm as helm_run
-from rulegen.run.helm import HelmError
+from rulegen.render.yamltext import values_yaml
+from rulegen.tools import helm as helm_run
+from rulegen.tools.helm import HelmError
 
 from helpers import REPO
 from helpers.helm import SITE, crd_validator, rules_by_name, strict_load_all, write_chart
@@ -109,7 +110,7 @@ def test_every_gate_and_toggle_combination(built, spec_file, helm_bin):
     # the chart's default runbookUrl is the site URL rule_groups uses
     seen = 0
     for cid, vals, gates_on, off_groups, off_rules in _combinations(spec):
-        out = helm_run.template(chart, values=[vals], root=REPO)
+        out = helm_run.template(chart, values=[values_yaml(vals)], root=REPO)
         docs = strict_load_all(out.text)
         prs = [d for d in docs if d.get("kind") == "PrometheusRule"]
         expected = []
@@ -128,7 +129,7 @@ def test_every_gate_and_toggle_combination(built, spec_file, helm_bin):
             assert errs == [], cid
             assert pr["spec"]["groups"] == expected, cid
             assert pr["metadata"]["namespace"] == (spec.chart.namespace or helm_run.DEFAULT_NAMESPACE)
-        ok, lint_out = helm_run.lint(chart, values=[vals], root=REPO)
+        ok, lint_out = helm_run.lint(chart, values=[values_yaml(vals)], root=REPO)
         assert ok, f"{cid}: {lint_out}"
         seen += 1
     assert seen == 2 ** len(spec.chart.gates) + 2 * len(spec.groups) + len(list(spec.rules())) + 1
@@ -150,7 +151,7 @@ def synth(tmp_path_factory):
 
 
 def _render(chart, vals, skip_schema=False):
-    out = helm_run.template(chart, values=[vals], root=REPO,
+    out = helm_run.template(chart, values=[values_yaml(vals)], root=REPO,
                             extra_args=["--skip-schema-validation"] if skip_schema else None)
     return [d for d in strict_load_all(out.text) if d.get("kind") == "PrometheusRule"]
 

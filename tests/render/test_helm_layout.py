@@ -24,7 +24,8 @@ from rulegen.cli import main
 from rulegen.gitops import ownership
 from rulegen.render import helm as helm_render
 from rulegen.render.plain import rule_groups
-from rulegen.run import helm as helm_run
+from rulegen.render.yamltext import values_yaml
+from rulegen.tools import helm as helm_run
 
 from helpers import FIXTURES, REPO
 from helpers.helm import SITE, make_spec, strict_load_all
@@ -167,7 +168,7 @@ def test_previous_layout_moves_on_build_without_a_refusal_and_renders_the_same(t
         return {**on, "prometheusRule": {"runbookUrl": "https://wiki.example.org/", "customRules": custom,
                                          "additionalRuleLabels": {"env": "prod"}}}
     charts = ["llama-swap", "inferencecache"]
-    before = {(c, i): helm_run.template(root / "charts" / c, values=[v], root=REPO).text
+    before = {(c, i): helm_run.template(root / "charts" / c, values=[values_yaml(v)], root=REPO).text
               for c in charts for i, v in enumerate([on, knobs(c)])}
     assert not (root / "charts/llama-swap/rules").exists()
     out = _build(root, capsys)
@@ -179,7 +180,7 @@ def test_previous_layout_moves_on_build_without_a_refusal_and_renders_the_same(t
     capsys.readouterr()
     for (c, i), old_text in before.items():
         values = [on, knobs(c)][i]
-        new_text = helm_run.template(root / "charts" / c, values=[values], root=REPO).text
+        new_text = helm_run.template(root / "charts" / c, values=[values_yaml(values)], root=REPO).text
         old_docs, new_docs = strict_load_all(old_text), strict_load_all(new_text)
         assert new_docs == old_docs, (c, i)
         assert [d["kind"] for d in new_docs if d.get("kind") == "PrometheusRule"] == ["PrometheusRule"]

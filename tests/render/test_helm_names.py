@@ -9,7 +9,8 @@ import pytest
 
 from rulegen.cli import main
 from rulegen.render.helm import chart_settings, name_suffix, render_template
-from rulegen.run import helm as helm_run
+from rulegen.render.yamltext import values_yaml
+from rulegen.tools import helm as helm_run
 
 from helpers.helm import HELPERS_TPL, SITE, make_spec
 
@@ -67,7 +68,7 @@ def test_two_specs_in_one_chart_render_two_prometheusrules(tmp_path, helm_bin, c
     assert main(["-C", str(tmp_path), "build"]) == 0
     capsys.readouterr()
     out = helm_run.template(tmp_path / "charts/tt", release="rel", namespace="mon",
-                            values=[{"enabled": True, "monitoring": {"enabled": True}}])
+                            values=[values_yaml({"enabled": True, "monitoring": {"enabled": True}})])
     got = sorted((pr["metadata"]["name"], pr["metadata"]["namespace"],
                   [r["alert"] for g in pr["spec"]["groups"] for r in g["rules"]])
                  for pr in out.prometheus_rules())

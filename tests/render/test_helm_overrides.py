@@ -13,7 +13,8 @@ import copy
 import pytest
 
 from rulegen.render.plain import rule_groups
-from rulegen.run import helm as helm_run
+from rulegen.render.yamltext import values_yaml
+from rulegen.tools import helm as helm_run
 
 from helpers.helm import SITE, rules_by_name, strict_load_all, write_chart
 
@@ -50,7 +51,7 @@ def chart(tmp_path_factory):
 def render(chart, knobs: dict | None = None, release: str = helm_run.DEFAULT_RELEASE) -> dict:
     """The one PrometheusRule rendered with ``prometheusRule: knobs`` (strict YAML parse)."""
     c, _ = chart
-    out = helm_run.template(c, values=[{"prometheusRule": knobs}] if knobs else None, release=release)
+    out = helm_run.template(c, values=[values_yaml({"prometheusRule": knobs})] if knobs else None, release=release)
     prs = [d for d in strict_load_all(out.text) if d.get("kind") == "PrometheusRule"]
     assert len(prs) == 1
     return prs[0]
@@ -222,7 +223,7 @@ def test_non_string_label_values_become_strings(chart, baseline):
     """With the schema skipped, a number or boolean label value is written as its string
     (the CRD accepts only strings), not as a YAML number."""
     c, _ = chart
-    out = helm_run.template(c, values=[{"prometheusRule": {"additionalRuleLabels": {"n": 5, "b": True}}}],
+    out = helm_run.template(c, values=[values_yaml({"prometheusRule": {"additionalRuleLabels": {"n": 5, "b": True}}})],
                             extra_args=["--skip-schema-validation"])
     rules = rules_by_name(strict_load_all(out.text)[0]["spec"]["groups"])
     assert rules[("db", "db:up:sum")]["labels"] == {"team": "ai", "n": "5", "b": "true"}
@@ -250,7 +251,7 @@ def test_values_label_equal_to_helper_label_wins_without_duplicate_key(chart):
     """Regression: the helper's labels and the values' labels were written one after the
     other, so ``app.kubernetes.io/name`` in values gave a duplicate YAML key."""
     c, _ = chart
-    out = helm_run.template(c, values=[{"prometheusRule": {"labels": {"app.kubernetes.io/name": "custom"}}}])
+    out = helm_run.template(c, values=[values_yaml({"prometheusRule": {"labels": {"app.kubernetes.io/name": "custom"}}})])
     assert out.text.count("app.kubernetes.io/name") == 1
     (pr,) = strict_load_all(out.text)
     assert pr["metadata"]["labels"]["app.kubernetes.io/name"] == "custom"
@@ -259,7 +260,7 @@ def test_values_label_equal_to_helper_label_wins_without_duplicate_key(chart):
 
 def test_metadata_without_helpers(tmp_path, helm_bin):
     c, _ = write_chart(tmp_path, {**SPEC, "app": "plainchart"}, helpers=False)
-    out = helm_run.template(c, values=[{"prometheusRule": {"labels": {"app.kubernetes.io/managed-by": "me"}}}],
+    out = helm_run.template(c, values=[values_yaml({"prometheusRule": {"labels": {"app.kubernetes.io/managed-by": "me"}}})],
                             namespace="mon")
     (pr,) = strict_load_all(out.text)
     assert pr["metadata"] == {"name": "plainchart", "namespace": "mon",

@@ -11,8 +11,9 @@ import pytest
 
 from rulegen.render import helm as helm_render
 from rulegen.render.plain import rule_groups
-from rulegen.run import helm as helm_run
-from rulegen.run.helm import HelmError
+from rulegen.render.yamltext import values_yaml
+from rulegen.tools import helm as helm_run
+from rulegen.tools.helm import HelmError
 
 from helpers.helm import SITE, make_spec, rules_by_name, strict_load_all, write_chart
 
@@ -64,7 +65,7 @@ def _rules(chart, **kw):
 def test_an_override_changes_that_expr_and_nothing_else(chart, helm_bin):
     baseline = _rules(chart)
     assert list(baseline.values()) == [r for g in rule_groups(chart[1], SITE) for r in g["rules"]]
-    for kw in ({"values": [{"prometheusRule": {"customRules": {"RedisMemoryHigh": {"params": {"threshold": 0.95}}}}}]},
+    for kw in ({"values": [values_yaml({"prometheusRule": {"customRules": {"RedisMemoryHigh": {"params": {"threshold": 0.95}}}}})]},
                {"set_values": ["prometheusRule.customRules.RedisMemoryHigh.params.threshold=0.95"]}):
         after = _rules(chart, **kw)
         changed = {k: r for k, r in after.items() if r != baseline[k]}
@@ -81,7 +82,7 @@ def test_an_override_changes_that_expr_and_nothing_else(chart, helm_bin):
     ({"window": "10m"}, "increase(redis_rejected_connections_total[10m]) > 10"),
 ], ids=["int", "float-and-duration", "one-of-two"])
 def test_numbers_and_durations_are_written_as_promql(chart, helm_bin, promtool_bin, tmp_path, params, expr):
-    after = _rules(chart, values=[{"prometheusRule": {"customRules": {"RedisRejected": {"params": params}}}}])
+    after = _rules(chart, values=[values_yaml({"prometheusRule": {"customRules": {"RedisRejected": {"params": params}}}})])
     assert after[("redis", "RedisRejected")]["expr"] == expr
     f = tmp_path / "r.yaml"
     import yaml

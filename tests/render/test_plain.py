@@ -15,7 +15,9 @@ import yaml
 from rulegen.pipeline import load_project
 from rulegen.render import site
 from rulegen.render.plain import dump, render_rules_file, rule_groups
-from rulegen.run import helm as helm_run
+from rulegen.render.values import gate_values
+from rulegen.render.yamltext import values_yaml
+from rulegen.tools import helm as helm_run
 
 from helpers import REPO
 from helpers.helm import SITE, make_spec, strict_load_all, write_chart
@@ -75,8 +77,8 @@ def test_bundled_rules_files_pass_promtool_and_equal_helm(spec_file, promtool_bi
     assert f"SUCCESS: {len(list(spec.rules()))} rules found" in out
     # The chart rebuilt with the current generator, gates on, no knobs.
     chart, _ = _rebuilt_chart(project, spec, site_url)
-    gates = helm_run.gate_values(spec.chart.gates)
-    (pr,) = [d for d in strict_load_all(helm_run.template(chart, values=[gates]).text)
+    gates = gate_values(spec.chart.gates)
+    (pr,) = [d for d in strict_load_all(helm_run.template(chart, values=[values_yaml(gates)]).text)
              if d.get("kind") == "PrometheusRule"]
     assert pr["spec"]["groups"] == strict_load_all(f.read_text(encoding="utf-8"))[0]["groups"]
 

@@ -251,7 +251,7 @@ def test_label_templates_pass_the_real_promtool(project, helm_bin, promtool_bin,
 def test_a_promtool_run_past_its_time_limit_stops_with_a_message(project, helm_bin, promtool_bin, capsys, monkeypatch):
     # regression: a promtool run past TIMEOUT_S ended `rulegen test` in a TimeoutExpired traceback
     from rulegen.cli import main
-    from rulegen.run import promtool
+    from rulegen.tools import promtool
     monkeypatch.setattr(promtool, "TIMEOUT_S", 0.001)
     assert main(["-C", str(project), "test", "--app", "llama-swap"]) == 2
     err = capsys.readouterr().err

@@ -16,8 +16,9 @@ import pytest
 from ruamel.yaml import YAML
 
 from rulegen.render.values import render_values, render_values_schema
-from rulegen.run import helm as helm_run
-from rulegen.run.helm import HelmError
+from rulegen.render.yamltext import values_yaml
+from rulegen.tools import helm as helm_run
+from rulegen.tools.helm import HelmError
 
 from helpers.helm import SITE, make_spec, write_chart
 
@@ -177,10 +178,10 @@ def test_schema_accepts_the_charts_other_values_and_rejects_wrong_knobs():
 def test_helm_rejects_a_string_gate_and_names_the_key(helm_bin, tmp_path):
     chart, _ = write_chart(tmp_path, SPEC, values_text=HAND)
     with pytest.raises(HelmError) as e:
-        helm_run.template(chart, values=[{"monitoring": {"enabled": "yes"}}])
+        helm_run.template(chart, values=[values_yaml({"monitoring": {"enabled": "yes"}})])
     assert "/monitoring/enabled" in str(e.value)
     assert "got string, want null or boolean" in str(e.value)
-    ok, out = helm_run.lint(chart, values=[{"monitoring": {"enabled": "yes"}}])
+    ok, out = helm_run.lint(chart, values=[values_yaml({"monitoring": {"enabled": "yes"}})])
     assert not ok and "/monitoring/enabled" in out
 
 
@@ -193,7 +194,7 @@ def test_helm_accepts_hand_written_values_with_the_schema(helm_bin, tmp_path):
     ops = difflib.SequenceMatcher(a=HAND.splitlines(), b=new.splitlines(), autojunk=False).get_opcodes()
     assert {op[0] for op in ops} == {"equal", "insert"}
     assert helm_run.template(chart).prometheus_rules() == []  # monitoring.enabled added as false
-    out = helm_run.template(chart, values=[{"monitoring": {"enabled": True}}])
+    out = helm_run.template(chart, values=[values_yaml({"monitoring": {"enabled": True}})])
     assert [g["name"] for g in out.rule_groups()] == ["main", "g: #2"]
     ok, lint_out = helm_run.lint(chart)
     assert ok, lint_out

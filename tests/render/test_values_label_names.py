@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 
 from rulegen.render.values import render_values_schema
-from rulegen.run import helm as helm_run
-from rulegen.run.helm import HelmError
+from rulegen.tools import helm as helm_run
+from rulegen.tools.helm import HelmError
 
 from helpers.helm import make_spec, write_chart
 

@@ -1,7 +1,7 @@
 """scripts/install-tools.sh stamps promtool and helm the way their upstream release builds do
 (promtool says "version 3.16.0", not "v0.316.0"), and rebuilds a binary whose recipe changed.
 
-The first two tests run the real tools in .tools/bin (CI builds them with the script). The
+The first two tests run the real tools (CI builds them with the script into the per-user cache). The
 others run the script against a stand-in ``go`` that records what it was asked to build, so
 the recipe and the stamp logic are checked without compiling anything."""
 
@@ -73,17 +73,23 @@ esac
 """
 
 
-def _run(tmp_path: Path, hash_: str = "") -> tuple[subprocess.CompletedProcess, list[str]]:
+def _run(tmp_path: Path, hash_: str = "", tools_dir: Path | None = None, script: Path = SCRIPT,
+         ok: bool = True, unset: bool = False) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """Run the script with the stand-in go; ``tools_dir`` is RULEGEN_TOOLS_DIR (default
+    ``tmp_path/tools``; left unset with ``unset``); XDG_CACHE_HOME is ``tmp_path/cache``."""
     fake = tmp_path / "fakebin"
     fake.mkdir(exist_ok=True)
     (fake / "go").write_text(FAKE_GO)
     (fake / "go").chmod(0o755)
     log = tmp_path / "go.log"
     log.write_text("")
-    env = {**os.environ, "PATH": f"{fake}:/usr/bin:/bin", "RULEGEN_TOOLS_DIR": str(tmp_path / "tools"),
-           "FAKE_GO_LOG": str(log), "FAKE_GO_ROOT": str(tmp_path / "mods"), "FAKE_GO_HASH": hash_}
-    r = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env, timeout=60)
-    assert r.returncode == 0, r.stderr
+    env = {k: v for k, v in os.environ.items() if k not in ("RULEGEN_TOOLS_DIR", "XDG_CACHE_HOME")}
+    env.update({"PATH": f"{fake}:/usr/bin:/bin", "XDG_CACHE_HOME": str(tmp_path / "cache"),
+                "FAKE_GO_LOG": str(log), "FAKE_GO_ROOT": str(tmp_path / "mods"), "FAKE_GO_HASH": hash_})
+    if not unset:
+        env["RULEGEN_TOOLS_DIR"] = str(tools_dir or tmp_path / "tools")
+    r = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, timeout=60)
+    assert (r.returncode == 0) == ok, r.stderr
     return r, log.read_text().splitlines()
 
 
@@ -119,3 +125,24 @@ def test_an_old_build_is_rebuilt_and_a_current_one_kept(tmp_path):
 def test_revision_falls_back_to_unknown_without_a_pin(tmp_path):
     _, builds = _run(tmp_path)
     assert "-X github.com/prometheus/common/version.Revision=unknown" in builds[0]
+
+
+def test_tools_are_built_into_the_per_user_cache_by_default(tmp_path):
+    """No RULEGEN_TOOLS_DIR: the tools go to ${XDG_CACHE_HOME}/rulegen/tools/bin, outside the
+    checkout (a pull request can write the checkout), never to .tools/bin."""
+    r, builds = _run(tmp_path, unset=True)
+    assert len(builds) == 2
+    cache = tmp_path / "cache" / "rulegen" / "tools" / "bin"
+    assert (cache / "helm").is_file() and (cache / "promtool").is_file(), r.stdout
+    assert not (REPO / ".tools").exists()
+
+
+def test_a_tools_dir_inside_the_checkout_is_refused(tmp_path):
+    checkout = tmp_path / "checkout"
+    (checkout / "scripts").mkdir(parents=True)
+    script = checkout / "scripts" / "install-tools.sh"
+    script.write_text(SCRIPT.read_text())
+    r, builds = _run(tmp_path, tools_dir=checkout / ".tools", script=script, ok=False)
+    assert r.returncode == 2 and builds == []
+    assert "is inside the checkout" in r.stderr and "RULEGEN_TOOLS_DIR" in r.stderr
+    assert not (checkout / ".tools").exists()

@@ -234,7 +234,7 @@ def test_mutation_is_skipped_when_the_tests_fail(project, helm_bin, promtool_bin
 
 @pytest.mark.tools
 def test_mutants_run_in_at_most_jobs_promtool_processes(project, helm_bin, promtool_bin, capsys, monkeypatch):
-    from rulegen.run import promtool
+    from rulegen.tools import promtool
     calls = []
     real = promtool.test_rules
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from rulegen.cli import main
 from rulegen.config import parse_config
-from rulegen.containment import escaping_link, lexical_problem, refuse_outside
+from rulegen.fs.containment import escaping_link, lexical_problem, refuse_outside
 from rulegen.findings import RulegenError
 from rulegen.gitops import write
 from rulegen.pipeline import load_project, plan_project

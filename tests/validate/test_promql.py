@@ -52,17 +52,17 @@ def test_dangling_operator_is_at_the_end():
 def test_single_equals_is_at_the_equals_sign(monkeypatch):
     # issue 12: `redis_up{job="x"} = 0` got "invalid promql query" at the start of the expr, where
     # promtool says 1:19: parse error: unexpected "="; rulegen places it without promtool too
-    import rulegen.run.tools as tools
-    monkeypatch.setattr(tools, "find", lambda *a, **k: None)
+    from rulegen.tools import find
+    monkeypatch.setattr(find, "find", lambda *a, **k: None)
     found, res = run('redis_up{job="x"} = 0')
     assert found == [("RG301", 6, 33)]  # the `=`: column 19 of the expression, as promtool says
     assert res.findings[0].message == 'expr does not parse as PromQL: unexpected "="; compare with "=="; correct the expression where this points (promtool check rules reads it the same way)'
 
 
 def test_unlocated_error_without_promtool_is_at_the_expression_start(monkeypatch):
-    import rulegen.run.tools as tools
+    from rulegen.tools import find
     from rulegen.validate.checks import promql
-    monkeypatch.setattr(tools, "find", lambda *a, **k: None)
+    monkeypatch.setattr(find, "find", lambda *a, **k: None)
     promql.promtool_errors.cache_clear()
     found, res = run("sum by job (x) > 1")
     assert found == [("RG301", 6, 15)]

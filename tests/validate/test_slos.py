@@ -16,10 +16,10 @@ import yaml
 
 from rulegen.cli import main
 from rulegen.pipeline import load_project, plan_project
-from rulegen.run import promtool
 from rulegen.run.testing import WORK_DIR, prepare_app
 from rulegen.spec import load_text, build_spec
 from rulegen.spec import slo as slo_mod
+from rulegen.tools import promtool
 from rulegen.validate import validate_texts
 
 from helpers import REPO

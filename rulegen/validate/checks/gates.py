@@ -24,7 +24,9 @@ Codes:
 
 from __future__ import annotations
 
-from ...containment import escaping_link, lexical_problem
+from ...fs import read as fs_read
+from ...fs import yamlbound
+from ...fs.containment import escaping_link, lexical_problem
 from ...findings import Severity
 from ...hints import closest
 
@@ -49,9 +51,10 @@ def _read(ctx, chart_path: str) -> str | None:
     if not path.is_file():  # a folder, or a FIFO whose open would wait for a writer forever (RG701 says so)
         return None
     try:
-        return path.read_text(encoding="utf-8")
+        text = fs_read.read_text(path, rel)  # over the input size limit: RG756, raised
     except (OSError, UnicodeDecodeError):
         return None
+    return None if yamlbound.problem(text) else text  # aliases expanding too far: RG701 says so
 
 
 def values_keys(text: str, skip_top: str | None = None) -> tuple[set, object] | None:

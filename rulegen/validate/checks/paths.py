@@ -1,11 +1,12 @@
-"""Paths stay inside the project (see :mod:`rulegen.containment`).
+"""Paths stay inside the project (see :mod:`rulegen.fs.containment`).
 
 A spec names where its chart lives (``chart.path``, ``chart.template``); ``build`` writes
 ``Chart.yaml``, ``values.yaml``, ``values.schema.json``, ``templates/``, ``rules/`` and
 ``tests/`` there
 and ``test`` runs ``helm`` on it. These checks keep every such path inside the project root,
-so ``build``, ``check`` and ``test`` never read or write anything outside it. They cannot be
-switched off or downgraded in ``.rulegen.yaml``.
+so ``build``, ``check`` and ``test`` never read or write anything outside it, and keep the
+programs rulegen runs out of the project (:mod:`rulegen.tools.find`). They cannot be switched
+off or downgraded in ``.rulegen.yaml``.
 
 Codes:
 
@@ -14,9 +15,14 @@ Codes:
 * ``RG741`` a path has a ``..`` segment. Bad: ``chart: {path: ../../outside}``; good: a folder
   under the project, ``chart: {path: charts/outside}``.
 * ``RG742`` a path leads outside the project through a symlink (git stores symlinks, so a pull
-  request can add one); the message names the link and its target. Bad: ``charts/shop`` a
-  symlink to ``/etc``; good: ``charts/shop`` a real folder (or a link to another folder of
-  the project).
+  request can add one); the message names the link and its target. This covers every spec
+  file and every file and folder inside a chart folder too (``files/``, ``templates/``,
+  ``rules/``, any other; reported at the link, line 0), which the spec loader, Helm and
+  promtool read: a template can print any chart file (``.Files.Get``), so a link there would
+  put what it points at (``/proc/self/environ``, a credentials file) into the output or the
+  log; nothing is read through it. Bad: ``charts/shop`` a symlink to ``/etc``,
+  ``charts/shop/files/env`` a symlink to ``/proc/self/environ``; good: ``charts/shop`` a
+  real folder (or a link to another folder of the project) holding regular files.
 * ``RG743`` a path is not a plain relative path: empty, ``./`` or ``//`` (one trailing ``/``
   on ``chart.path`` is fine), a backslash, characters other than letters, digits, ``.``,
   ``_``, ``-``, or a segment starting with ``-`` or ``.``. Bad: ``chart: {path: ./charts/shop}``, ``charts/.git``,
@@ -27,12 +33,30 @@ Codes:
   (``runbooks/``, a runbook page, ``mkdocs.yml``, ``rules-out/``, ``.rulegen/``) is a
   symlink leading outside the project; reported at that path (line 0). Bad: ``runbooks`` a
   symlink to ``/var/www``; good: ``runbooks/`` a folder of the project.
+* ``RG760`` a spec file or a file inside a chart folder is a special file (a FIFO, socket or
+  device, or a symlink to one): a FIFO makes its reader wait forever, a device is no chart
+  data. Reported at the file (line 0); nothing is read. Every other input rulegen reads
+  (``values.yaml``, the baseline, ``.rulegen.yaml``, files given to ``import``) is refused with
+  the same code by the one reader, :mod:`rulegen.fs.read`. Bad: ``charts/shop/values.yaml`` made
+  with ``mkfifo``; good: a regular file.
+* ``RG761`` the project holds a ``.tools`` folder with a file git tracks, or an executable named
+  ``helm`` or ``promtool`` under it (older rulegen ran tools from ``<project>/.tools/bin``,
+  and a pull request can commit one there): rulegen never runs a program from the project it
+  checks. Reported at the file (line 0); the commands that run tools refuse to start. Bad:
+  a committed ``.tools/bin/helm``; good: no ``.tools`` folder; tools in
+  ``~/.cache/rulegen/tools/bin`` (``scripts/install-tools.sh``) or ``$RULEGEN_TOOLS_DIR/bin``.
+* ``RG762`` (error) a command needs ``helm`` or ``promtool`` and the first one found
+  (``$RULEGEN_TOOLS_DIR/bin``, the per-user cache, ``PATH``) lies inside the project being
+  checked, which a pull request can write; the command stops before running it. Bad:
+  ``RULEGEN_TOOLS_DIR=$PWD/tools`` or ``PATH=$PWD/bin:$PATH`` in CI; good:
+  ``RULEGEN_TOOLS_DIR=$HOME/.cache/rulegen/tools``, outside the checkout.
 """
 
 from __future__ import annotations
 
-from ...containment import escaping_link, lexical_problem
+from ...fs.containment import describe, escaping_link, lexical_problem, tree_problems
 from ...findings import Finding, Severity
+from ...tools.find import project_tools
 
 ID = "paths"
 
@@ -95,7 +119,10 @@ SITE_PATHS = ("runbooks", "runbooks/index.md", "runbooks/alerts.md", "runbooks/g
 def check_project(specs, ctx):
     """Yield RG744 for each symlink that takes a site-wide path (:data:`SITE_PATHS`, each
     app's ``runbooks/<app>.md``, ``rules-out/<app>.rules.yaml`` and ``.rulegen/test/<app>``)
-    outside ``ctx.root``; one finding per link."""
+    outside ``ctx.root``, one finding per link; RG742 and RG760 for each file of each spec's
+    chart folder that leads outside or is special
+    (:func:`rulegen.fs.containment.tree_problems`); RG761 when the project carries tools."""
+    yield from _trees(specs, ctx)
     rels = list(SITE_PATHS)
     for spec in specs:
         rels += [f"runbooks/{spec.app}.md", f"rules-out/{spec.app}.rules.yaml", f".rulegen/test/{spec.app}"]
@@ -114,3 +141,23 @@ def _what(rel: str) -> str:
     top = rel.split("/")[0]
     return {"runbooks": "the runbook site", "mkdocs.yml": "the site's nav", "rules-out": "plain rule files",
             ".rulegen": "test scratch files"}.get(top, "outputs")
+
+
+def _trees(specs, ctx):
+    """The RG742, RG760 and RG761 part of :func:`check_project`."""
+    tools = project_tools(ctx.root)
+    if tools is not None:
+        yield Finding(tools[0], 0, 0, "RG761", Severity.ERROR,
+                      f"{tools[0]} {tools[1]}: rulegen never runs a program from the project it checks (a pull "
+                      "request can commit one); remove .tools/ from the project and keep the tools outside it "
+                      "(scripts/install-tools.sh builds them into ~/.cache/rulegen/tools/bin)")
+    reported = set()
+    # spec files: rulegen.pipeline.load_contained; a chart.path that is not plain is RG740-RG743
+    for rel in sorted({s.chart.path for s in specs if lexical_problem(s.chart.path) is None}):
+        for code, path, detail in tree_problems(ctx.root, rel):
+            if path in reported:
+                continue
+            reported.add(path)
+            yield Finding(path, 0, 0, code, Severity.ERROR,
+                          f"{describe(code, path, detail)[6:]}; rulegen, helm and promtool read every file here, "
+                          f"so this one is refused: make {path} a regular file of the project")

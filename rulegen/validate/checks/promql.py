@@ -35,6 +35,7 @@ import re
 from ...findings import Severity
 from ...promql.syntax import MAX_NESTING, nesting, nodes, parse
 from ...spec.model import PARAM_RE
+from ...tools import find, process
 
 ID = "promql"
 
@@ -171,17 +172,20 @@ _PROMTOOL_ERR = re.compile(r'rule (\d+), "r\d+": could not parse expression: (\d
 
 @functools.lru_cache(maxsize=256)
 def promtool_errors(exprs: tuple, root=None) -> dict:
-    """Ask the real promtool (when installed: :func:`rulegen.run.tools.find`) where and why
+    """Ask the real promtool (when installed: :func:`rulegen.tools.find.find`) where and why
     each of ``exprs`` fails to parse: ``{expr: (offset in expr, promtool's message)}``.
     Expressions promtool accepts, or all of them when promtool is missing or fails to run,
-    are left out. One ``promtool check rules`` run for all of them (a recording rule each)."""
+    are left out, and so are all when no promtool may be taken (the paths check reports a
+    project that carries tools, RG761; a command that needs promtool stops on RG762). One ``promtool check rules`` run for all of them (a
+    recording rule each)."""
     import json
-    import subprocess
     import tempfile
     from pathlib import Path
 
-    from ...run import tools
-    exe = tools.find("promtool", Path(root) if root is not None else None)
+    try:
+        exe = find.find("promtool", Path(root) if root is not None else None)
+    except find.UntrustedTool:
+        return {}
     if exe is None or not exprs:
         return {}
     rules = [{"record": f"r{i}", "expr": e} for i, e in enumerate(exprs)]
@@ -189,9 +193,8 @@ def promtool_errors(exprs: tuple, root=None) -> dict:
         f = Path(tmp) / "rules.yaml"
         f.write_text(json.dumps({"groups": [{"name": "g", "rules": rules}]}), encoding="utf-8")
         try:
-            proc = subprocess.run([str(exe), "check", "rules", str(f)], capture_output=True,
-                                  text=True, timeout=60)
-        except (OSError, subprocess.SubprocessError):
+            proc = process.run([exe, "check", "rules", f], timeout=60)
+        except (OSError, process.TimeoutExpired):
             return {}
     out = {}
     for text in (proc.stdout + proc.stderr).splitlines():

@@ -86,12 +86,12 @@ import json
 import os
 import re
 import shutil
-import subprocess
 
 from ...findings import Finding, Severity
 from ...render.slug import anchor
 from ...spec.triage import effective, label_of, placeholders, unplain_reason, variables_used
 from ...promql.labelflow import can_carry
+from ...tools import process
 from .positions import offset_position
 
 ID = "runbook"
@@ -148,8 +148,7 @@ def shell_error(text: str) -> tuple[int, str] | None:
 
 def _ask_bash(bash: str, text: str) -> tuple[int, str] | None:
     """:func:`shell_error` from one ``bash -n`` process."""
-    r = subprocess.run([bash, "-n", "-c", "--", text], capture_output=True, text=True, timeout=30,
-                       env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"})
+    r = process.run([bash, "-n", "-c", "--", text], timeout=30, set_env={"LC_ALL": "C"})
     if r.returncode == 0 and not r.stderr.strip():
         return None
     first = (r.stderr.strip().splitlines() or ["syntax error"])[0]

@@ -29,7 +29,11 @@ of these is not checked further:
 * ``RG104`` an alias inside its own anchor. Bad: ``groups: &g [*g]``.
   Good: the alias after the anchored node, ``base: &b {team: ai}`` then ``labels: *b``.
 * ``RG105`` too large or too deep: aliases expanding past 50,000 values ("billion laughs"),
-  flow collections nested more than 100 deep, block nesting past libyaml's 1000 levels.
+  flow collections nested more than 100 deep, block nesting past libyaml's 1000 levels. Every
+  other YAML rulegen reads (rule, test and template files given to ``rulegen import``,
+  ``values.yaml``, the baseline, ``.rulegen.yaml``, ``mkdocs.yml``, ``helm template`` output) is
+  refused with this code, before it is parsed, when its aliases expand past 1,000,000 values
+  (raise that with the environment variable ``RULEGEN_MAX_YAML_VALUES`` in the CI job).
   Bad: ten levels of anchors, each a list of ten aliases of the previous one; good: the values
   written out, or shared with one level of anchors.
 * ``RG106`` not a spec file: larger than 512 KiB, not UTF-8, or binary (NUL bytes).

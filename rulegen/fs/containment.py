@@ -15,8 +15,13 @@ the project config or a command-line option can set (``chart.path``, ``chart.tem
    is outside the project root. Git stores symlinks, so a pull request can add one.
 
 Validation reports these (``RG740``-``RG744``, :mod:`rulegen.validate.checks.paths`) with
-``file:line:col``, before ``build``, ``check`` or ``test`` read or write anything there;
-:func:`rulegen.gitops.write.apply` checks every output path again just before it writes
+``file:line:col``, before ``build``, ``check`` or ``test`` read or write anything there.
+What Helm and promtool read is not a fixed list of paths (a template reads any chart file
+with ``.Files.Get``), so every file and folder of a chart, of ``rules/`` and of what
+``import`` reads is checked too (:func:`tree_problems`): no symlink leading outside the
+project (``RG742``) and no special file (``RG760``: a FIFO hangs its reader, a device or
+``/proc`` file is not the chart's data);
+:func:`rulegen.fs.write.write_all` checks every output path again just before it writes
 (``RG747``), so a link made after validation still stops the build before its first write.
 These codes cannot be switched off or downgraded in ``.rulegen.yaml`` (:data:`LOCKED_CODES`).
 """
@@ -28,10 +33,13 @@ import re
 import stat
 from pathlib import Path
 
+from ..findings import RulegenError
+
 #: Codes that guard the project's boundary: ``checks.disable`` and ``checks.severity`` in
 #: ``.rulegen.yaml`` may not name them (see :mod:`rulegen.config`).
 LOCKED_CODES = frozenset({"RG740", "RG741", "RG742", "RG743", "RG744", "RG745", "RG746", "RG747", "RG749",
-                          "RG514", "RG721"})  # RG514, RG721: what reaches a reader's terminal or browser
+                          "RG514", "RG721",  # what reaches a reader's terminal or browser
+                          "RG760", "RG761"})
 
 _SEGMENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -123,6 +131,104 @@ def _look(root, prefix: str, top: Path):
     return prefix, target
 
 
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"))
+
+
+def _special(mode: int) -> str | None:
+    return next((what for test, what in _KINDS if test(mode)), None)
+
+
+def tree_problems(root: Path, rel: str, limit: int = 100) -> list[tuple[str, str, str]]:
+    """What makes file or folder ``rel`` (relative to ``root``) unsafe to hand to a reader that
+    follows links and reads whatever it finds (Helm's ``.Files.Get``, promtool, ``import``):
+    ``rel`` itself and, for a folder, every file and folder below it, walked without
+    following links. At most ``limit`` problems, in walk order (sorted names).
+
+    Returns:
+        ``(code, path relative to root (POSIX), detail)`` each: ``RG742`` a symlink on the
+        way to ``rel`` or below it whose real path is outside ``root`` (detail: where it
+        points); ``RG760`` a FIFO, socket or device, or a link to one (detail: which). Empty
+        when ``rel`` is missing or safe.
+    """
+    link = escaping_link(root, rel)
+    if link is not None:
+        return [("RG742", link[0], link[1])]
+    top = _real(root)
+    out: list[tuple[str, str, str]] = []
+
+    def look(path: str) -> bool:
+        """Record a problem of one entry; True when it is a real folder to walk into."""
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return False
+        shown = Path(os.path.relpath(path, root)).as_posix()
+        if stat.S_ISLNK(st.st_mode):
+            real = _real(path)
+            if not real.is_relative_to(top):
+                try:
+                    target = os.readlink(path)
+                except OSError:
+                    target = str(real)
+                out.append(("RG742", shown, target))
+                return False
+            try:
+                st = os.stat(path)
+            except OSError:  # dangling inside the project, or a loop: nothing to read
+                return False
+            what = _special(st.st_mode)
+            if what is not None:
+                out.append(("RG760", shown, f"a symlink to {what}"))
+            return False  # its target is inside the project and is walked where it lives
+        what = _special(st.st_mode)
+        if what is not None:
+            out.append(("RG760", shown, what))
+        return stat.S_ISDIR(st.st_mode)
+
+    start = os.path.join(root, rel)
+    if os.path.islink(start):  # a link to another place in the project: walk that place
+        start = str(_real(start))
+    if not look(start):
+        return out[:limit]
+    stack = [start]
+    while stack and len(out) < limit:
+        folder = stack.pop()
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        below = []
+        for name in names:
+            p = os.path.join(folder, name)
+            if look(p):
+                below.append(p)
+        stack.extend(reversed(below))
+    return out[:limit]
+
+
+def refuse_tree(root: Path, rel: str, what: str) -> None:
+    """Raise unless :func:`tree_problems` finds nothing under ``rel`` of ``root``; for the
+    commands that hand a folder to Helm or read it (``test``, ``import``) as a last guard.
+
+    Raises:
+        rulegen.findings.RulegenError: ``"<CODE> <path> ..."`` naming every problem.
+    """
+    problems = tree_problems(root, rel)
+    if problems:
+        where = what if rel in ("", ".") else f"{what} {rel}"
+        raise RulegenError(f"{where} holds files rulegen will not read (nothing was read or run): "
+                           + "; ".join(describe(*p) for p in problems))
+
+
+def describe(code: str, path: str, detail: str) -> str:
+    """One :func:`tree_problems` entry as text: ``"RG742 a/b is a symlink to /etc, outside
+    the project"``."""
+    if code == "RG742":
+        return f"RG742 {path} is a symlink to {detail}, outside the project"
+    return f"{code} {path} is {detail}, not a regular file"
+
+
 def refuse_outside(root: Path, rel: str, what: str) -> None:
     """Raise unless ``rel`` is a plain relative path that stays inside ``root``.
 
@@ -132,7 +238,6 @@ def refuse_outside(root: Path, rel: str, what: str) -> None:
     Raises:
         rulegen.findings.RulegenError: ``"<CODE> <what> <rel> <reason>; ..."``.
     """
-    from .findings import RulegenError
     problem = lexical_problem(rel)
     if problem is not None:
         code, reason = problem

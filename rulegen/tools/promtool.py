@@ -8,14 +8,13 @@ back: one ``testsuite`` per test file, one ``testcase`` per test group (its ``na
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..findings import RulegenError
-from . import tools
+from . import find, process
 
 TIMEOUT_S = 900
 
@@ -48,10 +47,14 @@ class TestRun:
 
 
 def check_rules(files: list[Path], root: Path | None = None) -> tuple[int, str]:
-    """``promtool check rules FILES``; returns (exit code, combined output)."""
-    promtool = tools.require("promtool", root)
-    proc = subprocess.run([str(promtool), "check", "rules", *map(str, files)],
-                          capture_output=True, text=True, timeout=TIMEOUT_S)
+    """``promtool check rules FILES``; returns (exit code, combined output). promtool runs with
+    the reduced environment of :func:`rulegen.tools.process.run`.
+
+    Raises:
+        RulegenError: promtool is not installed, or would come from the project ``root``.
+    """
+    promtool = find.require("promtool", root)
+    proc = process.run([promtool, "check", "rules", *files], timeout=TIMEOUT_S)
     return proc.returncode, proc.stdout + proc.stderr
 
 
@@ -59,8 +62,12 @@ def test_rules(files: list[Path], cwd: Path, root: Path | None = None, run: str 
     """``promtool test rules --junit=... FILES`` in ``cwd``; results parsed from the JUnit report.
 
     ``run`` is promtool's ``--run`` regular expression on test group names.
+
+    Raises:
+        RulegenError: promtool is not installed, or would come from the project ``root``.
+        PromtoolTimeout: it ran longer than :data:`TIMEOUT_S` seconds.
     """
-    promtool = tools.require("promtool", root)
+    promtool = find.require("promtool", root)
     with tempfile.TemporaryDirectory(prefix="rulegen-promtool-") as tmp:
         junit = Path(tmp) / "junit.xml"
         args = [str(promtool), "test", "rules", f"--junit={junit}"]
@@ -68,8 +75,8 @@ def test_rules(files: list[Path], cwd: Path, root: Path | None = None, run: str 
             args.append(f"--run={run}")
         args += [str(f) for f in files]
         try:
-            proc = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=cwd)
-        except subprocess.TimeoutExpired:
+            proc = process.run(args, timeout=TIMEOUT_S, cwd=cwd)
+        except process.TimeoutExpired:
             raise PromtoolTimeout(f"promtool test rules did not finish within {TIMEOUT_S} s "
                                   f"({len(files)} test file(s) in {cwd}); the machine may be overloaded, "
                                   "or a test evaluates very long series: run fewer at once (--app, --alert)") from None

@@ -1,0 +1,57 @@
+"""Running a program with an environment reduced to what it needs.
+
+rulegen runs in CI on pull requests, where the environment holds tokens and credentials. A
+chart's template can print anything Helm can read (``.Files.Get`` of a link to
+``/proc/self/environ`` once did), and every program inherits its parent's environment, so no
+program rulegen starts gets that environment: :func:`run` passes only :data:`KEPT` (locale,
+time zone, ``PATH``, ``TMPDIR``) and points ``HOME`` and Helm's cache, config and data homes at a
+fresh private folder that is removed afterwards, so no user plugin, repository, kubeconfig or
+git configuration is read either.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+#: Variables passed through from rulegen's own environment when set; nothing else is.
+KEPT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TMPDIR")
+
+#: Variables pointed into the private home by :func:`environment`.
+HOMES = ("HOME", "HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME", "XDG_CACHE_HOME",
+         "XDG_CONFIG_HOME", "XDG_DATA_HOME")
+
+TimeoutExpired = subprocess.TimeoutExpired
+
+
+def environment(home: str | os.PathLike) -> dict[str, str]:
+    """The environment of a program rulegen starts: :data:`KEPT` variables of ``os.environ``
+    (those set), ``PATH`` defaulting to ``/usr/bin:/bin``, and each of :data:`HOMES` set to a
+    folder under ``home`` (a fresh private folder, created by the caller)."""
+    env = {k: os.environ[k] for k in KEPT if k in os.environ}
+    env.setdefault("PATH", "/usr/bin:/bin")
+    for k in HOMES:
+        env[k] = str(Path(home) if k == "HOME" else Path(home) / k.lower())
+    return env
+
+
+def run(args: list, *, cwd: str | os.PathLike | None = None, timeout: float, text: bool = True,
+        set_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run ``args`` (program and arguments; never through a shell) to completion with stdin
+    empty and stdout and stderr captured, in ``cwd``, with :func:`environment` (plus
+    ``set_env``: fixed values the caller chooses, such as ``LC_ALL=C``, never copied from
+    rulegen's environment) and a fresh private home that is removed when the program ends.
+
+    ``text``: decode the output as UTF-8 (undecodable bytes replaced), else bytes.
+
+    Raises:
+        FileNotFoundError: the program does not exist.
+        subprocess.TimeoutExpired: it ran longer than ``timeout`` seconds (it is killed).
+    """
+    with tempfile.TemporaryDirectory(prefix="rulegen-home-") as home:
+        kw = {"encoding": "utf-8", "errors": "replace"} if text else {}
+        env = {**environment(home), **(set_env or {})}
+        return subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, timeout=timeout,
+                              env=env, stdin=subprocess.DEVNULL, **kw)

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 #: Modules whose docstrings document codes, in the order ``rulegen checks`` prints them
 #: (validation families first, in the order they run). ``rulegen.checkdocs`` itself documents
 #: the codes of making the outputs.
-EXTRA_SOURCES = ("rulegen.checkdocs:OUTPUTS", "rulegen.fs.read", "rulegen.gitops.links", "rulegen.importer",
-                 "rulegen.baseline", "rulegen.gitops.policy")
+EXTRA_SOURCES = ("rulegen.checkdocs:OUTPUTS", "rulegen.fs.read", "rulegen.gitops.links", "rulegen.gitops.sync",
+                 "rulegen.importer", "rulegen.baseline", "rulegen.gitops.policy")
 
 #: Codes reported while making the outputs (``build``, ``check``, ``test``), not by a check
 #: module; documented here because they come from several modules.

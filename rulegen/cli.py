@@ -56,6 +56,11 @@ def cmd_build(args) -> int:
     if not loaded.ok:
         _err("validation failed; nothing was written")
         return EXIT_FAIL
+    release = getattr(args, "release_label", None)
+    if release is not None:  # `rulegen new --release NAME`: the new chart's rule-selector label
+        import dataclasses
+        labels = {**loaded.config.rule_selector_labels, "release": release}
+        loaded.config = dataclasses.replace(loaded.config, rule_selector_labels=labels)
     outputs, findings = plan_project(loaded, args.format)
     if findings:
         _print_findings(findings, stream=sys.stderr)
@@ -98,8 +103,11 @@ def cmd_build(args) -> int:
 
 
 def cmd_new(args) -> int:
+    from .config import selector_label
     from .starter import is_new_project, write_project_config, write_starter
     root = Path(args.root)
+    if args.release is not None:
+        selector_label("release", args.release, "--release")
     fresh = is_new_project(root)
     path = write_starter(root, args.app, args.title)
     print(f"wrote {path.relative_to(root)}")
@@ -115,7 +123,7 @@ def cmd_new(args) -> int:
         from .pipeline import load_project
         whole_ok = load_project(root).ok
         built = argparse.Namespace(root=args.root, paths=[rel], format="helm", force=False,
-                                   new_spec=rel if whole_ok else None)
+                                   new_spec=rel if whole_ok else None, release_label=args.release)
         code = cmd_build(built)
         if code != EXIT_OK:
             return code
@@ -234,6 +242,10 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("new", parents=[common], help="write a starter spec (and the chart if missing) for an app")
     s.add_argument("app", help="app name, a DNS label (e.g. shop)")
     s.add_argument("--title", default=None, help="display title on the runbook site (default: the app name)")
+    s.add_argument("--release", default=None, metavar="NAME",
+                   help="the new chart's PrometheusRule gets the label release: NAME, the Helm release of the "
+                        "kube-prometheus-stack whose ruleSelector must pick it (default: .rulegen.yaml "
+                        "charts.rule_selector_labels, else release: kube-prometheus-stack)")
     s.set_defaults(func=cmd_new)
 
     s = sub.add_parser("validate", parents=[common], help="check specs; exit 1 on any error")
@@ -312,6 +324,11 @@ def parser() -> argparse.ArgumentParser:
                    help="values file for a chart folder, rendered by helm or read --static (repeatable, later wins)")
     s.add_argument("--set", action="append", default=[], metavar="K=V", help="--set for a chart folder, as helm takes it (repeatable)")
     s.add_argument("--release", default=None, help="release name for helm template (default: the chart's name)")
+    s.add_argument("--release-label", default=None, metavar="NAME",
+                   help="a new chart's PrometheusRule gets the label release: NAME, the Helm release of the "
+                        "kube-prometheus-stack whose ruleSelector must pick it (default: .rulegen.yaml "
+                        "charts.rule_selector_labels, else release: kube-prometheus-stack); --release names "
+                        "the release helm template renders a chart folder with")
     s.add_argument("--namespace", "-n", default=None, help="release namespace for helm template (default: default)")
     s.add_argument("--kube-version", default=None, metavar="V",
                    help="helm --kube-version: the cluster's Kubernetes version, for a chart whose kubeVersion "

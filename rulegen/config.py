@@ -18,6 +18,15 @@ Shape::
       grafana_url: https://grafana.example.com         # ... and to Grafana Explore
       allow_html: false   # true: raw HTML in spec Markdown is cleaned to an allow-list (nh3), not escaped
     policy_changes: fail   # or warn: what `rulegen check --base REF` does about a PR that weakens the checks
+    charts:
+      # labels a new chart's PrometheusRule gets (values.yaml <valuesKey>.labels), so a
+      # kube-prometheus-stack install's default ruleSelector picks its rules; {} sets none
+      # (`check` then warns, RG734); `rulegen new --release NAME` overrides the value
+      rule_selector_labels: {release: kube-prometheus-stack}
+      # extra values files `check` renders each chart with (besides its own values.yaml),
+      # e.g. per environment or cluster; paths from the project root, inside the project
+      values_files:
+        charts/shop: [deploy/prod/shop-values.yaml, deploy/staging/shop-values.yaml]
 
 Everything has a default, so a project without the file behaves as documented in
 ``docs/configuration.md``.
@@ -50,6 +59,14 @@ POLICY_MODES = ("fail", "warn")
 #: them (a pull request could otherwise switch off the check of its own policy changes).
 POLICY_CHANGE_CODES = frozenset({"RG820", "RG821", "RG822", "RG823"})
 
+#: The label kube-prometheus-stack's Prometheus selects PrometheusRules by with its default
+#: values (``ruleSelector`` matching the Helm release, whose usual name this is).
+DEFAULT_RULE_SELECTOR_LABELS = {"release": "kube-prometheus-stack"}
+
+_LABEL_NAME = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                         r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+_LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
+
 
 @dataclass
 class Config:
@@ -72,6 +89,11 @@ class Config:
     #: ``fail`` or ``warn``: how ``rulegen check --base`` reports a PR that weakens the checks,
     #: when this is the base ref's config (see :mod:`rulegen.gitops.policy`)
     policy_changes: str = "fail"
+    #: labels (name -> value) a new chart's PrometheusRule starts with (``charts.rule_selector_labels``)
+    rule_selector_labels: dict = field(default_factory=lambda: dict(DEFAULT_RULE_SELECTOR_LABELS))
+    #: chart folder (``charts/shop``) -> extra values files (project-relative POSIX paths)
+    #: ``check`` renders the chart with, one render per file (``charts.values_files``)
+    values_files: dict = field(default_factory=dict)
 
     def apply(self, findings: list[Finding]) -> list[Finding]:
         """Drop disabled codes and apply severity overrides; result sorted by file, line, col."""
@@ -115,7 +137,9 @@ def parse_config(raw) -> Config:
     """
     if not isinstance(raw, dict):
         raise RulegenError(f"{CONFIG_FILE}: must be a mapping")
-    _known(raw, ("checks", "conventions", "duplicate_alert_across_apps", "runbooks", "policy_changes"), "")
+    _known(raw, ("checks", "conventions", "duplicate_alert_across_apps", "runbooks", "policy_changes", "charts"), "")
+    charts = _mapping(raw.get("charts"), "charts")
+    _known(charts, ("rule_selector_labels", "values_files"), "charts.")
     pages = _mapping(raw.get("runbooks"), "runbooks")
     _known(pages, ("prometheus_url", "grafana_url", "allow_html"), "runbooks.")
     checks = _mapping(raw.get("checks"), "checks")
@@ -156,7 +180,50 @@ def parse_config(raw) -> Config:
         grafana_url=_base_url(pages.get("grafana_url"), "runbooks.grafana_url"),
         allow_html=_allow_html(pages.get("allow_html", False)),
         policy_changes=policy,
+        rule_selector_labels=_selector_labels(charts.get("rule_selector_labels", DEFAULT_RULE_SELECTOR_LABELS)),
+        values_files=_values_files(charts.get("values_files")),
     )
+
+
+def selector_label(name: str, value, where: str = f"{CONFIG_FILE}: charts.rule_selector_labels") -> None:
+    """Check one rule-selector label (a Kubernetes label: ``name`` with an optional DNS prefix,
+    ``value`` a string of at most 63 characters of ``[A-Za-z0-9-_.]``).
+
+    Raises:
+        RulegenError: says which part is not a Kubernetes label."""
+    if not isinstance(name, str) or not _LABEL_NAME.match(name) or len(name.rpartition("/")[2]) > 63:
+        raise RulegenError(f"{where}: {name!r} is not a Kubernetes "
+                           "label name (e.g. release, or app.kubernetes.io/part-of)")
+    if not isinstance(value, str) or not _LABEL_VALUE.match(value):
+        raise RulegenError(f"{where}.{name}: {value!r} is not a "
+                           "Kubernetes label value (a string of at most 63 letters, digits, '-', '_' "
+                           "or '.', e.g. kube-prometheus-stack)")
+
+
+def _selector_labels(v) -> dict:
+    """``charts.rule_selector_labels``: a mapping of Kubernetes labels (``{}``: none)."""
+    out = {}
+    for name, value in _mapping(v, "charts.rule_selector_labels").items():
+        selector_label(name, value)
+        out[name] = value
+    return out
+
+
+def _values_files(v) -> dict:
+    """``charts.values_files``: chart folder -> list of project-relative values file paths.
+    Paths are relative POSIX paths without ``..`` (rulegen reads nothing outside the project;
+    a symlink leading out is refused where the file is read)."""
+    out = {}
+    for chart, files in _mapping(v, "charts.values_files").items():
+        name = f"charts.values_files.{chart}"
+        paths = _strings(files, name, ())
+        for p in (str(chart), *paths):
+            parts = p.replace("\\", "/").split("/")
+            if not p or p.startswith("/") or ".." in parts or ":" in parts[0]:
+                raise RulegenError(f"{CONFIG_FILE}: {name}: {p!r} must be a path inside the project, "
+                                   "relative to its root (e.g. deploy/prod/shop-values.yaml)")
+        out[str(chart).rstrip("/")] = paths
+    return out
 
 
 def _base_url(v, name: str) -> str | None:

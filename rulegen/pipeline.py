@@ -139,5 +139,6 @@ def plan_project(loaded: Loaded, fmt: str = "helm", link_ids: bool = False) -> t
     from .render import plan  # jinja2, markdown, ruamel: only the commands that render pay for them
     from .render.safe import html_policy
     with html_policy(loaded.config.allow_html):  # raw HTML in spec Markdown: escaped, or cleaned by nh3
-        outputs, findings = plan(loaded.specs, loaded.root, fmt, link_ids, severities=loaded.config.severities)
+        outputs, findings = plan(loaded.specs, loaded.root, fmt, link_ids, severities=loaded.config.severities,
+                                 selector_labels=loaded.config.rule_selector_labels)
     return outputs, loaded.config.apply(findings)

@@ -19,6 +19,10 @@
 # build tags and ldflags, BuildUser aside). A binary whose stamp differs, such as one built by
 # an older version of this script, is rebuilt; running this twice costs nothing.
 #
+# It also fetches, without building anything, the PrometheusRule CRD of the Prometheus Operator
+# release pinned in tools/prometheus-operator/go.mod (`go mod download -json`, source only)
+# into <tools dir>/crds/, for `rulegen check`'s CRD schema check (rulegen/gitops/sync.py).
+#
 # Usage: scripts/install-tools.sh [--force]
 #   RULEGEN_TOOLS_DIR=DIR builds into DIR/bin instead (rulegen looks there first); DIR must not
 #   lie inside the checkout.
@@ -112,6 +116,18 @@ build helm "$root/tools/helm" $h/cmd/helm "" \
 -X $h/internal/version.gitCommit=$commit -X $h/internal/version.gitTreeState=clean \
 -X $h/pkg/lint/rules.k8sVersionMajor=1 -X $h/pkg/lint/rules.k8sVersionMinor=$k8s_minor \
 -X $h/pkg/chartutil.k8sVersionMajor=1 -X $h/pkg/chartutil.k8sVersionMinor=$k8s_minor"
+
+# the PrometheusRule CRD: source only, copied out of the pinned module (nothing is built)
+module=github.com/prometheus-operator/prometheus-operator
+info=$(module_json "$root/tools/prometheus-operator" $module)
+version=$(json_field Version <<<"$info")
+crds="$(dirname "$bin")/crds"
+crd=monitoring.coreos.com_prometheusrules.yaml
+mkdir -p "$crds"
+install -m 0644 "$(json_field Dir <<<"$info")/example/prometheus-operator-crd/$crd" "$crds/$crd.tmp"
+mv "$crds/$crd.tmp" "$crds/$crd"
+echo "$version" > "$crds/.prometheus-operator.version"
+echo "PrometheusRule CRD of prometheus-operator $version in $crds"
 
 "$bin/promtool" --version | head -1
 "$bin/helm" version --short

@@ -7,7 +7,8 @@ It does what ``build`` does, in memory (:func:`rulegen.pipeline.load_project` th
 1. validation findings (any error fails the check; drift is then not computed, because a plan
    made from the specs that did load would call every file of the broken spec stale);
 2. runbook link findings from :func:`rulegen.gitops.links.check_links`, when that module is
-   installed;
+   installed, and (``helm`` format) what the Argo CD sync of the charts would reject
+   (:mod:`rulegen.gitops.sync`: values files through helm, the CRD schema, the webhook);
 3. a unified diff (``--- a/<path>`` / ``+++ b/<path>``, as ``git diff`` prints it: ``a`` is
    the disk, ``b`` what ``build`` would write) for every file that differs;
 4. generated files edited by hand, stale generated files (made from a spec that no longer
@@ -137,6 +138,14 @@ def _run(root: Path, paths, stream, fmt: str, base: str | None = None, force_pol
     partial = bool(paths)
     outputs = write.scope(outputs, partial)
     findings += loaded.config.apply(list(links.check_links(outputs, loaded.specs, root)))
+    if fmt == "helm":  # what the Argo CD sync of the charts would reject (rulegen.gitops.sync)
+        from . import sync
+        charts = sorted({s.chart.path for s in loaded.specs}) if partial else None
+        # a knob naming no rule is RG730 already (with its own advice): not again as RG735
+        seen = {(f.file, f.line, f.col) for f in findings if f.code == "RG730"}
+        findings += loaded.config.apply(sync.selector_findings(loaded.config, root)
+                                        + [f for f in sync.sync_findings(loaded, root, charts)
+                                           if (f.file, f.line, f.col) not in seen])
     if findings:
         out(render(findings, "text"))
     _policy_summary(out, policy_findings, base)

@@ -561,7 +561,8 @@ def chart_values_text(existing: str | None, labels: dict, annotations: dict,
             node = CommentedMap()
             knobs[k] = node
             knobs.yaml_set_comment_before_after_key(
-                k, before=f"metadata.{k} of the imported PrometheusRule (`rulegen import`)", indent=2)
+                k, before=f"metadata.{k} of the PrometheusRule (`rulegen import`: the imported ones"
+                + (", and the project's rule-selector labels)" if k == "labels" else ")"), indent=2)
         for a, b in got.items():
             if a not in node:
                 node[a] = DoubleQuotedScalarString(b)
@@ -651,7 +652,8 @@ def merge_spec_text(existing: str, imported: str, display: str) -> tuple[str, li
 
 
 def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, app: str | None = None,
-                variant: str | None = None, project: Path | None = None) -> dict:
+                variant: str | None = None, project: Path | None = None,
+                release_label: str | None = None) -> dict:
     """Everything ``rulegen import`` would write for ``result``, decided before anything is
     written: ``{"files": {path: text}, "messages": [...]}``. Problems are added to
     ``result.notes`` as errors (then nothing may be written):
@@ -669,6 +671,11 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, ap
     ``out_dir``); an error that validating the project without them does not give is the
     import's. Their policy errors (:data:`rulegen.baseline.POLICY_CODES`) on imported rules go
     into the baseline; any other new error is RG813.
+
+    A chart without a values.yaml (a new chart) gets the project's rule-selector labels
+    (``charts.rule_selector_labels``, default ``release: kube-prometheus-stack``;
+    ``release_label`` replaces the ``release`` value) on its PrometheusRule, beside the
+    imported PrometheusRule's own labels (which win on a name both have).
     """
     from .. import baseline as bl
     from ..config import CONFIG_FILE, load_config
@@ -762,9 +769,21 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, ap
     for s in result.specs:
         vpath = project / "charts" / s.app / "values.yaml"
         existing = fs_read.read_text(vpath, shown_path(vpath, root)) if vpath.exists() else None
-        text = chart_values_text(existing, s.chart_labels, s.chart_annotations)
+        labels = s.chart_labels
+        if existing is None:  # a new chart: kube-prometheus-stack's ruleSelector must pick it
+            selector = dict(base_config.rule_selector_labels)
+            if release_label is not None:
+                selector["release"] = release_label
+            labels = {**selector, **s.chart_labels}
+        text = chart_values_text(existing, labels, s.chart_annotations)
         if text is not None:
             files[vpath] = text
+            added = {k: v for k, v in labels.items() if k not in s.chart_labels}
+            if added:
+                messages.append(f"{shown_path(vpath, root)}: the new chart's PrometheusRule gets the rule-selector "
+                                f"label(s) {', '.join(f'{k}: {v}' for k, v in added.items())} (.rulegen.yaml "
+                                "charts.rule_selector_labels, --release-label), so kube-prometheus-stack picks it")
+        if text is not None and (s.chart_labels or s.chart_annotations):
             kept.setdefault(", ".join(list(s.chart_labels) + [f"annotation {a}" for a in s.chart_annotations]),
                             []).append(shown_path(vpath, root))
     for what, where in kept.items():
@@ -819,8 +838,12 @@ def run_import(args) -> int:
             if not t.is_file():
                 raise RulegenError(f"{t}: no such test file")
         result.notes.extend(attach([(t, shown_path(t, root)) for t in test_files], result.specs))
+    release_label = getattr(args, "release_label", None)
+    if release_label is not None:
+        from ..config import selector_label
+        selector_label("release", release_label, "--release-label")
     plan = plan_import(result, root, out_dir, bool(getattr(args, "force", False)), args.app,
-                       opts.variant, project) if result.ok else None
+                       opts.variant, project, release_label) if result.ok else None
     if result.notes:
         result.notes.sort(key=lambda f: (f.file, f.line, f.col, f.code, f.message))
         print(render_notes(result.notes, "text"), file=sys.stderr)

@@ -181,7 +181,8 @@ def _knob_hint(msg: str, values_key: str, rule_names: set, group_names: set, slo
 
 
 def plan(specs: list[Spec], root: Path, fmt: str = "helm",
-         link_ids: bool = False, severities: tuple[str, ...] | None = None) -> tuple[list[Output], list[Finding]]:
+         link_ids: bool = False, severities: tuple[str, ...] | None = None,
+         selector_labels: dict | None = None) -> tuple[list[Output], list[Finding]]:
     """Every output file for ``specs``, sorted by path, plus findings about outputs that could
     not be made (``RG701``: a shared file is not valid YAML/JSON).
 
@@ -190,6 +191,8 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     that follows (``check``), with the rest of the per-spec work. ``severities``: the
     project's allowed severities (``conventions.severities``), which the values schema
     accepts in ``customRules.<Alert>.severity``; None reads them from ``.rulegen.yaml``.
+    ``selector_labels``: the PrometheusRule labels a new chart's values.yaml starts with
+    (``charts.rule_selector_labels``); None reads them from ``.rulegen.yaml``.
 
     Raises:
         RulegenError: ``mkdocs.yml`` cannot be read.
@@ -202,6 +205,8 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     cfg = load_config(root)
     if severities is None:
         severities = cfg.severities
+    if selector_labels is None:
+        selector_labels = cfg.rule_selector_labels
     query_links = runbook.QueryLinks(cfg.prometheus_url, cfg.grafana_url)
     outs: list[Output] = []
     findings: list[Finding] = []
@@ -246,7 +251,8 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
         vpath = f"{spec.chart.path}/values.yaml"
         out = []
         try:
-            out.append((vpath, values.render_values(spec, text_of(root, vpath, exact=True), site_url), None))
+            out.append((vpath, values.render_values(spec, text_of(root, vpath, exact=True), site_url,
+                                                      selector_labels), None))
         except Exception as e:  # ruamel errors: report, do not crash
             mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
             line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)

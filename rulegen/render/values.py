@@ -77,8 +77,9 @@ class _Want:
         self.default, self.before, self.eol = default, before, eol
 
 
-def _wanted(spec: Spec, site_url: str) -> dict:
-    """The tree of keys the template reads, in the order they are written when missing."""
+def _wanted(spec: Spec, site_url: str, labels: dict | None = None) -> dict:
+    """The tree of keys the template reads, in the order they are written when missing;
+    ``labels``: the PrometheusRule's own labels a new values.yaml starts with."""
     tree: dict = {}
     gate_note = ("rulegen gate: the PrometheusRule renders only when all of "
                  f"{', '.join(spec.chart.gates)} are true")
@@ -94,7 +95,7 @@ def _wanted(spec: Spec, site_url: str) -> dict:
             node.setdefault(parts[-1], _Want(False, eol=gate_note))
     knobs = {
         **({"runbookUrl": _Want(site_url.rstrip("/"))} if spec.chart.runbook_url else {}),
-        "labels": _Want({}), "annotations": _Want({}),
+        "labels": _Want({k: _Want(v) for k, v in (labels or {}).items()}), "annotations": _Want({}),
         "additionalRuleLabels": _Want({}), "additionalRuleAnnotations": _Want({}),
         "groups": _Want({g.name: _Want({"enabled": _Want(True)}) for g in spec.groups}),
         "disabled": _Want({}), "customRules": _Want({}),
@@ -285,8 +286,14 @@ def _nothing_missing(text: str, want: dict) -> bool:
     return complete(root, want)
 
 
-def render_values(spec: Spec, existing: str | None, site_url: str) -> str:
+def render_values(spec: Spec, existing: str | None, site_url: str, new_labels: dict | None = None) -> str:
     r"""New ``values.yaml`` text: ``existing`` with the keys the template reads added where missing.
+
+    ``new_labels``: labels of the PrometheusRule itself (``<values_key>.labels``) that a chart
+    without a values.yaml (``existing`` None or blank: a new chart) starts with, such as the
+    project's rule-selector label ``release: kube-prometheus-stack``
+    (:attr:`rulegen.config.Config.rule_selector_labels`); an existing values.yaml never gets
+    them, so a chart's rendered metadata changes only when a person changes it.
 
     The existing text is kept byte for byte: new lines are only *inserted* (at the end of the
     block mapping they belong to, at its indentation, or at the end of the file), so a
@@ -306,7 +313,8 @@ def render_values(spec: Spec, existing: str | None, site_url: str) -> str:
         ruamel.yaml errors: ``existing`` is not YAML; the caller reports them.
     """
     text = existing or ""
-    if _nothing_missing(text, _wanted(spec, site_url)):
+    wanted = _wanted(spec, site_url, new_labels if not text.strip() else None)
+    if _nothing_missing(text, wanted):
         return text
     doc = _yaml().load(text) if text.strip() else None
     if doc is None:
@@ -337,7 +345,7 @@ def render_values(spec: Spec, existing: str | None, site_url: str) -> str:
         if missing:
             inserts.append((end, indent, missing))
 
-    walk(doc, _wanted(spec, site_url), 0, -1)
+    walk(doc, wanted, 0, -1)
     if not inserts:
         return text
     by_line: dict[int, list[tuple[int, list[str]]]] = {}

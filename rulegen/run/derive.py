@@ -972,9 +972,12 @@ def insert_tests(text: str, spec: Spec, rule, tests: list, equivalent: list | No
     line; every other byte kept. The block is indented like the rule's keys.
 
     Raises:
-        Manual: the rule already has a ``tests`` key.
+        Manual: the rule already has a ``tests`` key, or is not written under ``groups:`` (a
+            rule generated from ``slos:`` has no text of its own).
     """
     lf = spec.source
+    if rule.path[:1] != ("groups",):
+        raise Manual("generated from `slos:`: its tests are generated too")
     for key in ("tests", "equivalent_mutants"):
         if (*rule.path, key) in lf.key_positions:
             raise Manual(f"the rule already has a `{key}` key; remove it first")
@@ -1028,9 +1031,15 @@ def run_derive(root, args, out=None) -> int:
         from ..hints import unknown_names
         raise RulegenError(unknown_names(unknown, names, "alert or recording rule"))
     written = manual = 0
+    generated = {r.name: g.slo for s in loaded.specs for g in s.groups if g.slo is not None for r in g.rules}
+    for name in sorted(set(args.alert) & set(generated)):
+        print(f"{name}: generated from SLO {generated[name]} (slos:), with its tests; nothing to derive",
+              file=out)
     for spec in loaded.specs:
         edits = []
-        for group, rule in spec.rules():
+        # only rules written under groups: have spec text to put tests into; the rules an SLO
+        # generates get generated tests (rulegen.spec.slo) and have no text of their own
+        for group, rule in spec.written_rules():
             if rule.tests or (args.alert and rule.name not in args.alert):
                 continue
             line = spec.source.pos(rule.path + ("alert" if rule.is_alert else "record",), key=True)[0]
@@ -1072,7 +1081,9 @@ def run_derive(root, args, out=None) -> int:
             print(new, file=out)
             continue
         atomic_write(path, new, root=root)
+    slo_rules = sum(1 for s in loaded.specs for g in s.groups if g.slo is not None for _ in g.rules)
     print(f"{written} rule(s) given derived tests, {manual} to write by hand"
+          + (f", {slo_rules} generated from slos: (tested by their generated tests)" if slo_rules else "")
           + ("" if args.dry_run or not written else "; run `rulegen test --mutate` to see what they prove"),
           file=out)
     return 0

@@ -22,6 +22,14 @@ survivor is reported in words with its spec line and what test would kill it, un
 rule declares it equivalent (``equivalent_mutants: [{mutant: <text>, reason: ...}]``): then
 it is left out of the score. The score is killed / (mutants - declared equivalent), per
 rule and overall; ``--min-mutation-score P`` fails the run below P%.
+
+Rules generated from ``slos:`` (:mod:`rulegen.spec.slo`) have no spec text to declare
+equivalents in, and a matcher in them is the spec's ``sli`` selector copied as written: when
+every series the generated tests feed carries that matcher's value (``job="api"`` on both the
+bad and the total counter), removing it changes nothing they can see, and the mutant tests
+only rulegen's generator (whose own tests cover it). Such a surviving ``matcher`` mutant of a
+generated rule is *excluded* from the score, with the reason printed (:data:`GENERATED_REASON`),
+so every valid SLO can reach 100%; any other survivor of a generated rule still counts.
 """
 
 from __future__ import annotations
@@ -43,6 +51,11 @@ from .mutants import Mutant, mutants_of
 
 SUFFIX = "--rulegen-mutant-"
 WORK_DIR = ".rulegen/mutate"
+#: Why a surviving matcher mutant of a rule generated from ``slos:`` is not counted.
+GENERATED_REASON = ("generated from SLO {slo}: the matcher is the spec's `sli` selector copied as written, and "
+                    "every series the generated tests feed carries it, so only rulegen's generator could drop "
+                    "it (its own tests cover that); excluded from the score")
+
 #: rules per combined render: Helm refuses a template file over 5 MiB (a rule renders to
 #: well under 1 KiB, so 2,000 stay far below it)
 MAX_RULES_PER_RENDER = 2000
@@ -61,6 +74,8 @@ class MutantResult:
     killed_by: list = field(default_factory=list)
     equivalent: str | None = None
     invalid: str = ""
+    #: why a survivor of a rule generated from ``slos:`` is left out of the score ("": counted)
+    excluded: str = ""
 
     @property
     def killed(self) -> bool:
@@ -68,7 +83,7 @@ class MutantResult:
 
     @property
     def counted(self) -> bool:
-        return not self.invalid and self.equivalent is None
+        return not self.invalid and self.equivalent is None and not self.excluded
 
     def line(self) -> int:
         return self.spec.source.pos(self.rule.path + (self.mutant.field,))[0]
@@ -324,7 +339,19 @@ def run_mutation(loaded, outputs, root: Path, apps: list[str], rules: set | None
             res.invalid = "promtool could not load the mutant"
             continue
         res.killed_by.extend(c.name for c in cases if not c.passed)
+    exclude_generated(all_results)
     return all_results, scores(all_results)
+
+
+def exclude_generated(results: list[MutantResult]) -> None:
+    """Mark the surviving ``matcher`` mutants of rules generated from ``slos:`` as excluded
+    (see the module docstring), with :data:`GENERATED_REASON`."""
+    for r in results:
+        if r.killed or r.invalid or r.equivalent is not None or r.mutant.kind != "matcher":
+            continue
+        slo = next((g.slo for g in r.spec.groups if g.slo is not None and any(x is r.rule for x in g.rules)), None)
+        if slo is not None:
+            r.excluded = GENERATED_REASON.format(slo=slo)
 
 
 def scores(results: list[MutantResult]) -> list[RuleScore]:
@@ -366,6 +393,8 @@ def report(results: list[MutantResult], rows: list[RuleScore], out) -> None:
     for r in results:
         if r.counted and not r.killed:
             print(f"{r.spec.file}:{r.line()}: SURVIVED [{r.rule.name}] {r.describe()}", file=out)
+        elif r.excluded:
+            print(f"{r.spec.file}:{r.line()}: excluded [{r.rule.name}] {r.mutant.text}: {r.excluded}", file=out)
         elif r.equivalent is not None and r.killed:
             line = _declaration_line(r.spec, r.rule, r.mutant.text)
             print(f"{r.spec.file}:{line}: note [{r.rule.name}] {r.mutant.text} is declared equivalent, "
@@ -382,7 +411,9 @@ def report(results: list[MutantResult], rows: list[RuleScore], out) -> None:
     counted = sum(1 for r in results if r.counted)
     eq = sum(1 for r in results if r.equivalent is not None)
     invalid = sum(1 for r in results if r.invalid)
-    extra = (f", {eq} declared equivalent" if eq else "") + (f", {invalid} not runnable" if invalid else "")
+    excluded = sum(1 for r in results if r.excluded)
+    extra = (f", {eq} declared equivalent" if eq else "") + (f", {invalid} not runnable" if invalid else "") \
+        + (f", {excluded} excluded (generated from slos:)" if excluded else "")
     print(f"mutation score: {killed}/{counted} mutants killed ({total_score(results):.0f}%){extra}", file=out)
 
 
@@ -406,6 +437,8 @@ def write_junit(path: Path, results: list[MutantResult], suites: ET.Element | No
                 ET.SubElement(tc, "skipped", message=f"declared equivalent: {r.equivalent}")
             elif r.invalid:
                 ET.SubElement(tc, "skipped", message=r.invalid)
+            elif r.excluded:
+                ET.SubElement(tc, "skipped", message=r.excluded)
             elif not r.killed:
                 f = ET.SubElement(tc, "failure", message=f"{r.spec.file}:{r.line()}")
                 f.text = r.describe()

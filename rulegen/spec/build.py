@@ -86,9 +86,11 @@ def build_spec(lf: LoadedFile) -> Spec:
         if s is None:
             continue
         try:
-            groups.append(slo.expand(s, dict(d.get("labels") or {}), _component(default_component)))
+            group = slo.expand(s, dict(d.get("labels") or {}), _component(default_component))
         except ValueError:
             continue
+        group.slo = s.name
+        groups.append(group)
         slos.append(s)
     return Spec(app=app, title=d.get("title", app), chart=chart, groups=groups,
                 labels=dict(d.get("labels") or {}), runbook=d.get("runbook") or {}, source=lf,

@@ -155,7 +155,12 @@ class Rule:
 
 @dataclass
 class Group:
-    """A rule group: ``name``, optional ``interval``/``query_offset``/``limit``/``labels``, rules."""
+    """A rule group: ``name``, optional ``interval``/``query_offset``/``limit``/``labels``, rules.
+
+    ``slo`` is the name of the SLO (``slos:``) the group was generated from, or None for a group
+    written under ``groups:``: a generated group's rules and tests are made by
+    :mod:`rulegen.spec.slo`, not written in the spec, so nothing may be inserted at their paths
+    (their ``path`` points at the SLO entry)."""
 
     name: str
     path: tuple
@@ -164,6 +169,7 @@ class Group:
     query_offset: str | None = None
     limit: int | None = None
     labels: dict = field(default_factory=dict)
+    slo: str | None = None
 
 
 @dataclass
@@ -190,6 +196,14 @@ class Spec:
         for g in self.groups:
             for r in g.rules:
                 yield g, r
+
+    def written_rules(self):
+        """The rules written under ``groups:`` (not generated from ``slos:``), as (group, rule)
+        pairs in spec order: the ones whose spec text a person edits."""
+        for g in self.groups:
+            if g.slo is None:
+                for r in g.rules:
+                    yield g, r
 
     def alerts(self):
         """All alerting rules in spec order."""

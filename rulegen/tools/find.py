@@ -45,6 +45,18 @@ def tool_dirs() -> list[tuple[str, Path]]:
     return out
 
 
+def data_path(rel: str, root: Path | None = None) -> Path:
+    """A file ``scripts/install-tools.sh`` fetched beside the binaries (``rel`` from the tools
+    folder, e.g. ``crds/monitoring.coreos.com_prometheusrules.yaml``): in the first trusted
+    tools folder (:func:`tool_dirs`) that holds it, else where the first one would. A folder
+    inside the project ``root`` is never used (a pull request could write there)."""
+    dirs = [b.parent for _, b in tool_dirs() if not _inside(b, root)]
+    for d in dirs:
+        if (d / rel).is_file():
+            return d / rel
+    return (dirs[0] if dirs else cache_dir()) / rel
+
+
 def _inside(path: Path, root: Path | None) -> bool:
     if root is None:
         return False

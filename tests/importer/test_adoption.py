@@ -55,8 +55,9 @@ def test_out_rules_folder_makes_its_parent_the_project(tmp_path, capsys):
     assert (team / "rules" / "shop-rules.yaml").read_text(encoding="utf-8").startswith(
         "# yaml-language-server: $schema=../.rulegen/schema.json\n")
     # nothing of the project lands at -C
+    # (the new chart's values.yaml holds the rule-selector label, issue 29)
     assert sorted(_tree(tmp_path)) == ["shop.rules.yml", "team/.rulegen-baseline.yaml", "team/.rulegen/schema.json",
-                                       "team/rules/shop-rules.yaml"]
+                                       "team/charts/shop-rules/values.yaml", "team/rules/shop-rules.yaml"]
     assert "team/.rulegen-baseline.yaml: 1 policy finding(s)" in out
     assert "next: `rulegen -C team build`" in out
     for cmd in ("validate", "build", "check"):

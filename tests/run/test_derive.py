@@ -171,3 +171,39 @@ def test_other_shapes_are_left_to_write_by_hand(expr, reason):
     with pytest.raises(Manual) as e:
         analyze(expr)
     assert str(e.value) == reason
+
+
+def test_derive_on_the_bundled_noctaya_spec_skips_its_generated_slo_rules(project, capsys):
+    """Issue 29 item 6: `derive-tests` without arguments on the bundled specs (noctaya has
+    `slos:`) used to insert `tests:` at the SLO's generated rules (RG102 "tests" appears twice,
+    nothing written). Rules generated from `slos:` are not the spec's text: none is derived
+    into, none is listed as "write by hand", and a written rule beside them still is."""
+    noctaya = project / "rules/noctaya.yaml"
+    # a written rule without tests next to the SLO, so something is derived in that spec
+    text = noctaya.read_text(encoding="utf-8")
+    assert "\nslos:\n" in text and "\ngroups:\n" in text
+    extra = ("  - name: noctaya-derive\n    rules:\n      - alert: NoctayaQueueDeep\n"
+             "        expr: noctaya_queue_depth{job=\"gateway\"} > 80\n        for: 5m\n"
+             "        severity: warning\n        summary: Queue deep.\n        description: Queue deep.\n")
+    noctaya.write_text(text.replace("\ngroups:\n", "\ngroups:\n" + extra, 1), encoding="utf-8")
+    before = {p.name: p.read_text(encoding="utf-8") for p in (project / "rules").iterdir()}
+    assert main(["-C", str(project), "derive-tests"]) == 0
+    out, err = capsys.readouterr()
+    assert "RG102" not in out + err and err == ""
+    generated = ("slo:", "NoctayaGatewayActivationFastBurn", "NoctayaGatewayActivationSlowBurn")
+    assert not [line for line in out.splitlines() if "write this one by hand" in line
+                and any(g in line for g in generated)]
+    assert "NoctayaQueueDeep: " in out and "test(s) derived" in out
+    assert "1 rule(s) given derived tests, 0 to write by hand, 15 generated from slos: (tested by " \
+        "their generated tests)" in out
+    after = noctaya.read_text(encoding="utf-8")
+    # the only change is the tests block of the written alert; the slos: block is untouched
+    assert after.count("tests:") == before["noctaya.yaml"].count("tests:") + 1
+    assert after.split("\nslos:\n")[1] == before["noctaya.yaml"].split("\nslos:\n")[1]
+    assert main(["-C", str(project), "validate"]) == 0
+    # asking for a generated alert by name says where its tests come from, and writes nothing
+    capsys.readouterr()
+    assert main(["-C", str(project), "derive-tests", "--alert", "NoctayaGatewayActivationFastBurn"]) == 0
+    out = capsys.readouterr().out
+    assert "NoctayaGatewayActivationFastBurn: generated from SLO gateway-activation" in out
+    assert noctaya.read_text(encoding="utf-8") == after

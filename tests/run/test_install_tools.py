@@ -55,13 +55,15 @@ case "$1 $2" in
       github.com/prometheus/prometheus) echo v0.316.0 ;;
       helm.sh/helm/v3) echo v3.22.0 ;;
       k8s.io/client-go) echo v0.37.0 ;;
+      github.com/prometheus-operator/prometheus-operator) echo v0.85.0 ;;
     esac ;;
   "mod download")
     mod="${@: -1}"; mod="${mod%@*}"
-    dir="$FAKE_GO_ROOT/$mod"; mkdir -p "$dir"; echo 3.16.0 > "$dir/VERSION"
+    dir="$FAKE_GO_ROOT/$mod"; mkdir -p "$dir/example/prometheus-operator-crd"; echo 3.16.0 > "$dir/VERSION"
+    echo "kind: CustomResourceDefinition" > "$dir/example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml"
     echo '{"Version":"v0.316.0","Time":"2026-11-05T15:06:51Z"}' > "$dir.info"
     printf '{\n\t"Path": "%s",\n\t"Version": "%s",\n\t"Info": "%s",\n\t"Dir": "%s"%s\n}\n' \
-      "$mod" "$([[ $mod == helm* ]] && echo v3.22.0 || echo v0.316.0)" "$dir.info" "$dir" \
+      "$mod" "$(case $mod in helm*) echo v3.22.0;; *operator) echo v0.85.0;; *) echo v0.316.0;; esac)" "$dir.info" "$dir" \
       "$([[ -n $FAKE_GO_HASH ]] && printf ',\n\t"Origin": {\n\t\t"VCS": "git",\n\t\t"Hash": "%s"\n\t}' "$FAKE_GO_HASH")" ;;
   "build -trimpath")
     out=""; prev=""
@@ -146,3 +148,14 @@ def test_a_tools_dir_inside_the_checkout_is_refused(tmp_path):
     assert r.returncode == 2 and builds == []
     assert "is inside the checkout" in r.stderr and "RULEGEN_TOOLS_DIR" in r.stderr
     assert not (checkout / ".tools").exists()
+
+
+def test_the_prometheusrule_crd_is_fetched_into_the_tools_folder_without_a_build(tmp_path):
+    """Issue 29: the pinned Prometheus Operator module is downloaded (source only) and its
+    PrometheusRule CRD copied to <tools>/crds/, where `rulegen check` reads it."""
+    r, builds = _run(tmp_path)
+    crd = tmp_path / "tools" / "crds" / "monitoring.coreos.com_prometheusrules.yaml"
+    assert crd.read_text() == "kind: CustomResourceDefinition\n"
+    assert (tmp_path / "tools" / "crds" / ".prometheus-operator.version").read_text() == "v0.85.0\n"
+    assert not any("prometheus-operator" in b for b in builds)  # promtool and helm only
+    assert "PrometheusRule CRD of prometheus-operator v0.85.0" in r.stdout

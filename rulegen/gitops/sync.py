@@ -1,0 +1,466 @@
+"""What the Argo CD sync would reject, found at CI (``rulegen check``).
+
+Argo CD renders each chart with ``helm template`` (values schema validation on), then the
+Kubernetes API server checks every PrometheusRule against the Prometheus Operator's CRD schema
+and the operator's admission webhook parses its rule groups with Prometheus' rule parser.
+``check`` does the same before the merge:
+
+1. every chart of the project's specs is rendered by the real helm (:mod:`rulegen.run.helm`)
+   with its own ``values.yaml`` and, once each, with every extra values file the project names
+   for it in ``.rulegen.yaml`` (``charts.values_files``: one per environment or cluster); when
+   the values leave the chart's gates off, it is rendered again with the gates on, so the
+   PrometheusRule is checked anyway;
+2. every rendered PrometheusRule is validated against the ``v1`` schema of the
+   ``monitoring.coreos.com_prometheusrules.yaml`` CRD published in the
+   ``github.com/prometheus-operator/prometheus-operator`` Go module, pinned in
+   ``tools/prometheus-operator/go.mod`` and fetched (source only) by
+   ``scripts/install-tools.sh`` into ``<tools dir>/crds/`` (:func:`crd_path`), with the
+   ``jsonschema`` library; a list the schema marks ``x-kubernetes-list-type: map`` must have
+   unique keys (two rule groups with one name), as the API server requires;
+3. the operator's admission webhook (``pkg/admission``) runs ``ValidateRule``: the
+   PrometheusRule's ``spec`` serialized as a rule file must be at most half a Kubernetes
+   Secret (512 KiB), and must parse with Prometheus' ``rulefmt.Parse``, which is what
+   ``promtool check rules`` runs on each rendered ``spec`` here.
+
+Without helm, promtool or the CRD file the check cannot run: that is an error in CI (``CI``
+set) and a warning elsewhere (``RG738``), so a CI without the tools never passes silently.
+
+Codes:
+
+* ``RG734`` (warning) the project sets no rule-selector label (``.rulegen.yaml``
+  ``charts.rule_selector_labels: {}``): new charts' PrometheusRules get no ``release`` label,
+  and a kube-prometheus-stack install's default ``ruleSelector`` (its Helm release's name)
+  ignores their rules. Bad: ``rule_selector_labels: {}``; good: the default
+  ``rule_selector_labels: {release: kube-prometheus-stack}``, or your Prometheus' selector.
+* ``RG735`` a chart does not render with one of its values files: a value breaks the chart's
+  ``values.schema.json`` (reported at the key in the values file that sets it, with a "did you
+  mean" for a misspelt key or enum value) or the template fails. Argo CD's sync of that chart
+  would fail the same way. Bad: ``customRules: {ShopDown: {params: {treshold: 3}}}`` or
+  ``severity: page``; good: ``params: {threshold: 3}``, ``severity: critical``.
+* ``RG736`` a rendered PrometheusRule breaks the Prometheus Operator's CRD schema (the API
+  server rejects it at sync); the message names the chart, the values file, the rule group and
+  the rule. Bad: a hand-written PrometheusRule template in the chart rendering ``for: 5``;
+  good: ``for: 5m``.
+* ``RG737`` a rendered PrometheusRule fails the rule validation of the Prometheus Operator's
+  admission webhook (Prometheus' rule file parser, as ``promtool check rules`` runs it, and the
+  size limit of 512 KiB); the message names the chart and the rule. Bad: a rule with both
+  ``alert`` and ``record``; good: one of them.
+* ``RG738`` (warning) the sync check could not run: helm, promtool or the Prometheus Operator's
+  CRD schema is not installed (an error when the ``CI`` environment variable is set), or a
+  values file named in ``.rulegen.yaml`` is missing or leads outside the project. Bad: running
+  ``rulegen check`` before ``scripts/install-tools.sh``; good: ``make tools`` first.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+import os
+import re
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import yaml
+
+from ..findings import Finding, RulegenError, Severity
+from ..fs import read as fs_read
+from ..tools import find, helm, promtool
+
+#: The CRD file of the PrometheusRule resource inside the prometheus-operator Go module.
+CRD_FILE = "monitoring.coreos.com_prometheusrules.yaml"
+#: ``MaxConfigMapDataSize`` of the operator's ``pkg/operator``: half of a Secret's 1 MiB.
+MAX_RULE_BYTES = 1024 * 1024 // 2
+
+_AT = re.compile(r"^\s*- at '([^']*)': (.*)$")
+_ADDITIONAL = re.compile(r"additional propert(?:y|ies) (.+) not allowed")
+
+
+def crd_path(root: Path | None = None) -> Path:
+    """Where ``scripts/install-tools.sh`` puts the pinned PrometheusRule CRD:
+    ``crds/monitoring.coreos.com_prometheusrules.yaml`` in the trusted tools folder
+    (:func:`rulegen.tools.find.data_path`)."""
+    return find.data_path(f"crds/{CRD_FILE}", root)
+
+
+@functools.lru_cache(maxsize=4)
+def _crd_schema(path: str, mtime: float) -> dict:
+    """The ``v1`` openAPIV3Schema of the CRD at ``path`` (``mtime`` keys the cache). Python's
+    ``re`` wants a global flag such as ``(?i)`` at the very start of a pattern: moved there."""
+    doc = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    for v in doc["spec"]["versions"]:
+        if v["name"] == "v1":
+            schema = v["schema"]["openAPIV3Schema"]
+            break
+    else:
+        raise RulegenError(f"{path}: no v1 schema in the PrometheusRule CRD")
+
+    def fix(node):
+        if isinstance(node, dict):
+            p = node.get("pattern")
+            if isinstance(p, str) and "(?i)" in p and not p.startswith("(?i)"):
+                node["pattern"] = "(?i)" + p.replace("(?i)", "")
+            for v in node.values():
+                fix(v)
+        elif isinstance(node, list):
+            for v in node:
+                fix(v)
+    fix(schema)
+    return schema
+
+
+def crd_errors(obj: dict, schema: dict) -> list[tuple[tuple, str]]:
+    """Problems of the PrometheusRule ``obj`` against the CRD's openAPIV3Schema ``schema``, as
+    (path inside the object, message): the JSON Schema errors (``jsonschema``, draft 4
+    semantics as OpenAPI v3 uses) and duplicate keys of ``x-kubernetes-list-type: map`` lists."""
+    import jsonschema
+    out = []
+    for e in sorted(jsonschema.Draft4Validator(schema).iter_errors(obj), key=lambda e: list(map(str, e.path))):
+        out.append((tuple(e.path), e.message))
+
+    def lists(node, sch, path):
+        if not isinstance(sch, dict):
+            return
+        if isinstance(node, list):
+            keys = sch.get("x-kubernetes-list-map-keys") or []
+            if sch.get("x-kubernetes-list-type") == "map" and keys:
+                seen = {}
+                for i, item in enumerate(node):
+                    if isinstance(item, dict):
+                        k = tuple(json.dumps(item.get(x)) for x in keys)
+                        if k in seen:
+                            out.append((path + (i,), f"duplicate {', '.join(keys)} "
+                                        f"{', '.join(str(item.get(x)) for x in keys)} (also item {seen[k]}): "
+                                        "the list is a map keyed by it"))
+                        seen.setdefault(k, i)
+            for i, item in enumerate(node):
+                lists(item, sch.get("items"), path + (i,))
+        elif isinstance(node, dict):
+            for k, v in node.items():
+                lists(v, (sch.get("properties") or {}).get(k), path + (k,))
+    lists(obj, schema, ())
+    return out
+
+
+def _rule_at(obj: dict, path: tuple) -> str:
+    """``group "g", rule "Name"`` (or less) for a path into a PrometheusRule."""
+    if len(path) < 3 or path[:2] != ("spec", "groups"):
+        return ""
+    try:
+        group = obj["spec"]["groups"][path[2]]
+        where = f'group "{group.get("name")}"'
+        if len(path) >= 5 and path[3] == "rules":
+            rule = group["rules"][path[4]]
+            name = rule.get("alert") or rule.get("record") if isinstance(rule, dict) else None
+            where += f", rule {json.dumps(name) if name else '#' + str(path[4] + 1)}"
+        return where
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return ""
+
+
+# --- values positions ------------------------------------------------------------------------
+
+def _compose(text: str):
+    try:
+        return yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except Exception:
+        return None
+
+
+def _node_at(root, parts: list[str]):
+    """The deepest node along ``parts`` in a composed YAML tree and how many parts matched.
+    The node is the key's node for a matched mapping key (so the position is the key's)."""
+    node, key_node, depth = root, None, 0
+    for p in parts:
+        if not isinstance(node, yaml.MappingNode):
+            break
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode) and k.value == p:
+                node, key_node, depth = v, k, depth + 1
+                break
+        else:
+            break
+    return key_node, node, depth
+
+
+def _schema_at(schema: dict, parts: list[str]):
+    """The values.schema.json node describing the value at ``parts`` (``$ref`` inside the file
+    followed), or None."""
+    def deref(node, seen=0):
+        while isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/") \
+                and seen < 20:
+            cur = schema
+            for q in node["$ref"][2:].split("/"):
+                q = q.replace("~1", "/").replace("~0", "~")
+                cur = cur.get(q) if isinstance(cur, dict) else None
+            node, seen = cur, seen + 1
+        return node
+    node = deref(schema)
+    for p in parts:
+        if not isinstance(node, dict):
+            return None
+        props = node.get("properties") or {}
+        if p in props:
+            node = deref(props[p])
+        elif isinstance(node.get("additionalProperties"), dict):
+            node = deref(node["additionalProperties"])
+        else:
+            return None
+    return node
+
+
+def _pointer(text: str) -> list[str]:
+    if not text or text == "/":
+        return []
+    return [p.replace("~1", "/").replace("~0", "~") for p in text.lstrip("/").split("/")]
+
+
+def values_findings(stderr: str, files: list[tuple[str, str]], schema: dict | None, chart: str,
+                    shown: str) -> list[Finding]:
+    """Findings (``RG735``) for helm's error output ``stderr`` of rendering ``chart`` with the
+    values ``files`` ((project path, text), in the order helm applies them: later wins), each
+    schema violation at the key of the last file that sets it (else at its deepest ancestor
+    found); ``schema``: the chart's values.schema.json for "did you mean"; ``shown``: the file
+    a failure that names no key is reported at."""
+    trees = [(path, _compose(text)) for path, text in files]
+    out: list[Finding] = []
+    leaves = [(m.group(1), m.group(2)) for m in map(_AT.match, stderr.splitlines()) if m]
+    # "validation failed" lines are parents of the lines after them
+    leaves = [(p, msg) for p, msg in leaves if msg.strip() != "validation failed"]
+    for ptr, msg in leaves:
+        parts = _pointer(ptr)
+        targets = [parts]
+        add = _ADDITIONAL.search(msg)
+        if add:
+            names = re.findall(r"'((?:[^']|'')*)'", add.group(1))
+            targets = [parts + [n] for n in names] or [parts]
+        for t in targets:
+            best = (-1, shown, 0, 0)
+            for path, tree in reversed(trees):
+                if tree is None:
+                    continue
+                key, _node, depth = _node_at(tree, t)
+                if depth > best[0] and key is not None:
+                    best = (depth, path, key.start_mark.line + 1, key.start_mark.column + 1)
+                if depth == len(t):
+                    break
+            dotted = ".".join(t) or "(the values)"
+            hint = _hint(t, msg, add is not None, schema, trees)
+            out.append(Finding(best[1], best[2], best[3], "RG735", Severity.ERROR,
+                               f"{dotted}: {'not a key the chart accepts' if add else msg}{hint}; helm "
+                               f"template of {chart} fails on it (values.schema.json), so the Argo CD sync would"))
+    if not out:
+        text = " ".join(line.strip() for line in stderr.strip().splitlines()[:6])
+        out.append(Finding(shown, 0, 0, "RG735", Severity.ERROR,
+                           f"helm template of {chart} with {shown} fails, so the Argo CD sync would: {text}"))
+    return out
+
+
+def _hint(parts: list[str], msg: str, unknown: bool, schema: dict | None, trees) -> str:
+    if not schema:
+        return ""
+    if unknown:
+        parent = _schema_at(schema, parts[:-1])
+        names = sorted((parent or {}).get("properties") or {}) if isinstance(parent, dict) else []
+        close = difflib.get_close_matches(parts[-1], names, n=1)
+        known = f" (known here: {', '.join(names[:12])}{', ...' if len(names) > 12 else ''})" if names else ""
+        return f" (did you mean {close[0]}?)" if close else known
+    node = _schema_at(schema, parts)
+    if isinstance(node, dict) and isinstance(node.get("enum"), list):
+        given = None
+        for _path, tree in reversed(trees):
+            if tree is not None:
+                _k, n, depth = _node_at(tree, parts)
+                if depth == len(parts) and isinstance(n, yaml.ScalarNode):
+                    given = n.value
+                    break
+        choices = [str(x) for x in node["enum"]]
+        close = difflib.get_close_matches(given or "", choices, n=1, cutoff=0.6) if given else []
+        return f" (did you mean {close[0]}?)" if close else f" (one of {', '.join(choices)})"
+    if parts[-1:] == ["objective"] and "slos" in parts:
+        return " (the objective is a percentage above 0 and below 100, e.g. 99.9)"
+    return ""
+
+
+# --- the check -----------------------------------------------------------------------------
+
+def selector_findings(config, root: Path) -> list[Finding]:
+    """``RG734`` when ``config`` (the project's) sets no rule-selector label, at the
+    ``rule_selector_labels`` line of ``.rulegen.yaml``."""
+    if config.rule_selector_labels:
+        return []
+    line = 0
+    for i, text in enumerate(_read(Path(root), ".rulegen.yaml").splitlines(), 1):
+        if text.lstrip().startswith("rule_selector_labels:"):
+            line = i
+            break
+    return [Finding(".rulegen.yaml", line, 0, "RG734", Severity.WARNING,
+                    "charts.rule_selector_labels sets no label: new charts' PrometheusRules get no "
+                    "release label, so a kube-prometheus-stack install's default ruleSelector ignores "
+                    "them; set the label your Prometheus selects, e.g. {release: kube-prometheus-stack}")]
+
+
+def _missing(what: str, shown: str = "") -> Finding:
+    sev = Severity.ERROR if os.environ.get("CI") else Severity.WARNING
+    return Finding(shown or ".rulegen.yaml", 0, 0, "RG738", sev, what)
+
+
+def sync_findings(loaded, root: Path, charts: list[str] | None = None) -> list[Finding]:
+    """The findings of this module's checks (``RG735``-``RG738``) for the charts of
+    ``loaded.specs`` (or only ``charts``, project-relative folders), each rendered with its own
+    values.yaml and every extra values file of ``loaded.config.values_files``."""
+    root = Path(root)
+    chart_gates: dict[str, tuple] = {}
+    for s in loaded.specs:
+        chart_gates.setdefault(s.chart.path, ())
+        chart_gates[s.chart.path] = tuple(dict.fromkeys(chart_gates[s.chart.path] + tuple(s.chart.gates)))
+    if charts is not None:
+        chart_gates = {c: g for c, g in chart_gates.items() if c in charts}
+    if not chart_gates:
+        return []
+    if find.find("helm", root) is None or find.find("promtool", root) is None:
+        return [_missing("the Argo CD sync check (values, CRD schema, webhook) did not run: helm or promtool "
+                         f"is not installed; {find.INSTALL_HINT}")]
+    crd = crd_path(root)
+    if not crd.is_file():
+        return [_missing(f"the Argo CD sync check did not run: the Prometheus Operator's CRD schema is not at "
+                         f"{crd}; run scripts/install-tools.sh (it fetches the pinned module's CRD)")]
+    schema = _crd_schema(str(crd), crd.stat().st_mtime)
+    findings: list[Finding] = []
+    jobs = []
+    real_root = root.resolve()
+    for chart, gates in sorted(chart_gates.items()):
+        if not (root / chart / "Chart.yaml").is_file():
+            continue  # a chart `build` has not made yet: the drift check says so
+        jobs.append((chart, gates, None))
+        for extra in loaded.config.values_files.get(chart, ()):
+            p = root / extra
+            if not p.resolve().is_relative_to(real_root):
+                findings.append(_missing(f"charts.values_files.{chart}: {extra} leads outside the project; "
+                                         "it was not read"))
+            elif not p.is_file():
+                findings.append(_missing(f"charts.values_files.{chart}: {extra} does not exist"))
+            else:
+                jobs.append((chart, gates, extra))
+    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+        results = list(pool.map(lambda j: _render(root, helm, *j), jobs))
+    rendered = []
+    for found, docs in results:
+        findings += found
+        rendered += docs
+    findings += _crd_and_webhook(rendered, schema, root)
+    return findings
+
+
+def _read(root: Path, path: str) -> str:
+    """The text of values file ``path`` (project-relative) through the bounded reader, or ""
+    when it cannot be read (helm then reports the file itself)."""
+    try:
+        return fs_read.read_text(root / path, path)
+    except (OSError, UnicodeDecodeError, RulegenError):
+        return ""
+
+
+def _render(root: Path, helm, chart: str, gates: tuple, extra: str | None):
+    """Render ``chart`` with its values.yaml (and ``extra``): (findings, [(chart, values file,
+    PrometheusRule), ...])."""
+    own = f"{chart}/values.yaml"
+    shown = extra or own
+    files = [(own, _read(root, own))] + ([(extra, _read(root, extra))] if extra else [])
+    args = ["--values", str(root / extra)] if extra else []
+    try:
+        out = helm.template(root / chart, root=root, extra_args=args)
+    except subprocess.TimeoutExpired:
+        return [Finding(shown, 0, 0, "RG735", Severity.ERROR,
+                        f"helm template of {chart} with {shown} did not finish within {helm.TIMEOUT_S} s")], []
+    except helm.HelmError as e:
+        try:
+            schema = json.loads(_read(root, f"{chart}/values.schema.json") or "null")
+        except ValueError:
+            schema = None
+        return values_findings(str(e), files, schema if isinstance(schema, dict) else None, chart, shown), []
+    rules = out.prometheus_rules()
+    if not rules and gates:  # the values leave the gates off: check what turning them on renders
+        try:
+            out = helm.template(root / chart, root=root, extra_args=args,
+                                set_values=[f"{g}=true" for g in gates])
+        except (helm.HelmError, subprocess.TimeoutExpired) as e:
+            return [Finding(shown, 0, 0, "RG735", Severity.ERROR,
+                            f"helm template of {chart} with {shown} and its gates ({', '.join(gates)}) on "
+                            f"fails, so turning it on would fail the Argo CD sync: {str(e)[:500]}")], []
+        rules = out.prometheus_rules()
+    return [], [(chart, shown, pr) for pr in rules]
+
+
+def _crd_and_webhook(rendered: list, schema: dict, root: Path) -> list[Finding]:
+    findings: list[Finding] = []
+    checked = []
+    for chart, shown, pr in rendered:
+        name = ((pr.get("metadata") or {}).get("name")) if isinstance(pr.get("metadata"), dict) else None
+        what = f"PrometheusRule {name or '(no name)'} of {chart} (rendered with {shown})"
+        errors = crd_errors(pr, schema)
+        # one finding per rule (a finding is known by file, position, code and rule)
+        by_rule: dict[str, list[str]] = {}
+        for path, msg in errors:
+            rule = _rule_at(pr, path)
+            by_rule.setdefault(_rule_name(pr, path), []).append(
+                f"{'.'.join(map(str, path)) or '(the object)'}{' (' + rule + ')' if rule else ''}: {msg}")
+        for rule_name, msgs in by_rule.items():
+            findings.append(Finding(shown, 0, 0, "RG736", Severity.ERROR,
+                                    f"{what}: {'; '.join(msgs)}; the Prometheus Operator's CRD schema "
+                                    "rejects it, so the Argo CD sync would fail", rule_name))
+        if errors:
+            continue
+        body = yaml.safe_dump(pr.get("spec") or {}, sort_keys=False, allow_unicode=True)
+        if len(body.encode("utf-8")) > MAX_RULE_BYTES:
+            findings.append(Finding(shown, 0, 0, "RG737", Severity.ERROR,
+                                    f"{what}: its rules are {len(body.encode('utf-8'))} bytes as a rule file, "
+                                    f"above the {MAX_RULE_BYTES} the Prometheus Operator's admission webhook "
+                                    "accepts; split the chart's rules"))
+            continue
+        checked.append((what, shown, pr, body))
+    if not checked:
+        return findings
+    with tempfile.TemporaryDirectory(prefix="rulegen-sync-") as tmp:
+        files = []
+        for i, (_w, _s, _pr, body) in enumerate(checked):
+            f = Path(tmp) / f"rules-{i}.yaml"
+            f.write_text(body, encoding="utf-8")
+            files.append(f)
+        code, output = promtool.check_rules(files, root)
+        if code == 0:
+            return findings
+        # promtool prints "Checking FILE" then "  FAILED:" and the errors of that file
+        for i, (what, shown, pr, _b) in enumerate(checked):
+            by_rule: dict[str, list[str]] = {}
+            for err in _promtool_errors(output, str(files[i])):
+                m = re.search(r'group "([^"]*)", rule (\d+), "([^"]*)"', err)
+                by_rule.setdefault(m.group(3) if m else "", []).append(err.strip())
+            for rule_name, errs in by_rule.items():
+                findings.append(Finding(shown, 0, 0, "RG737", Severity.ERROR,
+                                        f"{what}{' (rule ' + json.dumps(rule_name) + ')' if rule_name else ''}: "
+                                        f"{'; '.join(errs)}; the Prometheus Operator's admission webhook "
+                                        "(Prometheus' rule parser) rejects it, so the Argo CD sync would fail",
+                                        rule_name))
+    return findings
+
+
+def _rule_name(pr: dict, path: tuple) -> str:
+    try:
+        rule = pr["spec"]["groups"][path[2]]["rules"][path[4]]
+        return str(rule.get("alert") or rule.get("record") or "")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return ""
+
+
+def _promtool_errors(output: str, file: str) -> list[str]:
+    """The errors ``promtool check rules`` printed for ``file`` (its error lines start with the
+    file's path, then positions inside that temporary file, which are dropped)."""
+    out = []
+    for line in output.splitlines():
+        if line.startswith(file + ":"):
+            rest = line[len(file) + 1:].strip()
+            out.append(re.sub(r"^(\d+:\d+:\s*)+", "", rest))
+    return out

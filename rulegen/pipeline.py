@@ -1,6 +1,6 @@
 """The steps every command shares: load and validate specs, then plan the outputs.
 
-Commands in :mod:`rulegen.cli` call these and decide what to print; nothing here prints.
+Commands in :mod:`rulegen.commands` call these and decide what to print; nothing here prints.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import baseline
 from .config import Config, load_config
 from .fs.containment import describe, tree_problems
 from .findings import Finding, RulegenError, Severity, has_errors
@@ -77,7 +78,6 @@ def load_project(root: Path, paths: list[str] | None = None, meanwhile=None,
     result = finish(split_map(one, files, meanwhile), ctx)
     findings = result.findings
     if use_baseline:
-        from . import baseline
         app_of = {s.file: s.app for s in result.specs}
         findings = baseline.apply(findings, baseline.load(root), app_of, stale_baseline_is_error,
                                   None if not paths else {s.app for s in result.specs})
@@ -140,5 +140,5 @@ def plan_project(loaded: Loaded, fmt: str = "helm", link_ids: bool = False) -> t
     from .render.safe import html_policy
     with html_policy(loaded.config.allow_html):  # raw HTML in spec Markdown: escaped, or cleaned by nh3
         outputs, findings = plan(loaded.specs, loaded.root, fmt, link_ids, severities=loaded.config.severities,
-                                 selector_labels=loaded.config.rule_selector_labels)
+                                  config=loaded.config)
     return outputs, loaded.config.apply(findings)

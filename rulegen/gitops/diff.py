@@ -50,7 +50,6 @@ Exit codes: 0, or 2 when the ref or the repository cannot be read.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,9 +59,9 @@ from ..fs import read as fs_read
 from ..fs import yamlbound
 from ..spec.durations import DurationError, parse_ms
 from ..tools import find, helm, process
+from .gitbase import _git
+from .policy import SHOWN, finding_phrase, plain
 
-EXIT_OK, EXIT_USAGE = 0, 2
-SPEC_DIR = "rules"
 FIELDS = ("expr", "for", "keep_firing_for", "severity", "labels", "annotations", "runbook", "tests", "group")
 
 
@@ -181,139 +180,6 @@ def compare_specs(old_specs, new_specs) -> Summary:
         if fields:
             s.changed.append(Change(old[k], new[k], fields))
     return s
-
-
-def _git(root: Path, *args: str) -> str:
-    try:
-        proc = process.run(["git", *args], cwd=root, timeout=60)
-    except FileNotFoundError:
-        raise RulegenError("git is not installed; rulegen diff reads the base specs with git") from None
-    if proc.returncode != 0:
-        raise RulegenError(f"git {' '.join(args)} failed: {proc.stderr.strip()}")
-    return proc.stdout
-
-
-def verify_ref(root: Path, ref: str) -> None:
-    """Check that ``ref`` names a commit of the Git repository holding ``root``.
-
-    Raises:
-        RulegenError: ``root`` is not in a Git work tree (git's message) or no commit is named
-            ``ref``.
-    """
-    try:
-        _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
-    except RulegenError:
-        _git(root, "rev-parse", "--show-toplevel")  # not a Git work tree: git says so
-        raise RulegenError(f"no commit named {ref!r} in this repository (try HEAD, main or a SHA)") from None
-
-
-def base_file(root: Path, ref: str, name: str) -> str | None:
-    """The text of file ``name`` (relative to ``root``) at Git ``ref``, or None when ``ref``
-    has no such file.
-
-    Raises:
-        RulegenError: git failed (the file is not UTF-8 text, say).
-    """
-    if not _git(root, "ls-tree", "--name-only", ref, "--", name).strip():
-        return None
-    return _git(root, "show", f"{ref}:./{name}")
-
-
-def load_base(root: Path, ref: str, config=None):
-    """Validated specs of ``rules/`` at Git ``ref`` and the findings about them.
-
-    Returns:
-        (specs, findings, n_files).
-    Raises:
-        RulegenError: ``root`` is not in a Git work tree or ``ref`` does not name a commit.
-    """
-    verify_ref(root, ref)
-    result, n_files = validate_base(root, ref, config)
-    return result.specs, _baselined(root, ref, result), n_files
-
-
-def validate_base(root: Path, ref: str, config=None, only=None):
-    """(validation result, number of spec files) of the specs under ``rules/`` at Git ``ref``
-    (read with ``git show``), checked with ``config`` (default: rulegen's defaults), no
-    baseline applied. ``only``: a set of paths (relative to ``root``) to read, the others left
-    out; None: all.
-
-    Raises:
-        RulegenError: git failed.
-    """
-    from ..spec import load_text
-    from ..validate import Context, validate
-    names = [n for n in _git(root, "ls-tree", "-r", "--name-only", ref, "--", SPEC_DIR).splitlines()
-             if n.endswith((".yaml", ".yml")) and (only is None or n in only)]
-    files = [load_text(_git(root, "show", f"{ref}:./{n}"), n) for n in sorted(names)]
-    ctx = Context(config=config, root=root) if config is not None else Context(root=root)
-    return validate(files, ctx), len(files)
-
-
-def _baselined(root: Path, ref: str, result) -> list:
-    """The findings of ``result`` (the specs at ``ref``) with the baseline file at ``ref``
-    applied, as ``validate`` applies the working tree's (:func:`rulegen.baseline.apply`):
-    a baselined policy finding is a warning there, not an error. An unreadable baseline file
-    at ``ref`` leaves the findings as they are."""
-    from .. import baseline
-    text = base_file(root, ref, baseline.BASELINE_FILE)
-    if text is None:
-        return result.findings
-    try:
-        base_line = baseline.parse(text)
-    except RulegenError:
-        return result.findings
-    app_of = {s.file: s.app for s in result.specs}
-    return baseline.apply(result.findings, base_line, app_of, False)
-
-
-def run_diff(root: Path, base: str, output: str, stream=None) -> int:
-    """Print the review summary of ``rules/`` between Git ``base`` and the working tree.
-
-    Args:
-        root: project root (inside a Git work tree).
-        base: any Git revision (``HEAD``, ``origin/main``, a SHA).
-        output: ``text`` or ``markdown``.
-        stream: where to print (default stdout); errors go to stderr.
-
-    Returns:
-        0, or 2 when Git, the ref or the working tree's specs cannot be read.
-    """
-    from ..pipeline import load_project
-    stream = stream or sys.stdout
-    try:
-        loaded = load_project(root)
-        old_specs, old_findings, n_old = load_base(root, base, loaded.config)
-    except RulegenError as e:
-        print(f"rulegen: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    summary = compare_specs(old_specs, loaded.specs)
-    from . import policy
-    try:
-        report = policy.compare(root, base, loaded.config, loaded)
-    except RulegenError as e:
-        print(f"rulegen: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    summary.policy = report.changes
-    summary.notes.extend(report.notes)
-    broken_old = sorted({f.file for f in old_findings if f.is_error})
-    broken_new = sorted({f.file for f in loaded.findings if f.is_error})
-    if broken_old:
-        summary.notes.append(f"at {base}, these specs have errors and were compared as far as they "
-                             f"loaded: {', '.join(broken_old)}")
-    if broken_new:
-        summary.notes.append("in the working tree, these specs have errors (run `rulegen validate`) "
-                             f"and were compared as far as they loaded: {', '.join(broken_new)}")
-    if n_old == 0:
-        summary.notes.append(f"{base} has no specs under {SPEC_DIR}/")
-    try:
-        summary.values, notes = values_effects(root, base, old_specs, loaded.specs)
-    except RulegenError as e:
-        summary.values, notes = [], [f"values were not compared: {e}"]
-    summary.notes.extend(notes)
-    text = render_markdown(summary, base) if output == "markdown" else render_text(summary, base)
-    stream.write(text)
-    return EXIT_OK
 
 
 # ---------------------------------------------------------------------------------------------
@@ -656,7 +522,6 @@ def _policy_headline(s: Summary) -> str:
 def _policy_text(s: Summary) -> list[str]:
     """The policy changes for a terminal: ``!`` weakens (with its code and what it hides),
     ``.`` tightens."""
-    from .policy import SHOWN, finding_phrase, plain
     if not s.policy:
         return []
     lines = [f"POLICY CHANGES: {_policy_headline(s)}"]
@@ -718,14 +583,12 @@ def _md_code(text: str) -> str:
     """``text`` (hostile: names and messages from the pull request) as an inline code span in
     a table cell: one line, no control characters, backquotes made quotes, pipes escaped;
     inside a code span Markdown and HTML are shown as they are, never rendered."""
-    from .policy import plain
     return "`" + plain(text).replace("`", "'").replace("|", "\\|") + "`"
 
 
 def _policy_markdown(s: Summary, base: str) -> list[str]:
     """The policy changes as a section of their own: a heading, what it means, and a table of
     the changes with the findings each hides."""
-    from .policy import SHOWN, finding_phrase
     if not s.policy:
         return []
     weak = sum(c.weakens for c in s.policy)

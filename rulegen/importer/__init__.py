@@ -63,32 +63,36 @@ imported):
   imported ``ShopDown`` next to the project's app ``shop`` that has one; good: the
   expression fixed, or the alert renamed, then import again.
 
-Any error note means nothing is written (:func:`run_import`).
+Any error note means nothing is written (:func:`rulegen.commands.import_.run_import`).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from io import StringIO
 from pathlib import Path
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
+from .. import baseline as bl
+from ..config import CONFIG_FILE, load_config
 from ..fs import read as fs_read
 from ..fs import yamlbound
-from ..fs.containment import escaping_link, refuse_outside, refuse_tree
-from ..fs.write import atomic_write, write_all
+from ..fs.containment import refuse_tree
+from ..fs.write import atomic_write
 from ..findings import Finding, RulegenError, Severity
-from ..spec import SCHEMA_PATH, load_text
-from . import chart
+from ..pipeline import DEFAULT_SPEC_DIR
+from ..spec import PROJECT_SCHEMA, SCHEMA_PATH, SPEC_SUFFIXES, load_text, schema_ref, shown_path
+from ..validate import Context, validate, validate_texts
+from . import chart, conventions
 from .convert import convert, place_comments
 from .naming import APP_MAX, Source, app_name, assign_names, dns_label, with_suffix
 from .sources import RuleSet, read_source
+from .specyaml import _plain, _unliteral, _yaml, dump_spec, reload_text
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -185,11 +189,6 @@ def _assign_apps(sets: list[RuleSet], app: str | None, variant: str | None = Non
     return out
 
 
-#: Where ``rulegen import`` puts a copy of the spec schema in a project that does not hold
-#: rulegen's own (relative to the project root), so that ``$schema`` stays inside the project.
-PROJECT_SCHEMA = ".rulegen/schema.json"
-
-
 def _no_generated_links(data: CommentedMap) -> None:
     """Set ``chart.runbook_url: false`` in the spec ``data`` (``chart`` placed before
     ``groups``): the chart adds no generated ``runbook_url``; alerts keep their own."""
@@ -200,81 +199,9 @@ def _no_generated_links(data: CommentedMap) -> None:
     chart_map["runbook_url"] = False
 
 
-def schema_ref(out_dir: Path, root: Path | None = None) -> str:
-    """The ``$schema`` reference written at the top of a spec in ``out_dir``, relative to it:
-    the packaged schema when it lies inside the project at ``root`` (``../rulegen/spec/schema.json``
-    for ``rules/`` in rulegen's own repository), else the project's copy
-    (:data:`PROJECT_SCHEMA`, written by ``rulegen import``). Without ``root``, the packaged
-    schema."""
-    target = SCHEMA_PATH.resolve()
-    if root is not None and not target.is_relative_to(root.resolve()):
-        target = (root / PROJECT_SCHEMA).resolve()
-    try:
-        return Path(os.path.relpath(target, out_dir.resolve())).as_posix()
-    except ValueError:  # another drive on Windows
-        return target.as_uri()
-
-
-def _yaml() -> YAML:
-    y = YAML(typ="rt")
-    y.width = 1_000_000
-    y.indent(mapping=2, sequence=4, offset=2)
-    return y
-
-
-def reload_text(text: str) -> CommentedMap:
-    """A spec text read back with ruamel.yaml's round trip (comments kept), to change and
-    write again with :func:`dump_text`."""
-    return _yaml().load(text)
-
-
-def dump_text(data: CommentedMap) -> str:
-    """``data`` written as :func:`dump_spec` writes a spec (after :func:`reload_text`)."""
-    buf = StringIO()
-    _yaml().dump(data, buf)
-    return buf.getvalue()
-
-
-def _plain(node):
-    if isinstance(node, dict):
-        return {str(k): _plain(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_plain(v) for v in node]
-    if isinstance(node, bool) or node is None:
-        return node
-    if isinstance(node, int):
-        return int(node)
-    return str(node)
-
-
-def _unliteral(node):
-    """Replace literal blocks with double-quoted strings (fallback when a block is not exact)."""
-    if isinstance(node, CommentedMap):
-        for k, v in list(node.items()):
-            if isinstance(v, LiteralScalarString):
-                node[k] = DoubleQuotedScalarString(str(v))
-            else:
-                _unliteral(v)
-    elif isinstance(node, CommentedSeq):
-        for v in node:
-            _unliteral(v)
-
-
-def dump_spec(data: CommentedMap, ref: str, sources: list[str], top: list[str]) -> str:
-    """The spec text: the ``yaml-language-server`` line, where it came from, the source's
-    top comments, then ``data`` written by ruamel.yaml."""
-    header = [f"yaml-language-server: $schema={ref}",
-              "Imported by `rulegen import` from " + ", ".join(sources) + "."] + top
-    data.yaml_set_start_comment("\n".join(header))
-    buf = StringIO()
-    _yaml().dump(data, buf)
-    return buf.getvalue()
-
-
 def _check_written(text: str, data, display: str) -> list[Finding]:
     """Schema findings (RG1xx/RG2xx) of the spec ``text``, plus a finding when it does not
     read back as ``data``."""
-    from ..validate import Context, validate
     lf = load_text(text, display)
     res = validate([lf], Context())
     bad = [f for f in res.findings if f.is_error and f.code.startswith(("RG1", "RG2"))]
@@ -576,7 +503,6 @@ def chart_values_text(existing: str | None, labels: dict, annotations: dict,
 
 def _existing_spec_texts(folders: list[Path], root: Path) -> dict:
     """``{display path: text}`` of the specs under ``folders`` (each once, in path order)."""
-    from ..spec import SPEC_SUFFIXES, shown_path
     out = {}
     seen: set = set()
     for d in folders:
@@ -599,7 +525,6 @@ def project_of(root: Path, out: str) -> Path:
     ``--out team/rules`` makes ``team/`` a project, ``rulegen -C team validate``), else the
     project at ``root`` (``-C``), whose configuration and baseline ``rulegen validate OUT``
     reads."""
-    from ..pipeline import DEFAULT_SPEC_DIR
     out_dir = root / out
     return out_dir.parent if Path(out).name == DEFAULT_SPEC_DIR else root
 
@@ -677,12 +602,6 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, ap
     ``release_label`` replaces the ``release`` value) on its PrometheusRule, beside the
     imported PrometheusRule's own labels (which win on a name both have).
     """
-    from .. import baseline as bl
-    from ..config import CONFIG_FILE, load_config
-    from ..pipeline import DEFAULT_SPEC_DIR
-    from ..spec import shown_path
-    from ..validate import validate_texts
-    from . import conventions
     project = project if project is not None else root
     files: dict[Path, str] = {}
     messages: list[str] = []
@@ -800,76 +719,3 @@ def plan_import(result: ImportResult, root: Path, out_dir: Path, force: bool, ap
     return {"files": files, "messages": messages}
 
 
-def run_import(args) -> int:
-    """``rulegen import`` (see :mod:`rulegen.cli`). All or nothing: when every source was
-    imported and the project validates with the specs (policy findings baselined), writes the
-    specs into ``--out``, and the conventions read from them (``.rulegen.yaml``), the
-    baseline and chart values into the project of ``--out`` (:func:`project_of`), and
-    returns 0; otherwise writes nothing, names every problem and returns 1.
-
-    Raises:
-        RulegenError: a source path does not exist, ``--app`` is not a DNS label, helm
-            fails on a chart, ``--out`` is not a relative path inside the project, or a file to
-            write lies behind a symlink leading outside it
-            (:mod:`rulegen.fs.containment`; exit 2).
-    """
-    from ..formatters import render as render_notes
-    from ..spec import shown_path
-    root = Path(getattr(args, "root", ".") or ".")
-    paths = [Path(p) if Path(p).is_absolute() else root / p for p in args.sources]
-    refuse_outside(root, args.out.rstrip("/") or args.out, "--out")  # relative, inside the project (RG740-RG743)
-    out_dir = root / args.out
-    project = project_of(root, args.out)
-    opts = chart.RenderOptions(
-        values=[Path(v) if Path(v).is_absolute() else root / v for v in getattr(args, "values", None) or []],
-        set_values=list(getattr(args, "set", None) or []),
-        release=getattr(args, "release", None),
-        namespace=getattr(args, "namespace", None) or chart.helm.DEFAULT_NAMESPACE,
-        kube_version=getattr(args, "kube_version", None),
-        helm_args=list(getattr(args, "helm_arg", None) or []),
-        static=bool(getattr(args, "static", False)),
-        variant=getattr(args, "variant", None))
-    result = import_paths(paths, args.app, out_dir, display_base=root, render=opts, project=project)
-    test_files = [Path(t) if Path(t).is_absolute() else root / t
-                  for group in (getattr(args, "tests", None) or []) for t in group]
-    if test_files:
-        from .tests import attach
-        for t in test_files:
-            if not t.is_file():
-                raise RulegenError(f"{t}: no such test file")
-        result.notes.extend(attach([(t, shown_path(t, root)) for t in test_files], result.specs))
-    release_label = getattr(args, "release_label", None)
-    if release_label is not None:
-        from ..config import selector_label
-        selector_label("release", release_label, "--release-label")
-    plan = plan_import(result, root, out_dir, bool(getattr(args, "force", False)), args.app,
-                       opts.variant, project, release_label) if result.ok else None
-    if result.notes:
-        result.notes.sort(key=lambda f: (f.file, f.line, f.col, f.code, f.message))
-        print(render_notes(result.notes, "text"), file=sys.stderr)
-    if plan is None or not result.ok:
-        n = sum(1 for x in result.notes if x.is_error)
-        hint = " (or, for a Helm chart, import what helm renders: `rulegen import CHART_DIR`)" if result.helm else ""
-        print(f"rulegen: {n} problem(s) above; nothing was written. Fix the sources{hint}, then import again",
-              file=sys.stderr)
-        return 1
-    by_app = {s.app: s for s in result.specs}
-    # all or nothing, every file inside the project with no symlink leading out (RG747)
-    write_all(root, {Path(os.path.relpath(p, root)).as_posix(): text for p, text in plan["files"].items()})
-    for m in plan["messages"]:
-        print(m)
-    for s in result.specs:
-        print(f"wrote {shown_path(out_dir / f'{s.app}.yaml', root)}: {s.alerts} alert(s), {s.records} recording "
-              f"rule(s) from {', '.join(s.sources)}")
-    from ..pipeline import DEFAULT_SPEC_DIR
-    if not by_app:
-        print("no rule to import (the notes above say why); nothing was written")
-        return 0
-    if project.resolve() != root.resolve():
-        nxt = f"rulegen -C {shown_path(project, root)} build"
-    elif out_dir.resolve() != (root / DEFAULT_SPEC_DIR).resolve():
-        nxt = f"rulegen build {shown_path(out_dir, root)}"
-    else:
-        nxt = "rulegen build"
-    print(f"{len(by_app)} spec(s) written; next: `{nxt}`")
-    return 0

@@ -33,6 +33,7 @@ from pathlib import Path
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from ..findings import Finding, Severity
+from .specyaml import _plain, _yaml, dump_text, reload_text
 from ..fs import read as fs_read
 from ..fs import yamlbound
 
@@ -66,7 +67,6 @@ def attach(test_files: list[tuple[Path, str]], specs) -> list[Finding]:
     """Attach the test groups of ``test_files`` (``(path, display)``) to ``specs``
     (:class:`rulegen.importer.ImportedSpec`, changed in place: text and data). Returns the
     notes (see the module docstring)."""
-    from . import _yaml, reload_text
     notes: list[Finding] = []
     where: dict[str, list[tuple[str, str]]] = {}    # rule name -> [(app, kind)]
     records: set = set()
@@ -166,7 +166,6 @@ def attach(test_files: list[tuple[Path, str]], specs) -> list[Finding]:
                     block[k] = settings[s.app][k]
             keys = list(data.keys())
             data.insert(keys.index("groups"), "promtool", block)
-        from . import _plain, dump_text
         s.text = dump_text(data)
         s.data = _plain(data)
     return notes

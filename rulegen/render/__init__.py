@@ -182,7 +182,7 @@ def _knob_hint(msg: str, values_key: str, rule_names: set, group_names: set, slo
 
 def plan(specs: list[Spec], root: Path, fmt: str = "helm",
          link_ids: bool = False, severities: tuple[str, ...] | None = None,
-         selector_labels: dict | None = None) -> tuple[list[Output], list[Finding]]:
+         config=None) -> tuple[list[Output], list[Finding]]:
     """Every output file for ``specs``, sorted by path, plus findings about outputs that could
     not be made (``RG701``: a shared file is not valid YAML/JSON).
 
@@ -191,8 +191,8 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     that follows (``check``), with the rest of the per-spec work. ``severities``: the
     project's allowed severities (``conventions.severities``), which the values schema
     accepts in ``customRules.<Alert>.severity``; None reads them from ``.rulegen.yaml``.
-    ``selector_labels``: the PrometheusRule labels a new chart's values.yaml starts with
-    (``charts.rule_selector_labels``); None reads them from ``.rulegen.yaml``.
+    ``config``: the project's :class:`rulegen.config.Config` when the caller has loaded it
+    (None: read from ``.rulegen.yaml``).
 
     Raises:
         RulegenError: ``mkdocs.yml`` cannot be read.
@@ -202,11 +202,10 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     from ..config import load_config
     from . import helm, promtool_tests, runbook, site, values
     site_url = site.site_url(root)
-    cfg = load_config(root)
+    cfg = load_config(root) if config is None else config
     if severities is None:
         severities = cfg.severities
-    if selector_labels is None:
-        selector_labels = cfg.rule_selector_labels
+    selector_labels = cfg.rule_selector_labels
     query_links = runbook.QueryLinks(cfg.prometheus_url, cfg.grafana_url)
     outs: list[Output] = []
     findings: list[Finding] = []

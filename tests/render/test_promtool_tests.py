@@ -13,6 +13,8 @@ from rulegen.validate import validate
 from rulegen.promql.series import ValuesError
 from rulegen.promql.series import expand as expand_values
 
+from helpers import REPO
+
 
 @pytest.mark.parametrize("template,labels,want", [
     ("{{ $labels.pod }} down", {"pod": "p-1"}, "p-1 down"),
@@ -284,10 +286,8 @@ def test_other_strings_keep_pyyaml_s_emitter(text):
 
 
 def test_bundled_test_files_are_what_pyyaml_writes():
-    from pathlib import Path
-
     from rulegen.pipeline import load_project
-    repo = Path(__file__).resolve().parents[1]
+    repo = REPO
     loaded = load_project(repo)
     done = 0
     for spec in loaded.specs:

@@ -123,7 +123,7 @@ def _reference_specs(root: Path, files: list[Path], ctx: Context) -> list[Spec]:
 def warm_render() -> None:
     """Import what rendering and the link check use and compile the templates (about a quarter
     of a second), so that it overlaps loading, and a child forked to render inherits it."""
-    from .gitops import links  # noqa: F401  (markdown's toc slugify, through anchor)
+    from .outputs import links  # noqa: F401  (markdown's toc slugify, through anchor)
     from .render import helm, jinja, promtool_tests, runbook, site, values  # noqa: F401
     from .render.slug import anchor
     anchor("rulegen")
@@ -132,13 +132,15 @@ def warm_render() -> None:
         env.get_template(name)
 
 
-def plan_project(loaded: Loaded, fmt: str = "helm", link_ids: bool = False) -> tuple[list[Output], list[Finding]]:
-    """Outputs of a validated project; findings about outputs that could not be made are
-    passed through the project config like validation findings. ``link_ids``: see
-    :func:`rulegen.render.plan` (for a link check next)."""
+def plan_project(loaded: Loaded, fmt: str = "helm") -> tuple[list[Output], list[Finding]]:
+    """Outputs of a validated project (:func:`rulegen.render.plan`) and the findings about
+    them: those that could not be made and what the output stage reports on every plan
+    (:func:`rulegen.outputs.check_plan`), passed through the project config like validation
+    findings."""
+    from .outputs import check_plan
     from .render import plan  # jinja2, markdown, ruamel: only the commands that render pay for them
     from .render.safe import html_policy
     with html_policy(loaded.config.allow_html):  # raw HTML in spec Markdown: escaped, or cleaned by nh3
-        outputs, findings = plan(loaded.specs, loaded.root, fmt, link_ids, severities=loaded.config.severities,
-                                  config=loaded.config)
+        outputs, findings = plan(loaded.specs, loaded.root, fmt, loaded.config)
+    findings += check_plan(outputs, loaded.specs, loaded.root, fmt)
     return outputs, loaded.config.apply(findings)

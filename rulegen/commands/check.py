@@ -7,7 +7,7 @@ It does what ``build`` does, in memory (:func:`rulegen.pipeline.load_project` th
 
 1. validation findings (any error fails the check; drift is then not computed, because a plan
    made from the specs that did load would call every file of the broken spec stale);
-2. runbook link findings from :func:`rulegen.gitops.links.check_links`, and (``helm``
+2. runbook link findings from :func:`rulegen.outputs.links.check_links`, and (``helm``
    format) what the Argo CD sync of the charts would reject (:mod:`rulegen.gitops.sync`:
    values files through helm, the CRD schema, the webhook);
 3. a unified diff (``--- a/<path>`` / ``+++ b/<path>``, as ``git diff`` prints it: ``a`` is
@@ -104,7 +104,8 @@ def _policy_summary(out, policy_findings: list, base: str | None) -> None:
 
 
 def _run(root: Path, paths, stream, fmt: str, base: str | None = None, force_policy: bool = False) -> int:
-    from ..gitops import links, ownership, write
+    from ..gitops import ownership, write
+    from ..outputs import links
     from ..gitops.check import unified_diff
     from ..pipeline import load_project, plan_project, warm_render
 
@@ -127,7 +128,7 @@ def _run(root: Path, paths, stream, fmt: str, base: str | None = None, force_pol
         out("check: validation failed; fix the errors above, then run `rulegen build` "
             "(drift was not checked)")
         return EXIT_FAIL
-    outputs, plan_findings = plan_project(loaded, fmt, link_ids=True)
+    outputs, plan_findings = plan_project(loaded, fmt)
     findings += plan_findings
     if any(f.is_error for f in plan_findings):
         out(render(findings, "text"))

@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -101,6 +102,7 @@ def run_tests(root: Path, args) -> int:
     from ..pipeline import load_project, plan_project
     from ..run.testing import (WORK_DIR, _regex, collect_cases, coverage, failure_line, prepare_app,
                                readable_failure, run_batches, select, write_junit)
+    from ..spec import slo
     out = sys.stdout
     loaded = load_project(root, getattr(args, "paths", None) or None)
     if loaded.findings:
@@ -115,6 +117,8 @@ def run_tests(root: Path, args) -> int:
     if any(f.is_error for f in findings):
         print(render_findings(findings), file=sys.stderr)
         return 1
+    # the SLOs' tests are generated now, not committed (loading and building make none)
+    loaded = replace(loaded, specs=[slo.with_tests(s) for s in loaded.specs])
     all_cases = collect_cases(loaded.specs)
     cases = select(all_cases, args.app, args.alert, args.name)
     known_apps = {s.app for s in loaded.specs}

@@ -1,36 +1,7 @@
 """SLO windows and burn-rate arithmetic: the window pairs of a period, durations for people.
 
-rules written by hand. The method is the Google SRE workbook's, chapter "Alerting on SLOs"
-(multiwindow, multi-burn-rate alerts):
-
-* **SLI recording rules** ``slo:sli_error:ratio_rate<window>``: the share of bad events over
-  each window the alerts read, from counters (``events``: bad/total or good/total) or from a
-  histogram (``latency``: requests slower than the bucket ``le`` over all requests, i.e.
-  ``1 - bucket{le}/count``);
-* **burn-rate alerts**: a window pair fires when the error ratio over *both* its long and its
-  short window is above ``factor x error budget``. For a 30-day period the pairs are the
-  workbook's, and equal Sloth's default 30d set (slok/sloth,
-  ``internal/alert/windows/google-30d.yaml``): page at 14.4x over 1h and 5m or 6x over 6h
-  and 30m; ticket at 3x over 1d and 2h or 1x over 3d and 6h (:data:`WORKBOOK_30D`);
-* **other periods** keep the factors and scale every window by ``period / 30d``, rounded to
-  the minute (at least 1m): Pyrra's rule (pyrra-dev/pyrra, ``slo/rules.go`` ``Windows``,
-  which scales a 28-day base the same way). A factor is a multiple of the budget's own
-  pace, so the pair still fires when the same share of the period's budget
-  (``factor x long / period``: 2%, 5%, 10%, 10%) has been spent, and a steady burn at the
-  factor still exhausts the budget in ``period / factor``;
-* **metadata recording rules**: ``slo:objective:ratio``, ``slo:error_budget:ratio``, the
-  error ratio over the whole period ``slo:sli_error:ratio_rate<period>`` (the SLI over the
-  period's window, request-weighted, as Pyrra computes it; Sloth averages the 5m ratio
-  instead) and
-  ``slo:period_error_budget_remaining:ratio`` (``1 - period ratio / budget``; negative once
-  the budget is spent).
-
-Each window pair is its own alert rule carrying ``long`` and ``short`` labels (Pyrra's
-shape); the two page pairs share the page alert's name and the two ticket pairs the ticket
-alert's. The chart values have a knob per SLO (``slos.<name>``): ``enabled: false`` drops the
-whole SLO, ``ticket: false`` its ticket alert, and ``objective`` replaces the objective in
-every text that holds it (:func:`objective_templates`; the generated tests and the runbook
-page keep the spec's).
+The method (the SRE workbook's multiwindow, multi-burn-rate alerts, Sloth's 30d pairs,
+Pyrra's scaling for other periods) is described in :mod:`rulegen.spec.slo`.
 
 Durations are Prometheus duration strings; this module works in milliseconds internally.
 """

@@ -20,7 +20,11 @@ Codes:
   ``rules/``, any other; reported at the link, line 0), which the spec loader, Helm and
   promtool read: a template can print any chart file (``.Files.Get``), so a link there would
   put what it points at (``/proc/self/environ``, a credentials file) into the output or the
-  log; nothing is read through it. Bad: ``charts/shop`` a symlink to ``/etc``,
+  log; nothing is read through it. A link that stays inside the project is refused too when
+  it leads into git's own folder ``.git`` (``.git/config`` can hold the CI job's token, e.g.
+  ``http.extraheader``), directly or through a linked folder, or to a folder above itself (a
+  loop Helm and ``test``'s copy would follow without end). Bad: ``charts/shop`` a symlink to ``/etc``,
+  ``charts/shop/files/cfg`` a symlink to ``../../../.git/config``, ``charts/shop/files/all`` to ``../..``,
   ``charts/shop/files/env`` a symlink to ``/proc/self/environ``; good: ``charts/shop`` a
   real folder (or a link to another folder of the project) holding regular files.
 * ``RG743`` a path is not a plain relative path: empty, ``./`` or ``//`` (one trailing ``/``

@@ -183,9 +183,17 @@ def compare_specs(old_specs, new_specs) -> Summary:
     return s
 
 
+def _git_program(root: Path) -> str:
+    """git from ``PATH``, never from the project (:func:`rulegen.tools.find.system_program`)."""
+    git = find.system_program("git", root)
+    if git is None:
+        raise RulegenError("git is not installed; rulegen diff reads the base specs with git")
+    return git
+
+
 def _git(root: Path, *args: str) -> str:
     try:
-        proc = process.run(["git", *args], cwd=root, timeout=60)
+        proc = process.run([_git_program(root), *args], cwd=root, timeout=60)
     except FileNotFoundError:
         raise RulegenError("git is not installed; rulegen diff reads the base specs with git") from None
     if proc.returncode != 0:
@@ -351,7 +359,7 @@ def export_chart(root: Path, ref: str, chart: str, dest: Path) -> bool:
     import tarfile
     if not _git(root, "ls-tree", "--name-only", ref, "--", chart).strip():
         return False
-    proc = process.run(["git", "archive", "--format=tar", ref, "--", chart], cwd=root, timeout=60, text=False)
+    proc = process.run([_git_program(root), "archive", "--format=tar", ref, "--", chart], cwd=root, timeout=60, text=False)
     if proc.returncode != 0:
         raise RulegenError(f"git archive {ref} -- {chart} failed: {proc.stderr.decode(errors='replace').strip()}")
     with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:

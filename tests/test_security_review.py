@@ -219,3 +219,26 @@ def test_config_cannot_switch_off_a_locked_code(project, capsys, cfg):
     (project / ".rulegen.yaml").write_text(cfg, encoding="utf-8")
     rc, out = _run(capsys, "-C", str(project), "validate")
     assert rc == 2 and ("cannot be switched off" in out or "is not a check code" in out), out
+
+
+# --- class 8: two files of one docs folder served as one page ----------------------------------
+
+@pytest.mark.parametrize("name,kept", [("README.md", "index.md"), ("llama-swap.markdown", "llama-swap.md")])
+def test_a_file_mkdocs_would_drop_fails_check_as_it_fails_the_strict_build(project, capsys, tmp_path_factory,
+                                                                          name, kept):
+    from test_site import mkdocs_build
+    assert main(["-C", str(project), "build"]) == 0
+    capsys.readouterr()
+    (project / "runbooks" / name).write_text("# Our team\n", encoding="utf-8")
+    site = mkdocs_build(project, tmp_path_factory.mktemp("site"))
+    assert site.returncode != 0 and f"Excluding '{name}' from the site because it conflicts with '{kept}'" in site.stderr
+    rc, out = _run(capsys, "-C", str(project), "check")
+    assert rc == 1 and f"runbooks/{name}:1:1: error RG709 runbooks/{name} and runbooks/{kept} are both served" in out, out
+
+
+def test_pages_in_different_folders_are_no_conflict(project, capsys):
+    (project / "runbooks/guides").mkdir(exist_ok=True)
+    (project / "runbooks/guides/index.md").write_text("# Guides\n", encoding="utf-8")
+    (project / "runbooks/guides/README.txt").write_text("plain\n", encoding="utf-8")
+    rc, out = _run(capsys, "-C", str(project), "check")
+    assert "RG709" not in out, out

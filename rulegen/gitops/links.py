@@ -9,8 +9,11 @@ What is checked, and the finding codes (all errors; ``file:line`` points at the 
 for alert links and at the page line for page links):
 
 * ``RG709`` a Markdown page in the docs folder is not UTF-8 text: ``mkdocs build`` stops on it
-  (a UnicodeDecodeError), so one hand-written page stops the whole site's deploy. Bad: a guide
-  saved as Latin-1 (``Caf\\xe9``); good: the same page saved as UTF-8.
+  (a UnicodeDecodeError), so one hand-written page stops the whole site's deploy; or two files
+  of one docs folder are served at the same place (``README.md`` beside ``index.md``,
+  ``x.md`` beside ``x.markdown``), so mkdocs drops one with a warning that ``--strict`` makes
+  fatal. Bad: a guide saved as Latin-1 (``Caf\\xe9``), a ``runbooks/README.md``; good: the
+  same page saved as UTF-8, the README's text in ``runbooks/guides/``.
 * ``RG710`` an alert's ``runbook_url`` opens a page the site does not have (page deleted or
   renamed, app renamed, ``runbookUrl``/``customRules`` pointing at another path).
   Bad: a ``runbook_url`` annotation ``https://runbooks.example.com/llama/#llamaswapdown`` (no page
@@ -75,6 +78,7 @@ plain subset of Markdown that rulegen generates are read from their text without
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -457,6 +461,50 @@ def url_to_page(url_path: str, pages, use_directory_urls: bool = True) -> str | 
     return None
 
 
+#: The file name endings mkdocs reads as Markdown pages.
+_PAGE_EXTS = (".md", ".markdown", ".mdown", ".mkdn", ".mkd")
+
+
+def _same_destination(root: Path, settings, outputs) -> list[tuple[str, str]]:
+    """(dropped, kept) project-relative paths of files of one docs folder that mkdocs serves
+    at the same place (``README.md`` beside ``index.md``; ``x.md`` beside ``x.markdown``; a
+    page beside a file of the name it is served as): mkdocs excludes ``dropped`` with a
+    warning, fatal under ``--strict``. Files on disk and the pages ``outputs`` plan; hidden
+    files and folders are left out, as mkdocs leaves them out."""
+    docs = root / settings.docs_dir
+    names: dict[str, set] = {}
+    if docs.is_dir():
+        for here, dirs, files in os.walk(docs):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            rel = Path(here).relative_to(docs).as_posix()
+            names.setdefault(rel, set()).update(f for f in files if not f.startswith("."))
+    prefix = settings.docs_dir.rstrip("/") + "/"
+    for o in outputs:
+        if o.path.startswith(prefix):
+            folder, _, name = o.path[len(prefix):].rpartition("/")
+            names.setdefault(folder or ".", set()).add(name)
+    out = []
+    for folder, files in sorted(names.items()):
+        seen: dict[str, str] = {}
+        # mkdocs' order: index and README first, then by name; the first of a pair is dropped
+        for name in sorted(files, key=lambda f: (os.path.splitext(f)[0] not in ("index", "README"), f)):
+            stem, ext = os.path.splitext(name)
+            if ext.lower() in _PAGE_EXTS:
+                stem = "index" if stem == "README" else stem
+                if stem == "index":
+                    dest = "index.html"
+                else:
+                    dest = f"{stem}/index.html" if settings.use_directory_urls else f"{stem}.html"
+            else:
+                dest = name
+            shown = (settings.docs_dir + "/" + (name if folder == "." else f"{folder}/{name}"))
+            if dest in seen:
+                out.append((seen[dest], shown))
+            else:
+                seen[dest] = shown
+    return out
+
+
 def _pages(outputs, root: Path, settings, unreadable: list | None = None) -> dict:
     """Docs-relative path -> :class:`_Page` of every Markdown page of the site (planned pages
     over the disk's); ``unreadable`` gets (project-relative path, byte offset) of each page on
@@ -706,6 +754,11 @@ def _check_links(outputs, specs, root, site_dir) -> list[Finding]:
     for path, at in unreadable:
         findings.append(_err(path, 1, 1, "RG709", f"{path} is not UTF-8 text (byte {at}): `mkdocs build` stops "
                              "on it, so the whole site fails to deploy; save it as UTF-8"))
+    for dropped, kept in _same_destination(root, settings, outputs):
+        findings.append(_err(dropped, 1, 1, "RG709", f"{dropped} and {kept} are both served as the same page "
+                             "(mkdocs reads README.md as index.md, and x.md, x.markdown alike): `mkdocs build` "
+                             "drops one with a warning, which --strict makes a failure, so the whole site fails "
+                             f"to deploy; rename or remove {dropped}"))
     sdir = Path(site_dir) if site_dir is not None else None
     if sdir is not None and not sdir.is_dir():
         findings.append(_err(str(sdir), 0, 0, "RG718", f"built site folder {sdir} does not exist; run mkdocs build first"))

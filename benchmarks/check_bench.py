@@ -161,7 +161,8 @@ def _prepare(root: Path) -> dict:
     """Build charts and plain rule files in ``root``, in this process, loading the specs once;
     returns the seconds each phase of a check took on the way (load+validate, plan, compare
     with the disk, runbook link check), read from this build."""
-    from rulegen.gitops import check, write
+    from rulegen.gitops import write
+    from rulegen.outputs import links
     from rulegen.pipeline import load_project, plan_project
     phases = {}
     t = time.perf_counter()
@@ -183,7 +184,7 @@ def _prepare(root: Path) -> dict:
         write.apply(outputs, root, status)
     outputs, _ = plan_project(loaded, "helm")
     t = time.perf_counter()
-    check._link_findings(outputs, loaded.specs, root)
+    links.check_links(outputs, loaded.specs, root)
     phases["runbook link check"] = time.perf_counter() - t
     return phases
 

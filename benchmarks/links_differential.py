@@ -1,4 +1,4 @@
-"""Differential check of the link check's fast path: :func:`rulegen.gitops.links.page_ids`
+"""Differential check of the link check's fast path: :func:`rulegen.outputs.anchors.page_ids`
 reads the ids and links of a plain generated page from its text instead of rendering it with
 Python-Markdown. This script renders every page it can find both ways and fails on any
 difference: the bundled runbook pages, the pages of a generated project (as in
@@ -68,7 +68,7 @@ def run(seed: int = 1, mutations: int = 3000, corpus: bool = True, out=print) ->
     sys.path.insert(0, str(REPO))
     import markdown
 
-    from rulegen.gitops import links
+    from rulegen.outputs import anchors as links
 
     def fresh_render(text):
         exts = ["attr_list", "md_in_html", "tables", "toc", "pymdownx.superfences"]

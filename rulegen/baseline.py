@@ -227,20 +227,33 @@ def apply(findings: list[Finding], baseline: Baseline | None, app_of: dict, stal
     return out
 
 
-def run_baseline(root: Path, add: bool, stream) -> int:
-    """``rulegen baseline``: remove the entries that match no finding; with ``add`` (or when
-    there is no baseline yet) also record the current policy errors. A version 1 entry is
-    rewritten as one entry per finding it covers. Prints what changed; returns 0.
+@dataclass
+class Update:
+    """What ``rulegen baseline`` does to the baseline (:func:`update`). Entries are keys
+    ``(app, rule, code, subject)``; ``subject`` is None in a version 1 entry."""
+    #: the entries the baseline holds afterwards
+    after: set
+    #: entries that match no finding any more, sorted
+    removed: list
+    #: entries recorded now (policy errors), sorted
+    added: list
+    #: entries keyed by the finding's message that replace version 1 entries
+    migrated: set
+    #: number of version 1 entries rewritten as ``migrated``
+    n_old: int
+    #: policy errors that stay out of the baseline (without ``add``), sorted
+    left_out: list
+    #: True when the file must be (re)written: there was none, or an entry changed
+    changed: bool
 
-    Raises:
-        RulegenError: no ``rules/`` folder, or an invalid config or baseline file.
-    """
-    from .pipeline import load_project
-    loaded = load_project(root, use_baseline=False)
-    app_of = {s.file: s.app for s in loaded.specs}
-    found = {k for f in loaded.findings if (k := key_of(f, app_of)) is not None}
-    errors = policy_errors(loaded.findings, app_of)
-    old = load(root)
+
+def update(findings: list[Finding], app_of: dict, old: Baseline | None, add: bool) -> Update:
+    """The update of baseline ``old`` (None: no file yet) for ``findings`` (found without a
+    baseline; ``app_of``: spec file -> app): entries that match no finding are removed; with
+    ``add``, or when there is no baseline yet, the current policy errors are recorded; a version
+    1 entry is rewritten as one entry per finding it covers."""
+    found = {k for f in findings if (k := key_of(f, app_of)) is not None}
+    errors = policy_errors(findings, app_of)
     before = set(old.entries) if old is not None else set()
     after = {k for k in before if k in found}
     migrated = {k for k in found if k not in before and k[:3] + (None,) in before}
@@ -251,28 +264,6 @@ def run_baseline(root: Path, add: bool, stream) -> int:
                      key=lambda k: (k[0], k[1], k[2], k[3] or ""))
     added = sorted(after - before - migrated)
     n_old = sum(1 for k in before if k[3] is None and any(m[:3] == k[:3] for m in migrated))
-    for k in removed:
-        print(f"removed {k[2]} on {k[0]}/{k[1]}: no longer found", file=stream)
-    if n_old:
-        print(f"rewrote {n_old} version 1 entr{'y' if n_old == 1 else 'ies'} (app, rule and code) as "
-              f"{len(migrated)} entr{'y' if len(migrated) == 1 else 'ies'} keyed by the finding's message", file=stream)
-    if len(added) <= 20:
-        for k in added:
-            print(f"recorded {k[2]} on {k[0]}/{k[1]}: {k[3]}", file=stream)
-    else:
-        by_code: dict = {}
-        for k in added:
-            by_code[k[2]] = by_code.get(k[2], 0) + 1
-        print(f"recorded {len(added)} finding(s): " + ", ".join(f"{c} {n}" for c, n in sorted(by_code.items())),
-              file=stream)
     left_out = sorted(errors - after)
-    if left_out:
-        print(f"{len(left_out)} policy error(s) not in the baseline stay errors; fix them, or run "
-              "`rulegen baseline --add` to accept them on purpose", file=stream)
-    if old is None or removed or added or n_old:
-        write(root, after)
-        print(f"{BASELINE_FILE}: {len(after)} entr{'y' if len(after) == 1 else 'ies'} "
-              f"({len(removed)} removed, {len(added)} added)", file=stream)
-    else:
-        print(f"{BASELINE_FILE}: unchanged, {len(after)} entr{'y' if len(after) == 1 else 'ies'}", file=stream)
-    return 0
+    return Update(after, removed, added, migrated, n_old, left_out,
+                  old is None or bool(removed or added or n_old))

@@ -4,8 +4,9 @@ documentation site (``docs/checks.md``) is the same text as Markdown, so neither
 the code.
 
 Where a code is documented (the one place to edit when adding a code): a bullet in the
-docstring of a module listed in :data:`SOURCES` (the validation families of
-``rulegen.validate.checks.REGISTRY`` come first, then output, link and import notes)::
+docstring of the module that reports it: a validation check module of
+``rulegen.validate.checks.REGISTRY``, a module of :data:`EXTRA_SOURCES`, or one of the modules a
+family of several is assembled from (:data:`PARTS`)::
 
     * ``RG404`` (warning) what is wrong and why, in sentences. Bad: ``record: x_rate5m``;
       good: ``record: job:x:rate5m``.
@@ -26,48 +27,20 @@ import textwrap
 from dataclasses import dataclass, field
 
 #: Modules whose docstrings document codes, in the order ``rulegen checks`` prints them
-#: (validation families first, in the order they run). ``rulegen.checkdocs`` itself documents
-#: the codes of making the outputs.
-EXTRA_SOURCES = ("rulegen.checkdocs:OUTPUTS", "rulegen.fs.read", "rulegen.gitops.links", "rulegen.gitops.sync",
+#: (validation families first, in the order they run).
+EXTRA_SOURCES = ("rulegen.outputs:OUTPUTS", "rulegen.fs.read", "rulegen.outputs.links", "rulegen.gitops.sync",
                  "rulegen.importer", "rulegen.baseline", "rulegen.gitops.policy")
 
-#: Codes reported while making the outputs (``build``, ``check``, ``test``), not by a check
-#: module; documented here because they come from several modules.
-OUTPUTS = """Making the outputs: shared chart files and team notes (``build``, ``check``, ``test``).
-
-Codes:
-
-* ``RG701`` a shared chart file (``values.yaml``, ``values.schema.json``) cannot be updated: it
-  is not valid YAML/JSON (reported at the parser's position), not UTF-8, not a regular file,
-  or has a shape rulegen cannot extend safely (the message says which). Fix the file by hand
-  and rerun ``rulegen build``. Bad: a ``values.yaml`` holding ``monitoring: [enabled``; good:
-  ``monitoring: {enabled: false}``.
-* ``RG730`` a key under ``<valuesKey>.disabled``, ``.customRules`` or ``.groups`` of the chart's
-  ``values.yaml`` names no rule or rule group of the chart (left behind by a rename or removal,
-  or a typo), or a key directly under ``<valuesKey>`` is no knob (``customRule`` for
-  ``customRules``); the chart's values.schema.json rejects it, so ``helm template`` would fail.
-  Bad: ``disabled: {RedisDwn: true}``; good: ``disabled: {RedisDown: true}``, or remove the key.
-* ``RG720`` (warning) team notes of an alert the page no longer has (renamed or removed) were
-  moved to the page's catch-all notes slot; move them under the alert they belong to. Bad:
-  notes under ``<!-- notes:OldName -->`` after the alert was renamed; good: the same text
-  under ``<!-- notes:NewName -->``.
-* ``RG721`` (warning) a runbook page's hand-written team notes (between ``<!-- notes:... -->``
-  and ``<!-- /notes -->``) hold markup the site must not run or read as markup: raw HTML
-  (``<script>``, ``<img onerror=...>``, ``<iframe>``, ``<style>``, comments), a link or image
-  with a scheme other than ``http``, ``https`` or ``mailto`` (``javascript:``, ``data:``,
-  ``vbscript:``, also entity-encoded), or an attribute list (``{ onclick=... }``). Notes are
-  made safe exactly as spec Markdown is (:func:`rulegen.render.safe.notes_markdown`): the
-  markup is escaped and shown as the text it is, so ``build`` rewrites the note and ``check``
-  reports the page as differing until it has. Reported at the page line of the first changed
-  line; cannot be switched off. Bad: ``<img src=x onerror=alert(1)>`` in a note; good: plain
-  Markdown, ``[dashboard](https://grafana.example.com/d/x)``.
-* ``RG747`` a file rulegen is about to write leads outside the project through a symlink found
-  at the moment of writing: a folder on its path, or the file itself (validation reports the
-  ones it knows as RG742 and RG744). Every write checks this: generated files, the baseline,
-  ``.rulegen.yaml``, specs written by ``new``, ``import`` and ``derive-tests``, and the
-  ``.rulegen/`` work folders. The message names the link, and nothing is written. Bad: ``runbooks`` made a symlink to ``/var/www`` after
-  ``rulegen check`` passed; good: ``runbooks/`` a folder of the project.
-"""
+#: Families whose codes several modules report, each documenting its own: the family's source
+#: (an entry of :data:`EXTRA_SOURCES`, which gives the title, the introduction and a ``Codes:``
+#: line) -> the modules whose codes (the bullets after the ``Codes:`` line of their docstring)
+#: stand at that line, in this order. The family sorts by the first module's smallest code.
+PARTS = {
+    "rulegen.outputs:OUTPUTS": ("rulegen.render", "rulegen.outputs.knobs", "rulegen.render.notes",
+                                "rulegen.fs.write"),
+    "rulegen.outputs.links": ("rulegen.outputs.pages", "rulegen.outputs.runbook_urls",
+                              "rulegen.outputs.page_links", "rulegen.outputs.settings", "rulegen.outputs.built"),
+}
 
 _BULLET = re.compile(r"^\* ``(RG\d{3})``(?: \((error|warning)\))?[ ]?(.*)$")
 _BAD = re.compile(r"(?:^|(?<=[\s.;(]))Bad:\s*")
@@ -99,6 +72,8 @@ class Family:
     name: str
     title: str
     items: list = field(default_factory=list)
+    #: the code the family sorts by on the reference page (default: its smallest code)
+    order: str = ""
 
     @property
     def codes(self) -> list[Code]:
@@ -216,12 +191,32 @@ def parse(name: str, doc: str) -> Family:
 
 
 def _module_doc(source: str) -> tuple[str, str]:
-    """``(family name, docstring)`` of ``"package.module"`` or ``"package.module:ATTRIBUTE"``."""
+    """``(family name, docstring)`` of ``"package.module"`` or ``"package.module:ATTRIBUTE"``;
+    for a family of :data:`PARTS`, the docstring with its parts' codes at its ``Codes:`` line."""
     mod_name, _, attr = source.partition(":")
     mod = importlib.import_module(mod_name)
-    if attr:
-        return attr.lower(), getattr(mod, attr)
-    return mod_name.rsplit(".", 1)[-1], mod.__doc__ or ""
+    name, doc = (attr.lower(), getattr(mod, attr)) if attr else (mod_name.rsplit(".", 1)[-1], mod.__doc__ or "")
+    if source in PARTS:
+        head, sep, tail = textwrap.dedent(doc).partition("\nCodes:\n")
+        if not sep:
+            raise ValueError(f"{source}: a family of several modules needs a `Codes:` line")
+        codes = [_codes_of(importlib.import_module(m).__doc__ or "") for m in PARTS[source]]
+        doc = head + "\n\nCodes:\n\n" + "\n".join(codes) + "\n" + tail
+    return name, doc
+
+
+def _codes_of(doc: str) -> str:
+    """The code bullets of docstring ``doc``: the bullet paragraphs right after its
+    ``Codes:`` line."""
+    pars = _paragraphs(doc)
+    if "Codes:" not in pars:
+        return ""
+    out = []
+    for par in pars[pars.index("Codes:") + 1:]:
+        if not par.startswith("* "):
+            break
+        out.append(par)
+    return "\n".join(out)
 
 
 def families() -> list[Family]:
@@ -230,7 +225,11 @@ def families() -> list[Family]:
     from .validate.checks import REGISTRY
     out = [parse(getattr(m, "ID", m.__name__), m.__doc__ or "") for m in REGISTRY]
     for source in EXTRA_SOURCES:
-        out.append(parse(*_module_doc(source)))
+        fam = parse(*_module_doc(source))
+        if source in PARTS:
+            first = parse("", importlib.import_module(PARTS[source][0]).__doc__ or "").codes
+            fam.order = min(c.code for c in first) if first else ""
+        out.append(fam)
     return [f for f in out if f.codes]
 
 
@@ -311,7 +310,7 @@ def render_markdown() -> str:
            _fill("Every finding code rulegen reports, with what it means and an example of the "
                  "bad and the good spec. `rulegen checks CODE` prints one of them in a terminal; "
                  "`.rulegen.yaml` can switch a code off or change its severity."), ""]
-    for fam in sorted(families(), key=lambda f: min(c.code for c in f.codes)):
+    for fam in sorted(families(), key=lambda f: f.order or min(c.code for c in f.codes)):
         out += [f"## {_md_escape(fam.title)} {{ #{fam.name.replace('_', '-')} }}", ""]
         for c in fam.items:
             if not isinstance(c, Code):

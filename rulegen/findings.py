@@ -83,3 +83,8 @@ class RulegenError(Exception):
 def has_errors(findings: list[Finding]) -> bool:
     """True when any finding is an error."""
     return any(f.is_error for f in findings)
+
+
+def error(file: str, line: int, col: int, code: str, message: str, rule: str = "") -> Finding:
+    """A :class:`Finding` of severity error (the checks that make only errors use it)."""
+    return Finding(file, line, col, code, Severity.ERROR, message, rule)

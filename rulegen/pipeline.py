@@ -1,6 +1,6 @@
 """The steps every command shares: load and validate specs, then plan the outputs.
 
-Commands in :mod:`rulegen.cli` call these and decide what to print; nothing here prints.
+Commands in :mod:`rulegen.commands` call these and decide what to print; nothing here prints.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import baseline
 from .config import Config, load_config
 from .fs.containment import describe, tree_problems
 from .findings import Finding, RulegenError, Severity, has_errors
@@ -77,7 +78,6 @@ def load_project(root: Path, paths: list[str] | None = None, meanwhile=None,
     result = finish(split_map(one, files, meanwhile), ctx)
     findings = result.findings
     if use_baseline:
-        from . import baseline
         app_of = {s.file: s.app for s in result.specs}
         findings = baseline.apply(findings, baseline.load(root), app_of, stale_baseline_is_error,
                                   None if not paths else {s.app for s in result.specs})
@@ -123,7 +123,7 @@ def _reference_specs(root: Path, files: list[Path], ctx: Context) -> list[Spec]:
 def warm_render() -> None:
     """Import what rendering and the link check use and compile the templates (about a quarter
     of a second), so that it overlaps loading, and a child forked to render inherits it."""
-    from .gitops import links  # noqa: F401  (markdown's toc slugify, through anchor)
+    from .outputs import links  # noqa: F401  (markdown's toc slugify, through anchor)
     from .render import helm, jinja, promtool_tests, runbook, site, values  # noqa: F401
     from .render.slug import anchor
     anchor("rulegen")
@@ -132,13 +132,15 @@ def warm_render() -> None:
         env.get_template(name)
 
 
-def plan_project(loaded: Loaded, fmt: str = "helm", link_ids: bool = False) -> tuple[list[Output], list[Finding]]:
-    """Outputs of a validated project; findings about outputs that could not be made are
-    passed through the project config like validation findings. ``link_ids``: see
-    :func:`rulegen.render.plan` (for a link check next)."""
+def plan_project(loaded: Loaded, fmt: str = "helm") -> tuple[list[Output], list[Finding]]:
+    """Outputs of a validated project (:func:`rulegen.render.plan`) and the findings about
+    them: those that could not be made and what the output stage reports on every plan
+    (:func:`rulegen.outputs.check_plan`), passed through the project config like validation
+    findings."""
+    from .outputs import check_plan
     from .render import plan  # jinja2, markdown, ruamel: only the commands that render pay for them
     from .render.safe import html_policy
     with html_policy(loaded.config.allow_html):  # raw HTML in spec Markdown: escaped, or cleaned by nh3
-        outputs, findings = plan(loaded.specs, loaded.root, fmt, link_ids, severities=loaded.config.severities,
-                                 selector_labels=loaded.config.rule_selector_labels)
+        outputs, findings = plan(loaded.specs, loaded.root, fmt, loaded.config)
+    findings += check_plan(outputs, loaded.specs, loaded.root, fmt)
     return outputs, loaded.config.apply(findings)

@@ -24,6 +24,7 @@ from .findings import RulegenError
 from .fs import read as fs_read
 from .fs.write import atomic_write
 from .render import jinja
+from .spec import schema_ref
 
 #: An app name rulegen accepts: a DNS label of at most 53 characters (the spec schema's ``app``).
 APP_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,51}[a-z0-9])?$")
@@ -89,7 +90,6 @@ def write_starter(root: Path, app: str, title: str | None = None) -> Path:
         raise RulegenError(f"{app!r} is not an app name (a DNS label: lowercase letters, digits "
                            f"and '-', at most 53 characters); run `rulegen new {slug} "
                            f"--title {json.dumps(app)}` to show it as {app!r}")
-    from .importer import schema_ref
     folder = root / "rules"
     path = folder / f"{app}.yaml"
     if path.exists():

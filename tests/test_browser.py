@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from rulegen.cli import main
-from rulegen.gitops.links import default_runbook_url
+from rulegen.outputs.runbook_urls import default_runbook_url
 from rulegen.pipeline import load_project
 from rulegen.tools import process
 

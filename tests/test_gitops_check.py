@@ -269,7 +269,7 @@ def test_link_findings_are_reported_by_check(project, capsys, monkeypatch):
         calls.append((sorted(o.path for o in outputs), [s.app for s in specs], root))
         return [Finding(PAGE, 3, 1, "RG799", Severity.ERROR, "broken link to #nowhere")]
 
-    from rulegen.gitops import links
+    from rulegen.outputs import links
     monkeypatch.setattr(links, "check_links", check_links)
     code, out, _ = run(capsys, "-C", str(project), "check")
     assert code == 1

@@ -1,4 +1,4 @@
-"""Link integrity (rulegen.gitops.links): every runbook_url and runbook link lands."""
+"""Link integrity (rulegen.outputs.links): every runbook_url and runbook link lands."""
 
 from __future__ import annotations
 
@@ -9,20 +9,25 @@ import subprocess
 import pytest
 import yaml
 
-import rulegen.gitops.links as links_mod
+import rulegen.parallel
+import rulegen.outputs.runbook_urls as urls_mod
 from rulegen.cli import main
-from rulegen.gitops.links import check_links, default_runbook_url, url_to_page
+from rulegen.outputs.links import check_links
+from rulegen.outputs.pages import url_to_page
+from rulegen.outputs.runbook_urls import default_runbook_url
 from rulegen.pipeline import load_project, plan_project
 
 from test_site import mkdocs_build
 
 
-def planned(project, link_ids=False):
-    """Specs and planned outputs; ``link_ids``: with page ids and runbook URLs worked out
-    ahead by the plan, as `rulegen check` does."""
+def planned(project, parallel=False, monkeypatch=None):
+    """Specs and planned outputs; ``parallel``: the link check that follows reads pages and
+    values on two cores however few there are (``monkeypatch`` sets the threshold)."""
     loaded = load_project(project)
-    outputs, findings = plan_project(loaded, link_ids=link_ids)
+    outputs, findings = plan_project(loaded)
     assert not [f for f in findings if f.is_error]
+    if parallel:
+        monkeypatch.setattr(rulegen.parallel, "MIN_ITEMS", 1)
     return loaded.specs, outputs
 
 
@@ -126,39 +131,34 @@ def test_renamed_alert_breaks_related_entries_and_hand_links(project):
                                    "(missing anchor)")]
 
 
-@pytest.mark.parametrize("ahead", [False, True])
-def test_runbook_url_outside_the_site(project, ahead, monkeypatch):
+@pytest.mark.parametrize("parallel", [False, True])
+def test_runbook_url_outside_the_site(project, parallel, monkeypatch):
     values = project / "charts/llama-swap/values.yaml"
     values.write_text(values.read_text().replace("runbookUrl: https://runbooks.example.com",
                                                  "runbookUrl: https://wiki.example.org/runbooks"))
-    specs, outputs = planned(project, link_ids=ahead)
-    calls = []
-    real = links_mod.default_runbook_url
-    monkeypatch.setattr(links_mod, "default_runbook_url", lambda *a: calls.append(a) or real(*a))
+    specs, outputs = planned(project, parallel, monkeypatch)
     found = check_links(outputs, specs, project)
     assert codes(found) == [("RG712", "LlamaSwapDown"), ("RG712", "LlamaSwapNoMetrics")]
-    # ahead: the check used the plan's URLs (every chart has one spec), not its own
-    assert (len(calls) == 0) is ahead
     assert "runbook_url https://wiki.example.org/runbooks/llama-swap/#llamaswapdown is not under the runbook site " \
            "https://runbooks.example.com/" in found[0].message
 
 
-@pytest.mark.parametrize("ahead", [False, True])
-def test_custom_runbook_url_to_a_missing_anchor(project, ahead):
+@pytest.mark.parametrize("parallel", [False, True])
+def test_custom_runbook_url_to_a_missing_anchor(project, parallel, monkeypatch):
     values = project / "charts/llama-swap/values.yaml"
     data = values.read_text().replace(
         "  customRules: {}",
         "  customRules:\n    LlamaSwapDown:\n      annotations:\n"
         "        runbook_url: https://runbooks.example.com/llama-swap/#gone")
     values.write_text(data)
-    specs, outputs = planned(project, link_ids=ahead)
+    specs, outputs = planned(project, parallel, monkeypatch)
     found = check_links(outputs, specs, project)
     assert codes(found) == [("RG711", "LlamaSwapDown")]
     assert "no anchor #gone (missing anchor)" in found[0].message
 
 
-@pytest.mark.parametrize("ahead", [False, True])
-def test_hand_written_runbook_url_elsewhere_is_an_external_link(project, ahead):
+@pytest.mark.parametrize("parallel", [False, True])
+def test_hand_written_runbook_url_elsewhere_is_an_external_link(project, parallel, monkeypatch):
     # regression: imported upstream runbook_urls (their project's docs) were RG712 errors whose
     # advice (set runbookUrl) could not fix them; they are external links, checked for form only
     values = project / "charts/llama-swap/values.yaml"
@@ -167,7 +167,7 @@ def test_hand_written_runbook_url_elsewhere_is_an_external_link(project, ahead):
         "  customRules:\n    LlamaSwapDown:\n      annotations:\n"
         "        runbook_url: https://runbooks.prometheus-operator.dev/runbooks/general/targetdown\n"
         "    LlamaSwapNoMetrics:\n      annotations:\n        runbook_url: wiki/LlamaSwapNoMetrics"))
-    specs, outputs = planned(project, link_ids=ahead)
+    specs, outputs = planned(project, parallel, monkeypatch)
     found = check_links(outputs, specs, project)
     assert codes(found) == [("RG712", "LlamaSwapNoMetrics")]
     assert found[0].message == (
@@ -181,7 +181,7 @@ def test_hand_written_runbook_url_elsewhere_is_an_external_link(project, ahead):
     ("wiki/x", False), ("/runbooks/x", False), ("ftp://h/x", False), ("https://", False), (" https://h/x", False),
 ])
 def test_is_absolute_http_url(url, ok):
-    assert links_mod.is_absolute_http_url(url) is ok
+    assert urls_mod.is_absolute_http_url(url) is ok
 
 
 def test_duplicate_heading_ids(project):
@@ -255,7 +255,7 @@ def test_default_runbook_url_matches_helm(project, helm_bin):
     """The derived runbook_url is byte for byte what `helm template` renders with default values."""
     assert main(["-C", str(project), "build"]) == 0
     specs, outputs = planned(project)
-    from rulegen.gitops.links import _values, _values_text, runbook_urls_ahead
+    from rulegen.outputs.runbook_urls import _values, _values_text
     for spec in specs:
         out = subprocess.run([str(helm_bin), "template", "rel", str(project / spec.chart.path)],
                              capture_output=True, text=True, check=True).stdout
@@ -270,9 +270,6 @@ def test_default_runbook_url_matches_helm(project, helm_bin):
         derived = {r.name: default_runbook_url(spec, g, r, "https://runbooks.example.com/", _values(text))
                    for g, r in spec.rules() if r.is_alert}
         assert rendered == derived
-        # and as the plan's per-spec step works them out ahead for the link check
-        _, _, urls = runbook_urls_ahead(spec, text, "https://runbooks.example.com/")
-        assert urls == [derived[r.name] for g, r in spec.rules() if r.is_alert]  # same-name rules too
 
 
 def test_a_related_entry_naming_nothing_close_gets_no_guess(project):

@@ -1,6 +1,6 @@
 """Two differential tests of the link check.
 
-1. Its fast path (rulegen.gitops.links._fast_ids, ids and links read from a plain generated
+1. Its fast path (rulegen.outputs.anchors._fast_ids, ids and links read from a plain generated
    page's text) against real rendering with Python-Markdown, on real pages and random
    mutations of them: any difference fails, so the fast path cannot silently drift from what
    the site renders. A bounded run of benchmarks/links_differential.py (fixed seed, no corpus;

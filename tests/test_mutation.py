@@ -110,6 +110,7 @@ def _mutate(project, capsys, *extra):
     return code, out.out, out.err
 
 
+@pytest.mark.slow
 @pytest.mark.tools
 def test_bundled_specs_kill_every_counted_mutant(project, helm_bin, promtool_bin, capsys, tmp_path):
     junit = tmp_path / "junit.xml"
@@ -119,6 +120,8 @@ def test_bundled_specs_kill_every_counted_mutant(project, helm_bin, promtool_bin
     # `[5m]` doubled to `[10m]` in the denominator of slo:sli_error:ratio_rate5m survived
     m = re.search(r"mutation score: (\d+)/(\d+) mutants killed \((\d+)%\), (\d+) declared equivalent", out)
     assert m and m.group(1) == m.group(2) and int(m.group(1)) >= 200 and m.group(3) == "100", out
+    # the verdict on the bundled specs, exactly (issue 25: running less must not change it)
+    assert "mutation score: 207/207 mutants killed (100%), 12 declared equivalent\n" in out, out
     assert "  llama-swap LlamaSwapDown: 11/11 mutants killed, 1 declared equivalent" in out
     assert "  noctaya slo:sli_error:ratio_rate5m: 7/7 mutants killed" in out
     assert not [line for line in out.splitlines() if "SURVIVED" in line]
@@ -233,21 +236,38 @@ def test_mutation_is_skipped_when_the_tests_fail(project, helm_bin, promtool_bin
 
 
 @pytest.mark.tools
-def test_mutants_run_in_at_most_jobs_promtool_processes(project, helm_bin, promtool_bin, capsys, monkeypatch):
+def test_mutants_run_in_small_batches_at_most_jobs_promtool_processes_at_once(project, helm_bin, promtool_bin,
+                                                                               capsys, monkeypatch):
+    import threading
+
+    from rulegen.run import mutation
     from rulegen.tools import promtool
-    calls = []
+    calls, running, most = [], [0], [0]
+    lock = threading.Lock()
     real = promtool.test_rules
 
     def counting(files, *a, **kw):
-        calls.append(len(files))
-        return real(files, *a, **kw)
+        with lock:
+            if ".rulegen/mutate/" in files[0].as_posix():
+                calls.append(len(files))
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        try:
+            return real(files, *a, **kw)
+        finally:
+            with lock:
+                running[0] -= 1
 
     monkeypatch.setattr(promtool, "test_rules", counting)
-    code, out, err = _mutate(project, capsys, "--jobs", "2")
+    code, out, err = _mutate(project, capsys, "--jobs", "2", "--app", "llama-swap")
     assert code == 0, out + err
-    # one batch pair for the plain tests, one for all mutants and baselines of the run
-    assert len(calls) == 4
-    assert sum(calls[2:]) > 150
+    assert "mutation score: 22/22 mutants killed (100%), 2 declared equivalent" in out
+    # at most --jobs promtool processes at once; the mutants in batches of at most BATCH_FILES
+    assert most[0] <= 2
+    assert max(calls) <= mutation.BATCH_FILES and len(calls) >= 3
+    # each of the 24 mutants (2 declared equivalent) and the 2 rules' baselines has one test
+    # file, run once
+    assert sum(calls) == 26
 
 
 @pytest.mark.tools
@@ -262,6 +282,7 @@ def test_mutants_split_over_several_renders_give_the_same_verdicts(project, helm
     assert len(renders) > 5
 
 
+@pytest.mark.slow
 @pytest.mark.tools
 def test_a_large_imported_spec_with_derived_tests_kills_every_mutant(project, helm_bin, promtool_bin, capsys,
                                                                      shared_dir):
@@ -324,6 +345,7 @@ def test_mutants_of_an_alert_with_parameters_are_what_helm_renders(project, helm
                          "no `for` becomes `for: 1m`"], out
 
 
+@pytest.mark.slow  # the SLO's generated tests evaluate a day at one-minute steps per mutant
 @pytest.mark.tools
 def test_mutating_one_slo_alert_keeps_the_tests_other_alerts_own(project, helm_bin, promtool_bin, capsys):
     # regression: --alert narrowed the spec itself, so the ticket alert's generated tests (which
@@ -333,3 +355,95 @@ def test_mutating_one_slo_alert_keeps_the_tests_other_alerts_own(project, helm_b
     assert code == 0, out + err
     assert "  noctaya NoctayaGatewayActivationFastBurn: 17/17 mutants killed" in out
     assert "mutation testing: 17 mutant(s) of 1 rule(s)" in out
+
+
+# -- how mutants' promtool files are run (no tools needed: promtool is a stand-in) ------------
+
+def _fake_results(n, equivalent=()):
+    from rulegen.run.mutation import MutantResult
+    return [MutantResult("a", None, None, SimpleNamespace(text=f"m{i}"),
+                         equivalent="why" if i in equivalent else None) for i in range(n)]
+
+
+def _fake_promtool(monkeypatch, fails=(), hangs=()):
+    """promtool.test_rules stand-in: one test group per file, named after the file; files
+    named in ``fails`` fail, a batch holding a file in ``hangs`` times out. Returns the list
+    of batches run (file names)."""
+    from rulegen.tools import promtool
+    ran = []
+
+    def fake(files, cwd, root=None, run=None, timeout=None):
+        ran.append([f.name for f in files])
+        if any(f.name in hangs for f in files):
+            raise promtool.PromtoolTimeout("slow")
+        return promtool.TestRun(0, "", [promtool.CaseResult(str(f), f.name, "boom" if f.name in fails else "")
+                                        for f in files])
+
+    monkeypatch.setattr(promtool, "test_rules", fake)
+    return ran
+
+
+def _files(tmp_path, spec):
+    """(path, app, rule, result index) per (name, index, steps) in ``spec``; each test file
+    evaluates ``steps`` one-minute steps (its cost for the cheapest-first order)."""
+    out = []
+    for name, i, steps in spec:
+        f = tmp_path / name
+        f.write_text(f"evaluation_interval: 1m\ntests:\n- interval: 1m\n  alert_rule_test:\n"
+                     f"  - eval_time: {steps}m\n", encoding="utf-8")
+        out.append((f, "a", "R", i))
+    return out
+
+
+def test_a_killed_mutant_runs_no_more_files_cheapest_first(tmp_path, monkeypatch):
+    from rulegen.run.mutation import _run_rounds
+    ran = _fake_promtool(monkeypatch, fails={"m0-cheap", "m1-dear"})
+    results = _fake_results(3)
+    files = _files(tmp_path, [("base", -1, 100), ("m0-dear", 0, 500), ("m0-cheap", 0, 5),
+                              ("m1-cheap", 1, 5), ("m1-dear", 1, 500), ("m2-a", 2, 5), ("m2-b", 2, 9)])
+    _run_rounds(files, results, 2, tmp_path)
+    flat = [f for batch in ran for f in batch]
+    # m0 is killed by its cheapest file: its 500-step file never runs; m1 needs both; m2
+    # survives both of its files
+    assert "m0-dear" not in flat and flat.count("m0-cheap") == 1
+    assert flat.index("m1-cheap") < flat.index("m1-dear")
+    assert [r.killed_by for r in results] == [["m0-cheap"], ["m1-dear"], []]
+    assert not any(r.invalid for r in results)
+
+
+def test_a_declared_equivalent_runs_all_its_files_in_spec_order(tmp_path, monkeypatch):
+    from rulegen.run.mutation import _run_rounds
+    _fake_promtool(monkeypatch, fails={"e-1", "e-2"})
+    results = _fake_results(1, equivalent={0})
+    _run_rounds(_files(tmp_path, [("e-1", 0, 500), ("e-2", 0, 5)]), results, 2, tmp_path)
+    # the note "declared equivalent, but `X` kills it" names the same test group as before
+    assert results[0].killed_by == ["e-1", "e-2"]
+
+
+def test_a_batch_that_times_out_is_run_file_by_file_and_only_its_slow_mutant_is_lost(tmp_path, monkeypatch):
+    from rulegen.run import mutation
+    monkeypatch.setattr(mutation, "BATCH_FILES", 3)
+    ran = _fake_promtool(monkeypatch, fails={"m1"}, hangs={"m2"})
+    results = _fake_results(4)
+    files = _files(tmp_path, [(f"m{i}", i, 5) for i in range(4)])
+    mutation._run_rounds(files, results, 1, tmp_path)
+    assert ran[0] == ["m0", "m1", "m2"] and ["m0"] in ran and ["m2"] in ran and ["m3"] in ran
+    assert [r.killed for r in results] == [False, True, False, False]
+    assert results[2].invalid.startswith("promtool did not finish within")
+    assert not results[2].counted and results[0].counted
+
+
+def test_a_baseline_that_times_out_stops_the_run(tmp_path, monkeypatch):
+    from rulegen.findings import RulegenError
+    from rulegen.run.mutation import _run_rounds
+    _fake_promtool(monkeypatch, hangs={"base"})
+    with pytest.raises(RulegenError, match="did not finish within .* on the rule itself"):
+        _run_rounds(_files(tmp_path, [("base", -1, 5)]), [], 1, tmp_path)
+
+
+def test_a_baseline_whose_tests_fail_stops_the_run(tmp_path, monkeypatch):
+    from rulegen.findings import RulegenError
+    from rulegen.run.mutation import _run_rounds
+    _fake_promtool(monkeypatch, fails={"base"})
+    with pytest.raises(RulegenError, match=r"do not pass on the rule itself .*\(base\)"):
+        _run_rounds(_files(tmp_path, [("base", -1, 5)]), [], 1, tmp_path)

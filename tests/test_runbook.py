@@ -8,7 +8,7 @@ import pytest
 from markdown.extensions.toc import slugify
 
 from rulegen.cli import main
-from rulegen.gitops.links import page_ids
+from rulegen.outputs.anchors import page_ids
 from rulegen.render.slug import anchor
 
 

@@ -19,6 +19,7 @@ from rulegen.pipeline import load_project, plan_project
 from rulegen.run.testing import WORK_DIR, prepare_app
 from rulegen.spec import load_text, build_spec
 from rulegen.spec import slo as slo_mod
+from rulegen.spec.slo import testgen
 from rulegen.tools import promtool
 from rulegen.validate import validate_texts
 
@@ -349,8 +350,34 @@ def test_two_slos_with_one_name():
     assert ("RG410", line, col + len("name: "), "error") in findings(text)
 
 
-def test_every_generated_test_kind_exists():
+def test_loading_a_spec_generates_no_slo_test(monkeypatch):
+    # issue 24: loading generates nothing; the tests are made by the stage that runs them
+    def refuse(_slo):
+        raise AssertionError("SLO tests generated while loading")
+    monkeypatch.setattr(testgen, "make_tests", refuse)
+    testgen._TESTS.clear()
     s = built(spec())
+    assert [g.name for g in s.groups] == ["demo", "demo-slo-availability"]
+    assert [t for _, r in s.rules() if r.path[:1] == ("slos",) for t in r.tests] == []
+
+
+def test_with_tests_puts_the_generated_tests_under_the_first_rules_and_leaves_the_spec_alone():
+    s = built(spec())
+    full = slo_mod.with_tests(s)
+    assert full is not s and all(not r.tests for g in s.groups[1:] for r in g.rules)
+    g = full.groups[1]
+    carrying = [(r.name, r.labels.get("long")) for r in g.rules if r.tests]
+    assert carrying == [("slo:sli_error:ratio_rate5m", None), ("DemoAvailabilityFastBurn", "1h"),
+                        ("DemoAvailabilitySlowBurn", "1d")]
+    made = slo_mod.tests(s.slos[0])
+    assert [t.name for t in g.rules[0].tests] == [n for n, _ in made["record"]]
+    assert sum(len(r.tests) for r in g.rules) == sum(len(v) for v in made.values()) == 23
+    assert full.groups[0] is s.groups[0]  # written groups are shared, not copied
+    assert slo_mod.with_tests(built(spec().split("slos:\n", 1)[0])).groups[0].rules[0].tests == []
+
+
+def test_every_generated_test_kind_exists():
+    s = slo_mod.with_tests(built(spec()))
     names = [t.name for _, r in s.rules() for t in r.tests]
     for expected in ("a burn at 14.4x pages on 1h and 5m within 5m",
                      "a burn just under 14.4x does not fire on 1h and 5m",
@@ -420,7 +447,7 @@ def rendered(tmp_path_factory, helm_bin, promtool_bin) -> tuple[list[Path], dict
     assert main(["-C", str(root), "build"]) == 0
     loaded = load_project(root)
     outputs, _ = plan_project(loaded)
-    test_files = prepare_app(loaded.specs[0], outputs, root, root / WORK_DIR)  # test files share one folder
+    test_files = prepare_app(slo_mod.with_tests(loaded.specs[0]), outputs, root, root / WORK_DIR)  # test files share one folder
     assert promtool.test_rules(test_files, cwd=test_files[0].parent, root=REPO).returncode == 0
     # each test file reads its own rule file (tests stating different annotations get their own)
     rule_files = sorted({test_files[0].parent / f for tf in test_files
@@ -456,7 +483,7 @@ def rendered_kind(request, tmp_path_factory, helm_bin, promtool_bin):
     assert main(["-C", str(root), "build"]) == 0
     loaded = load_project(root)
     outputs, _ = plan_project(loaded)
-    test_files = prepare_app(loaded.specs[0], outputs, root, root / WORK_DIR)
+    test_files = prepare_app(slo_mod.with_tests(loaded.specs[0]), outputs, root, root / WORK_DIR)
     assert promtool.test_rules(test_files, cwd=test_files[0].parent, root=REPO).returncode == 0
     rule_files = sorted({test_files[0].parent / f for tf in test_files
                          for f in yaml.safe_load(tf.read_text(encoding="utf-8"))["rule_files"]})

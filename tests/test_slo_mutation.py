@@ -12,7 +12,8 @@ import pytest
 
 from rulegen.cli import main
 from rulegen.run.mutants import mutants_of
-from rulegen.run.mutation import MutantResult, exclude_generated, report, scores, total_score
+from rulegen.commands.test import report_mutants as report
+from rulegen.run.mutation import MutantResult, exclude_generated, scores, total_score
 from rulegen.spec import build_spec, load_text
 
 SPEC = """\

@@ -148,14 +148,14 @@ def test_every_emitted_code_is_documented(capsys):
 def test_garbage_collector_is_off_during_a_command_and_back_after(proj, capsys, monkeypatch):
     import gc
 
-    import rulegen.cli as cli
+    from rulegen.commands import validate
     seen = []
 
     def spy(args):
         seen.append(gc.isenabled())
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "cmd_validate", spy)
+    monkeypatch.setattr(validate, "run", spy)
     assert gc.isenabled()
     code = main(["-C", str(proj), "validate"])
     assert gc.isenabled()  # restored for a library caller (and this test process)

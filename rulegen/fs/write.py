@@ -18,6 +18,15 @@ report named on the command line) are written without ``root``.
 A command killed between creating a temporary file and renaming it leaves it behind; the
 next ``build`` removes those whose process is gone (:func:`clean_temp_files`), and ``check``
 reports them. The suffix keeps them out of every glob that finds generated files.
+
+Codes:
+
+* ``RG747`` a file rulegen is about to write leads outside the project through a symlink found
+  at the moment of writing: a folder on its path, or the file itself (validation reports the
+  ones it knows as RG742 and RG744). Every write checks this: generated files, the baseline,
+  ``.rulegen.yaml``, specs written by ``new``, ``import`` and ``derive-tests``, and the
+  ``.rulegen/`` work folders. The message names the link, and nothing is written. Bad: ``runbooks`` made a symlink to ``/var/www`` after
+  ``rulegen check`` passed; good: ``runbooks/`` a folder of the project.
 """
 
 from __future__ import annotations

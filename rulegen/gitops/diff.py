@@ -50,7 +50,6 @@ Exit codes: 0, or 2 when the ref or the repository cannot be read.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,9 +59,9 @@ from ..fs import read as fs_read
 from ..fs import yamlbound
 from ..spec.durations import DurationError, parse_ms
 from ..tools import find, helm, process
+from .gitbase import _git
+from .policy import SHOWN, finding_phrase, plain
 
-EXIT_OK, EXIT_USAGE = 0, 2
-SPEC_DIR = "rules"
 FIELDS = ("expr", "for", "keep_firing_for", "severity", "labels", "annotations", "runbook", "tests", "group")
 
 
@@ -183,6 +182,7 @@ def compare_specs(old_specs, new_specs) -> Summary:
     return s
 
 
+<<<<<<< HEAD
 def _git_program(root: Path) -> str:
     """git from ``PATH``, never from the project (:func:`rulegen.tools.find.system_program`)."""
     git = find.system_program("git", root)
@@ -324,6 +324,8 @@ def run_diff(root: Path, base: str, output: str, stream=None) -> int:
     return EXIT_OK
 
 
+=======
+>>>>>>> main
 # ---------------------------------------------------------------------------------------------
 # Values and gates: what the charts render
 
@@ -664,7 +666,6 @@ def _policy_headline(s: Summary) -> str:
 def _policy_text(s: Summary) -> list[str]:
     """The policy changes for a terminal: ``!`` weakens (with its code and what it hides),
     ``.`` tightens."""
-    from .policy import SHOWN, finding_phrase, plain
     if not s.policy:
         return []
     lines = [f"POLICY CHANGES: {_policy_headline(s)}"]
@@ -726,14 +727,12 @@ def _md_code(text: str) -> str:
     """``text`` (hostile: names and messages from the pull request) as an inline code span in
     a table cell: one line, no control characters, backquotes made quotes, pipes escaped;
     inside a code span Markdown and HTML are shown as they are, never rendered."""
-    from .policy import plain
     return "`" + plain(text).replace("`", "'").replace("|", "\\|") + "`"
 
 
 def _policy_markdown(s: Summary, base: str) -> list[str]:
     """The policy changes as a section of their own: a heading, what it means, and a table of
     the changes with the findings each hides."""
-    from .policy import SHOWN, finding_phrase
     if not s.policy:
         return []
     weak = sum(c.weakens for c in s.policy)

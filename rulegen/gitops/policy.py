@@ -79,8 +79,13 @@ from pathlib import Path
 import yaml
 
 from .. import baseline as bl
-from ..config import CONFIG_FILE, Config, parse_config
+from .. import checkdocs
+from ..config import CONFIG_FILE, Config, load_config, parse_config
 from ..findings import Finding, RulegenError, Severity
+from ..pipeline import DEFAULT_SPEC_DIR
+from ..spec import find_spec_files, load_file, shown_path
+from ..validate import Context, validate
+from .gitbase import SPEC_DIR, _git, base_file, validate_base, verify_ref
 from ..fs import read as fs_read
 from ..fs import yamlbound
 
@@ -183,7 +188,6 @@ def base_policy(root: Path, ref: str) -> tuple[Config, str, list[str]]:
     Raises:
         RulegenError: git failed.
     """
-    from .diff import base_file
     try:
         text = base_file(root, ref, CONFIG_FILE)
     except UnicodeDecodeError:
@@ -207,7 +211,6 @@ def base_policy(root: Path, ref: str) -> tuple[Config, str, list[str]]:
 def _base_baseline(root: Path, ref: str) -> tuple[bl.Baseline, list[str]]:
     """(the baseline at ``ref``, notes): empty when it has none or it cannot be read (a note
     says so; every entry of the working tree then counts as added)."""
-    from .diff import base_file
     try:
         text = base_file(root, ref, bl.BASELINE_FILE)
     except UnicodeDecodeError:
@@ -258,9 +261,6 @@ def _line(lines: dict, *paths: str) -> int:
 
 def _validate_head(root: Path, config: Config):
     """The working tree's specs under ``rules/`` validated with ``config``, without baseline."""
-    from ..pipeline import DEFAULT_SPEC_DIR
-    from ..spec import find_spec_files, load_file, shown_path
-    from ..validate import Context, validate
     folder = root / DEFAULT_SPEC_DIR
     files = find_spec_files([folder]) if folder.is_dir() else []
     return validate([load_file(f, shown_path(f, root)) for f in files], Context(config=config, root=root))
@@ -270,7 +270,6 @@ def _validate_head(root: Path, config: Config):
 # Comparing
 
 def _default_severity(code: str) -> str:
-    from .. import checkdocs
     doc = checkdocs.codes().get(code)
     return doc.severity if doc is not None else "error"
 
@@ -351,7 +350,6 @@ def _sorted(found) -> list:
 def _changed_specs(root: Path, ref: str) -> set:
     """Paths (relative to ``root``) under ``rules/`` that differ between ``ref`` and the working
     tree, deleted, or not tracked (ignored ones too)."""
-    from .diff import SPEC_DIR, _git
     names = _git(root, "diff", "--name-only", "--relative", ref, "--", SPEC_DIR).splitlines()
     names += _git(root, "ls-files", "--others", "--", SPEC_DIR).splitlines()
     return set(names)
@@ -387,8 +385,6 @@ def compare(root: Path, ref: str, head_config: Config | None = None, loaded=None
         RulegenError: ``ref`` names no commit or git fails, or the working tree's config or
             baseline is invalid (as for ``validate``).
     """
-    from ..config import load_config
-    from .diff import validate_base, verify_ref
     verify_ref(root, ref)
     old_config, mode, notes = base_policy(root, ref)
     new_config = head_config if head_config is not None else load_config(root)

@@ -32,6 +32,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from ..config import CONFIG_FILE, Config, parse_config
+from ..starter import POLICY_COMMENT
 from ..fs import read as fs_read
 from ..fs import yamlbound
 from ..fs.write import atomic_write
@@ -143,7 +144,6 @@ def text_with(root: Path, updates: dict, top: dict | None = None, comments: dict
         conv = CommentedMap()
         doc["conventions"] = conv
     if not existing.strip() and "policy_changes" not in doc:
-        from ..starter import POLICY_COMMENT
         doc["policy_changes"] = "fail"
         doc.yaml_set_comment_before_after_key("policy_changes", before=POLICY_COMMENT, indent=0)
     first = True

@@ -35,6 +35,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ..findings import Finding, Severity
 from ..fs import read as fs_read
 from ..fs import yamlbound
+from .specyaml import _plain, _yaml, dump_text, reload_text
 
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _GROUP_KEYS = ("name", "interval", "input_series", "external_labels", "external_url", "alert_rule_test",
@@ -62,11 +63,12 @@ def _exercised(group: dict, records: set) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+# Over 80 lines on purpose: the tests' groups are matched to the specs, then written into them,
+# in one pass that keeps the notes in source order.
 def attach(test_files: list[tuple[Path, str]], specs) -> list[Finding]:
     """Attach the test groups of ``test_files`` (``(path, display)``) to ``specs``
     (:class:`rulegen.importer.ImportedSpec`, changed in place: text and data). Returns the
     notes (see the module docstring)."""
-    from . import _yaml, reload_text
     notes: list[Finding] = []
     where: dict[str, list[tuple[str, str]]] = {}    # rule name -> [(app, kind)]
     records: set = set()
@@ -166,7 +168,6 @@ def attach(test_files: list[tuple[Path, str]], specs) -> list[Finding]:
                     block[k] = settings[s.app][k]
             keys = list(data.keys())
             data.insert(keys.index("groups"), "promtool", block)
-        from . import _plain, dump_text
         s.text = dump_text(data)
         s.data = _plain(data)
     return notes

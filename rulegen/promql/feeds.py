@@ -58,6 +58,11 @@ def series_feed(expr: str, series_selector_text: str,
     sels = selectors(expr, recording_rules)
     if labels is None or sels is None:
         return None
+    return _feeds(labels, sels)
+
+
+def _feeds(labels: dict, sels: list) -> bool | None:
+    """:func:`series_feed` for the series ``labels`` and the selectors ``sels`` (both known)."""
     unknown = False
     for ms in sels:
         verdict = selects(ms, labels)
@@ -100,7 +105,7 @@ def missed_by_mistake(expr: str, series_selector_text: str,
     is deliberate too; a metric name or label name no selector reads is still a mistake."""
     labels = series_labels(series_selector_text)
     sels = selectors(expr, recording_rules)
-    if labels is None or sels is None or series_feed(expr, series_selector_text, recording_rules) is not False:
+    if labels is None or sels is None or _feeds(labels, sels) is not False:
         return None
     hint = None
     for ms in sels:

@@ -17,7 +17,6 @@ starting with ``__`` in any label map (``additionalRuleLabels.__name__``), as fo
 from __future__ import annotations
 
 import copy
-import difflib
 import functools
 import json
 import re
@@ -588,53 +587,6 @@ def _values_schema_text(existing: str | None, gates: tuple[str, ...], values_key
         raise ValueError("values.schema.json holds a lone surrogate escape (\\ud800-\\udfff), "
                          "which cannot be written as UTF-8") from None
     return text.replace("\n", line_ending(existing))
-
-def unknown_knobs(text: str, values_key: str, rules, groups, gates=(), slos=()) -> list[tuple[int, int, str]]:
-    """Keys of ``values.yaml`` text directly under ``<values_key>`` that are no knob
-    (:data:`KNOB_NAMES`, or the first part of a gate under the values key, ``gates``: dotted
-    paths), and keys under ``<values_key>.disabled``, ``.customRules``, ``.groups`` and ``.slos``
-    that name no rule (``rules``: names), group (``groups``) or SLO (``slos``) of the chart, as (line, column, message),
-    1-based, at the key, in document order. The chart's values.schema.json rejects them,
-    so ``helm template`` of the chart itself would fail; rulegen never removes a person's keys,
-    so a renamed or removed alert or group leaves one behind (``RG730``). Returns [] when the
-    text does not parse (``RG701`` says so) or has no such keys."""
-    import yaml
-    try:
-        root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except Exception:
-        return []
-
-    def child(node, key):
-        if isinstance(node, yaml.MappingNode):
-            for k, v in node.value:
-                if isinstance(k, yaml.ScalarNode) and k.value == key:
-                    return v
-        return None
-
-    knobs = child(root, values_key)
-    out = []
-    allowed = set(KNOB_NAMES) | {g.split(".")[1] for g in gates
-                                 if g.count(".") >= 1 and g.split(".")[0] == values_key}
-    if isinstance(knobs, yaml.MappingNode):
-        for k, _ in knobs.value:
-            if isinstance(k, yaml.ScalarNode) and k.value not in allowed:
-                close = difflib.get_close_matches(k.value, sorted(allowed), n=1)
-                hint = f"did you mean {close[0]}? " if close else ""
-                out.append((k.start_mark.line + 1, k.start_mark.column + 1,
-                            f"{values_key}.{k.value} is not a knob rulegen's template reads ({hint}the knobs "
-                            f"are {', '.join(KNOB_NAMES)}); helm rejects it (values.schema.json): "
-                            "remove or rename the key"))
-    for part, known, what in (("disabled", set(rules), "rule"), ("customRules", set(rules), "rule"),
-                              ("groups", set(groups), "rule group"), ("slos", set(slos), "SLO")):
-        node = child(knobs, part)
-        if not isinstance(node, yaml.MappingNode):
-            continue
-        for k, _ in node.value:
-            if isinstance(k, yaml.ScalarNode) and k.value not in known:
-                out.append((k.start_mark.line + 1, k.start_mark.column + 1,
-                            f"{values_key}.{part}.{k.value} names no {what} of this chart (renamed or "
-                            f"removed?); helm rejects it (values.schema.json): remove or rename the key"))
-    return sorted(out)
 
 
 def gate_values(gates) -> dict:

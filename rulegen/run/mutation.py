@@ -14,8 +14,10 @@ small wrong versions (mutants) of it. Each mutant goes through the same path as 
    kept as for plain tests (:func:`rulegen.run.testing.write_test_files`);
 3. the real rule is laid out the same way (the *baseline*): its tests must pass there, or the
    run stops, so a mutant counts as killed only because of its change;
-4. all test files of the run go to a few ``promtool test rules`` processes (one per CPU by
-   default), whose JUnit reports say which test groups failed.
+4. the test files of the run go to ``promtool test rules`` processes in small batches (at
+   most one process per CPU at once by default, each batch with its own time limit, progress
+   on stderr for long runs), whose JUnit reports say which test groups failed; a mutant's
+   files run cheapest first, and once one fails the mutant is killed and runs no more.
 
 A mutant is *killed* when at least one of its tests fails, and *survives* otherwise. A
 survivor is reported in words with its spec line and what test would kill it, unless the
@@ -34,7 +36,6 @@ so every valid SLO can reach 100%; any other survivor of a generated rule still 
 
 from __future__ import annotations
 
-import sys
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -44,10 +45,11 @@ import promql_parser as pp
 import yaml
 
 from ..findings import RulegenError
+from ..fs import read as fs_read
 from ..fs.write import atomic_write, fresh_dir
-from ..render import test_file_path
 from ..spec import Spec
 from .mutants import Mutant, mutants_of
+from .testing import render_rule_groups, test_document, write_test_files
 
 SUFFIX = "--rulegen-mutant-"
 WORK_DIR = ".rulegen/mutate"
@@ -63,7 +65,9 @@ MAX_RULES_PER_RENDER = 2000
 
 @dataclass
 class MutantResult:
-    """A mutant and its verdict: ``killed_by`` names the test groups that failed on it;
+    """A mutant and its verdict: ``killed_by`` names the test groups that failed on it (in
+    the test files that ran: a killed mutant's remaining files are not run, except for a
+    declared equivalent, whose files all run);
     ``equivalent`` is the declared reason, if any; ``invalid`` says why promtool could not
     run it (such a mutant is left out of the score)."""
 
@@ -184,7 +188,7 @@ def _test_names(test: dict, default: str) -> set[str]:
     return names
 
 
-def plan_app(spec: Spec, root: Path, work: Path, test_text: str,
+def plan_app(spec: Spec, root: Path, work: Path, test_text: str | dict,
              only: set[str] | None = None) -> tuple[list, list]:
     """Render every mutant of ``spec`` (with as few ``plan`` and ``helm template`` runs as
     Helm's file size allows: :data:`MAX_RULES_PER_RENDER`) and write their promtool files
@@ -200,7 +204,7 @@ def plan_app(spec: Spec, root: Path, work: Path, test_text: str,
         RulegenError: helm failed.
     """
     from ..render.promtool_tests import annotation_filters
-    doc = yaml.safe_load(test_text)
+    doc = yaml.safe_load(test_text) if isinstance(test_text, str) else test_text
     tests = doc.get("tests") or []
     filters = annotation_filters(spec)
     deps = _Deps(spec)
@@ -254,7 +258,6 @@ def _render_chunk(spec: Spec, root: Path, app_dir: Path, chunk: list[int], varia
     """Render the variants numbered in ``chunk`` with one ``plan`` and one ``helm template``
     and write their promtool files; returns ``(path, rule name, result index)`` per file."""
     from ..render import plan
-    from .testing import render_rule_groups, write_test_files
     # the spec's own groups first, under their own names: the chart's values (and the values
     # schema, which knows each group by name) are the spec's; their rendered rules are not used
     combined_groups = [replace(g, rules=[replace(r, tests=[], runbook={}) for r in g.rules]) for g in spec.groups]
@@ -291,54 +294,35 @@ def _slug(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
 
 
-def run_mutation(loaded, outputs, root: Path, apps: list[str], rules: set | None, jobs: int,
-                 out=None) -> tuple[list[MutantResult], list[RuleScore]]:
+def run_mutation(loaded, outputs, root: Path, apps: list[str], rules: set | None,
+                 jobs: int, progress=None) -> tuple[list[MutantResult], list[RuleScore]]:
     """Make, render and run every mutant of the rules with tests (``rules``: only these
     ``(app, name)`` pairs, None for all) of the given ``apps``; returns the results and the
-    per-rule scores.
+    per-rule scores. ``progress``, when given, is called with a progress line (text) at most
+    every :data:`PROGRESS_EVERY_S` seconds on long runs.
 
     Raises:
         RulegenError: helm failed, or a rule's tests fail on the rule itself as laid out here.
     """
-    from .testing import run_batches
-    out = out or sys.stdout
     work = fresh_dir(root, WORK_DIR)  # RG747 when a link on the way leads outside the project
-    by_path = {o.path: o for o in outputs}
     all_results: list[MutantResult] = []
     files: list = []
     specs = []
     for spec in loaded.specs:
-        if spec.app not in apps or test_file_path(spec) not in by_path:
+        doc = test_document(spec, root) if spec.app in apps else None
+        if doc is None:
             continue
-        specs.append((spec, None if rules is None else {n for a, n in rules if a == spec.app}))
+        specs.append((spec, doc, None if rules is None else {n for a, n in rules if a == spec.app}))
     # helm renders one app while Python lays out another
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        planned = list(pool.map(lambda sp: plan_app(sp[0], root, work, by_path[test_file_path(sp[0])].content, sp[1]),
-                                specs))
+        planned = list(pool.map(lambda sp: plan_app(sp[0], root, work, sp[1], sp[2]), specs))
     for results, fs in planned:
         base = len(all_results)
         all_results.extend(results)
         files.extend((f, spec.app, name, -1 if i < 0 else base + i) for f, name, i in fs)
     if not files:
         return all_results, []
-    runs = run_batches([f for f, *_ in files], jobs, root, None)
-    outcome: dict[str, list] = {}
-    for r in runs:
-        for c in r.cases:
-            outcome.setdefault(c.file, []).append(c)
-    for f, app, name, i in files:
-        cases = outcome.get(str(f))
-        if i < 0:
-            if not cases or any(not c.passed for c in cases):
-                why = "; ".join(c.name for c in cases or [] if not c.passed) or "promtool ran none of them"
-                raise RulegenError(f"{app} {name}: its tests do not pass on the rule itself as mutation "
-                                   f"testing lays it out ({why}); see {f}")
-            continue
-        res = all_results[i]
-        if not cases:
-            res.invalid = "promtool could not load the mutant"
-            continue
-        res.killed_by.extend(c.name for c in cases if not c.passed)
+    _run_rounds(files, all_results, jobs, root, progress)
     exclude_generated(all_results)
     return all_results, scores(all_results)
 
@@ -352,6 +336,133 @@ def exclude_generated(results: list[MutantResult]) -> None:
         slo = next((g.slo for g in r.spec.groups if g.slo is not None and any(x is r.rule for x in g.rules)), None)
         if slo is not None:
             r.excluded = GENERATED_REASON.format(slo=slo)
+
+
+def _steps(test_file: Path) -> int:
+    """Rough promtool cost of a test file: evaluation steps summed over its test groups (the
+    last ``eval_time`` over the evaluation interval; a rule file is evaluated at each)."""
+    from ..spec.durations import DurationError, parse_ms
+    try:
+        doc = yaml.load(fs_read.read_text(test_file), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        step = max(parse_ms(str(doc.get("evaluation_interval") or "1m")), 1)
+        total = 0
+        for t in doc.get("tests") or []:
+            last = [parse_ms(str(a.get("eval_time", "0s"))) for kind in ("alert_rule_test", "promql_expr_test")
+                    for a in t.get(kind) or []]
+            total += 1 + max(last, default=0) // max(parse_ms(str(t.get("interval") or "1m")), step, 1)
+        return total
+    except (OSError, RulegenError, UnicodeDecodeError, yaml.YAMLError, DurationError, AttributeError, TypeError):
+        return 1 << 30  # unknown: last
+
+
+def _check_baseline(f: Path, app: str, name: str, cases) -> None:
+    """Raise when a rule's own tests (a baseline file's ``cases``) do not all pass."""
+    if isinstance(cases, str):
+        raise RulegenError(f"{app} {name}: {cases} on the rule itself; see {f}")
+    if not cases or any(not c.passed for c in cases):
+        why = "; ".join(c.name for c in cases or [] if not c.passed) or "promtool ran none of them"
+        raise RulegenError(f"{app} {name}: its tests do not pass on the rule itself as mutation "
+                           f"testing lays it out ({why}); see {f}")
+
+
+def _run_rounds(files: list, results: list[MutantResult], jobs: int, root: Path, report=None) -> None:
+    """Run the promtool ``files`` (``(path, app, rule name, result index or -1)``) and record
+    each mutant's verdict in ``results``. A mutant's files run cheapest first (:func:`_steps`), one per round, and
+    a killed mutant runs no more of them: the verdict is the same, since a mutant is killed
+    by any failing test group (its files hold the same rules, so one that promtool cannot
+    load is found in the first). A mutant declared equivalent runs all its files in the
+    first round, so a note that a test kills it names the same test group. Baselines run
+    whole in the first round.
+
+    Raises:
+        RulegenError: a rule's tests do not pass on the rule itself (or do not finish).
+    """
+    per_mutant: dict[int, list] = {}
+    first: list = []
+    for entry in files:
+        if entry[3] < 0 or results[entry[3]].equivalent is not None:
+            first.append(entry)
+        else:
+            per_mutant.setdefault(entry[3], []).append(entry)
+    for i, fs in per_mutant.items():
+        fs.sort(key=lambda e: _steps(e[0]))
+    rnd = 0
+    todo = first + [fs[0] for fs in per_mutant.values()]
+    progress = _Progress(sum(len(fs) for fs in per_mutant.values()) + len(first), report)
+    while todo:
+        outcome = _run_files([e[0] for e in todo], jobs, root, progress)
+        for f, app, name, i in todo:
+            cases = outcome.get(str(f))
+            if i < 0:
+                _check_baseline(f, app, name, cases)
+                continue
+            res = results[i]
+            if isinstance(cases, str):
+                res.invalid = cases  # promtool did not finish in time
+            elif not cases:
+                res.invalid = "promtool could not load the mutant"
+            else:
+                res.killed_by.extend(c.name for c in cases if not c.passed)
+        rnd += 1
+        todo = [fs[rnd] for i, fs in per_mutant.items()
+                if rnd < len(fs) and not results[i].killed and not results[i].invalid]
+
+
+#: promtool test files per process: small batches, so the work spreads evenly over ``jobs``
+#: processes and one slow batch times out alone
+BATCH_FILES = 12
+#: seconds one batch may take; a batch that takes longer is run again file by file, each with
+#: this limit (a file over it: its mutant is not runnable, a baseline stops the run)
+BATCH_TIMEOUT_S = 600
+#: seconds between progress lines on stderr
+PROGRESS_EVERY_S = 15.0
+
+
+class _Progress:
+    """Progress lines for long runs (promtool files run of the most to run), handed to
+    ``report`` (a callable taking the line; None: no progress)."""
+
+    def __init__(self, total: int, report=None):
+        import time
+        self.total, self.done, self.report = total, 0, report
+        self.start = self.last = time.monotonic()
+
+    def add(self, n: int) -> None:
+        import time
+        self.done += n
+        now = time.monotonic()
+        if self.report is not None and now - self.last >= PROGRESS_EVERY_S:
+            self.last = now
+            self.report(f"rulegen: mutation testing: {self.done} promtool file(s) run, at most "
+                        f"{max(self.total - self.done, 0)} to go ({now - self.start:.0f} s)")
+
+
+def _run_files(paths: list[Path], jobs: int, root: Path, progress: _Progress) -> dict:
+    """promtool on ``paths`` in batches of :data:`BATCH_FILES`, ``jobs`` processes at once,
+    each batch within :data:`BATCH_TIMEOUT_S`; returns file -> its test group results (a
+    string instead when promtool did not finish with that file alone in time)."""
+    from ..tools import promtool
+    batches = [paths[i:i + BATCH_FILES] for i in range(0, len(paths), BATCH_FILES)]
+
+    def one(batch: list[Path]) -> list:
+        try:
+            runs = [promtool.test_rules(batch, cwd=batch[0].parent, root=root, timeout=BATCH_TIMEOUT_S)]
+        except promtool.PromtoolTimeout:
+            if len(batch) == 1:
+                return [(str(batch[0]), f"promtool did not finish within {BATCH_TIMEOUT_S} s")]
+            return [x for f in batch for x in one([f])]
+        return [(c.file, c) for r in runs for c in r.cases]
+
+    outcome: dict = {}
+    with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(batches)))) as pool:
+        for batch, got in zip(batches, pool.map(one, batches)):
+            for f, c in got:
+                if isinstance(c, str):
+                    outcome[f] = c
+                else:
+                    outcome.setdefault(f, []).append(c)
+            progress.add(len(batch))
+    return outcome
 
 
 def scores(results: list[MutantResult]) -> list[RuleScore]:
@@ -383,38 +494,6 @@ def _declaration_line(spec: Spec, rule, text: str) -> int:
         if e.get("mutant") == text:
             return spec.source.pos(rule.path + ("equivalent_mutants", i, "mutant"))[0]
     return spec.source.pos(rule.path + ("equivalent_mutants",))[0]
-
-
-def report(results: list[MutantResult], rows: list[RuleScore], out) -> None:
-    """Print per-rule scores, survivors in words, and stale equivalence declarations."""
-    for row in rows:
-        eq = f", {row.equivalent} declared equivalent" if row.equivalent else ""
-        print(f"  {row.app} {row.name}: {row.killed}/{row.total} mutants killed{eq}", file=out)
-    for r in results:
-        if r.counted and not r.killed:
-            print(f"{r.spec.file}:{r.line()}: SURVIVED [{r.rule.name}] {r.describe()}", file=out)
-        elif r.excluded:
-            print(f"{r.spec.file}:{r.line()}: excluded [{r.rule.name}] {r.mutant.text}: {r.excluded}", file=out)
-        elif r.equivalent is not None and r.killed:
-            line = _declaration_line(r.spec, r.rule, r.mutant.text)
-            print(f"{r.spec.file}:{line}: note [{r.rule.name}] {r.mutant.text} is declared equivalent, "
-                  f"but `{r.killed_by[0]}` kills it: remove the declaration", file=out)
-    declared = {(id(r.rule), r.mutant.text) for r in results}
-    seen_rules = {id(r.rule): r for r in results}
-    for r in seen_rules.values():
-        for text in r.rule.equivalent_mutants:
-            if (id(r.rule), text) not in declared:
-                line = _declaration_line(r.spec, r.rule, text)
-                print(f"{r.spec.file}:{line}: note [{r.rule.name}] equivalent_mutants names `{text}`, "
-                      "which is not a mutant of this rule", file=out)
-    killed = sum(1 for r in results if r.counted and r.killed)
-    counted = sum(1 for r in results if r.counted)
-    eq = sum(1 for r in results if r.equivalent is not None)
-    invalid = sum(1 for r in results if r.invalid)
-    excluded = sum(1 for r in results if r.excluded)
-    extra = (f", {eq} declared equivalent" if eq else "") + (f", {invalid} not runnable" if invalid else "") \
-        + (f", {excluded} excluded (generated from slos:)" if excluded else "")
-    print(f"mutation score: {killed}/{counted} mutants killed ({total_score(results):.0f}%){extra}", file=out)
 
 
 def write_junit(path: Path, results: list[MutantResult], suites: ET.Element | None = None) -> ET.Element:

@@ -9,7 +9,8 @@ Pipeline step 4 of 4. For each app:
    spec's rules, not a deployment's overrides; escaping, gating and defaults are what is
    tested, not a copy of the rules);
 3. write the PrometheusRules' ``spec.groups`` to ``.rulegen/test/<app>/rules.yaml`` and the
-   planned promtool test file next to it; where test groups state different annotations, one
+   promtool test file next to it: the planned one plus the SLOs' tests, generated now
+   (:func:`rulegen.spec.slo.with_tests`; the committed file holds only the declared tests); where test groups state different annotations, one
    rule file and test file per set (``rules.2.yaml`` with ``<app>.2.test.yaml``, ...), each
    alert keeping only the annotations its tests state (see
    :func:`rulegen.render.promtool_tests.annotation_filters`);
@@ -34,9 +35,7 @@ The last line printed is ``N passed, N failed`` (test groups), which CI systems 
 from __future__ import annotations
 
 import difflib
-import os
 import re
-import sys
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -47,10 +46,8 @@ import yaml
 
 from ..fs.containment import refuse_tree
 from ..findings import RulegenError
-from ..fs.write import atomic_write, copy_tree, fresh_dir, work_dir
-from ..pipeline import load_project, plan_project
-from ..render import test_file_path
-from ..render.promtool_tests import RULES_FILE
+from ..fs.write import atomic_write, copy_tree, fresh_dir
+from ..render.promtool_tests import RULES_FILE, annotation_filters, filter_annotations
 from ..render.values import gate_values
 from ..render.yamltext import values_yaml
 from ..spec import Spec
@@ -203,7 +200,6 @@ def write_test_files(spec: Spec, test_text: str | dict, groups: list[dict], dest
     ``spec`` when already made). The first pair is ``rules.yaml`` and ``<stem>.test.yaml``
     (``stem`` defaults to the app), the next ``rules.2.yaml`` and ``<stem>.2.test.yaml``, and
     so on. Returns the test files."""
-    from ..render.promtool_tests import annotation_filters, filter_annotations
     stem = stem or spec.app
     doc = yaml.safe_load(test_text) if isinstance(test_text, str) else test_text
     filters = annotation_filters(spec) if filters is None else filters
@@ -226,19 +222,29 @@ def write_test_files(spec: Spec, test_text: str | dict, groups: list[dict], dest
 
 def prepare_app(spec: Spec, outputs, root: Path, work: Path) -> list[Path]:
     """Render ``spec``'s chart with helm (gates on) and lay out its promtool files in
-    ``work/<app>`` (:func:`write_test_files`); returns the test files, none when the spec
-    declares no test.
+    ``work/<app>`` (:func:`write_test_files`, the tests of :func:`test_document`); returns the
+    test files, none when the spec has no test.
 
     Raises:
         RulegenError: helm failed or rendered no rule group.
     """
-    by_path = {o.path: o for o in outputs}
-    tpath = test_file_path(spec)
-    if tpath not in by_path:
+    doc = test_document(spec, root)
+    if doc is None:
         return []
     app_dir = work / spec.app
     groups = render_rule_groups(spec, outputs, root, app_dir)
-    return write_test_files(spec, by_path[tpath].content, groups, app_dir)
+    return write_test_files(spec, doc, groups, app_dir)
+
+
+def test_document(spec: Spec, root: Path) -> dict | None:
+    """The promtool test document ``rulegen test`` runs for ``spec``: its test file as
+    :func:`rulegen.render.promtool_tests.render_test_file` writes it, with every test of
+    ``spec``, the generated SLO tests included when ``spec`` carries them
+    (:func:`rulegen.spec.slo.with_tests`); None when it has no test."""
+    from ..render.promtool_tests import render_test_file
+    from ..render.site import site_url
+    text = render_test_file(spec, site_url(root), [])
+    return None if text is None else yaml.safe_load(text)
 
 
 def failure_line(c: TestCase) -> int:
@@ -377,170 +383,3 @@ def write_junit(path: Path, cases: list[TestCase]) -> None:
                 f = ET.SubElement(tc, "failure", message=f"{c.spec.file}:{c.line}")
                 f.text = c.failure
     atomic_write(path, ET.tostring(suites, encoding="utf-8", xml_declaration=True))
-
-
-def _only_apps(loaded, apps: list[str]):
-    """``loaded`` narrowed to the specs of ``apps`` when every validation error lies in other
-    spec files (another app's mistake does not stop ``rulegen test --app X``); a note on stderr
-    says so. Unchanged when an error is in a file of ``apps``."""
-    from ..pipeline import Loaded
-    mine = {s.file for s in loaded.specs if s.app in apps}
-    if not mine or any(f.is_error and f.file in mine for f in loaded.findings):
-        return loaded
-    others = sorted({f.file for f in loaded.findings if f.is_error})
-    print(f"rulegen: the errors above are in other specs ({', '.join(others)}); testing "
-          f"{', '.join(sorted(set(apps)))} anyway (`rulegen build` still needs them fixed)",
-          file=sys.stderr)
-    return Loaded(root=loaded.root, config=loaded.config,
-                  specs=[s for s in loaded.specs if s.app in apps],
-                  findings=[f for f in loaded.findings if f.file in mine])
-
-
-def _mutate(loaded, outputs, root: Path, apps: list[str], cases: list[TestCase], args, jobs: int, out):
-    """Run mutation testing (:mod:`rulegen.run.mutation`) on the rules the selected tests
-    belong to; prints the report and returns the results."""
-    from .mutation import report, run_mutation
-    rules = {(c.app, c.rule.name) for c in cases} if (args.alert or args.name) else None
-    results, rows = run_mutation(loaded, outputs, root, apps, rules, jobs, out)
-    print(f"mutation testing: {len(results)} mutant(s) of {len(rows)} rule(s)", file=out)
-    report(results, rows, out)
-    return results
-
-
-def run_tests(root: Path, args) -> int:
-    """The ``rulegen test`` command; returns the exit code (0 pass, 1 failures or low
-    coverage or invalid specs, 2 usage/tools)."""
-    from ..formatters import render as render_findings
-    out = sys.stdout
-    loaded = load_project(root, getattr(args, "paths", None) or None)
-    if loaded.findings:
-        print(render_findings(loaded.findings), file=sys.stderr)
-    if not loaded.ok and args.app:
-        loaded = _only_apps(loaded, args.app)
-    if not loaded.ok:
-        print("rulegen: validation failed; no test ran" + (
-            "" if args.app else " (fix the errors above, or test one app with --app)"), file=sys.stderr)
-        return 1
-    outputs, findings = plan_project(loaded)
-    if any(f.is_error for f in findings):
-        print(render_findings(findings), file=sys.stderr)
-        return 1
-    all_cases = collect_cases(loaded.specs)
-    cases = select(all_cases, args.app, args.alert, args.name)
-    from ..hints import did_you_mean, unknown_names
-    known_apps = {s.app for s in loaded.specs}
-    unknown = set(args.app) - known_apps
-    if unknown:
-        raise RulegenError("no spec for app(s) " + ", ".join(a + did_you_mean(a, known_apps)
-                                                             for a in sorted(unknown)))
-    names = {r.name for s in loaded.specs for _, r in s.rules()}
-    unknown = set(args.alert) - names
-    if unknown:
-        raise RulegenError(unknown_names(unknown, names, "alert or recording rule"))
-    # Coverage counts every rule of every selected spec: an app without a single test is
-    # uncovered, not left out (importing 12 untested alerts must not read "100%").
-    selected_apps = set(args.app) or {s.app for s in loaded.specs}
-    untested = sorted(a for a in set(args.app) if a not in {c.app for c in all_cases})
-    for app in untested:
-        print(f"app {app} has no tests (add `tests:` under its alerts; `rulegen new` shows the shape)", file=out)
-    if not cases:
-        if not untested:
-            print("no test matches" if all_cases else "the specs declare no test", file=out)
-        print("0 passed, 0 failed", file=out)
-        cov = coverage(loaded.specs, [])
-        cov.rows = [r for r in cov.rows if r.app in selected_apps
-                    and (not args.alert or r.name in args.alert)]
-        if not _print_coverage(cov, out, args.min_coverage):
-            return 1
-        return 1 if all_cases else 0
-    from ..gitops import write
-    status = write.compare(outputs, root)
-    drift = [p for p in status.changed if not p.endswith((".md", "mkdocs.yml"))]
-    if drift:
-        print(f"note: testing what `rulegen build` would write; on disk these differ: {', '.join(drift)}",
-              file=sys.stderr)
-    work = work_dir(root, WORK_DIR)
-    apps = sorted({c.app for c in cases})
-    files = []
-    for spec in loaded.specs:
-        if spec.app in apps:
-            files.extend(prepare_app(spec, outputs, root, work))
-    jobs = args.jobs or os.cpu_count() or 1
-    run_regex = _regex(cases) if len(cases) != len(all_cases) else None
-    runs = run_batches(files, jobs, root, run_regex)
-    results = {}
-    for r in runs:
-        for cr in r.cases:
-            results[cr.name] = cr
-    if not results:
-        # promtool could not load a file at all: show what it said
-        for r in runs:
-            if r.returncode != 0:
-                print(r.output.strip(), file=sys.stderr)
-        raise RulegenError("promtool reported no test result")
-    for c in cases:
-        cr = results.get(c.name)
-        if cr is None:
-            c.passed, c.failure = False, "promtool did not run this test group (duplicate name?)"
-        else:
-            c.passed, c.failure = cr.passed, cr.failure
-    failed = [c for c in cases if not c.passed]
-    for c in failed:
-        line = failure_line(c)
-        print(f"{c.spec.file}:{line}: FAIL [{c.rule.name}] {c.test.name}", file=out)
-        for line in readable_failure(c.failure).splitlines():
-            print("    " + line, file=out)
-    for r in runs:
-        if r.returncode != 0 and not any(not c.passed for c in failed):
-            print(r.output.strip(), file=sys.stderr)
-    cov = coverage(loaded.specs, cases)
-    print(f"promtool test rules: {len(cases)} test group(s) in {len(files)} file(s), "
-          f"{len(cases) - len(failed)} passed, {len(failed)} failed", file=out)
-    selected_rules = {(c.app, c.rule.name) for c in cases} if (args.alert or args.name) else None
-    cov.rows = [r for r in cov.rows
-                if r.app in selected_apps and (selected_rules is None or (r.app, r.name) in selected_rules)]
-    print(f"coverage: {sum(1 for r in cov.rows if r.covered)}/{len(cov.rows)} rules ({cov.percent:.0f}%) "
-          "have a firing and a non-firing test, and both sides of `for` (recording rules: a test "
-          "that reads them)", file=out)
-    for r in cov.rows:
-        if not r.covered:
-            print(f"  uncovered: {r.app} {r.name}: needs {r.missing()}", file=out)
-    mutated = None
-    if getattr(args, "mutate", False) and failed:
-        print("mutation testing skipped: the tests must pass on the rules first", file=out)
-    elif getattr(args, "mutate", False):
-        mutated = _mutate(loaded, outputs, root, apps, cases, args, jobs, out)
-    if args.junit:
-        write_junit(Path(args.junit), cases)
-        if mutated is not None:
-            from .mutation import write_junit as write_mutation_junit
-            write_mutation_junit(Path(args.junit), mutated, ET.parse(args.junit).getroot())
-    print(f"{len(cases) - len(failed)} passed, {len(failed)} failed", file=out)
-    if failed:
-        return 1
-    if mutated is not None and args.min_mutation_score is not None:
-        from .mutation import total_score
-        score = total_score(mutated)
-        if score + 1e-9 < args.min_mutation_score:
-            print(f"rulegen: mutation score {score:.1f}% is below --min-mutation-score "
-                  f"{args.min_mutation_score:g}%", file=sys.stderr)
-            return 1
-    return 0 if _min_coverage_met(cov, args.min_coverage) else 1
-
-
-def _min_coverage_met(cov: Coverage, min_coverage: float | None) -> bool:
-    """False (with a line on stderr) when ``cov`` is below ``min_coverage`` (percent, or None)."""
-    if min_coverage is not None and cov.percent + 1e-9 < min_coverage:
-        print(f"rulegen: coverage {cov.percent:.1f}% is below --min-coverage {min_coverage:g}%", file=sys.stderr)
-        return False
-    return True
-
-
-def _print_coverage(cov: Coverage, out, min_coverage: float | None) -> bool:
-    """When no test ran: the coverage line (every selected rule uncovered) and the
-    ``--min-coverage`` verdict (see :func:`_min_coverage_met`)."""
-    if cov.rows:
-        print(f"coverage: 0/{len(cov.rows)} rules (0%): no test ran", file=out)
-    return _min_coverage_met(cov, min_coverage)
-
-

@@ -5,6 +5,7 @@ Pipeline step 1 of 4 (load -> validate -> render -> test).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ..findings import RulegenError
@@ -13,9 +14,14 @@ from .build import build_spec
 from .model import Chart, Group, Rule, Spec, Test
 
 __all__ = ["LoadedFile", "load_file", "load_text", "find_spec_files", "load_paths", "shown_path",
-           "Chart", "Group", "Rule", "Spec", "Test", "build_spec", "SCHEMA_PATH"]
+           "Chart", "Group", "Rule", "Spec", "Test", "build_spec", "SCHEMA_PATH", "PROJECT_SCHEMA",
+           "schema_ref"]
 
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
+
+#: Where ``rulegen import`` puts a copy of the spec schema in a project that does not hold
+#: rulegen's own (relative to the project root), so that ``$schema`` stays inside the project.
+PROJECT_SCHEMA = ".rulegen/schema.json"
 SPEC_SUFFIXES = (".yaml", ".yml")
 
 
@@ -55,3 +61,18 @@ def shown_path(f: Path, root: Path | None = None) -> str:
 def load_paths(paths: list[Path], root: Path | None = None) -> list[LoadedFile]:
     """Load every spec file under ``paths``; positions shown relative to ``root`` when possible."""
     return [load_file(f, shown_path(f, root)) for f in find_spec_files(paths)]
+
+
+def schema_ref(out_dir: Path, root: Path | None = None) -> str:
+    """The ``$schema`` reference written at the top of a spec in ``out_dir``, relative to it:
+    the packaged schema when it lies inside the project at ``root`` (``../rulegen/spec/schema.json``
+    for ``rules/`` in rulegen's own repository), else the project's copy
+    (:data:`PROJECT_SCHEMA`, written by ``rulegen import``). Without ``root``, the packaged
+    schema."""
+    target = SCHEMA_PATH.resolve()
+    if root is not None and not target.is_relative_to(root.resolve()):
+        target = (root / PROJECT_SCHEMA).resolve()
+    try:
+        return Path(os.path.relpath(target, out_dir.resolve())).as_posix()
+    except ValueError:  # another drive on Windows
+        return target.as_uri()

@@ -58,15 +58,18 @@ def check_rules(files: list[Path], root: Path | None = None) -> tuple[int, str]:
     return proc.returncode, proc.stdout + proc.stderr
 
 
-def test_rules(files: list[Path], cwd: Path, root: Path | None = None, run: str | None = None) -> TestRun:
+def test_rules(files: list[Path], cwd: Path, root: Path | None = None, run: str | None = None,
+               timeout: float | None = None) -> TestRun:
     """``promtool test rules --junit=... FILES`` in ``cwd``; results parsed from the JUnit report.
 
-    ``run`` is promtool's ``--run`` regular expression on test group names.
+    ``run`` is promtool's ``--run`` regular expression on test group names; ``timeout`` the
+    seconds it may take (None: :data:`TIMEOUT_S`).
 
     Raises:
         RulegenError: promtool is not installed, or would come from the project ``root``.
-        PromtoolTimeout: it ran longer than :data:`TIMEOUT_S` seconds.
+        PromtoolTimeout: it ran longer than ``timeout`` seconds.
     """
+    timeout = TIMEOUT_S if timeout is None else timeout
     promtool = find.require("promtool", root)
     with tempfile.TemporaryDirectory(prefix="rulegen-promtool-") as tmp:
         junit = Path(tmp) / "junit.xml"
@@ -75,9 +78,9 @@ def test_rules(files: list[Path], cwd: Path, root: Path | None = None, run: str 
             args.append(f"--run={run}")
         args += [str(f) for f in files]
         try:
-            proc = process.run(args, timeout=TIMEOUT_S, cwd=cwd)
+            proc = process.run(args, timeout=timeout, cwd=cwd)
         except process.TimeoutExpired:
-            raise PromtoolTimeout(f"promtool test rules did not finish within {TIMEOUT_S} s "
+            raise PromtoolTimeout(f"promtool test rules did not finish within {timeout:g} s "
                                   f"({len(files)} test file(s) in {cwd}); the machine may be overloaded, "
                                   "or a test evaluates very long series: run fewer at once (--app, --alert)") from None
         cases = parse_junit(junit.read_text(encoding="utf-8")) if junit.is_file() else []

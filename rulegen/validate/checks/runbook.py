@@ -45,12 +45,6 @@ Codes:
 * ``RG511`` an alert's ``runbook.context`` names a section the app's runbook does not have
   (``runbook.sections[].title``, exactly), so the page cannot show it in the alert's section.
   Bad: ``context: [Reason tabel]``; good: ``context: [Reason table]``, the section's title.
-* ``RG512`` (warning; ``build``, ``check``) ``mkdocs.yml`` does not list what the runbook
-  pages need: ``md_in_html`` in ``markdown_extensions`` (the triage box, the index and the
-  collapsed rule details are Markdown inside HTML), ``assets/rulegen.css`` in ``extra_css``
-  and ``assets/rulegen.js`` in ``extra_javascript`` (badges, index filters, commands filled
-  from the URL). Without them the pages show raw ``**Impact:**`` text. Bad: a ``mkdocs.yml``
-  without ``md_in_html``; good: ``markdown_extensions: [md_in_html]`` with the two assets listed.
 * ``RG513`` two alerts of one app have different names that make the same heading id
   (:func:`rulegen.render.slug.anchor` lower-cases, drops punctuation and joins words with
   ``-``: ``FooDown`` and ``Foodown``, ``Foo-Bar`` and ``foo bar``), so the ``runbook_url`` of

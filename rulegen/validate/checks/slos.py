@@ -46,10 +46,6 @@ Codes:
   The rules would share a name, so knobs, tests and the runbook section of one act on the
   other, and promtool rejects equal rules. Bad: ``ticket: {alert: ShopDown}`` beside an
   alert ``ShopDown``; good: ``ticket: {alert: ShopCheckoutSlowBurn}``.
-* ``RG363`` two specs rendering into one chart with one values key have an SLO of the same
-  name: ``<valuesKey>.slos.<name>`` would set both. Bad: SLO ``checkout`` in
-  ``rules/shop.yaml`` and in ``rules/cart.yaml``, both in ``charts/shop``; good: names
-  apart (``cart-checkout``), or ``chart.values_key`` apart.
 * ``RG360`` a latency SLI's ``histogram`` is not the ``_bucket`` series of a classic
   histogram (rulegen reads it with ``le`` and the ``_count`` series beside it). Bad:
   ``histogram: http_request_duration_seconds``; good:

@@ -1,0 +1,74 @@
+"""``rulegen diff``: what changed since a Git ref, in alert terms (see :mod:`rulegen.gitops.diff`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..findings import RulegenError
+from . import EXIT_OK, EXIT_USAGE
+
+NAME = "diff"
+EXAMPLE = "rulegen diff --base origin/main -o markdown > pr-comment.md"
+
+
+def add_parser(sub, common) -> None:
+    s = sub.add_parser("diff", parents=[common], help="what changed since a Git ref, in alert terms")
+    s.add_argument("--base", default="HEAD", help="Git ref to compare with (default HEAD)")
+    s.add_argument("-o", "--output", choices=("text", "markdown"), default="text")
+    s.set_defaults(func=run)
+
+
+def run(args) -> int:
+    return run_diff(Path(args.root), args.base, args.output, sys.stdout)
+
+
+def run_diff(root: Path, base: str, output: str, stream=None) -> int:
+    """Print the review summary of ``rules/`` between Git ``base`` and the working tree.
+
+    Args:
+        root: project root (inside a Git work tree).
+        base: any Git revision (``HEAD``, ``origin/main``, a SHA).
+        output: ``text`` or ``markdown``.
+        stream: where to print (default stdout); errors go to stderr.
+
+    Returns:
+        0, or 2 when Git, the ref or the working tree's specs cannot be read.
+    """
+    from ..gitops import policy
+    from ..gitops.diff import compare_specs, render_markdown, render_text, values_effects
+    from ..gitops.gitbase import SPEC_DIR, load_base
+    from ..pipeline import load_project
+    stream = stream or sys.stdout
+    try:
+        loaded = load_project(root)
+        old_specs, old_findings, n_old = load_base(root, base, loaded.config)
+    except RulegenError as e:
+        print(f"rulegen: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    summary = compare_specs(old_specs, loaded.specs)
+    try:
+        report = policy.compare(root, base, loaded.config, loaded)
+    except RulegenError as e:
+        print(f"rulegen: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    summary.policy = report.changes
+    summary.notes.extend(report.notes)
+    broken_old = sorted({f.file for f in old_findings if f.is_error})
+    broken_new = sorted({f.file for f in loaded.findings if f.is_error})
+    if broken_old:
+        summary.notes.append(f"at {base}, these specs have errors and were compared as far as they "
+                             f"loaded: {', '.join(broken_old)}")
+    if broken_new:
+        summary.notes.append("in the working tree, these specs have errors (run `rulegen validate`) "
+                             f"and were compared as far as they loaded: {', '.join(broken_new)}")
+    if n_old == 0:
+        summary.notes.append(f"{base} has no specs under {SPEC_DIR}/")
+    try:
+        summary.values, notes = values_effects(root, base, old_specs, loaded.specs)
+    except RulegenError as e:
+        summary.values, notes = [], [f"values were not compared: {e}"]
+    summary.notes.extend(notes)
+    text = render_markdown(summary, base) if output == "markdown" else render_text(summary, base)
+    stream.write(text)
+    return EXIT_OK

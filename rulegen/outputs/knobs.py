@@ -1,0 +1,138 @@
+"""Knobs in a chart's ``values.yaml`` that name nothing the chart has.
+
+Run on the planned outputs (:func:`rulegen.outputs.check_plan`): the ``values.yaml`` that
+``build`` would write, merged from people's keys and rulegen's, read against the rules,
+groups, gates and SLOs of the specs that render into the chart.
+
+Codes:
+
+* ``RG730`` a key under ``<valuesKey>.disabled``, ``.customRules`` or ``.groups`` of the chart's
+  ``values.yaml`` names no rule or rule group of the chart (left behind by a rename or removal,
+  or a typo), or a key directly under ``<valuesKey>`` is no knob (``customRule`` for
+  ``customRules``); the chart's values.schema.json rejects it, so ``helm template`` would fail.
+  Bad: ``disabled: {RedisDwn: true}``; good: ``disabled: {RedisDown: true}``, or remove the key.
+* ``RG363`` two specs rendering into one chart with one values key have an SLO of the same
+  name: ``<valuesKey>.slos.<name>`` would set both. Bad: SLO ``checkout`` in
+  ``rules/shop.yaml`` and in ``rules/cart.yaml``, both in ``charts/shop``; good: names
+  apart (``cart-checkout``), or ``chart.values_key`` apart.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+import yaml
+
+from ..findings import Finding, Severity
+from ..hints import closest
+from ..render.values import KNOB_NAMES
+
+
+def check(outputs, specs, fmt: str = "helm") -> list[Finding]:
+    """``RG730`` for each key of a planned ``values.yaml`` that names no knob, rule, group or
+    SLO of its chart, and ``RG363`` for an SLO name two specs of one chart and values key
+    share. ``outputs``: the planned outputs (:func:`rulegen.render.plan`); ``specs``: the
+    validated specs; ``fmt``: ``rules`` has no charts, so nothing to check."""
+    findings: list[Finding] = []
+    if fmt == "rules":
+        return findings
+    planned = {o.path: o.content for o in outputs}
+    in_chart: dict = {}
+    for spec in sorted(specs, key=lambda s: s.app):
+        in_chart.setdefault(spec.chart.path, []).append(spec)
+    for path, specs_here in in_chart.items():  # knobs in values.yaml naming what the chart lacks
+        vpath = f"{path}/values.yaml"
+        if vpath not in planned:
+            continue
+        for key in sorted({s.chart.values_key for s in specs_here}):
+            mine = [s for s in specs_here if s.chart.values_key == key]
+            rule_names = {r.name for s in mine for _, r in s.rules()}
+            group_names = {g.name for s in mine for g in s.groups}
+            for line, col, msg in unknown_knobs(planned[vpath], key, rule_names, group_names,
+                                                {g for s in mine for g in s.chart.gates},
+                                                {x.name for s in mine for x in s.slos}):
+                msg = _knob_hint(msg, key, rule_names, group_names, {x.name for s in mine for x in s.slos})
+                findings.append(Finding(vpath, line, col, "RG730", Severity.ERROR, msg))
+            findings += _slo_names(mine, path, key)
+    return findings
+
+
+def _slo_names(mine: list, path: str, key: str) -> list[Finding]:
+    """``RG363`` for each SLO of ``mine`` (the specs of chart ``path`` with values key
+    ``key``, in app order) whose name an SLO of an earlier spec has."""
+    findings = []
+    # SLO knobs are keyed by name under the values key: one name in two specs is one knob
+    first: dict = {}
+    for s in mine:
+        for x in s.slos:
+            if x.name in first and first[x.name] is not s:
+                findings.append(s.source.finding(
+                    x.path + ("name",), "RG363",
+                    f"SLO {x.name} has the name of an SLO of {first[x.name].source.path}, which renders "
+                    f"into the same chart ({path}) with the same values key: "
+                    f"`{key}.slos.{x.name}` would set both; rename one of them",
+                    rule=x.name))
+            first.setdefault(x.name, s)
+    return findings
+
+
+def unknown_knobs(text: str, values_key: str, rules, groups, gates=(), slos=()) -> list[tuple[int, int, str]]:
+    """Keys of ``values.yaml`` text directly under ``<values_key>`` that are no knob
+    (:data:`KNOB_NAMES`, or the first part of a gate under the values key, ``gates``: dotted
+    paths), and keys under ``<values_key>.disabled``, ``.customRules``, ``.groups`` and ``.slos``
+    that name no rule (``rules``: names), group (``groups``) or SLO (``slos``) of the chart, as (line, column, message),
+    1-based, at the key, in document order. The chart's values.schema.json rejects them,
+    so ``helm template`` of the chart itself would fail; rulegen never removes a person's keys,
+    so a renamed or removed alert or group leaves one behind (``RG730``). Returns [] when the
+    text does not parse (``RG701`` says so) or has no such keys."""
+    try:
+        root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except Exception:
+        return []
+
+    def child(node, key):
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if isinstance(k, yaml.ScalarNode) and k.value == key:
+                    return v
+        return None
+
+    knobs = child(root, values_key)
+    out = []
+    allowed = set(KNOB_NAMES) | {g.split(".")[1] for g in gates
+                                 if g.count(".") >= 1 and g.split(".")[0] == values_key}
+    if isinstance(knobs, yaml.MappingNode):
+        for k, _ in knobs.value:
+            if isinstance(k, yaml.ScalarNode) and k.value not in allowed:
+                close = difflib.get_close_matches(k.value, sorted(allowed), n=1)
+                hint = f"did you mean {close[0]}? " if close else ""
+                out.append((k.start_mark.line + 1, k.start_mark.column + 1,
+                            f"{values_key}.{k.value} is not a knob rulegen's template reads ({hint}the knobs "
+                            f"are {', '.join(KNOB_NAMES)}); helm rejects it (values.schema.json): "
+                            "remove or rename the key"))
+    for part, known, what in (("disabled", set(rules), "rule"), ("customRules", set(rules), "rule"),
+                              ("groups", set(groups), "rule group"), ("slos", set(slos), "SLO")):
+        node = child(knobs, part)
+        if not isinstance(node, yaml.MappingNode):
+            continue
+        for k, _ in node.value:
+            if isinstance(k, yaml.ScalarNode) and k.value not in known:
+                out.append((k.start_mark.line + 1, k.start_mark.column + 1,
+                            f"{values_key}.{part}.{k.value} names no {what} of this chart (renamed or "
+                            f"removed?); helm rejects it (values.schema.json): remove or rename the key"))
+    return sorted(out)
+
+
+def _knob_hint(msg: str, values_key: str, rule_names: set, group_names: set, slo_names: set = frozenset()) -> str:
+    """An RG730 message of :func:`values.unknown_knobs` about a key under
+    ``<values_key>.disabled``, ``.customRules``, ``.groups`` or ``.slos`` naming no rule,
+    group or SLO, with "did you mean" the closest name of the chart added; other messages as
+    they are."""
+    for part, known in (("disabled", rule_names), ("customRules", rule_names), ("groups", group_names),
+                        ("slos", slo_names)):
+        prefix = f"{values_key}.{part}."
+        if msg.startswith(prefix) and " names no " in msg and "(renamed or removed?)" in msg:
+            near = closest(msg[len(prefix):msg.index(" names no ")], known)
+            if near:
+                return msg.replace("(renamed or removed?)", f"(renamed or removed? did you mean {near}?)", 1)
+    return msg

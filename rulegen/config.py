@@ -49,6 +49,7 @@ import yaml
 
 from .findings import Finding, RulegenError, Severity
 from .fs import read as fs_read
+from .fs.containment import refuse_link_out
 from .fs import yamlbound
 from .fs.containment import LOCKED_CODES
 
@@ -115,8 +116,9 @@ def load_config(root: Path) -> Config:
         RulegenError: the file exists but is not valid (says which key and why).
     """
     p = root / CONFIG_FILE
-    if not p.exists():
+    if not p.exists():  # a dangling link reads nothing (a write through one is RG747)
         return Config()
+    refuse_link_out(root, CONFIG_FILE)
     try:
         raw = yamlbound.safe_load(fs_read.read_text(p, CONFIG_FILE), CONFIG_FILE) or {}
     except IsADirectoryError:

@@ -242,3 +242,37 @@ def test_pages_in_different_folders_are_no_conflict(project, capsys):
     (project / "runbooks/guides/README.txt").write_text("plain\n", encoding="utf-8")
     rc, out = _run(capsys, "-C", str(project), "check")
     assert "RG709" not in out, out
+
+
+# --- class 2: project files a PR links out of the project ---------------------------------------
+
+@pytest.fixture
+def creds(tmp_path_factory) -> Path:
+    """A file outside the project that is YAML (a credentials file, say)."""
+    f = tmp_path_factory.mktemp("home") / "credentials.yaml"
+    f.write_text(f"{SECRET}: value\nchecks: {{disable: [RG504]}}\n", encoding="utf-8")
+    return f
+
+
+@pytest.mark.parametrize("rel", [".rulegen.yaml", ".rulegen-baseline.yaml"])
+@pytest.mark.parametrize("cmd", ["validate", "check", "baseline"])
+def test_policy_files_linked_out_are_not_read(project, capsys, creds, rel, cmd):
+    (project / rel).unlink(missing_ok=True)
+    (project / rel).symlink_to(creds)
+    rc, out = _run(capsys, "-C", str(project), cmd)
+    assert rc == 2 and SECRET not in out, out
+    assert f"RG742 {rel} is a symlink to {creds}, outside the project; {rel} was not read" in out
+    assert creds.read_text(encoding="utf-8").startswith(SECRET)  # and not rewritten by `baseline`
+
+
+def test_a_site_page_linked_out_is_refused_before_its_title_reaches_the_nav(project, capsys, creds):
+    leak = creds.with_name("leak.md")
+    leak.write_text(f"# {SECRET}\n", encoding="utf-8")
+    (project / "runbooks/guides").mkdir(exist_ok=True)
+    (project / "runbooks/guides/leak.md").symlink_to(leak)
+    nav = (project / "mkdocs.yml").read_text(encoding="utf-8")
+    for cmd in ("check", "build"):
+        rc, out = _run(capsys, "-C", str(project), cmd)
+        assert rc != 0 and SECRET not in out, out
+        assert "runbooks/guides/leak.md:0:0: error RG742 runbooks/guides/leak.md is a symlink to" in out
+    assert (project / "mkdocs.yml").read_text(encoding="utf-8") == nav

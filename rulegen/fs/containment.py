@@ -254,6 +254,21 @@ def describe(code: str, path: str, detail: str) -> str:
     return f"{code} {path} is {detail}, not a regular file"
 
 
+def refuse_link_out(root: Path, rel: str) -> None:
+    """Raise unless file ``rel`` of ``root`` (the project's ``.rulegen.yaml``, its baseline)
+    stays inside the project: a pull request can commit it as a symlink to a file elsewhere
+    (a credentials file, ``/proc/self/environ``), whose text an error message would quote.
+
+    Raises:
+        rulegen.findings.RulegenError: ``"RG742 <rel> is a symlink to <target>, outside the
+            project; ..."``.
+    """
+    link = escaping_link(root, rel)
+    if link is not None:
+        raise RulegenError(f"{describe('RG742', link[0], link[1])}; {rel} was not read: make it a "
+                           "regular file of the project")
+
+
 def refuse_outside(root: Path, rel: str, what: str) -> None:
     """Raise unless ``rel`` is a plain relative path that stays inside ``root``.
 

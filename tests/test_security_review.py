@@ -276,3 +276,23 @@ def test_a_site_page_linked_out_is_refused_before_its_title_reaches_the_nav(proj
         assert rc != 0 and SECRET not in out, out
         assert "runbooks/guides/leak.md:0:0: error RG742 runbooks/guides/leak.md is a symlink to" in out
     assert (project / "mkdocs.yml").read_text(encoding="utf-8") == nav
+
+
+# --- class 2: an extra values file the config names, inside .git -------------------------------
+
+def test_a_values_file_in_git_metadata_is_refused_by_the_config(project, capsys):
+    (project / ".rulegen.yaml").write_text("charts:\n  values_files:\n    charts/llama-swap: [.git/config]\n",
+                                           encoding="utf-8")
+    rc, out = _run(capsys, "-C", str(project), "validate")
+    assert rc == 2 and "'.git/config' must be a path inside the project" in out and "RG743" in out, out
+
+
+@pytest.mark.tools
+def test_a_values_file_linked_into_git_metadata_is_not_read(checkout, capsys):
+    (checkout / "prod-values.yaml").symlink_to(".git/config")
+    (checkout / ".rulegen.yaml").write_text("charts:\n  values_files:\n    charts/llama-swap: [prod-values.yaml]\n",
+                                            encoding="utf-8")
+    rc, out = _run(capsys, "-C", str(checkout), "check")
+    assert SECRET not in out
+    assert "RG738 charts.values_files.charts/llama-swap: RG742 .git/config leads into git's own folder .git" in out, out
+    assert "RG735" not in out  # helm never read it

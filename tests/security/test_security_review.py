@@ -226,7 +226,7 @@ def test_config_cannot_switch_off_a_locked_code(project, capsys, cfg):
 @pytest.mark.parametrize("name,kept", [("README.md", "index.md"), ("llama-swap.markdown", "llama-swap.md")])
 def test_a_file_mkdocs_would_drop_fails_check_as_it_fails_the_strict_build(project, capsys, tmp_path_factory,
                                                                           name, kept):
-    from test_site import mkdocs_build
+    from helpers.site import mkdocs_build
     assert main(["-C", str(project), "build"]) == 0
     capsys.readouterr()
     (project / "runbooks" / name).write_text("# Our team\n", encoding="utf-8")

@@ -83,12 +83,14 @@ def _pages(outputs, root: Path, settings, unreadable: list | None = None) -> dic
     if docs.is_dir():
         for f in sorted(docs.rglob("*.md")):
             rel_root = f.relative_to(root).as_posix()
+            if any(p.startswith(".") for p in f.relative_to(docs).parts):
+                continue  # mkdocs leaves hidden files out of the site (exclude_docs): not read either
             if replaced and rel_root in planned:
                 continue  # the planned text is used, not this one: no need to read it
             try:
                 text = fs_read.read_text(f, rel_root)
             except UnicodeDecodeError as e:
-                if unreadable is not None and not any(p.startswith(".") for p in f.relative_to(docs).parts):
+                if unreadable is not None:
                     unreadable.append((rel_root, e.start))
                 continue
             except OSError:

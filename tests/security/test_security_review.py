@@ -296,3 +296,19 @@ def test_a_values_file_linked_into_git_metadata_is_not_read(checkout, capsys):
     assert SECRET not in out
     assert "RG738 charts.values_files.charts/llama-swap: RG742 .git/config leads into git's own folder .git" in out, out
     assert "RG735" not in out  # helm never read it
+
+
+def test_a_hidden_runbook_page_linked_outside_the_project_is_not_read(tmp_path):
+    """mkdocs leaves hidden files out of the site, so the link check does not read them either:
+    a hidden page that is a symlink to a file outside the project is never opened."""
+    from rulegen.outputs.pages import _pages
+    from rulegen.render import site as site_mod
+    outside = tmp_path / "outside.md"
+    outside.write_text("# secret heading\n", encoding="utf-8")
+    root = tmp_path / "proj"
+    (root / "runbooks" / ".cache").mkdir(parents=True)
+    (root / "runbooks" / "index.md").write_text("# Home\n", encoding="utf-8")
+    (root / "runbooks" / ".cache" / "x.md").symlink_to(outside)
+    (root / "mkdocs.yml").write_text("site_name: x\ndocs_dir: runbooks\n", encoding="utf-8")
+    pages = _pages([], root, site_mod.settings(root))
+    assert list(pages) == ["index.md"]

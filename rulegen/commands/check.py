@@ -104,7 +104,8 @@ def _policy_summary(out, policy_findings: list, base: str | None) -> None:
 
 
 def _run(root: Path, paths, stream, fmt: str, base: str | None = None, force_policy: bool = False) -> int:
-    from ..gitops import ownership, write
+    from ..gitops import write
+    from ..render import ownership
     from ..outputs import links
     from ..gitops.check import unified_diff
     from ..pipeline import load_project, plan_project, warm_render

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..fs import read as fs_read
 from ..fs import write as fs_write
-from . import ownership
+from ..render import ownership
 
 #: Where each output format puts generated files (stale files are looked for only there).
 GENERATED_GLOBS = {

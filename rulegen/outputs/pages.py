@@ -22,7 +22,7 @@ from urllib.parse import unquote
 
 from ..findings import Finding, error
 from ..fs import read as fs_read
-from ..gitops import ownership
+from ..render import ownership
 from ..parallel import split_map
 from ..render import site as site_mod
 from .anchors import page_ids

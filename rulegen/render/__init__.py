@@ -31,7 +31,7 @@ from ..config import Config, load_config
 from ..findings import Finding, RulegenError, Severity
 from ..fs import read as fs_read
 from ..fs import yamlbound
-from ..gitops import ownership
+from . import ownership
 from ..parallel import split_map
 from ..spec import Spec
 
@@ -280,7 +280,7 @@ def _site_files(specs: list[Spec], root: Path, findings: list[Finding]) -> list[
 
 @functools.lru_cache(maxsize=8)
 def _sealed(text: str) -> str:
-    """:func:`rulegen.gitops.ownership.seal` of ``text``, cached: the template and its helpers
+    """:func:`rulegen.render.ownership.seal` of ``text``, cached: the template and its helpers
     are the same text in every chart."""
     return ownership.seal(text)
 

@@ -162,8 +162,8 @@ def _source(name: str) -> str:
 @functools.cache
 def _copied(name: str) -> str:
     """Package file ``templates/helm/<name>`` with its notice filled in (checksum left as the
-    placeholder :func:`rulegen.gitops.ownership.seal` fills)."""
-    from ..gitops import ownership
+    placeholder :func:`rulegen.render.ownership.seal` fills)."""
+    from . import ownership
     return _source(name).replace(_NOTICE_PLACEHOLDER, ownership.notice(f"rulegen's templates/helm/{name}"), 1)
 
 
@@ -172,7 +172,7 @@ def render_template(spec: Spec | None = None, root: Path | None = None, site_url
     """The chart's ``templates/prometheusrule.yaml`` (or ``chart.template``) text: the same
     for every spec, so the arguments of the older per-spec signature are accepted and only
     ``checksum`` is used (``sha256:<hex>`` written in place of the checksum placeholder; None
-    leaves the placeholder for :func:`rulegen.gitops.ownership.seal`). The template works
+    leaves the placeholder for :func:`rulegen.render.ownership.seal`). The template works
     only next to the spec's rules file (:func:`render_rules_file`) and the helpers
     (:func:`render_helpers`); :func:`render_chart` returns all three."""
     return _with_checksum(_copied(TEMPLATE_SOURCE), checksum)
@@ -184,7 +184,7 @@ def render_helpers(checksum: str | None = None) -> str:
 
 
 def _with_checksum(text: str, checksum: str | None) -> str:
-    from ..gitops import ownership
+    from . import ownership
     return text if checksum is None else text.replace(ownership.checksum_value(), checksum, 1)
 
 

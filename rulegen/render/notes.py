@@ -1,7 +1,7 @@
 """Team notes carried over into a regenerated runbook page, made safe.
 
 A generated page (app page, home page, alert index) keeps the hand-written notes between its
-``<!-- notes:... -->`` markers across builds (:func:`rulegen.gitops.ownership.notes`);
+``<!-- notes:... -->`` markers across builds (:func:`rulegen.render.ownership.notes`);
 :func:`page` seals the new text and puts the old notes back.
 
 Codes:
@@ -25,7 +25,7 @@ Codes:
 from __future__ import annotations
 
 from ..findings import Finding, Severity
-from ..gitops import ownership
+from . import ownership
 from . import safe
 
 

@@ -32,7 +32,7 @@ in the reader's browser (issue 18).
 Team notes: every alert section and the page end with a slot
 ``<!-- notes:<name> -->`` ... ``<!-- /notes -->``; text written there survives ``rulegen build``,
 made safe as spec Markdown is (:func:`rulegen.render.safe.notes_markdown`, when the page is
-written: ``RG721``). The name in the marker is :func:`rulegen.gitops.ownership.slot_marker` of
+written: ``RG721``). The name in the marker is :func:`rulegen.render.ownership.slot_marker` of
 the alert name, so no name can end the comment or break its line.
 """
 
@@ -41,7 +41,7 @@ from __future__ import annotations
 import functools
 import re
 
-from ..gitops.ownership import slot_marker
+from .ownership import slot_marker
 from ..promql.gotmpl import split
 from ..spec import Spec
 from ..spec import triage
@@ -523,7 +523,7 @@ def severity_badge(severity: str) -> str:
 
 def render_page(spec: Spec, specs: list[Spec], header_lines: list[str], fullname_helper: bool = False,
                 name_suffix: str | None = None, links: QueryLinks | None = None) -> str:
-    """The page text for ``spec`` (notes slots empty; see :mod:`rulegen.gitops.ownership`).
+    """The page text for ``spec`` (notes slots empty; see :mod:`rulegen.render.ownership`).
     ``fullname_helper``: the chart defines ``<chart>.fullname``, which then names the
     PrometheusRule (as :mod:`rulegen.render.helm` decides), with ``-<name_suffix>`` for a
     template other than the default. ``links``: where PromQL blocks open (none by default)."""

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from rulegen.findings import Finding, Severity
-from rulegen.gitops import ownership, write
+from rulegen.gitops import write
+from rulegen.render import ownership
 from rulegen.gitops.check import unified_diff
 
 from helpers.gitops import GENERATED, HELM_TEMPLATE, HELPERS, PAGE, TEMPLATE, project, run  # noqa: F401  (project: a fixture)

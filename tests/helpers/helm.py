@@ -17,7 +17,7 @@ import jsonschema
 import yaml
 
 from rulegen.render import values as values_mod
-from rulegen.gitops import ownership
+from rulegen.render import ownership
 from rulegen.render.helm import render_chart
 from rulegen.spec import LoadedFile, Spec, build_spec
 

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from rulegen.cli import main
-from rulegen.gitops import ownership
+from rulegen.render import ownership
 from rulegen.render import helm as helm_render
 from rulegen.render.plain import rule_groups
 from rulegen.render.yamltext import values_yaml

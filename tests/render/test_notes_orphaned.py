@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rulegen.cli import main
-from rulegen.gitops import ownership
+from rulegen.render import ownership
 
 
 def test_notes_of_a_renamed_alert_move_to_the_page_slot(project, capsys):

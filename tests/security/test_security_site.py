@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from rulegen.cli import main
-from rulegen.gitops import ownership
+from rulegen.render import ownership
 from rulegen.render import safe
 from rulegen.spec import triage
 from rulegen.validate import validate_texts

@@ -124,6 +124,7 @@ OBJECTIVE = {"type": ["number", "string"], "exclusiveMinimum": 0, "exclusiveMaxi
              "description": "percent of good events, replacing the spec's objective (0 < objective < 100)"}
 
 
+# long: one JSON Schema literal (the knobs object and its definitions), written as the file shows it
 def _knobs_schema(rules: tuple = (), groups: tuple[str, ...] = (),
                   severities: tuple[str, ...] = DEFAULT_SEVERITIES, values_key: str = "prometheusRule",
                   slos: tuple[str, ...] = ()) -> dict:

@@ -92,31 +92,9 @@ def _mutate(loaded, outputs, root: Path, apps: list[str], cases: list[TestCase],
     return results
 
 
-def run_tests(root: Path, args) -> int:
-    """The ``rulegen test`` command; returns the exit code (0 pass, 1 failures or low
-    coverage or invalid specs, 2 usage/tools)."""
-    from ..fs.write import work_dir
-    from ..gitops import write
+def _check_names(loaded, args) -> None:
+    """Raise RulegenError naming each ``--app`` or ``--alert`` no loaded spec has."""
     from ..hints import did_you_mean, unknown_names
-    from ..pipeline import load_project, plan_project
-    from ..run.testing import (WORK_DIR, _regex, collect_cases, coverage, failure_line, prepare_app,
-                               readable_failure, run_batches, select, write_junit)
-    out = sys.stdout
-    loaded = load_project(root, getattr(args, "paths", None) or None)
-    if loaded.findings:
-        print(render_findings(loaded.findings), file=sys.stderr)
-    if not loaded.ok and args.app:
-        loaded = _only_apps(loaded, args.app)
-    if not loaded.ok:
-        print("rulegen: validation failed; no test ran" + (
-            "" if args.app else " (fix the errors above, or test one app with --app)"), file=sys.stderr)
-        return 1
-    outputs, findings = plan_project(loaded)
-    if any(f.is_error for f in findings):
-        print(render_findings(findings), file=sys.stderr)
-        return 1
-    all_cases = collect_cases(loaded.specs)
-    cases = select(all_cases, args.app, args.alert, args.name)
     known_apps = {s.app for s in loaded.specs}
     unknown = set(args.app) - known_apps
     if unknown:
@@ -126,36 +104,11 @@ def run_tests(root: Path, args) -> int:
     unknown = set(args.alert) - names
     if unknown:
         raise RulegenError(unknown_names(unknown, names, "alert or recording rule"))
-    # Coverage counts every rule of every selected spec: an app without a single test is
-    # uncovered, not left out (importing 12 untested alerts must not read "100%").
-    selected_apps = set(args.app) or {s.app for s in loaded.specs}
-    untested = sorted(a for a in set(args.app) if a not in {c.app for c in all_cases})
-    for app in untested:
-        print(f"app {app} has no tests (add `tests:` under its alerts; `rulegen new` shows the shape)", file=out)
-    if not cases:
-        if not untested:
-            print("no test matches" if all_cases else "the specs declare no test", file=out)
-        print("0 passed, 0 failed", file=out)
-        cov = coverage(loaded.specs, [])
-        cov.rows = [r for r in cov.rows if r.app in selected_apps
-                    and (not args.alert or r.name in args.alert)]
-        if not _print_coverage(cov, out, args.min_coverage):
-            return 1
-        return 1 if all_cases else 0
-    status = write.compare(outputs, root)
-    drift = [p for p in status.changed if not p.endswith((".md", "mkdocs.yml"))]
-    if drift:
-        print(f"note: testing what `rulegen build` would write; on disk these differ: {', '.join(drift)}",
-              file=sys.stderr)
-    work = work_dir(root, WORK_DIR)
-    apps = sorted({c.app for c in cases})
-    files = []
-    for spec in loaded.specs:
-        if spec.app in apps:
-            files.extend(prepare_app(spec, outputs, root, work))
-    jobs = args.jobs or os.cpu_count() or 1
-    run_regex = _regex(cases) if len(cases) != len(all_cases) else None
-    runs = run_batches(files, jobs, root, run_regex)
+
+
+def _record_results(cases: list, runs: list) -> None:
+    """Set each case's ``passed``/``failure`` from promtool's ``runs``. Raises RulegenError when
+    promtool reported no result at all (its output is printed first)."""
     results = {}
     for r in runs:
         for cr in r.cases:
@@ -172,7 +125,12 @@ def run_tests(root: Path, args) -> int:
             c.passed, c.failure = False, "promtool did not run this test group (duplicate name?)"
         else:
             c.passed, c.failure = cr.passed, cr.failure
-    failed = [c for c in cases if not c.passed]
+
+
+def _print_failures(failed: list, runs: list, out) -> None:
+    """Each failed case with its spec line and promtool's readable failure; a run's own output
+    when it failed without a failed case."""
+    from ..run.testing import failure_line, readable_failure
     for c in failed:
         line = failure_line(c)
         print(f"{c.spec.file}:{line}: FAIL [{c.rule.name}] {c.test.name}", file=out)
@@ -181,6 +139,80 @@ def run_tests(root: Path, args) -> int:
     for r in runs:
         if r.returncode != 0 and not any(not c.passed for c in failed):
             print(r.output.strip(), file=sys.stderr)
+
+
+def _report_no_cases(loaded, all_cases: list, untested: list, selected_apps: set, args, out) -> int:
+    """``rulegen test`` when no test group is selected: say so, show the coverage; the exit code."""
+    from ..run.testing import coverage
+    if not untested:
+        print("no test matches" if all_cases else "the specs declare no test", file=out)
+    print("0 passed, 0 failed", file=out)
+    cov = coverage(loaded.specs, [])
+    cov.rows = [r for r in cov.rows if r.app in selected_apps
+                and (not args.alert or r.name in args.alert)]
+    if not _print_coverage(cov, out, args.min_coverage):
+        return 1
+    return 1 if all_cases else 0
+
+
+def _write_junit(path: Path, cases: list, mutated) -> None:
+    """The JUnit XML report of ``cases`` at ``path``, with the mutation results when there are any."""
+    from ..run.testing import write_junit
+    write_junit(path, cases)
+    if mutated is not None:
+        from ..run.mutation import write_junit as write_mutation_junit
+        write_mutation_junit(path, mutated, ET.parse(path).getroot())
+
+
+def run_tests(root: Path, args) -> int:
+    """The ``rulegen test`` command; returns the exit code (0 pass, 1 failures or low
+    coverage or invalid specs, 2 usage/tools)."""
+    from ..fs.write import work_dir
+    from ..gitops import write
+    from ..pipeline import load_project, plan_project
+    from ..run.testing import WORK_DIR, _regex, collect_cases, coverage, prepare_app, run_batches, select
+    out = sys.stdout
+    loaded = load_project(root, getattr(args, "paths", None) or None)
+    if loaded.findings:
+        print(render_findings(loaded.findings), file=sys.stderr)
+    if not loaded.ok and args.app:
+        loaded = _only_apps(loaded, args.app)
+    if not loaded.ok:
+        print("rulegen: validation failed; no test ran" + (
+            "" if args.app else " (fix the errors above, or test one app with --app)"), file=sys.stderr)
+        return 1
+    outputs, findings = plan_project(loaded)
+    if any(f.is_error for f in findings):
+        print(render_findings(findings), file=sys.stderr)
+        return 1
+    all_cases = collect_cases(loaded.specs)
+    cases = select(all_cases, args.app, args.alert, args.name)
+    _check_names(loaded, args)
+    # Coverage counts every rule of every selected spec: an app without a single test is
+    # uncovered, not left out (importing 12 untested alerts must not read "100%").
+    selected_apps = set(args.app) or {s.app for s in loaded.specs}
+    untested = sorted(a for a in set(args.app) if a not in {c.app for c in all_cases})
+    for app in untested:
+        print(f"app {app} has no tests (add `tests:` under its alerts; `rulegen new` shows the shape)", file=out)
+    if not cases:
+        return _report_no_cases(loaded, all_cases, untested, selected_apps, args, out)
+    status = write.compare(outputs, root)
+    drift = [p for p in status.changed if not p.endswith((".md", "mkdocs.yml"))]
+    if drift:
+        print(f"note: testing what `rulegen build` would write; on disk these differ: {', '.join(drift)}",
+              file=sys.stderr)
+    work = work_dir(root, WORK_DIR)
+    apps = sorted({c.app for c in cases})
+    files = []
+    for spec in loaded.specs:
+        if spec.app in apps:
+            files.extend(prepare_app(spec, outputs, root, work))
+    jobs = args.jobs or os.cpu_count() or 1
+    run_regex = _regex(cases) if len(cases) != len(all_cases) else None
+    runs = run_batches(files, jobs, root, run_regex)
+    _record_results(cases, runs)
+    failed = [c for c in cases if not c.passed]
+    _print_failures(failed, runs, out)
     cov = coverage(loaded.specs, cases)
     print(f"promtool test rules: {len(cases)} test group(s) in {len(files)} file(s), "
           f"{len(cases) - len(failed)} passed, {len(failed)} failed", file=out)
@@ -199,10 +231,7 @@ def run_tests(root: Path, args) -> int:
     elif getattr(args, "mutate", False):
         mutated = _mutate(loaded, outputs, root, apps, cases, args, jobs, out)
     if args.junit:
-        write_junit(Path(args.junit), cases)
-        if mutated is not None:
-            from ..run.mutation import write_junit as write_mutation_junit
-            write_mutation_junit(Path(args.junit), mutated, ET.parse(args.junit).getroot())
+        _write_junit(Path(args.junit), cases, mutated)
     print(f"{len(cases) - len(failed)} passed, {len(failed)} failed", file=out)
     if failed:
         return 1

@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         env = python_env(str(Path(tmp) / "pycache"))
         flags = ["--release", "kps", "--namespace", "monitoring", "--kube-version", "1.33.0"]
         cases = {
-            # exit statuses are the tests' business (tests/test_import_kps.py); a run that
+            # exit statuses are the tests' business (tests/importer/test_kps.py); a run that
             # reports problems (exit 1) has read, converted and validated everything all the same
             "import --static (41 templates)": ([*rulegen, "-C", str(proj), "import", str(CHART), "--static"], (0, 1)),
             "import (helm-rendered chart)": ([*rulegen, "-C", str(proj), "import", str(CHART), *flags], (0, 1)),

@@ -9,7 +9,7 @@ unplaced headings, indented code, fences, code spans, escapes, ...). It also che
 renderer configured once (no Pygments) gives the same result as a fresh default one.
 
 Run: ``python benchmarks/links_differential.py [--seed N] [--mutations N]`` (about a minute).
-``tests/test_links_differential.py`` runs a bounded version (fixed seed, fewer mutations, no
+``tests/gitops/test_links_differential.py`` runs a bounded version (fixed seed, fewer mutations, no
 corpus) with the test suite.
 """
 

@@ -305,7 +305,7 @@ def render_markdown() -> str:
     """The site's check reference page: every family, and per code a heading with an anchor
     (``#rg404``), the description and the bad and good examples."""
     out = ["<!-- Made by `rulegen checks --format markdown` from the docstrings that document",
-           "     each code; tests/test_checks_doc.py fails when it is stale. -->", "",
+           "     each code; tests/validate/test_checks_doc.py fails when it is stale. -->", "",
            "# Check reference", "",
            _fill("Every finding code rulegen reports, with what it means and an example of the "
                  "bad and the good spec. `rulegen checks CODE` prints one of them in a terminal; "

@@ -1,4 +1,4 @@
-"""Shared test fixtures.
+"""Shared test fixtures (shared helpers that are not fixtures: the ``helpers`` package).
 
 Tests that need the real ``helm``/``promtool`` use the ``helm_bin``/``promtool_bin`` fixtures
 or the ``tools`` marker (``@pytest.mark.tools`` needs both, ``@pytest.mark.tools("helm")`` only
@@ -23,9 +23,8 @@ from hypothesis import settings
 
 from rulegen.tools import find
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-CORPUS = SHARED / "corpus" / "awesome-prometheus-alerts" / "rules"
+from helpers import REPO, SHARED
+
 TOOLS = ("helm", "promtool")
 
 settings.register_profile("rulegen", deadline=None)
@@ -93,3 +92,21 @@ def project(tmp_path: Path) -> Path:
         if (REPO / name).exists():
             shutil.copy(REPO / name, tmp_path / name)
     return tmp_path
+
+
+@pytest.fixture(scope="module")
+def linked_root(tmp_path_factory):
+    """A project whose folders hold links of every kind: inside, outside, up, a loop, dangling
+    (module-scoped: the property tests of containment and the fuzzing of path fields)."""
+    base = tmp_path_factory.mktemp("prop")
+    root = base / "proj"
+    (root / "charts" / "demo").mkdir(parents=True)
+    (base / "outside").mkdir()
+    (root / "charts" / "in").symlink_to("demo")
+    (root / "charts" / "out").symlink_to(base / "outside")
+    (root / "charts" / "up").symlink_to("..")
+    (root / "charts" / "upup").symlink_to("../..")
+    (root / "charts" / "loop").symlink_to("loop")
+    (root / "charts" / "dangling").symlink_to(base / "outside" / "missing")
+    (root / "out").symlink_to("charts/out")
+    return root

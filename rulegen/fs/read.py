@@ -58,16 +58,26 @@ def max_bytes() -> int:
     Raises:
         rulegen.findings.RulegenError: the variable is set to something else.
     """
-    raw = os.environ.get(LIMIT_ENV, "").strip()
+    return positive_env(LIMIT_ENV, DEFAULT_MAX_BYTES, " of bytes")
+
+
+def positive_env(name: str, default: int, unit: str = "") -> int:
+    """The whole number the environment variable ``name`` holds (``_`` allowed between digits),
+    or ``default`` when it is unset or empty; ``unit`` ends the error's "whole number" phrase.
+
+    Raises:
+        rulegen.findings.RulegenError: the variable holds anything but a positive whole number.
+    """
+    raw = os.environ.get(name, "").strip()
     if not raw:
-        return DEFAULT_MAX_BYTES
+        return default
     try:
         n = int(raw.replace("_", ""))
     except ValueError:
         n = 0
     if n <= 0:
-        raise RulegenError(f"{LIMIT_ENV}={raw!r} is not a positive whole number of bytes; "
-                           f"unset it for the default ({DEFAULT_MAX_BYTES})")
+        raise RulegenError(f"{name}={raw!r} is not a positive whole number{unit}; "
+                           f"unset it for the default ({default})")
     return n
 
 

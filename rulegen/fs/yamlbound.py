@@ -18,14 +18,12 @@ A text with no anchor has no aliases and costs one regex search. Text that does 
 
 from __future__ import annotations
 
-import os
 import re
 
 import yaml
 from yaml.nodes import MappingNode, SequenceNode
 
-from ..findings import RulegenError
-from .read import InputRefused
+from .read import InputRefused, positive_env
 
 #: Values a YAML text other than a spec may expand to through aliases, by default.
 DEFAULT_MAX_VALUES = 1_000_000
@@ -111,17 +109,7 @@ def max_values() -> int:
     Raises:
         rulegen.findings.RulegenError: the variable is set to something else.
     """
-    raw = os.environ.get(LIMIT_ENV, "").strip()
-    if not raw:
-        return DEFAULT_MAX_VALUES
-    try:
-        n = int(raw.replace("_", ""))
-    except ValueError:
-        n = 0
-    if n <= 0:
-        raise RulegenError(f"{LIMIT_ENV}={raw!r} is not a positive whole number; unset it for the "
-                           f"default ({DEFAULT_MAX_VALUES})")
-    return n
+    return positive_env(LIMIT_ENV, DEFAULT_MAX_VALUES)
 
 
 def problem(text: str, limit: int | None = None) -> str | None:

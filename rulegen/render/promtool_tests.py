@@ -48,6 +48,9 @@ from .slug import anchor, page_url
 RULES_FILE = "rules.yaml"  # name of the extracted rule groups next to the test file
 DEFAULT_EXTERNAL_URL = "http://localhost:9090"  # promtool's default external_url... see below
 
+#: What a committed test file of a spec with SLOs says about the SLO tests it does not hold.
+SLO_TESTS_NOTE = ("# The SLOs' tests are not in this file: `rulegen test` generates them from the spec each run",
+                  "# (they are derived, like the SLO rules) and writes them to .rulegen/test/<app>/ with these.")
 _LABEL_REF = re.compile(r"^\s*(?:\$labels|\.Labels)\.([a-zA-Z_][a-zA-Z0-9_]*)\s*$")
 _INDEX_REF = re.compile(r'^\s*index\s+(?:\$labels|\.Labels)\s+"([^"\\]*)"\s*$')
 _EXT_LABEL_REF = re.compile(r"^\s*(?:\$externalLabels|\.ExternalLabels)\.([a-zA-Z_][a-zA-Z0-9_]*)\s*$")
@@ -284,10 +287,17 @@ def evaluation_interval(spec: Spec) -> str:
 
 
 def render_test_file(spec: Spec, site_url: str, header_lines: list[str]) -> str | None:
-    """The promtool test file text for ``spec``, or None when it declares no test."""
+    """The promtool test file text for ``spec``, or None when it has no test. The tests are
+    the ones ``spec``'s rules carry: as loaded, those the spec declares (the committed file);
+    the generated SLO tests only when ``rulegen test`` adds them
+    (:func:`rulegen.spec.slo.with_tests`), and then no header is wanted. A committed file of
+    a spec with SLOs says where their tests are."""
     tests = test_groups(spec, site_url)
     if not tests:
         return None
+    if header_lines and spec.slos and not any(r.tests for g in spec.groups if g.path[:1] == ("slos",)
+                                              for r in g.rules):
+        header_lines = [*header_lines, *SLO_TESTS_NOTE]
     doc = {"rule_files": [RULES_FILE], "evaluation_interval": evaluation_interval(spec)}
     # the spec's own promtool settings (rulegen import carries them over from a test file)
     for k in ("group_eval_order", "fuzzy_compare"):

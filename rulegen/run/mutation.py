@@ -47,10 +47,9 @@ import yaml
 from ..findings import RulegenError
 from ..fs import read as fs_read
 from ..fs.write import atomic_write, fresh_dir
-from ..render import test_file_path
 from ..spec import Spec
 from .mutants import Mutant, mutants_of
-from .testing import render_rule_groups, write_test_files
+from .testing import render_rule_groups, test_document, write_test_files
 
 SUFFIX = "--rulegen-mutant-"
 WORK_DIR = ".rulegen/mutate"
@@ -189,7 +188,7 @@ def _test_names(test: dict, default: str) -> set[str]:
     return names
 
 
-def plan_app(spec: Spec, root: Path, work: Path, test_text: str,
+def plan_app(spec: Spec, root: Path, work: Path, test_text: str | dict,
              only: set[str] | None = None) -> tuple[list, list]:
     """Render every mutant of ``spec`` (with as few ``plan`` and ``helm template`` runs as
     Helm's file size allows: :data:`MAX_RULES_PER_RENDER`) and write their promtool files
@@ -205,7 +204,7 @@ def plan_app(spec: Spec, root: Path, work: Path, test_text: str,
         RulegenError: helm failed.
     """
     from ..render.promtool_tests import annotation_filters
-    doc = yaml.safe_load(test_text)
+    doc = yaml.safe_load(test_text) if isinstance(test_text, str) else test_text
     tests = doc.get("tests") or []
     filters = annotation_filters(spec)
     deps = _Deps(spec)
@@ -306,18 +305,17 @@ def run_mutation(loaded, outputs, root: Path, apps: list[str], rules: set | None
         RulegenError: helm failed, or a rule's tests fail on the rule itself as laid out here.
     """
     work = fresh_dir(root, WORK_DIR)  # RG747 when a link on the way leads outside the project
-    by_path = {o.path: o for o in outputs}
     all_results: list[MutantResult] = []
     files: list = []
     specs = []
     for spec in loaded.specs:
-        if spec.app not in apps or test_file_path(spec) not in by_path:
+        doc = test_document(spec, root) if spec.app in apps else None
+        if doc is None:
             continue
-        specs.append((spec, None if rules is None else {n for a, n in rules if a == spec.app}))
+        specs.append((spec, doc, None if rules is None else {n for a, n in rules if a == spec.app}))
     # helm renders one app while Python lays out another
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        planned = list(pool.map(lambda sp: plan_app(sp[0], root, work, by_path[test_file_path(sp[0])].content, sp[1]),
-                                specs))
+        planned = list(pool.map(lambda sp: plan_app(sp[0], root, work, sp[1], sp[2]), specs))
     for results, fs in planned:
         base = len(all_results)
         all_results.extend(results)

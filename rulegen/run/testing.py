@@ -9,7 +9,8 @@ Pipeline step 4 of 4. For each app:
    spec's rules, not a deployment's overrides; escaping, gating and defaults are what is
    tested, not a copy of the rules);
 3. write the PrometheusRules' ``spec.groups`` to ``.rulegen/test/<app>/rules.yaml`` and the
-   planned promtool test file next to it; where test groups state different annotations, one
+   promtool test file next to it: the planned one plus the SLOs' tests, generated now
+   (:func:`rulegen.spec.slo.with_tests`; the committed file holds only the declared tests); where test groups state different annotations, one
    rule file and test file per set (``rules.2.yaml`` with ``<app>.2.test.yaml``, ...), each
    alert keeping only the annotations its tests state (see
    :func:`rulegen.render.promtool_tests.annotation_filters`);
@@ -46,7 +47,6 @@ import yaml
 from ..fs.containment import refuse_tree
 from ..findings import RulegenError
 from ..fs.write import atomic_write, copy_tree, fresh_dir
-from ..render import test_file_path
 from ..render.promtool_tests import RULES_FILE, annotation_filters, filter_annotations
 from ..render.values import gate_values
 from ..render.yamltext import values_yaml
@@ -222,19 +222,29 @@ def write_test_files(spec: Spec, test_text: str | dict, groups: list[dict], dest
 
 def prepare_app(spec: Spec, outputs, root: Path, work: Path) -> list[Path]:
     """Render ``spec``'s chart with helm (gates on) and lay out its promtool files in
-    ``work/<app>`` (:func:`write_test_files`); returns the test files, none when the spec
-    declares no test.
+    ``work/<app>`` (:func:`write_test_files`, the tests of :func:`test_document`); returns the
+    test files, none when the spec has no test.
 
     Raises:
         RulegenError: helm failed or rendered no rule group.
     """
-    by_path = {o.path: o for o in outputs}
-    tpath = test_file_path(spec)
-    if tpath not in by_path:
+    doc = test_document(spec, root)
+    if doc is None:
         return []
     app_dir = work / spec.app
     groups = render_rule_groups(spec, outputs, root, app_dir)
-    return write_test_files(spec, by_path[tpath].content, groups, app_dir)
+    return write_test_files(spec, doc, groups, app_dir)
+
+
+def test_document(spec: Spec, root: Path) -> dict | None:
+    """The promtool test document ``rulegen test`` runs for ``spec``: its test file as
+    :func:`rulegen.render.promtool_tests.render_test_file` writes it, with every test of
+    ``spec``, the generated SLO tests included when ``spec`` carries them
+    (:func:`rulegen.spec.slo.with_tests`); None when it has no test."""
+    from ..render.promtool_tests import render_test_file
+    from ..render.site import site_url
+    text = render_test_file(spec, site_url(root), [])
+    return None if text is None else yaml.safe_load(text)
 
 
 def failure_line(c: TestCase) -> int:
@@ -373,5 +383,3 @@ def write_junit(path: Path, cases: list[TestCase]) -> None:
                 f = ET.SubElement(tc, "failure", message=f"{c.spec.file}:{c.line}")
                 f.text = c.failure
     atomic_write(path, ET.tostring(suites, encoding="utf-8", xml_declaration=True))
-
-

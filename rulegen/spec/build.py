@@ -1,6 +1,8 @@
 """Building the spec model (:mod:`rulegen.spec.model`) from schema-valid spec data.
 
-Rule groups as written, then one group per SLO (:mod:`rulegen.spec.slo`), after them.
+Rule groups as written, then one group per SLO (:mod:`rulegen.spec.slo`), after them. Building
+generates no test: an SLO's tests are made by the stage that runs them
+(:func:`rulegen.spec.slo.with_tests`).
 """
 
 from __future__ import annotations
@@ -79,16 +81,14 @@ def build_spec(lf: LoadedFile) -> Spec:
                             query_offset=g.get("query_offset"), limit=g.get("limit"),
                             labels=dict(g.get("labels") or {})))
     # SLOs expand into ordinary rule groups after the written ones (rulegen.spec.slo); one
-    # that fails its checks is left out (validation reports it and fails the run)
+    # that fails its checks is left out (validation reports it and fails the run). Their
+    # tests are not generated here: the test stage asks for them (slo.with_tests)
     slos = []
     for si, entry in enumerate(d.get("slos") or []):
         s = slo.read(app, si, entry)
         if s is None:
             continue
-        try:
-            group = slo.expand(s, dict(d.get("labels") or {}), _component(default_component))
-        except ValueError:
-            continue
+        group = slo.expand(s, dict(d.get("labels") or {}), _component(default_component))
         group.slo = s.name
         groups.append(group)
         slos.append(s)

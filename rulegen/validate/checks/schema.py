@@ -82,7 +82,7 @@ def _fast_validator() -> Draft202012Validator:
 # validator is several times cheaper than jsonschema's iter_errors (which also costs ~0.15 s of
 # imports). A document it does not pass goes to jsonschema, which produces the findings. The
 # fast schema only uses keywords that mean the same in draft-07 (fastjsonschema's newest
-# draft) and 2020-12; tests/test_validate_schema_precheck.py holds the two to agreement.
+# draft) and 2020-12; tests/validate/test_schema_precheck.py holds the two to agreement.
 
 _ROOT_DEF = re.compile(r"^def (\w+)\(", re.M)
 

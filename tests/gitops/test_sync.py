@@ -1,0 +1,271 @@
+"""Issue 29 items 4 and 5: `rulegen check` catches what the Argo CD sync would reject (values
+files through the real helm with schema validation, RG735; the Prometheus Operator's CRD schema,
+RG736; its admission webhook's rule parser, RG737), and new charts get the rule-selector label
+kube-prometheus-stack selects PrometheusRules by (charts.rule_selector_labels, RG734)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rulegen.cli import main
+from rulegen.config import parse_config
+from rulegen.findings import RulegenError
+from rulegen.gitops import sync
+
+from helpers import REPO
+
+SPEC = """\
+app: shop
+labels: {team: web}
+groups:
+  - name: shop
+    rules:
+      - alert: ShopErrors
+        expr: rate(shop_errors_total{job="shop"}[5m]) > [[threshold]]
+        params:
+          threshold: {default: 0.5, description: Errors per second.}
+        for: 5m
+        severity: warning
+        summary: Shop errors.
+        description: Shop errors.
+slos:
+  - name: availability
+    objective: 99.5
+    period: 30d
+    description: Requests that do not fail.
+    sli:
+      events:
+        bad: http_requests_total{job="shop", code=~"5.."}
+        total: http_requests_total{job="shop"}
+"""
+
+
+@pytest.fixture(scope="session")
+def crd_file(helm_bin, promtool_bin) -> Path:
+    """The pinned PrometheusRule CRD (scripts/install-tools.sh); skipped locally when absent,
+    a failure in CI."""
+    p = sync.crd_path(REPO)
+    if not p.is_file():
+        msg = f"{p} is missing; run scripts/install-tools.sh"
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return p
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, crd_file) -> Path:
+    """A built one-app project (a parameterised alert and an SLO), gates on."""
+    root = tmp_path_factory.mktemp("sync") / "p"
+    (root / "rules").mkdir(parents=True)
+    (root / "rules/shop.yaml").write_text(SPEC, encoding="utf-8")
+    assert main(["-C", str(root), "build"]) == 0
+    values = root / "charts/shop/values.yaml"
+    values.write_text(values.read_text(encoding="utf-8").replace("enabled: false", "enabled: true"),
+                      encoding="utf-8")
+    return root
+
+
+def _copy(built: Path, tmp_path: Path) -> Path:
+    root = tmp_path / "p"
+    shutil.copytree(built, root)
+    return root
+
+
+def _check(root: Path, capsys) -> tuple[int, str]:
+    capsys.readouterr()
+    code = main(["-C", str(root), "check"])
+    return code, capsys.readouterr().out
+
+
+def _at(text: str, needle: str) -> tuple[int, int]:
+    idx = text.index(needle)
+    return text.count("\n", 0, idx) + 1, idx - (text.rfind("\n", 0, idx) + 1) + 1
+
+
+def test_the_built_project_and_the_bundled_charts_pass(built, project, capsys):
+    for root in (built, project):
+        code, out = _check(root, capsys)
+        assert code == 0, out
+        assert not re.search(r"RG73[4-8]", out), out
+
+
+# (what is added under prometheusRule, the key that is wrong, words of the message)
+BAD = [
+    ("  customRules:\n    ShopErrors:\n      params:\n        treshold: 3\n", "treshold",
+     "prometheusRule.customRules.ShopErrors.params.treshold: not a key the chart accepts (did you mean threshold?)"),
+    ("  customRules:\n    ShopErrors:\n      severity: criticl\n", "severity",
+     "prometheusRule.customRules.ShopErrors.severity: value must be one of 'critical', 'warning', 'info' "
+     "(did you mean critical?)"),
+    ("  customRules:\n    ShopErrors:\n      severity: page\n", "severity",
+     "(one of critical, warning, info)"),
+    ("  slos:\n    availability:\n      objective: 100\n", "objective",
+     "prometheusRule.slos.availability.objective: exclusiveMaximum"),
+    ("  slos:\n    availability:\n      enabld: false\n", "enabld",
+     "prometheusRule.slos.availability.enabld: not a key the chart accepts (did you mean enabled?)"),
+    ("  labels:\n    team: 5\n", "team", "prometheusRule.labels.team: got number, want string"),
+]
+
+
+@pytest.mark.parametrize("added, key, words", BAD, ids=[b[1] + str(i) for i, b in enumerate(BAD)])
+def test_a_bad_values_yaml_fails_check_at_the_key(built, tmp_path, capsys, added, key, words):
+    root = _copy(built, tmp_path)
+    values = root / "charts/shop/values.yaml"
+    text = values.read_text(encoding="utf-8")
+    # the knob blocks rulegen wrote are flow-style {}: drop the one being replaced
+    first = added.split(":", 1)[0].strip()
+    text = re.sub(rf"^  {first}: \{{\}}\n", "", text, flags=re.M)
+    text = re.sub(rf"^  {first}:\n(    .*\n)+", "", text, flags=re.M)
+    text = text.replace("prometheusRule:\n", "prometheusRule:\n" + added, 1)
+    values.write_text(text, encoding="utf-8")
+    line, col = _at(text, f"{key}:" if key != "team" else "team: 5")
+    code, out = _check(root, capsys)
+    assert code == 1
+    found = [ln for ln in out.splitlines() if " RG735 " in ln]
+    assert len(found) == 1, out
+    assert found[0].startswith(f"charts/shop/values.yaml:{line}:{col}: error RG735 "), found
+    assert words in found[0]
+
+
+def test_an_extra_values_file_is_rendered_and_reported_at_its_own_line(built, tmp_path, capsys):
+    root = _copy(built, tmp_path)
+    (root / "deploy").mkdir()
+    (root / "deploy/prod.yaml").write_text(
+        "# production\nprometheusRule:\n  customRules:\n    ShopErrors:\n      for: 5\n", encoding="utf-8")
+    (root / ".rulegen.yaml").write_text("charts:\n  values_files:\n    charts/shop: [deploy/prod.yaml]\n",
+                                        encoding="utf-8")
+    code, out = _check(root, capsys)
+    assert code == 1
+    assert "deploy/prod.yaml:5:7: error RG735 prometheusRule.customRules.ShopErrors.for: got number, " \
+           "want string" in out
+    # the chart's own values.yaml renders fine, and is not blamed
+    assert "charts/shop/values.yaml:" not in out
+
+
+HAND_WRITTEN = """\
+apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata:
+  name: extra
+spec:
+  groups:
+    - name: extra
+      rules:
+        - alert: ExtraDown
+          expr: up == 0
+          for: {{ .Values.extraFor }}
+          labels:
+            paging: {{ .Values.paging }}
+"""
+
+
+def test_a_rendered_prometheusrule_that_breaks_the_crd_schema_is_reported(built, tmp_path, capsys):
+    root = _copy(built, tmp_path)
+    (root / "charts/shop/templates/extra.yaml").write_text(HAND_WRITTEN, encoding="utf-8")
+    values = root / "charts/shop/values.yaml"
+    values.write_text(values.read_text(encoding="utf-8") + 'extraFor: 5\npaging: "on"\n', encoding="utf-8")
+    code, out = _check(root, capsys)
+    assert code == 1
+    (line,) = [ln for ln in out.splitlines() if " RG736 " in ln]
+    assert line.startswith("charts/shop/values.yaml:0:0: error RG736 [ExtraDown] PrometheusRule extra of "
+                           "charts/shop (rendered with charts/shop/values.yaml): ")
+    # `for: 5` is a number; `paging: on` (unquoted by the template) is a YAML 1.1 boolean
+    assert "spec.groups.0.rules.0.for (group \"extra\", rule \"ExtraDown\"): 5 is not of type 'string'" in line
+    assert "labels.paging (group \"extra\", rule \"ExtraDown\"): True is not of type 'string'" in line
+    # fixed in the values: it passes
+    values.write_text(values.read_text(encoding="utf-8").replace("extraFor: 5", "extraFor: 5m")
+                      .replace('paging: "on"', "paging: '\"on\"'"), encoding="utf-8")
+    code, out = _check(root, capsys)
+    assert code == 0, out
+
+
+def test_duplicate_group_names_break_the_crd_list_map():
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"groups": {
+        "type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+        "items": {"type": "object", "properties": {"name": {"type": "string"}}}}}}}}
+    obj = {"spec": {"groups": [{"name": "a"}, {"name": "b"}, {"name": "a"}]}}
+    assert sync.crd_errors(obj, schema) == [
+        (("spec", "groups", 2), "duplicate name a (also item 0): the list is a map keyed by it")]
+
+
+def test_a_rule_the_webhook_parser_rejects_is_reported_with_its_name(built, tmp_path, capsys):
+    root = _copy(built, tmp_path)
+    (root / "charts/shop/templates/extra.yaml").write_text(
+        HAND_WRITTEN.replace("for: {{ .Values.extraFor }}", "record: extra:up")
+        .replace("paging: {{ .Values.paging }}", "paging: x"), encoding="utf-8")
+    code, out = _check(root, capsys)
+    assert code == 1
+    (line,) = [ln for ln in out.splitlines() if " RG737 " in ln]
+    assert "[ExtraDown] PrometheusRule extra of charts/shop" in line
+    assert "only one of 'record' and 'alert' must be set" in line
+
+
+def test_gates_off_still_checks_the_prometheusrule(built, tmp_path, capsys):
+    root = _copy(built, tmp_path)
+    values = root / "charts/shop/values.yaml"
+    values.write_text(values.read_text(encoding="utf-8").replace("enabled: true", "enabled: false", 1),
+                      encoding="utf-8")
+    (root / "charts/shop/templates/extra.yaml").write_text(
+        "{{- if .Values.monitoring.enabled }}\n" + HAND_WRITTEN + "{{- end }}\n", encoding="utf-8")
+    values.write_text(values.read_text(encoding="utf-8") + "extraFor: 5\n", encoding="utf-8")
+    code, out = _check(root, capsys)
+    assert code == 1 and " RG736 " in out
+
+
+# --- item 5: the rule-selector label -----------------------------------------------------------
+
+def test_new_charts_get_the_release_label_by_default_and_with_release(tmp_path, capsys):
+    assert main(["-C", str(tmp_path), "new", "shop"]) == 0
+    assert main(["-C", str(tmp_path), "new", "cart", "--release", "monitoring"]) == 0
+    shop = yaml.safe_load((tmp_path / "charts/shop/values.yaml").read_text(encoding="utf-8"))
+    cart = yaml.safe_load((tmp_path / "charts/cart/values.yaml").read_text(encoding="utf-8"))
+    assert shop["prometheusRule"]["labels"] == {"release": "kube-prometheus-stack"}
+    assert cart["prometheusRule"]["labels"] == {"release": "monitoring"}
+    assert main(["-C", str(tmp_path), "new", "bad", "--release", "a b"]) == 2
+    assert "--release.release: 'a b' is not a Kubernetes label value" in capsys.readouterr().err
+
+
+def test_an_existing_values_yaml_never_gets_the_label(project):
+    before = (project / "charts/noctaya/values.yaml").read_text(encoding="utf-8")
+    assert main(["-C", str(project), "build"]) == 0
+    assert (project / "charts/noctaya/values.yaml").read_text(encoding="utf-8") == before
+
+
+def test_the_project_setting_and_the_warning_when_it_sets_none(tmp_path, capsys):
+    (tmp_path / ".rulegen.yaml").write_text("charts:\n  rule_selector_labels: {prometheus: main}\n",
+                                            encoding="utf-8")
+    assert main(["-C", str(tmp_path), "new", "shop"]) == 0
+    shop = yaml.safe_load((tmp_path / "charts/shop/values.yaml").read_text(encoding="utf-8"))
+    assert shop["prometheusRule"]["labels"] == {"prometheus": "main"}
+    (tmp_path / ".rulegen.yaml").write_text("# none\ncharts:\n  rule_selector_labels: {}\n", encoding="utf-8")
+    capsys.readouterr()
+    main(["-C", str(tmp_path), "check"])
+    out = capsys.readouterr().out
+    assert ".rulegen.yaml:3:0: warning RG734 charts.rule_selector_labels sets no label" in out
+
+
+def test_import_gives_a_new_chart_the_label(tmp_path, capsys):
+    src = tmp_path / "a.rules.yml"
+    src.write_text("groups:\n  - name: g\n    rules:\n      - alert: Down\n        expr: up == 0\n"
+                   "        labels: {severity: critical}\n", encoding="utf-8")
+    assert main(["-C", str(tmp_path), "import", str(src), "--app", "shop", "--release-label", "kps"]) == 0
+    values = yaml.safe_load((tmp_path / "charts/shop/values.yaml").read_text(encoding="utf-8"))
+    assert values["prometheusRule"]["labels"] == {"release": "kps"}
+
+
+@pytest.mark.parametrize("raw, words", [
+    ({"charts": {"rule_selector_labels": {"release": 5}}}, "is not a Kubernetes label value"),
+    ({"charts": {"rule_selector_labels": {"bad name": "x"}}}, "is not a Kubernetes label name"),
+    ({"charts": {"values_files": {"charts/a": ["../x.yaml"]}}}, "must be a path inside the project"),
+    ({"charts": {"values_files": {"charts/a": "x.yaml"}}}, "must be a list of strings"),
+    ({"charts": {"release": "x"}}, "unknown key(s) charts.release"),
+])
+def test_config_errors(raw, words):
+    with pytest.raises(RulegenError, match=re.escape(words)):
+        parse_config(raw)

@@ -1,0 +1,23 @@
+"""Helpers shared by the tests, imported the same way everywhere (``from helpers.helm import
+write_chart``; pytest puts ``tests/`` on ``sys.path``, see ``pythonpath`` in pyproject.toml).
+Test modules never import from one another; fixtures live in ``tests/conftest.py``.
+
+* this package: :data:`REPO` (the checkout), :data:`FIXTURES` (``tests/fixtures``),
+  :data:`SHARED` (``../shared``: seeds, corpus) and :data:`CORPUS`;
+* :mod:`helpers.helm`: specs from plain data, throw-away charts, a strict YAML reader, the
+  PrometheusRule CRD validator;
+* :mod:`helpers.samples`: odd strings and the specs and rule files made of them;
+* :mod:`helpers.site`: ``mkdocs build --strict`` as CI runs it;
+* :mod:`helpers.gitops`: the bundled llama-swap project alone, built, and its generated paths;
+* :mod:`helpers.chartfixture`: a minimal Helm chart for import tests;
+* :mod:`helpers.cdp`: a headless chromium driver for the browser test.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures"
+SHARED = REPO.parent / "shared"
+CORPUS = SHARED / "corpus" / "awesome-prometheus-alerts" / "rules"

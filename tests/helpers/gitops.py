@@ -1,0 +1,46 @@
+"""The bundled llama-swap project alone, freshly built, and the paths of what rulegen generates
+in it: shared by the tests of ``rulegen check``/``build`` ownership and of line endings.
+
+Import the ``project`` fixture into a test module to replace conftest's ``project`` there.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from rulegen.cli import main
+
+TEMPLATE = "charts/llama-swap/rules/llama-swap.rules.yaml"  # the rules file: where the alerts are
+HELM_TEMPLATE = "charts/llama-swap/templates/prometheusrule.yaml"
+HELPERS = "charts/llama-swap/templates/_rulegen.tpl"
+PAGE = "runbooks/llama-swap.md"
+GENERATED = [TEMPLATE, "charts/llama-swap/values.yaml", "charts/llama-swap/values.schema.json",
+             "charts/llama-swap/tests/llama-swap.test.yaml", "mkdocs.yml", "runbooks/alerts.md",
+             "runbooks/assets/rulegen.css", "runbooks/assets/rulegen.js", "runbooks/index.md", PAGE, HELM_TEMPLATE, HELPERS]
+
+
+@pytest.fixture
+def project(project, capsys):
+    """The bundled llama-swap project alone, freshly built, so these tests depend neither on
+    other specs added to ``rules/`` nor on whether the checkout's generated files are current
+    (``make test`` checks that with ``rulegen check``)."""
+    for p in (project / "rules").iterdir():
+        if p.name != "llama-swap.yaml":
+            p.unlink()
+    for p in (project / "charts").iterdir():
+        if p.name != "llama-swap":
+            shutil.rmtree(p)
+    for p in (project / "runbooks").glob("*.md"):
+        if p.name not in ("index.md", "alerts.md"):
+            p.unlink()
+    assert main(["-C", str(project), "build", "--force"]) == 0
+    capsys.readouterr()
+    return project
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err

@@ -1,0 +1,128 @@
+"""Runbook pages: shape, anchors, literal Prometheus templates, team notes that survive builds."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from markdown.extensions.toc import slugify
+
+from rulegen.cli import main
+from rulegen.outputs.anchors import page_ids
+from rulegen.render.slug import anchor
+
+from helpers.samples import add_templated_alert
+
+
+def build(project, *extra) -> int:
+    return main(["-C", str(project), "build", *extra])
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("LlamaSwapDown", "llamaswapdown"),
+    ("KubePod CrashLooping!", "kubepod-crashlooping"),
+    ("Foo_Bar:Baz", "foo_barbaz"),
+    ("Ärger über Ölpreise", "arger-uber-olpreise"),
+    ("InferenceCacheAwaitingFirstKVEvent", "inferencecacheawaitingfirstkvevent"),
+])
+def test_anchor_is_the_toc_slug(name, expected):
+    assert anchor(name) == expected == slugify(name, "-")
+
+
+def test_anchor_of_a_name_without_ascii_is_stable_and_distinct():
+    assert anchor("!!!") == anchor("!!!")
+    assert re.fullmatch(r"alert-[0-9a-f]{8}", anchor("!!!"))
+    assert anchor("日本") != anchor("!!!")
+
+
+def test_llama_swap_page_has_every_seed_fact(project):
+    assert build(project) == 0
+    page = (project / "runbooks/llama-swap.md").read_text()
+    # where the rule lives and when it renders
+    assert ("**Where the rule lives:** `charts/llama-swap/rules/llama-swap.rules.yaml` in the chart "
+            "`charts/llama-swap` renders the PrometheusRule `llama-swap` in namespace `ai`, group `llama-swap`.") in page
+    assert "only when `enabled` and `monitoring.enabled` are true in `charts/llama-swap/values.yaml`" in page
+    # per alert: severity and component, fires-when sentence with the expr and the for, PromQL as code
+    assert "## LlamaSwapDown { #llamaswapdown }" in page
+    assert "**Severity:** critical · **Component:** llama-swap · **Group:** llama-swap · **For:** 5m" in page
+    assert ("Fires when `kube_deployment_status_replicas_available{namespace=\"ai\", deployment=\"llama-swap\"} == 0` "
+            "holds (returns at least one series) continuously for **5m**") in page
+    assert "```promql\nabsent(up{job=\"llama-swap\", namespace=\"ai\"} == 1)\n```" in page
+    # facts table, causes, read-only commands, resolution, related link
+    assert "| Node pin | `k8s-worker-home-2` (B60) |" in page
+    assert "### Likely causes { #llamaswapdown-likely-causes }" in page
+    assert "```bash\nkubectl -n ai get pods -l app.kubernetes.io/name=llama-swap -o wide\n" in page
+    assert "### Resolution { #llamaswapdown-resolution }" in page
+    assert "- [LlamaSwapNoMetrics](#llamaswapnometrics): usually fires alongside" in page
+    ids, heading_ids, _ = page_ids(page)
+    assert {"llamaswapdown", "llamaswapnometrics", "context"} <= ids
+    assert len(heading_ids) == len(set(heading_ids))
+
+
+def test_new_packs_have_their_tables(project):
+    assert build(project) == 0
+    noctaya = (project / "runbooks/noctaya.md").read_text()
+    assert "| Condition | Meaning |" in noctaya
+    assert "| `AutoscalingReady` | The KEDA External Push resources are configured |" in noctaya
+    assert "| Reason | Classification | Action |" in noctaya
+    assert "| `SchedulingDelayed` | Recoverable delay |" in noctaya
+    assert "## Timeout versus backend cause { #timeout-versus-backend-cause }" in noctaya
+    assert "kind: CustomResourceStateMetrics" in noctaya
+    ic = (project / "runbooks/inferencecache.md").read_text()
+    assert "| Reason | Stage | Meaning | First response |" in ic
+    assert "| 9 | CachePolicy coverage | `CP` |" in ic
+    assert "## InferenceCacheAwaitingFirstKVEvent { #inferencecacheawaitingfirstkvevent }" in ic
+
+
+def test_prometheus_templates_are_shown_literally(project):
+    # Prometheus accepts any alert name; the naming convention (RG401) is a project choice.
+    (project / ".rulegen.yaml").write_text("checks:\n  disable: [RG401, RG402]\n")
+    add_templated_alert(project)
+    assert build(project) == 0
+    page = (project / "runbooks/llama-swap.md").read_text()
+    a = anchor("LlamaSwap Pod_Restarts {x}")
+    assert a == "llamaswap-pod_restarts-x"
+    assert f"## LlamaSwap Pod\\_Restarts \\{{x\\}} {{ #{a} }}" in page
+    import markdown
+    html = markdown.markdown(page, extensions=["attr_list", "md_in_html", "toc", "tables", "fenced_code"])
+    text = re.sub(r"<[^>]+>", "", html)
+    import html as h
+    text = h.unescape(text)
+    assert "Pod {{ $labels.pod }} restarts <often> | {{ $value }}" in text
+    assert "{{ $labels.namespace }}/{{ $labels.pod }} restarted more than 3 times." in text
+    assert f'id="{a}"' in html
+
+
+def test_notes_survive_rebuilds_end_to_end(project):
+    assert build(project) == 0
+    page = project / "runbooks/llama-swap.md"
+    text = page.read_text()
+    note = "Team note: ask #ai-platform before touching the node pin. {{ $labels.pod }}\n"
+    text = text.replace("<!-- notes:LlamaSwapDown -->\n", "<!-- notes:LlamaSwapDown -->\n" + note, 1)
+    text = text.replace("<!-- notes:page -->\n", "<!-- notes:page -->\nPage-wide note.\n", 1)
+    page.write_text(text)
+    # a spec change regenerates the page; the notes stay in their slots
+    spec = project / "rules/llama-swap.yaml"
+    spec.write_text(spec.read_text().replace("llama-swap has no available replica.",
+                                             "llama-swap has no available replica (changed)."))
+    assert build(project) == 0
+    after = page.read_text()
+    assert "llama-swap has no available replica \\(changed\\)." in after
+    # notes are made safe as spec Markdown is (issue 23): braces escaped, so attr_list cannot
+    # read them; the page shows the same text
+    kept = note.replace("{", "\\{").replace("}", "\\}")
+    assert "<!-- notes:LlamaSwapDown -->\n" + kept + "<!-- /notes -->" in after
+    from rulegen.render.safe import to_html
+    assert to_html(kept) == to_html(note) == "<p>" + note.strip() + "</p>"
+    assert "<!-- notes:page -->\nPage-wide note.\n<!-- /notes -->" in after
+    # and a no-op rebuild keeps them too and writes nothing
+    assert build(project) == 0
+    assert page.read_text() == after
+
+
+def test_editing_outside_a_notes_slot_is_refused(project, capsys):
+    assert build(project) == 0
+    page = project / "runbooks/llama-swap.md"
+    page.write_text(page.read_text().replace("## Context", "## Context (edited)"))
+    assert build(project) == 1
+    assert "runbooks/llama-swap.md: edited by hand" in capsys.readouterr().err

@@ -1,0 +1,100 @@
+"""Fuzz (hypothesis) over spec path fields and runbook Markdown: no escape, no script, no traceback.
+
+Markdown is drawn from pieces that make markup (tags, event handlers, link syntax, schemes in
+entities, fences, attribute lists, code spans, comments) mixed with text. Each piece of text
+goes through the sanitizer in every mode and is rendered as the site renders it; whole specs
+(fuzzed chart path and runbook fields) go through validation and, when they validate, the
+whole plan: every output path must resolve inside the project, every runbook page must render
+to HTML with nothing that runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from rulegen.render import plan, safe
+from rulegen.spec import load_text
+from rulegen.validate import Context, validate
+
+PIECES = [
+    "<", ">", "<script>", "</script>", "alert(1)", "<img src=x onerror=alert(1)>", "<svg onload=alert(1)>",
+    "<iframe src=x>", "<a href=", "javascript:", "JaVaScRiPt:", "java\nscript:", "&#106;", "&#x6A;avascript:",
+    "&colon;", "data:text/html,", "vbscript:", "[", "]", "(", ")", "](", "]: ", "![", "\n", "\n\n", "`", "``",
+    "```", "~~~", "```{.x onclick=y}", "{", "}", "{:", "{ onclick=alert(1) }", " #id", "\"", "'", "\\", "!",
+    "#", "*", "_", "|", "> ", "    ", "- ", "1. ", "<!--", "-->", "<!-- notes:X -->", "http://x", "<https://x>",
+    "<x@y.z>", "a", " ", ":", "=", "&", ";", "&amp;", "<b>", "</b>", "<style>", "!!! note",
+]
+chars = st.text(st.characters(max_codepoint=0xFFFF, blacklist_categories=("Cs",)), max_size=3)  # JSON-escaped for YAML
+markdown = st.lists(st.one_of(st.sampled_from(PIECES), chars), max_size=14).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=markdown, block=st.booleans(), allow_html=st.booleans())
+def test_sanitized_markdown_renders_nothing_that_runs(text, block, allow_html):
+    with safe.html_policy(allow_html):
+        out = safe.spec_markdown(text, block=block)
+        cell = safe.spec_cell(text)
+    assert safe.html_problems(safe.to_html(out)) == [], (text, out)
+    assert safe.html_problems(safe.to_html("| h |\n|---|\n| " + cell + " |")) == [], (text, cell)
+
+
+SPEC = """\
+app: demo
+chart:
+  path: {path}
+runbook:
+  intro: {a}
+  context:
+    - title: {b}
+      markdown: {c}
+    - table: {{columns: [{d}], rows: [[{e}]]}}
+  facts: [{{name: {d}, value: {e}}}]
+groups:
+  - name: demo
+    rules:
+      - alert: DemoDown
+        expr: up == 0
+        severity: critical
+        summary: Down.
+        description: Down.
+        runbook:
+          explanation: {c}
+          causes: [{d}]
+          resolution: [{e}]
+          diagnosis: [{{markdown: {a}, after: {b}}}]
+          related: [{{alert: DemoDown, note: {c}}}]
+"""
+
+
+@pytest.fixture(scope="module")
+def root(linked_root):
+    """A project whose folders hold links of every kind (see tests/validate/test_paths.py)."""
+    return linked_root
+
+
+paths = st.lists(st.one_of(st.sampled_from(["charts", "demo", "in", "out", "up", "upup", "loop", "..", ".", "", "/", "~", "x y",
+                                            ".git", "-x"]), chars), min_size=1, max_size=4) \
+    .map("/".join)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(path=st.one_of(st.sampled_from(["charts/demo", "charts/in", "charts/new", "charts/in/x"]), paths),
+       a=markdown, b=markdown, c=markdown, d=markdown, e=markdown)
+def test_fuzzed_specs_stay_inside_and_render_nothing_that_runs(root, path, a, b, c, d, e):
+    text = SPEC.format(path=json.dumps(path), **{k: json.dumps(v) for k, v in dict(a=a, b=b, c=c, d=d, e=e).items()})
+    res = validate([load_text(text, "rules/demo.yaml")], Context(root=root))
+    event("validates" if res.ok else "refused: " + ",".join(sorted({f.code for f in res.findings if f.is_error})))
+    if not res.ok:
+        return
+    top = Path(os.path.realpath(root))
+    outputs, _ = plan(res.specs, root)
+    for o in outputs:
+        assert Path(os.path.realpath(root / o.path)).is_relative_to(top), (path, o.path)
+        if o.path.startswith("runbooks/") and o.path.endswith(".md"):
+            assert safe.html_problems(safe.to_html(o.content)) == [], o.path

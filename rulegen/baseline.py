@@ -49,6 +49,7 @@ import yaml
 
 from .findings import Finding, RulegenError, Severity
 from .fs import read as fs_read
+from .fs.containment import refuse_link_out
 from .fs import yamlbound
 from .fs.write import atomic_write
 
@@ -112,8 +113,9 @@ def load(root: Path) -> Baseline | None:
             the message).
     """
     p = root / BASELINE_FILE
-    if not p.exists():
+    if not p.exists():  # a dangling link reads nothing (a write through one is RG747)
         return None
+    refuse_link_out(root, BASELINE_FILE)
     try:
         text = fs_read.read_text(p, BASELINE_FILE)
     except IsADirectoryError:

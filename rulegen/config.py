@@ -49,6 +49,7 @@ import yaml
 
 from .findings import Finding, RulegenError, Severity
 from .fs import read as fs_read
+from .fs.containment import lexical_problem, refuse_link_out
 from .fs import yamlbound
 from .fs.containment import LOCKED_CODES
 
@@ -115,8 +116,9 @@ def load_config(root: Path) -> Config:
         RulegenError: the file exists but is not valid (says which key and why).
     """
     p = root / CONFIG_FILE
-    if not p.exists():
+    if not p.exists():  # a dangling link reads nothing (a write through one is RG747)
         return Config()
+    refuse_link_out(root, CONFIG_FILE)
     try:
         raw = yamlbound.safe_load(fs_read.read_text(p, CONFIG_FILE), CONFIG_FILE) or {}
     except IsADirectoryError:
@@ -211,17 +213,19 @@ def _selector_labels(v) -> dict:
 
 def _values_files(v) -> dict:
     """``charts.values_files``: chart folder -> list of project-relative values file paths.
-    Paths are relative POSIX paths without ``..`` (rulegen reads nothing outside the project;
-    a symlink leading out is refused where the file is read)."""
+    Paths are plain relative POSIX paths (:func:`rulegen.fs.containment.lexical_problem`: no
+    ``..``, no hidden folder such as ``.git``); a symlink leading out, or into ``.git``, is
+    refused where the file is read."""
     out = {}
     for chart, files in _mapping(v, "charts.values_files").items():
         name = f"charts.values_files.{chart}"
         paths = _strings(files, name, ())
-        for p in (str(chart), *paths):
-            parts = p.replace("\\", "/").split("/")
-            if not p or p.startswith("/") or ".." in parts or ":" in parts[0]:
+        for p in (str(chart).rstrip("/"), *paths):
+            problem = lexical_problem(p)  # the rule of every path a spec or the config sets
+            if problem is not None:
                 raise RulegenError(f"{CONFIG_FILE}: {name}: {p!r} must be a path inside the project, "
-                                   "relative to its root (e.g. deploy/prod/shop-values.yaml)")
+                                   f"relative to its root (e.g. deploy/prod/shop-values.yaml): {problem[0]} it "
+                                   f"{problem[1]}")
         out[str(chart).rstrip("/")] = paths
     return out
 

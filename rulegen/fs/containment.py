@@ -139,16 +139,27 @@ def _special(mode: int) -> str | None:
     return next((what for test, what in _KINDS if test(mode)), None)
 
 
+_GIT = ".git"
+#: RG742 details of :func:`tree_problems` for a path that stays inside the project but must
+#: not be read: git's own folder (``.git/config`` can hold the CI job's credentials, e.g.
+#: ``http.extraheader``), and a link to a folder above itself (an endless tree to a reader
+#: that follows links).
+GIT_META = "git's own folder .git (its config can hold the CI job's credentials)"
+LOOP = "a folder above itself (an endless loop to Helm and to every reader that follows links)"
+
+
 def tree_problems(root: Path, rel: str, limit: int = 100) -> list[tuple[str, str, str]]:
     """What makes file or folder ``rel`` (relative to ``root``) unsafe to hand to a reader that
     follows links and reads whatever it finds (Helm's ``.Files.Get``, promtool, ``import``):
-    ``rel`` itself and, for a folder, every file and folder below it, walked without
-    following links. At most ``limit`` problems, in walk order (sorted names).
+    ``rel`` itself and, for a folder, every file and folder below it, links to folders
+    inside the project followed as such a reader follows them (each real folder once). At most ``limit`` problems, in walk order (sorted names).
 
     Returns:
         ``(code, path relative to root (POSIX), detail)`` each: ``RG742`` a symlink on the
         way to ``rel`` or below it whose real path is outside ``root`` (detail: where it
-        points); ``RG760`` a FIFO, socket or device, or a link to one (detail: which). Empty
+        points), or a file or folder below it (a symlink, or reached through one) whose real
+        path is in git's own folder ``.git`` (detail :data:`GIT_META`), or a symlink to a
+        folder above itself (detail :data:`LOOP`); ``RG760`` a FIFO, socket or device, or a link to one (detail: which). Empty
         when ``rel`` is missing or safe.
     """
     link = escaping_link(root, rel)
@@ -156,35 +167,47 @@ def tree_problems(root: Path, rel: str, limit: int = 100) -> list[tuple[str, str
         return [("RG742", link[0], link[1])]
     top = _real(root)
     out: list[tuple[str, str, str]] = []
+    walked: set = set()  # real folders already walked (links may reach one twice)
 
     def look(path: str) -> bool:
-        """Record a problem of one entry; True when it is a real folder to walk into."""
+        """Record a problem of one entry; True when it is a folder to walk into (a real one,
+        or one a link inside the project leads to: Helm and ``test``'s copy follow links)."""
         try:
             st = os.lstat(path)
         except OSError:
             return False
         shown = Path(os.path.relpath(path, root)).as_posix()
-        if stat.S_ISLNK(st.st_mode):
-            real = _real(path)
-            if not real.is_relative_to(top):
+        real = _real(path)
+        if not real.is_relative_to(top):
+            if stat.S_ISLNK(st.st_mode):
                 try:
                     target = os.readlink(path)
                 except OSError:
                     target = str(real)
                 out.append(("RG742", shown, target))
-                return False
+            return False
+        if _GIT in real.relative_to(top).parts:
+            out.append(("RG742", shown, GIT_META))
+            return False
+        if stat.S_ISLNK(st.st_mode):
             try:
                 st = os.stat(path)
             except OSError:  # dangling inside the project, or a loop: nothing to read
                 return False
+            if stat.S_ISDIR(st.st_mode) and _real(os.path.dirname(path)).is_relative_to(real):
+                out.append(("RG742", shown, LOOP))
+                return False
             what = _special(st.st_mode)
             if what is not None:
                 out.append(("RG760", shown, f"a symlink to {what}"))
-            return False  # its target is inside the project and is walked where it lives
-        what = _special(st.st_mode)
-        if what is not None:
-            out.append(("RG760", shown, what))
-        return stat.S_ISDIR(st.st_mode)
+        else:
+            what = _special(st.st_mode)
+            if what is not None:
+                out.append(("RG760", shown, what))
+        if not stat.S_ISDIR(st.st_mode) or real in walked:
+            return False
+        walked.add(real)
+        return True
 
     start = os.path.join(root, rel)
     if os.path.islink(start):  # a link to another place in the project: walk that place
@@ -224,9 +247,26 @@ def refuse_tree(root: Path, rel: str, what: str) -> None:
 def describe(code: str, path: str, detail: str) -> str:
     """One :func:`tree_problems` entry as text: ``"RG742 a/b is a symlink to /etc, outside
     the project"``."""
+    if code == "RG742" and detail in (GIT_META, LOOP):
+        return f"RG742 {path} leads into {detail}" if detail == GIT_META else f"RG742 {path} is a symlink to {detail}"
     if code == "RG742":
         return f"RG742 {path} is a symlink to {detail}, outside the project"
     return f"{code} {path} is {detail}, not a regular file"
+
+
+def refuse_link_out(root: Path, rel: str) -> None:
+    """Raise unless file ``rel`` of ``root`` (the project's ``.rulegen.yaml``, its baseline)
+    stays inside the project: a pull request can commit it as a symlink to a file elsewhere
+    (a credentials file, ``/proc/self/environ``), whose text an error message would quote.
+
+    Raises:
+        rulegen.findings.RulegenError: ``"RG742 <rel> is a symlink to <target>, outside the
+            project; ..."``.
+    """
+    link = escaping_link(root, rel)
+    if link is not None:
+        raise RulegenError(f"{describe('RG742', link[0], link[1])}; {rel} was not read: make it a "
+                           "regular file of the project")
 
 
 def refuse_outside(root: Path, rel: str, what: str) -> None:

@@ -133,7 +133,7 @@ def problem(text: str, limit: int | None = None) -> str | None:
                 "aliases, a \"billion laughs\"); write the values out or use one level of anchors, or, "
                 f"when it really is that big, raise the limit with {LIMIT_ENV}=<values>")
     except RecursionError:
-        return "the YAML is nested too deeply to be read"
+        return TOO_DEEP
     except (yaml.YAMLError, ValueError, TypeError, UnicodeError):
         return None
     return None
@@ -147,31 +147,41 @@ def check_text(text: str, shown: str, limit: int | None = None) -> None:
         raise InputRefused("RG105", shown, why)
 
 
+TOO_DEEP = "the YAML is nested too deeply to be read"
+
+
+def _parse(text: str, shown: str, parse):
+    """``parse()`` after :func:`check_text`; a text nested deeper than Python's recursion
+    limit (``[[[[...`` with no anchor at all, which :func:`problem` does not walk) is
+    ``RG105``, not a traceback."""
+    check_text(text, shown)
+    try:
+        return parse()
+    except RecursionError:
+        raise InputRefused("RG105", shown, TOO_DEEP) from None
+
+
 def safe_load(text: str, shown: str = "<yaml>"):
     """``yaml.safe_load`` after :func:`check_text`.
 
     Raises:
-        InputRefused: ``RG105``. yaml.YAMLError: not YAML.
+        InputRefused: ``RG105`` (aliases expand too far, or nested too deeply). yaml.YAMLError: not YAML.
     """
-    check_text(text, shown)
-    return yaml.safe_load(text)
+    return _parse(text, shown, lambda: yaml.safe_load(text))
 
 
 def load_all(text: str, loader, shown: str = "<yaml>") -> list:
     """Every document of ``text`` (``yaml.load_all`` with ``loader``), after :func:`check_text`."""
-    check_text(text, shown)
-    return list(yaml.load_all(text, Loader=loader))
+    return _parse(text, shown, lambda: list(yaml.load_all(text, Loader=loader)))
 
 
 def load(text: str, loader, shown: str = "<yaml>"):
     """``yaml.load(text, Loader=loader)`` after :func:`check_text` (a loader of the caller's,
     e.g. one that keeps duplicate keys as errors)."""
-    check_text(text, shown)
-    return yaml.load(text, Loader=loader)
+    return _parse(text, shown, lambda: yaml.load(text, Loader=loader))
 
 
 def compose(text: str, shown: str = "<yaml>", loader=None):
     """``yaml.compose`` (the single document's node graph) after :func:`check_text`; the
     graph itself shares aliased nodes, the check bounds what walking it costs."""
-    check_text(text, shown)
-    return yaml.compose(text, Loader=loader or yaml.SafeLoader)
+    return _parse(text, shown, lambda: yaml.compose(text, Loader=loader or yaml.SafeLoader))

@@ -60,7 +60,7 @@ from ..fs import read as fs_read
 from ..fs import yamlbound
 from ..spec.durations import DurationError, parse_ms
 from ..tools import find, helm, process
-from .gitbase import _git
+from .gitbase import _git, _git_program
 
 FIELDS = ("expr", "for", "keep_firing_for", "severity", "labels", "annotations", "runbook", "tests", "group")
 
@@ -217,7 +217,7 @@ def export_chart(root: Path, ref: str, chart: str, dest: Path) -> bool:
     import tarfile
     if not _git(root, "ls-tree", "--name-only", ref, "--", chart).strip():
         return False
-    proc = process.run(["git", "archive", "--format=tar", ref, "--", chart], cwd=root, timeout=60, text=False)
+    proc = process.run([_git_program(root), "archive", "--format=tar", ref, "--", chart], cwd=root, timeout=60, text=False)
     if proc.returncode != 0:
         raise RulegenError(f"git archive {ref} -- {chart} failed: {proc.stderr.decode(errors='replace').strip()}")
     with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:

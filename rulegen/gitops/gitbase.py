@@ -14,16 +14,25 @@ from pathlib import Path
 from .. import baseline
 from ..findings import RulegenError
 from ..spec import load_text
-from ..tools import process
+from ..tools import find, process
 from ..validate import Context, validate
 
 #: The folder of the specs, relative to the project root.
 SPEC_DIR = "rules"
 
 
+def _git_program(root: Path) -> str:
+    """git from ``PATH``, never from the project (:func:`rulegen.tools.find.system_program`:
+    an empty, relative or in-project ``PATH`` entry is skipped)."""
+    git = find.system_program("git", root)
+    if git is None:
+        raise RulegenError("git is not installed; rulegen diff reads the base specs with git")
+    return git
+
+
 def _git(root: Path, *args: str) -> str:
     try:
-        proc = process.run(["git", *args], cwd=root, timeout=60)
+        proc = process.run([_git_program(root), *args], cwd=root, timeout=60)
     except FileNotFoundError:
         raise RulegenError("git is not installed; rulegen diff reads the base specs with git") from None
     if proc.returncode != 0:

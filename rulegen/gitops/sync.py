@@ -67,6 +67,7 @@ import yaml
 
 from ..findings import Finding, RulegenError, Severity
 from ..fs import read as fs_read
+from ..fs.containment import describe, tree_problems
 from ..tools import find, helm, promtool
 
 #: The CRD file of the PrometheusRule resource inside the prometheus-operator Go module.
@@ -330,15 +331,15 @@ def sync_findings(loaded, root: Path, charts: list[str] | None = None) -> list[F
     schema = _crd_schema(str(crd), crd.stat().st_mtime)
     findings: list[Finding] = []
     jobs = []
-    real_root = root.resolve()
     for chart, gates in sorted(chart_gates.items()):
         if not (root / chart / "Chart.yaml").is_file():
             continue  # a chart `build` has not made yet: the drift check says so
         jobs.append((chart, gates, None))
         for extra in loaded.config.values_files.get(chart, ()):
             p = root / extra
-            if not p.resolve().is_relative_to(real_root):
-                findings.append(_missing(f"charts.values_files.{chart}: {extra} leads outside the project; "
+            problem = tree_problems(root, extra, limit=1)  # a link out, into .git, or a FIFO
+            if problem:
+                findings.append(_missing(f"charts.values_files.{chart}: {describe(*problem[0])}; "
                                          "it was not read"))
             elif not p.is_file():
                 findings.append(_missing(f"charts.values_files.{chart}: {extra} does not exist"))

@@ -67,6 +67,7 @@ def check_links(outputs, specs, root, site_dir=None) -> list[Finding]:
     unreadable: list = []
     site_pages = pages._pages(outputs, root, conf, unreadable)
     findings += pages.unreadable_findings(unreadable)
+    findings += pages.same_destination_findings(root, conf, outputs, site_pages)
     sdir = Path(site_dir) if site_dir is not None else None
     if sdir is not None and not sdir.is_dir():
         findings += built.missing_site(sdir)

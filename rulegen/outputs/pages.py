@@ -5,11 +5,16 @@ Codes:
 
 * ``RG709`` a Markdown page in the docs folder is not UTF-8 text: ``mkdocs build`` stops on it
   (a UnicodeDecodeError), so one hand-written page stops the whole site's deploy. Bad: a guide
-  saved as Latin-1 (``Caf\\xe9``); good: the same page saved as UTF-8.
+  saved as Latin-1 (``Caf\\xe9``); good: the same page saved as UTF-8. Also two files of one
+  docs folder that mkdocs serves at the same place (``README.md`` beside ``index.md``,
+  ``x.md`` beside ``x.markdown``): mkdocs drops one with a warning that ``--strict`` makes
+  fatal. Bad: a ``runbooks/README.md`` beside ``runbooks/index.md``; good: its text in a guide
+  (``runbooks/guides/team.md``).
 """
 
 from __future__ import annotations
 
+import os
 import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,12 +83,14 @@ def _pages(outputs, root: Path, settings, unreadable: list | None = None) -> dic
     if docs.is_dir():
         for f in sorted(docs.rglob("*.md")):
             rel_root = f.relative_to(root).as_posix()
+            if any(p.startswith(".") for p in f.relative_to(docs).parts):
+                continue  # mkdocs leaves hidden files out of the site (exclude_docs): not read either
             if replaced and rel_root in planned:
                 continue  # the planned text is used, not this one: no need to read it
             try:
                 text = fs_read.read_text(f, rel_root)
             except UnicodeDecodeError as e:
-                if unreadable is not None and not any(p.startswith(".") for p in f.relative_to(docs).parts):
+                if unreadable is not None:
                     unreadable.append((rel_root, e.start))
                 continue
             except OSError:
@@ -115,6 +122,42 @@ def _docs_files(root: Path, settings, outputs, pages) -> set[str]:
                 out.add(rel)
     prefix = settings.docs_dir.rstrip("/") + "/"
     out.update(o.path[len(prefix):] for o in outputs if o.path.startswith(prefix))
+    return out
+
+
+#: The file name endings mkdocs reads as Markdown pages.
+_PAGE_EXTS = (".md", ".markdown", ".mdown", ".mkdn", ".mkd")
+
+
+def same_destination_findings(root: Path, settings, outputs, pages) -> list[Finding]:
+    """``RG709`` for each file of the site (:func:`_docs_files`) that mkdocs serves at the
+    same place as another file of its folder (``README.md`` beside ``index.md``, ``x.md``
+    beside ``x.markdown``, a page beside a file of the name it is served as): mkdocs drops it
+    with a warning, fatal under ``--strict``. Reported at the file mkdocs drops (the first in
+    mkdocs' order: index and README first, then by name)."""
+    folders: dict[str, list[str]] = {}
+    for rel in _docs_files(root, settings, outputs, pages):
+        folder, _, name = rel.rpartition("/")
+        folders.setdefault(folder, []).append(name)
+    out = []
+    for folder, names in sorted(folders.items()):
+        seen: dict[str, str] = {}
+        for name in sorted(names, key=lambda f: (os.path.splitext(f)[0] not in ("index", "README"), f)):
+            stem, ext = os.path.splitext(name)
+            dest = name
+            if ext.lower() in _PAGE_EXTS:
+                stem = "index" if stem == "README" else stem
+                dest = ("index.html" if stem == "index"
+                        else f"{stem}/index.html" if settings.use_directory_urls else f"{stem}.html")
+            shown = posixpath.join(settings.docs_dir, folder, name)
+            if dest not in seen:
+                seen[dest] = shown
+                continue
+            dropped = seen[dest]
+            out.append(error(dropped, 1, 1, "RG709", f"{dropped} and {shown} are both served as the same page "
+                             "(mkdocs reads README.md as index.md, and x.md, x.markdown alike): `mkdocs build` "
+                             "drops one with a warning, which --strict makes a failure, so the whole site fails "
+                             f"to deploy; rename or remove {dropped}"))
     return out
 
 

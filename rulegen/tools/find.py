@@ -88,7 +88,10 @@ def project_tools(root: Path) -> tuple[str, str] | None:
             if stat.S_ISLNK(lst.st_mode) or (stat.S_ISREG(lst.st_mode) and lst.st_mode & 0o111):
                 return Path(p).relative_to(root).as_posix(), f"is an executable named {name}"
     try:
-        proc = process.run(["git", "ls-files", "-z", "--", PROJECT_TOOLS], cwd=root, timeout=60)
+        git = system_program("git", root)
+        if git is None:
+            return None
+        proc = process.run([git, "ls-files", "-z", "--", PROJECT_TOOLS], cwd=root, timeout=60)
     except (OSError, process.TimeoutExpired):
         return None
     tracked = [f for f in proc.stdout.split("\0") if f] if proc.returncode == 0 else []
@@ -108,6 +111,28 @@ def refuse_project_tools(root: Path | None) -> None:
             f"(a pull request can commit them); remove {PROJECT_TOOLS}/ from the project; {INSTALL_HINT}")
 
 
+def search_path() -> list[str]:
+    """The entries of ``PATH`` a program may come from: the absolute ones. An empty or
+    relative entry (``.``, ``bin``, ``::``) names a folder of the current working folder,
+    which is the checkout rulegen checks (and the folder a child runs in), so a pull
+    request could put a program there; it is skipped."""
+    return [d for d in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(d)]
+
+
+def system_program(name: str, root: Path | None = None) -> str | None:
+    """Path of program ``name`` (``git``, ``bash``) on the absolute entries of ``PATH``
+    (:func:`search_path`), skipping entries inside the project ``root``; None when none
+    holds it. Programs rulegen starts by name go through here, never through a bare name a
+    child process would look up itself."""
+    for d in search_path():
+        if _inside(Path(d), root):
+            continue
+        p = os.path.join(d, name)
+        if os.path.isfile(p) and os.access(p, os.X_OK):
+            return p
+    return None
+
+
 def find(name: str, root: Path | None = None) -> Path | None:
     """Path of tool ``name`` (``helm`` or ``promtool``) for checking the project at ``root``,
     or None when it is not installed.
@@ -124,7 +149,7 @@ def find(name: str, root: Path | None = None) -> Path | None:
         p = folder / name
         if p.is_file() and os.access(p, os.X_OK):
             return Path(os.path.realpath(p))
-    hit = shutil.which(name)
+    hit = shutil.which(name, path=os.pathsep.join(search_path()))
     if hit is None:
         return None
     if _inside(Path(hit), root):

@@ -28,10 +28,13 @@ TimeoutExpired = subprocess.TimeoutExpired
 
 def environment(home: str | os.PathLike) -> dict[str, str]:
     """The environment of a program rulegen starts: :data:`KEPT` variables of ``os.environ``
-    (those set), ``PATH`` defaulting to ``/usr/bin:/bin``, and each of :data:`HOMES` set to a
+    (those set), ``PATH`` without its relative entries and defaulting to ``/usr/bin:/bin``, and each of :data:`HOMES` set to a
     folder under ``home`` (a fresh private folder, created by the caller)."""
     env = {k: os.environ[k] for k in KEPT if k in os.environ}
-    env.setdefault("PATH", "/usr/bin:/bin")
+    # only absolute PATH entries: a relative one (".", "") is the child's working folder,
+    # often the checkout a pull request wrote (see rulegen.tools.find.search_path)
+    path = [d for d in env.get("PATH", "").split(os.pathsep) if os.path.isabs(d)]
+    env["PATH"] = os.pathsep.join(path) or "/usr/bin:/bin"
     for k in HOMES:
         env[k] = str(Path(home) if k == "HOME" else Path(home) / k.lower())
     return env

@@ -20,7 +20,13 @@ Codes:
   ``rules/``, any other; reported at the link, line 0), which the spec loader, Helm and
   promtool read: a template can print any chart file (``.Files.Get``), so a link there would
   put what it points at (``/proc/self/environ``, a credentials file) into the output or the
-  log; nothing is read through it. Bad: ``charts/shop`` a symlink to ``/etc``,
+  log; nothing is read through it. The same holds for every file under the site's folder
+  ``runbooks/`` (rulegen reads each page, mkdocs publishes what a link there points at).
+  A link that stays inside the project is refused too when
+  it leads into git's own folder ``.git`` (``.git/config`` can hold the CI job's token, e.g.
+  ``http.extraheader``), directly or through a linked folder, or to a folder above itself (a
+  loop Helm and ``test``'s copy would follow without end). Bad: ``charts/shop`` a symlink to ``/etc``,
+  ``charts/shop/files/cfg`` a symlink to ``../../../.git/config``, ``charts/shop/files/all`` to ``../..``,
   ``charts/shop/files/env`` a symlink to ``/proc/self/environ``; good: ``charts/shop`` a
   real folder (or a link to another folder of the project) holding regular files.
 * ``RG743`` a path is not a plain relative path: empty, ``./`` or ``//`` (one trailing ``/``
@@ -153,11 +159,16 @@ def _trees(specs, ctx):
                       "(scripts/install-tools.sh builds them into ~/.cache/rulegen/tools/bin)")
     reported = set()
     # spec files: rulegen.pipeline.load_contained; a chart.path that is not plain is RG740-RG743
-    for rel in sorted({s.chart.path for s in specs if lexical_problem(s.chart.path) is None}):
+    trees = sorted({s.chart.path for s in specs if lexical_problem(s.chart.path) is None})
+    # the site's folder too: rulegen reads every page (a guide's title goes into the nav) and
+    # mkdocs publishes whatever a link there points at (the folder itself linked out is RG744)
+    for rel in trees + [SITE_PATHS[0]]:
+        readers = "rulegen and mkdocs" if rel == SITE_PATHS[0] else "rulegen, helm and promtool"
         for code, path, detail in tree_problems(ctx.root, rel):
-            if path in reported:
-                continue
+            if path in reported or path == SITE_PATHS[0] or (
+                    rel == SITE_PATHS[0] and any(part.startswith(".") for part in path.split("/"))):
+                continue  # mkdocs leaves hidden files out (rulegen's temp names among them)
             reported.add(path)
             yield Finding(path, 0, 0, code, Severity.ERROR,
-                          f"{describe(code, path, detail)[6:]}; rulegen, helm and promtool read every file here, "
+                          f"{describe(code, path, detail)[6:]}; {readers} read every file here, "
                           f"so this one is refused: make {path} a regular file of the project")

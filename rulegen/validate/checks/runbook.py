@@ -79,13 +79,13 @@ import functools
 import json
 import os
 import re
-import shutil
 
 from ...findings import Finding, Severity
 from ...render.slug import anchor
 from ...spec.triage import effective, label_of, placeholders, unplain_reason, variables_used
 from ...promql.labelflow import can_carry
 from ...tools import process
+from ...tools.find import system_program
 from .positions import offset_position
 
 ID = "runbook"
@@ -117,7 +117,7 @@ def shell_error(text: str) -> tuple[int, str] | None:
     (one process) the first time, except for text :func:`plainly_valid` clears; then kept."""
     if plainly_valid(text):
         return None
-    bash = shutil.which("bash")
+    bash = system_program("bash", os.getcwd())  # never one the checkout (the working folder) holds
     if bash is None:
         return None
     # bash's verdict is kept between runs like Python's bytecode (rulegen.codecache), keyed by

@@ -26,6 +26,41 @@ def run(args) -> int:
     return run_derive(Path(args.root), args)
 
 
+def _derived(spec, args, out) -> tuple[list, int]:
+    """``([(line, rule, derived)], rules to write by hand)`` for the rules of ``spec`` that get
+    derived tests (no tests yet; named with ``--alert`` when given), printing why for each rule
+    left to write by hand."""
+    from ..run.derive import Manual, derive
+    edits, manual = [], 0
+    # only rules written under groups: have spec text to put tests into; the rules an SLO
+    # generates get generated tests (rulegen.spec.slo) and have no text of their own
+    for group, rule in spec.written_rules():
+        if rule.tests or (args.alert and rule.name not in args.alert):
+            continue
+        line = spec.source.pos(rule.path + ("alert" if rule.is_alert else "record",), key=True)[0]
+        try:
+            d = derive(spec, group, rule)
+        except Manual as e:
+            manual += 1
+            print(f"{spec.file}:{line}: {rule.name}: write this one by hand: {e}", file=out)
+            continue
+        edits.append((line, rule, d))
+    return edits, manual
+
+
+def _new_errors(config, file: str, text: str, new: str) -> list:
+    """The error findings of spec ``file`` as ``new`` (with ``config`` applied) that its
+    ``text`` did not have."""
+    from ..spec import load_text
+    from ..validate import validate
+
+    def errors_of(t: str) -> list:
+        found = config.apply(validate([load_text(t, file)]).findings)
+        return [f for f in found if f.is_error]
+    before = {(f.code, f.rule, f.message) for f in errors_of(text)}
+    return [f for f in errors_of(new) if (f.code, f.rule, f.message) not in before]
+
+
 def run_derive(root, args, out=None) -> int:
     """The ``rulegen derive-tests`` command: derive tests for every alert without tests (or
     those named with ``--alert``) of the specs under ``args.paths`` and write them into the
@@ -39,9 +74,7 @@ def run_derive(root, args, out=None) -> int:
     from ..fs.write import atomic_write
     from ..hints import unknown_names
     from ..pipeline import load_project
-    from ..run.derive import Manual, derive, insert_tests
-    from ..spec import load_text
-    from ..validate import validate
+    from ..run.derive import Manual, insert_tests
     out = out or sys.stdout
     root = Path(root)
     loaded = load_project(root, getattr(args, "paths", None) or None)
@@ -59,20 +92,8 @@ def run_derive(root, args, out=None) -> int:
         print(f"{name}: generated from SLO {generated[name]} (slos:), with its tests; nothing to derive",
               file=out)
     for spec in loaded.specs:
-        edits = []
-        # only rules written under groups: have spec text to put tests into; the rules an SLO
-        # generates get generated tests (rulegen.spec.slo) and have no text of their own
-        for group, rule in spec.written_rules():
-            if rule.tests or (args.alert and rule.name not in args.alert):
-                continue
-            line = spec.source.pos(rule.path + ("alert" if rule.is_alert else "record",), key=True)[0]
-            try:
-                d = derive(spec, group, rule)
-            except Manual as e:
-                manual += 1
-                print(f"{spec.file}:{line}: {rule.name}: write this one by hand: {e}", file=out)
-                continue
-            edits.append((line, rule, d))
+        edits, by_hand = _derived(spec, args, out)
+        manual += by_hand
         if not edits:
             continue
         path = root / spec.file
@@ -85,11 +106,7 @@ def run_derive(root, args, out=None) -> int:
                 manual += 1
                 print(f"{spec.file}:{line}: {rule.name}: write this one by hand: {e}", file=out)
                 continue
-        def errors_of(t: str) -> list:
-            found = loaded.config.apply(validate([load_text(t, spec.file)]).findings)
-            return [f for f in found if f.is_error]
-        before = {(f.code, f.rule, f.message) for f in errors_of(text)}
-        errors = [f for f in errors_of(new) if (f.code, f.rule, f.message) not in before]
+        errors = _new_errors(loaded.config, spec.file, text, new)
         if errors:  # a bug here, never the user's: say so and write nothing
             print(render_findings(errors), file=sys.stderr)
             print(f"rulegen: the derived tests for {spec.file} do not validate; nothing written", file=sys.stderr)

@@ -36,7 +36,8 @@ def run_diff(root: Path, base: str, output: str, stream=None) -> int:
         0, or 2 when Git, the ref or the working tree's specs cannot be read.
     """
     from ..gitops import policy
-    from ..gitops.diff import compare_specs, render_markdown, render_text, values_effects
+    from ..gitops.diff import compare_specs, values_effects
+    from ..gitops.diff_report import render_markdown, render_text
     from ..gitops.gitbase import SPEC_DIR, load_base
     from ..pipeline import load_project
     stream = stream or sys.stdout

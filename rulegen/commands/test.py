@@ -93,15 +93,99 @@ def _mutate(loaded, outputs, root: Path, apps: list[str], cases: list[TestCase],
     return results
 
 
+def _check_names(loaded, args) -> None:
+    """Raise RulegenError naming each ``--app`` or ``--alert`` no loaded spec has."""
+    from ..hints import did_you_mean, unknown_names
+    known_apps = {s.app for s in loaded.specs}
+    unknown = set(args.app) - known_apps
+    if unknown:
+        raise RulegenError("no spec for app(s) " + ", ".join(a + did_you_mean(a, known_apps)
+                                                             for a in sorted(unknown)))
+    names = {r.name for s in loaded.specs for _, r in s.rules()}
+    unknown = set(args.alert) - names
+    if unknown:
+        raise RulegenError(unknown_names(unknown, names, "alert or recording rule"))
+
+
+def _record_results(cases: list, runs: list) -> None:
+    """Set each case's ``passed``/``failure`` from promtool's ``runs``. Raises RulegenError when
+    promtool reported no result at all (its output is printed first)."""
+    results = {}
+    for r in runs:
+        for cr in r.cases:
+            results[cr.name] = cr
+    if not results:
+        # promtool could not load a file at all: show what it said
+        for r in runs:
+            if r.returncode != 0:
+                print(r.output.strip(), file=sys.stderr)
+        raise RulegenError("promtool reported no test result")
+    for c in cases:
+        cr = results.get(c.name)
+        if cr is None:
+            c.passed, c.failure = False, "promtool did not run this test group (duplicate name?)"
+        else:
+            c.passed, c.failure = cr.passed, cr.failure
+
+
+def _print_failures(failed: list, runs: list, out) -> None:
+    """Each failed case with its spec line and promtool's readable failure; a run's own output
+    when it failed without a failed case."""
+    from ..run.testing import failure_line, readable_failure
+    for c in failed:
+        line = failure_line(c)
+        print(f"{c.spec.file}:{line}: FAIL [{c.rule.name}] {c.test.name}", file=out)
+        for line in readable_failure(c.failure).splitlines():
+            print("    " + line, file=out)
+    for r in runs:
+        if r.returncode != 0 and not any(not c.passed for c in failed):
+            print(r.output.strip(), file=sys.stderr)
+
+
+def _report_no_cases(loaded, all_cases: list, untested: list, selected_apps: set, args, out) -> int:
+    """``rulegen test`` when no test group is selected: say so, show the coverage; the exit code."""
+    from ..run.testing import coverage
+    if not untested:
+        print("no test matches" if all_cases else "the specs declare no test", file=out)
+    print("0 passed, 0 failed", file=out)
+    cov = coverage(loaded.specs, [])
+    cov.rows = [r for r in cov.rows if r.app in selected_apps
+                and (not args.alert or r.name in args.alert)]
+    if not _print_coverage(cov, out, args.min_coverage):
+        return 1
+    return 1 if all_cases else 0
+
+
+def _write_junit(path: Path, cases: list, mutated) -> None:
+    """The JUnit XML report of ``cases`` at ``path``, with the mutation results when there are any."""
+    from ..run.testing import write_junit
+    write_junit(path, cases)
+    if mutated is not None:
+        from ..run.mutation import write_junit as write_mutation_junit
+        write_mutation_junit(path, mutated, ET.parse(path).getroot())
+
+
+def _mutation_score_met(mutated, min_score: float | None) -> bool:
+    """False (with a line on stderr) when the mutation score of ``mutated`` is below
+    ``min_score`` (percent, or None: no minimum)."""
+    if min_score is None:
+        return True
+    from ..run.mutation import total_score
+    score = total_score(mutated)
+    if score + 1e-9 < min_score:
+        print(f"rulegen: mutation score {score:.1f}% is below --min-mutation-score "
+              f"{min_score:g}%", file=sys.stderr)
+        return False
+    return True
+
+
 def run_tests(root: Path, args) -> int:
     """The ``rulegen test`` command; returns the exit code (0 pass, 1 failures or low
     coverage or invalid specs, 2 usage/tools)."""
     from ..fs.write import work_dir
     from ..gitops import write
-    from ..hints import did_you_mean, unknown_names
     from ..pipeline import load_project, plan_project
-    from ..run.testing import (WORK_DIR, _regex, collect_cases, coverage, failure_line, prepare_app,
-                               readable_failure, run_batches, select, write_junit)
+    from ..run.testing import WORK_DIR, _regex, collect_cases, coverage, prepare_app, run_batches, select
     from ..spec import slo
     out = sys.stdout
     loaded = load_project(root, getattr(args, "paths", None) or None)
@@ -121,15 +205,7 @@ def run_tests(root: Path, args) -> int:
     loaded = replace(loaded, specs=[slo.with_tests(s) for s in loaded.specs])
     all_cases = collect_cases(loaded.specs)
     cases = select(all_cases, args.app, args.alert, args.name)
-    known_apps = {s.app for s in loaded.specs}
-    unknown = set(args.app) - known_apps
-    if unknown:
-        raise RulegenError("no spec for app(s) " + ", ".join(a + did_you_mean(a, known_apps)
-                                                             for a in sorted(unknown)))
-    names = {r.name for s in loaded.specs for _, r in s.rules()}
-    unknown = set(args.alert) - names
-    if unknown:
-        raise RulegenError(unknown_names(unknown, names, "alert or recording rule"))
+    _check_names(loaded, args)
     # Coverage counts every rule of every selected spec: an app without a single test is
     # uncovered, not left out (importing 12 untested alerts must not read "100%").
     selected_apps = set(args.app) or {s.app for s in loaded.specs}
@@ -137,15 +213,7 @@ def run_tests(root: Path, args) -> int:
     for app in untested:
         print(f"app {app} has no tests (add `tests:` under its alerts; `rulegen new` shows the shape)", file=out)
     if not cases:
-        if not untested:
-            print("no test matches" if all_cases else "the specs declare no test", file=out)
-        print("0 passed, 0 failed", file=out)
-        cov = coverage(loaded.specs, [])
-        cov.rows = [r for r in cov.rows if r.app in selected_apps
-                    and (not args.alert or r.name in args.alert)]
-        if not _print_coverage(cov, out, args.min_coverage):
-            return 1
-        return 1 if all_cases else 0
+        return _report_no_cases(loaded, all_cases, untested, selected_apps, args, out)
     status = write.compare(outputs, root)
     drift = [p for p in status.changed if not p.endswith((".md", "mkdocs.yml"))]
     if drift:
@@ -160,31 +228,9 @@ def run_tests(root: Path, args) -> int:
     jobs = args.jobs or os.cpu_count() or 1
     run_regex = _regex(cases) if len(cases) != len(all_cases) else None
     runs = run_batches(files, jobs, root, run_regex)
-    results = {}
-    for r in runs:
-        for cr in r.cases:
-            results[cr.name] = cr
-    if not results:
-        # promtool could not load a file at all: show what it said
-        for r in runs:
-            if r.returncode != 0:
-                print(r.output.strip(), file=sys.stderr)
-        raise RulegenError("promtool reported no test result")
-    for c in cases:
-        cr = results.get(c.name)
-        if cr is None:
-            c.passed, c.failure = False, "promtool did not run this test group (duplicate name?)"
-        else:
-            c.passed, c.failure = cr.passed, cr.failure
+    _record_results(cases, runs)
     failed = [c for c in cases if not c.passed]
-    for c in failed:
-        line = failure_line(c)
-        print(f"{c.spec.file}:{line}: FAIL [{c.rule.name}] {c.test.name}", file=out)
-        for line in readable_failure(c.failure).splitlines():
-            print("    " + line, file=out)
-    for r in runs:
-        if r.returncode != 0 and not any(not c.passed for c in failed):
-            print(r.output.strip(), file=sys.stderr)
+    _print_failures(failed, runs, out)
     cov = coverage(loaded.specs, cases)
     print(f"promtool test rules: {len(cases)} test group(s) in {len(files)} file(s), "
           f"{len(cases) - len(failed)} passed, {len(failed)} failed", file=out)
@@ -203,20 +249,12 @@ def run_tests(root: Path, args) -> int:
     elif getattr(args, "mutate", False):
         mutated = _mutate(loaded, outputs, root, apps, cases, args, jobs, out)
     if args.junit:
-        write_junit(Path(args.junit), cases)
-        if mutated is not None:
-            from ..run.mutation import write_junit as write_mutation_junit
-            write_mutation_junit(Path(args.junit), mutated, ET.parse(args.junit).getroot())
+        _write_junit(Path(args.junit), cases, mutated)
     print(f"{len(cases) - len(failed)} passed, {len(failed)} failed", file=out)
     if failed:
         return 1
-    if mutated is not None and args.min_mutation_score is not None:
-        from ..run.mutation import total_score
-        score = total_score(mutated)
-        if score + 1e-9 < args.min_mutation_score:
-            print(f"rulegen: mutation score {score:.1f}% is below --min-mutation-score "
-                  f"{args.min_mutation_score:g}%", file=sys.stderr)
-            return 1
+    if mutated is not None and not _mutation_score_met(mutated, args.min_mutation_score):
+        return 1
     return 0 if _min_coverage_met(cov, args.min_coverage) else 1
 
 

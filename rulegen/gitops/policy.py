@@ -370,6 +370,26 @@ def _unbaselined(found: list) -> list:
     return out
 
 
+def _covered(k, found, apps) -> list:
+    """The findings of ``found`` that baseline entry ``k`` covers (``apps``: spec file -> app)."""
+    return [f for f in found if (fk := bl.key_of(f, apps)) is not None
+            and bl.Baseline([k]).covering(fk, {k}) == k]
+
+
+def _config_hides(kind: str, arg: str, ref_findings: list, head_errors: set) -> list:
+    """The findings of ``ref_findings`` a config change hides: ``kind`` ``code`` (check ``arg``
+    switched off), ``errors`` (check ``arg`` lowered to warning) or ``setting`` (setting ``arg``
+    weakened: the errors of its codes not among ``head_errors``, what the working tree's config
+    still reports)."""
+    if kind == "code":
+        return [f for f in ref_findings if f.code == arg]
+    if kind == "errors":
+        return [f for f in ref_findings if f.code == arg and f.is_error]
+    codes = SETTING_CODES.get(arg, SETTING_CODES.get(arg.rsplit(".", 1)[0], ()))
+    return [f for f in ref_findings if f.code in codes and f.is_error
+            and (f.file, f.line, f.col, f.code, f.message) not in head_errors]
+
+
 def compare(root: Path, ref: str, head_config: Config | None = None, loaded=None) -> Report:
     """Every change of the baseline and the check configuration between Git ``ref`` and the
     working tree of the project at ``root`` (see the module docstring), with the findings each
@@ -416,13 +436,9 @@ def compare(root: Path, ref: str, head_config: Config | None = None, loaded=None
         head_errors = {(f.file, f.line, f.col, f.code, f.message)
                        for f in _validate_head(root, new_config).findings if f.is_error}
 
-    def covered(k, found, apps) -> list:
-        return [f for f in found if (fk := bl.key_of(f, apps)) is not None
-                and bl.Baseline([k]).covering(fk, {k}) == k]
-
     grew = []
     for k in added:
-        grew.append((k, "baseline entry added: " + _entry_phrase(k), covered(k, ref_findings, app_of)))
+        grew.append((k, "baseline entry added: " + _entry_phrase(k), _covered(k, ref_findings, app_of)))
     apps_changed = {app_of[f] for f in changed if f in app_of}
     kept = [k for k in kept if k[0] in apps_changed]
     if kept:
@@ -431,7 +447,7 @@ def compare(root: Path, ref: str, head_config: Config | None = None, loaded=None
         base_errors = [f for f in at_base.findings if f.is_error]
         errors_now = [f for f in ref_findings if f.is_error]
         for k in kept:
-            now, before = covered(k, errors_now, app_of), len(covered(k, base_errors, base_apps))
+            now, before = _covered(k, errors_now, app_of), len(_covered(k, base_errors, base_apps))
             if len(now) > before:
                 grew.append((k, f"baseline entry covers {len(now)} error(s), {before} at {ref}: "
                              + _entry_phrase(k), now))
@@ -441,14 +457,7 @@ def compare(root: Path, ref: str, head_config: Config | None = None, loaded=None
     for code, line, what, kind, arg in conf:
         if code is None:
             continue
-        if kind == "code":
-            hides = [f for f in ref_findings if f.code == arg]
-        elif kind == "errors":
-            hides = [f for f in ref_findings if f.code == arg and f.is_error]
-        else:
-            codes = SETTING_CODES.get(arg, SETTING_CODES.get(arg.rsplit(".", 1)[0], ()))
-            hides = [f for f in ref_findings if f.code in codes and f.is_error
-                     and (f.file, f.line, f.col, f.code, f.message) not in head_errors]
+        hides = _config_hides(kind, arg, ref_findings, head_errors)
         report.changes.append(PolicyChange(code, CONFIG_FILE, line, what, _sorted(hides)))
     for k in removed:
         report.changes.append(PolicyChange(None, bl.BASELINE_FILE, 1, "baseline entry removed: " + _entry_phrase(k)))

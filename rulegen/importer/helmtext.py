@@ -139,6 +139,7 @@ class HelmText:
     dropped: set = field(default_factory=set)
 
 
+# long: one line-by-line reader whose nested closures share the block stack, dot and line state
 def read_template(text: str, ctx=None) -> HelmText:
     """Read a Helm template as the YAML it prints (see the module docstring).
 

@@ -139,6 +139,7 @@ def _quoted_end(text: str, i: int, quote: str, strict: bool) -> int:
         i += 1
 
 
+# long: one lexer state machine (as Go text/template lexes an action); split, its state would pass on every character
 def lex_action(text: str, i: int, strict: bool = True) -> tuple[list[Token], int]:
     """Tokens of the action whose body starts at ``i`` (after ``{{`` and any trim marker),
     up to and including its right delimiter; returns (tokens, index after the delimiter).

@@ -249,17 +249,17 @@ def _site_files(specs: list[Spec], root: Path, findings: list[Finding]) -> list[
     Raises:
         RulegenError: ``mkdocs.yml`` cannot be read.
     """
-    from . import notes, runbook, site, values
+    from . import notes, runbook_index, site, values
     outs = []
     home = f"{RUNBOOK_DIR}/index.md"
-    outs.append(Output(home, notes.page(runbook.render_home(specs, _headers("markdown", "rules/")), _read(root, home),
+    outs.append(Output(home, notes.page(runbook_index.render_home(specs, _headers("markdown", "rules/")), _read(root, home),
                                         home, findings, "home"),
                        True))
     for name in ASSETS:  # the site's stylesheet and script (mkdocs.yml: extra_css, extra_javascript)
-        outs.append(Output(f"{RUNBOOK_DIR}/{ASSETS_DIR}/{name}", ownership.seal(runbook.render_asset(
+        outs.append(Output(f"{RUNBOOK_DIR}/{ASSETS_DIR}/{name}", ownership.seal(runbook_index.render_asset(
             name, [ownership.comment("css", ownership.notice("rules/")), ownership.checksum_line("css")])), True))
     idx = f"{RUNBOOK_DIR}/alerts.md"
-    outs.append(Output(idx, notes.page(runbook.render_alert_index(specs, _headers("markdown", "rules/")),
+    outs.append(Output(idx, notes.page(runbook_index.render_alert_index(specs, _headers("markdown", "rules/")),
                                        _read(root, idx), idx, findings), True))
     try:
         mk_text = _read(root, "mkdocs.yml", exact=True)

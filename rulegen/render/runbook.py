@@ -15,7 +15,7 @@ lives and when it renders, context, facts table, extra sections, then one sectio
    dashboards and links, related alerts.
 
 Plus ``index.md`` (home) and ``alerts.md`` (every alert by app, root causes first), and the
-site's ``rulegen.css``/``rulegen.js`` (:func:`render_asset`).
+site's ``rulegen.css``/``rulegen.js``, written by :mod:`rulegen.render.runbook_index`.
 
 Anchors: each alert heading carries an explicit id made by :func:`rulegen.render.slug.anchor`,
 the site's own slug function, which is also what ``runbook_url`` links to.
@@ -361,6 +361,93 @@ def _unique(id_: str, used: set[str]) -> str:
     return out
 
 
+def _merge_variant(first: dict, r, spec: Spec, index: dict, key: str, links: QueryLinks | None) -> None:
+    """Add rule ``r`` to ``first``, the section of an alert of the same name made earlier."""
+    # same-name rules (e.g. a warning and a critical threshold) share one section, the
+    # one their runbook_url opens; the first rule's runbook content is the section's
+    first["variants"].append({
+        "severity": md_text(r.severity or "none"),
+        "for": canonical(r.for_) if r.for_ else "",
+        "fires_when": fires_when(r, key),
+        "expr": fence(r.expr, "promql") + params_note(r, key),
+        "summary": md_text(readable(r.annotations.get("summary", ""))),
+        "explanation": spec_markdown(r.runbook.get("explanation")),
+    })
+    # its runbook content joins the section's (nothing a variant says is dropped)
+    rr = r.runbook
+    for field, items in (("causes", rr.get("causes")), ("resolution", rr.get("resolution"))):
+        for x in items or []:
+            if spec_markdown(x, block=False) not in first[field]:
+                first[field].append(spec_markdown(x, block=False))
+    more = blocks_md(rr.get("diagnosis") or [], r.expr, rr.get("variables"), links)
+    if more and more not in first["diagnosis"]:
+        first["diagnosis"] = (first["diagnosis"] + "\n\n" + more).strip()
+    for x in rr.get("related") or []:
+        link = {"link": related_link(x["alert"], spec, index),
+                "note": spec_markdown(x.get("note"), block=False)}
+        if link not in first["related"]:
+            first["related"].append(link)
+
+
+def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, links: QueryLinks | None,
+                 slos: dict, slo_of: dict, by_title: dict) -> dict:
+    """The page template's data for alert ``r``'s section (its heading ids taken from ``used``)."""
+    rr = r.runbook
+    a = anchor(r.name)
+    variables = rr.get("variables")
+    tf = triage.effective(spec, r)
+    check = first_check(rr.get("diagnosis") or [], r.expr, variables)
+    silence = tf.get("silence")
+    short = "\n" not in r.expr.strip() and len(r.expr.strip()) <= INLINE_EXPR_MAX
+    sev = r.severity or "none"
+    return {
+        "slo": slos.get(r.name),
+        "slo_link": slo_of.get(r.name, ""),
+        "variants": [],
+        "name": r.name,
+        "heading": md_text(r.name),
+        "slot": slot_marker(r.name),  # the notes marker's name, safe in an HTML comment
+        "anchor": a,
+        "ids": {k: _unique(f"{a}-{k}", used) for k in ("fires-when", "likely-causes", "diagnose",
+                                                        "resolution", "silencing", "dashboards",
+                                                        "related")},
+        "group": md_text(group.name),
+        "severity": md_text(sev),
+        "badge": severity_badge(sev),
+        "sev_class": severity_class(sev),
+        "component": md_text(r.component) if r.component else "",  # `component: false`: none
+        "for": canonical(r.for_) if r.for_ else "",
+        "fires_when": fires_when(r, key),
+        "knobs": rule_knobs(r, key),
+        "expr": fence(r.expr, "promql") + params_note(r, key),
+        "short_expr": short,
+        "open_expr": links.markdown([r.expr]) if links else "",
+        "summary": md_text(readable(r.annotations.get("summary", ""))),
+        "description": md_text(readable(r.annotations.get("description", ""))),
+        "summary_raw": inline_code(r.annotations["summary"]) if r.annotations.get("summary") else "",
+        "description_raw": inline_code(r.annotations["description"]) if r.annotations.get("description") else "",
+        "impact": blocks_md([{"markdown": tf["impact"]}]) if tf.get("impact") else "",
+        "owner": owner_md(tf.get("owner")),
+        "escalation": blocks_md([{"markdown": tf["escalation"]}]) if tf.get("escalation") else "",
+        "do_not": blocks_md([{"markdown": tf["do_not"]}]) if tf.get("do_not") else "",
+        "first_check": fence(check, "bash") if check else "",
+        "silence_when": blocks_md([{"markdown": silence["when"]}]) if silence else "",
+        "silence_cmd": fence(with_preamble(silence_command(r.name, silence), r.expr, variables), "bash")
+        if silence else "",
+        "dashboards": [dashboard_md(d, r.expr) for d in tf.get("dashboards") or []],
+        "links": [f"[{md_text(x['title'])}]({link_url(x['url'])})" for x in tf.get("links") or []],
+        "explanation": spec_markdown(rr.get("explanation")),
+        # the app sections it depends on, shown here too (unknown titles are RG511)
+        "context": [{"link": f"[{by_title[t]['title']}](#{by_title[t]['anchor']})", "body": by_title[t]["body"]}
+                    for t in rr.get("context") or [] if t in by_title],
+        "causes": [spec_markdown(c, block=False) for c in rr.get("causes") or []],
+        "diagnosis": blocks_md(rr.get("diagnosis") or [], r.expr, variables, links),
+        "resolution": [spec_markdown(x, block=False) for x in rr.get("resolution") or []],
+        "related": [{"link": related_link(x["alert"], spec, index), "note": spec_markdown(x.get("note"), block=False)}
+                    for x in rr.get("related") or []],
+    }
+
+
 def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
                  name_suffix: str | None = None, links: QueryLinks | None = None) -> dict:
     """Everything the page template shows, prepared as Markdown strings.
@@ -397,86 +484,9 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
         if not r.is_alert:
             continue
         if r.name in by_name:
-            # same-name rules (e.g. a warning and a critical threshold) share one section, the
-            # one their runbook_url opens; the first rule's runbook content is the section's
-            first = by_name[r.name]
-            first["variants"].append({
-                "severity": md_text(r.severity or "none"),
-                "for": canonical(r.for_) if r.for_ else "",
-                "fires_when": fires_when(r, key),
-                "expr": fence(r.expr, "promql") + params_note(r, key),
-                "summary": md_text(readable(r.annotations.get("summary", ""))),
-                "explanation": spec_markdown(r.runbook.get("explanation")),
-            })
-            # its runbook content joins the section's (nothing a variant says is dropped)
-            rr = r.runbook
-            for field, items in (("causes", rr.get("causes")), ("resolution", rr.get("resolution"))):
-                for x in items or []:
-                    if spec_markdown(x, block=False) not in first[field]:
-                        first[field].append(spec_markdown(x, block=False))
-            more = blocks_md(rr.get("diagnosis") or [], r.expr, rr.get("variables"), links)
-            if more and more not in first["diagnosis"]:
-                first["diagnosis"] = (first["diagnosis"] + "\n\n" + more).strip()
-            for x in rr.get("related") or []:
-                link = {"link": related_link(x["alert"], spec, index),
-                        "note": spec_markdown(x.get("note"), block=False)}
-                if link not in first["related"]:
-                    first["related"].append(link)
+            _merge_variant(by_name[r.name], r, spec, index, key, links)
             continue
-        rr = r.runbook
-        a = anchor(r.name)
-        variables = rr.get("variables")
-        tf = triage.effective(spec, r)
-        check = first_check(rr.get("diagnosis") or [], r.expr, variables)
-        silence = tf.get("silence")
-        short = "\n" not in r.expr.strip() and len(r.expr.strip()) <= INLINE_EXPR_MAX
-        sev = r.severity or "none"
-        alerts.append({
-            "slo": slos.get(r.name),
-            "slo_link": slo_of.get(r.name, ""),
-            "variants": [],
-            "name": r.name,
-            "heading": md_text(r.name),
-            "slot": slot_marker(r.name),  # the notes marker's name, safe in an HTML comment
-            "anchor": a,
-            "ids": {k: _unique(f"{a}-{k}", used) for k in ("fires-when", "likely-causes", "diagnose",
-                                                            "resolution", "silencing", "dashboards",
-                                                            "related")},
-            "group": md_text(group.name),
-            "severity": md_text(sev),
-            "badge": severity_badge(sev),
-            "sev_class": severity_class(sev),
-            "component": md_text(r.component) if r.component else "",  # `component: false`: none
-            "for": canonical(r.for_) if r.for_ else "",
-            "fires_when": fires_when(r, key),
-            "knobs": rule_knobs(r, key),
-            "expr": fence(r.expr, "promql") + params_note(r, key),
-            "short_expr": short,
-            "open_expr": links.markdown([r.expr]) if links else "",
-            "summary": md_text(readable(r.annotations.get("summary", ""))),
-            "description": md_text(readable(r.annotations.get("description", ""))),
-            "summary_raw": inline_code(r.annotations["summary"]) if r.annotations.get("summary") else "",
-            "description_raw": inline_code(r.annotations["description"]) if r.annotations.get("description") else "",
-            "impact": blocks_md([{"markdown": tf["impact"]}]) if tf.get("impact") else "",
-            "owner": owner_md(tf.get("owner")),
-            "escalation": blocks_md([{"markdown": tf["escalation"]}]) if tf.get("escalation") else "",
-            "do_not": blocks_md([{"markdown": tf["do_not"]}]) if tf.get("do_not") else "",
-            "first_check": fence(check, "bash") if check else "",
-            "silence_when": blocks_md([{"markdown": silence["when"]}]) if silence else "",
-            "silence_cmd": fence(with_preamble(silence_command(r.name, silence), r.expr, variables), "bash")
-            if silence else "",
-            "dashboards": [dashboard_md(d, r.expr) for d in tf.get("dashboards") or []],
-            "links": [f"[{md_text(x['title'])}]({link_url(x['url'])})" for x in tf.get("links") or []],
-            "explanation": spec_markdown(rr.get("explanation")),
-            # the app sections it depends on, shown here too (unknown titles are RG511)
-            "context": [{"link": f"[{by_title[t]['title']}](#{by_title[t]['anchor']})", "body": by_title[t]["body"]}
-                        for t in rr.get("context") or [] if t in by_title],
-            "causes": [spec_markdown(c, block=False) for c in rr.get("causes") or []],
-            "diagnosis": blocks_md(rr.get("diagnosis") or [], r.expr, variables, links),
-            "resolution": [spec_markdown(x, block=False) for x in rr.get("resolution") or []],
-            "related": [{"link": related_link(x["alert"], spec, index), "note": spec_markdown(x.get("note"), block=False)}
-                        for x in rr.get("related") or []],
-        })
+        alerts.append(_alert_entry(spec, group, r, key, used, index, links, slos, slo_of, by_title))
         by_name[r.name] = alerts[-1]
     records = [{"name": inline_code(r.name), "expr": fence(r.expr, "promql"), "group": md_text(g.name)}
                for g, r in spec.rules() if not r.is_alert]
@@ -536,97 +546,3 @@ def render_page(spec: Spec, specs: list[Spec], header_lines: list[str], fullname
             text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
                                 **page_context(spec, specs, fullname_helper, name_suffix, links))
     return text
-
-
-def cause_order(spec: Spec) -> list:
-    """The alerts of ``spec`` (first rule of each name), likely root causes first.
-
-    An alert whose ``runbook.related`` entry says ``cause: true`` comes after that related
-    alert (topological order; ties: alerts that cause others first, then by severity, then
-    spec order); a cycle keeps spec order."""
-    alerts: dict[str, object] = {}
-    for _, r in spec.rules():
-        if r.is_alert:
-            alerts.setdefault(r.name, r)
-    after: dict[str, set] = {n: set() for n in alerts}  # name -> the causes it waits for
-    for n, r in alerts.items():
-        for x in r.runbook.get("related") or []:
-            if x.get("cause") and x["alert"] in alerts and x["alert"] != n:
-                after[n].add(x["alert"])
-    pos = {n: i for i, n in enumerate(alerts)}
-    causes = set().union(*after.values()) if after else set()
-    # ties: an alert that causes others first, then the more severe, then spec order
-    rank = lambda n: (n not in causes, SEVERITY_ORDER.get(alerts[n].severity or "", 9), pos[n])  # noqa: E731
-    out, done = [], set()
-    while len(out) < len(alerts):
-        ready = [n for n in alerts if n not in done and after[n] <= done]
-        if not ready:  # a cycle: the rest in spec order
-            ready = [n for n in alerts if n not in done]
-        n = min(ready, key=rank)
-        out.append(alerts[n])
-        done.add(n)
-    return out
-
-
-def together(specs: list[Spec]) -> dict[str, list[str]]:
-    """Alert name -> names of the alerts it fires together with: its ``related`` alerts and
-    the alerts that list it as related, sorted."""
-    out: dict[str, set] = {}
-    for spec in specs:
-        for _, r in spec.rules():
-            if r.is_alert:
-                for x in r.runbook.get("related") or []:
-                    if x["alert"] != r.name:
-                        out.setdefault(r.name, set()).add(x["alert"])
-                        out.setdefault(x["alert"], set()).add(r.name)
-    return {k: sorted(v) for k, v in out.items()}
-
-
-def render_alert_index(specs: list[Spec], header_lines: list[str]) -> str:
-    """``alerts.md``: every alert of every spec, grouped by app (sorted), likely root causes
-    first within an app (:func:`cause_order`), with severity badge, owning team, the alerts it
-    fires together with and its summary in readable form; the site's script adds filters by
-    app, severity and team."""
-    index = alert_index(specs)
-    with_ = together(specs)
-    apps = []
-    total = 0
-    for spec in sorted(specs, key=lambda s: s.app):
-        rows = []
-        for r in cause_order(spec):
-            team = (triage.effective(spec, r).get("owner") or {}).get("team")
-            causes = [x["alert"] for x in r.runbook.get("related") or [] if x.get("cause")]
-            rows.append({
-                "alert_md": f"[{md_cell(md_text(r.name))}]({page_path(spec.app)}#{anchor(r.name)})",
-                "badge": severity_badge(r.severity or "none"),
-                "team": md_cell(md_text(team)) if team else "—",
-                "together": "<br>".join(_index_link(n, index) + (" (cause)" if n in causes else "")
-                                        for n in with_.get(r.name, [])) or "—",
-                "summary": f'<span class="rg-summary">{md_cell(md_text(readable(r.annotations.get("summary", ""))))}</span>',
-            })
-        total += len(rows)
-        apps.append({"app": spec.app, "app_id": _unique(f"app-{anchor(spec.app)}", set()),
-                     "title_md": f"[{md_text(spec.title)}]({page_path(spec.app)})", "rows": rows})
-    return jinja.render("alerts_index.md.j2", header="\n".join(header_lines), apps=apps, total=total)
-
-
-def _index_link(name: str, index: dict) -> str:
-    spec = index.get(name, (None, None))[0]
-    if spec is None:
-        return md_cell(md_text(name))
-    return f"[{md_cell(md_text(name))}]({page_path(spec.app)}#{anchor(name)})"
-
-
-def render_home(specs: list[Spec], header_lines: list[str]) -> str:
-    """``index.md``: the site's home page, listing each app's page."""
-    apps = [{"app": s.app, "link_md": f"[{md_text(s.title)}]({page_path(s.app)})",
-             "alerts": sum(1 for _, r in s.rules() if r.is_alert),
-             "records": sum(1 for _, r in s.rules() if not r.is_alert)} for s in specs]
-    return jinja.render("home.md.j2", header="\n".join(header_lines), apps=apps)
-
-
-def render_asset(name: str, header_lines: list[str]) -> str:
-    """The site asset ``name`` (``rulegen.css`` or ``rulegen.js`` from rulegen's templates)
-    with the generated-file header."""
-    text = (jinja.templates_dir() / name).read_text(encoding="utf-8")
-    return "\n".join(header_lines) + "\n" + text

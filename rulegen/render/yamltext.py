@@ -171,3 +171,10 @@ def values_yaml(value) -> str:
     if isinstance(value, (int, float)):
         return repr(value)
     raise TypeError(f"cannot write {type(value).__name__} as a Helm value")
+
+
+def line_ending(text: str | None) -> str:
+    r"""The line ending a shared file uses: ``"\r\n"`` when its first line ends with CRLF,
+    else ``"\n"`` (also for an empty or one-line file)."""
+    i = (text or "").find("\n")
+    return "\r\n" if i > 0 and text[i - 1] == "\r" else "\n"

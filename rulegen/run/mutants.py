@@ -198,6 +198,7 @@ def _compare_hint(old: str, new: str, n: str) -> str:
     return "a case with a value " + " or ".join(f"{w} {n}" for w in diff)
 
 
+# long: a table: one short block per mutation kind, in the stable order the report lists them
 def expr_mutants(rule) -> list[tuple[str, str, str, str]]:
     """Mutants of ``rule.expr``: ``(kind, text, new expr, hint)`` in a stable order.
     Mutants that do not parse or do not change the expression are left out."""

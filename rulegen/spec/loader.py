@@ -23,7 +23,6 @@ aliases that expand past :data:`MAX_NODES` values ("billion laughs") are RG105. 
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +35,7 @@ from ..fs import read as fs_read
 from ..fs.yamlbound import ANCHOR, check_graph, mark as _mark
 from ..fs.yamlbound import Recursive as _Recursive
 from ..fs.yamlbound import TooLarge as _TooLarge
+from .yamlnodes import _PLAIN, _key_text, _merged_pairs, _scalar
 
 try:  # libyaml: about 20x faster than the pure-Python parser
     from yaml.cyaml import CParser as _Parser
@@ -53,9 +53,6 @@ MAX_DEPTH = 100
 
 Path_ = tuple  # a value's path: keys (str) and list indexes (int)
 
-#: Tag given to plain scalars whose type is not fixed by an explicit tag (resolved by rulegen).
-_PLAIN = "!rulegen/plain"
-_STR = "tag:yaml.org,2002:str"
 
 @dataclass
 class LoadedFile:
@@ -410,125 +407,7 @@ def _kind(node) -> str:
     return "mapping"
 
 
-# -- building plain data ---------------------------------------------------------------------
-
-_NULL = re.compile(r"~|null|Null|NULL|")
-_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
-_INT = re.compile(r"[-+]?(?:0b[01_]*[01][01_]*|0o[0-7_]*[0-7][0-7_]*|0x[0-9a-fA-F_]*[0-9a-fA-F][0-9a-fA-F_]*"
-                  r"|[0-9][0-9_]*)")
-_FLOAT = re.compile(r"[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?"
-                    r"|[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)"
-                    r"|[-+]?\.[0-9_]+(?:[eE][-+]?[0-9]+)?"
-                    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
-
-
-#: Largest integer (in bits) whose decimal text Python prints: sys.get_int_max_str_digits()
-#: digits (0: no limit) hold about 3.32 bits each. Longer hex/octal/binary integers stay text.
-_MAX_INT_BITS = int((getattr(sys, "get_int_max_str_digits", lambda: 0)() or 10 ** 9) * 3.32) - 8
-
-#: First characters of every core-schema null, bool, int and float (see the patterns above).
-_SPECIAL_FIRST = frozenset("~nNtTfF0123456789+-.")
-
-
-def _resolve_plain(text: str):
-    """A plain scalar's value under the YAML 1.2 core schema (null, bool, int, float, else
-    the string). Integers may use ``_`` separators and ``0b``/``0o``/``0x`` prefixes."""
-    if text and text[0] not in _SPECIAL_FIRST:
-        return text  # no null, bool, int or float starts with this character
-    if _NULL.fullmatch(text):
-        return None
-    if text in _BOOL:
-        return _BOOL[text]
-    if _INT.fullmatch(text):
-        t = text.replace("_", "")
-        sign = -1 if t.startswith("-") else 1
-        t = t.lstrip("+-")
-        base = {"0b": 2, "0o": 8, "0x": 16}.get(t[:2], 10)
-        try:
-            value = sign * int(t[2:] if base != 10 else t, base)
-        except ValueError:  # more digits than Python converts
-            return text
-        if base != 10 and value.bit_length() > _MAX_INT_BITS:
-            return text  # Python converts it, but could not print it in decimal
-        return value
-    if _FLOAT.fullmatch(text):
-        t = text.replace("_", "").lower()
-        if t.endswith(".inf"):
-            return float("-inf") if t.startswith("-") else float("inf")
-        if t.endswith(".nan"):
-            return float("nan")
-        try:
-            return float(t)
-        except ValueError:
-            return text
-    return text
-
-
-def _scalar(node: ScalarNode):
-    """The value of a scalar node: plain ones per :func:`_resolve_plain`, quoted and block
-    ones as strings, explicitly tagged ones converted when the tag is a core type."""
-    text = node.value
-    tag = node.tag
-    if tag == _PLAIN:
-        return _resolve_plain(text)
-    if tag == _STR or node.style is not None and tag in (_PLAIN, None):
-        return text
-    if tag == "tag:yaml.org,2002:null":
-        return None
-    if tag == "tag:yaml.org,2002:bool":
-        return _BOOL.get(text, text)
-    if tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float"):
-        v = _resolve_plain(text)
-        return v if isinstance(v, (int, float)) and not isinstance(v, bool) else text
-    return text  # timestamps, binary, custom tags: their text, so the schema says what is wrong
-
-
-def _is_plain(node) -> bool:
-    """True for a string written as a plain (unquoted, untagged) scalar, timestamps included."""
-    return isinstance(node, ScalarNode) and node.tag == _PLAIN and isinstance(_resolve_plain(node.value), str)
-
-
-def _key_text(node) -> str:
-    if isinstance(node, ScalarNode):
-        return node.value
-    return yaml.safe_dump(_plain_value(node), default_flow_style=True, width=10_000).strip()
-
-
-def _plain_value(node):
-    """Plain data of a (small) node without positions: used for complex keys only."""
-    if isinstance(node, ScalarNode):
-        return _scalar(node)
-    if isinstance(node, SequenceNode):
-        return [_plain_value(v) for v in node.value]
-    return {_key_text(k): _plain_value(v) for k, v in node.value}
-
-
-def _merged_pairs(node: MappingNode) -> list:
-    """(key node, value node) pairs of a mapping with YAML merge keys (``<<``) applied: the
-    mapping's own keys win over merged ones, earlier merged mappings over later ones."""
-    own, merged = [], []
-    for k, v in node.value:
-        is_merge = isinstance(k, ScalarNode) and k.value == "<<" and k.tag in (_PLAIN, "tag:yaml.org,2002:merge")
-        if not is_merge:
-            own.append((k, v))
-            continue
-        sources = [v] if isinstance(v, MappingNode) else (v.value if isinstance(v, SequenceNode) else None)
-        if sources is None or not all(isinstance(s, MappingNode) for s in sources):
-            raise yaml.constructor.ConstructorError(
-                "while constructing a mapping", node.start_mark,
-                "expected a mapping or list of mappings for merging", k.start_mark)
-        for src in sources:
-            merged.extend(_merged_pairs(src))
-    if not merged:
-        return own
-    names = {_key_text(k) for k, _ in own}
-    out, seen = list(own), set(names)
-    for k, v in merged:
-        name = _key_text(k)
-        if name not in seen:
-            seen.add(name)
-            out.append((k, v))
-    return out
+# -- building plain data (values of single nodes: :mod:`rulegen.spec.yamlnodes`) ----------
 
 
 def _value_mark(node, lf: LoadedFile) -> tuple[int, int]:

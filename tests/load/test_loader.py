@@ -140,6 +140,7 @@ def _reference(text: str):
     """(data, positions, key_positions, plain) by the simplest walk of the composed nodes,
     using the loader's own scalar and merge rules (what the loader's fast paths must equal)."""
     from rulegen.spec import loader as L
+    from rulegen.spec import yamlnodes as N
     positions, key_positions, plain = {}, {}, set()
 
     def mark(n):
@@ -148,12 +149,12 @@ def _reference(text: str):
     def walk(node, path):
         if isinstance(node, L.MappingNode):
             out = {}
-            for k, v in L._merged_pairs(node):
-                key = L._key_text(k)
+            for k, v in N._merged_pairs(node):
+                key = N._key_text(k)
                 sub = path + (key,)
                 key_positions[sub] = mark(k)
                 positions[sub] = mark(v) if isinstance(v, L.ScalarNode) else L._value_mark(v, lf)
-                if L._is_plain(v):
+                if N._is_plain(v):
                     plain.add(sub)
                 out[key] = walk(v, sub)
             return out
@@ -162,11 +163,11 @@ def _reference(text: str):
             for i, v in enumerate(node.value):
                 sub = path + (i,)
                 positions[sub] = mark(v) if isinstance(v, L.ScalarNode) else L._value_mark(v, lf)
-                if L._is_plain(v):
+                if N._is_plain(v):
                     plain.add(sub)
                 out.append(walk(v, sub))
             return out
-        return L._scalar(node)
+        return N._scalar(node)
 
     lf = loader.LoadedFile(path="x", text=text)
     return walk(loader._compose(text), ()), positions, key_positions, plain

@@ -366,7 +366,7 @@ def test_the_package_reads_and_writes_only_through_rulegen_fs():
         "rulegen/tools/promtool.py": {"junit.read_text", ".write_text("},  # promtool's own report, in a temp folder
         "rulegen/render/helm.py": {"/ name).read_text"},                # rulegen's templates
         "rulegen/render/jinja.py": {"Path(__file__).read_text"},
-        "rulegen/render/runbook.py": {"/ name).read_text"},
+        "rulegen/render/runbook_index.py": {"/ name).read_text"},
         "rulegen/validate/checks/schema.py": {"SCHEMA_PATH.read_text", "Path(__file__).read_bytes"},
         "rulegen/importer/plan.py": {"SCHEMA_PATH.read_text"},  # the packaged schema, copied into a project
         "rulegen/codecache.py": {"path.read_bytes", "def write_bytes"},  # the per-user cache

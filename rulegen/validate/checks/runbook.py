@@ -228,106 +228,117 @@ def _shared_anchors(spec):
                              "one so the names differ in more than case and punctuation", rule=r.name)
 
 
+def _command_block(spec, records: dict, path: tuple, block, owner):
+    """RG506, RG514 and RG507 findings for one runbook block at ``path`` (``owner``: its (group,
+    alert), or None for an app-level block); nothing when the block has no ``commands``."""
+    lf = spec.source
+    text = block.get("commands") if isinstance(block, dict) else None
+    if not isinstance(text, str):
+        return
+    path = path + ("commands",)
+    rule_name = owner[1].name if owner else ""
+    by_line: dict[int, list[tuple[int, str]]] = {}
+    for at, ph in placeholders(text):
+        by_line.setdefault(text.count("\n", 0, at), []).append((at, ph))
+    for found in by_line.values():
+        at, ph = found[0]
+        var = re.sub(r"[^A-Za-z0-9_]", "_", ph[1:-1]).upper()
+        names = ", ".join(p for _, p in found)
+        line, col = offset_position(lf, path, at)
+        yield Finding(lf.path, line, col, "RG506", Severity.ERROR,
+                      f"{names} in a command is not a placeholder to bash but redirections (< reads a "
+                      "file, > truncates the file the next word names), so the pasted command fails or "
+                      f"empties a file; write the value as a variable the page fills from the alert, "
+                      f"\"${var}\" (the label {var.lower()}; another label: runbook.variables "
+                      f"{{{var}: <label>}}), or quote the text", rule_name)
+    err = shell_error(text)
+    if err is not None and text.count("\n", 0, err[0]) not in by_line:
+        line, col = offset_position(lf, path, err[0])
+        if "here-document" in err[1]:
+            fix = "end it with a line holding only the delimiter word (no spaces; <<- allows leading tabs)"
+        else:
+            fix = "quote arguments holding ( ) < > | & ; and write alert labels as \"$NAMESPACE\", not <ns>"
+        yield Finding(lf.path, line, col, "RG506", Severity.ERROR,
+                      f"command block is not valid shell (bash -n: {err[1]}); {fix}", rule_name)
+    declared = (owner[1].runbook.get("variables") or {}) if owner else {}
+    plain_seen = set()
+    for var, at in variables_used(text):
+        if var in plain_seen or label_of(var, declared) is None:
+            continue
+        plain_seen.add(var)
+        why = unplain_reason(var)
+        if why is not None:
+            line, col = offset_position(lf, path, at)
+            yield Finding(lf.path, line, col, "RG514", Severity.ERROR,
+                          _unplain_message(var, why, label_of(var, declared)), rule_name)
+    if owner is None:
+        return
+    g, r = owner
+    static = r.all_labels(spec.labels, g.labels)
+    seen = set()
+    for var, at in variables_used(text):
+        label = label_of(var, declared)
+        if label is None or var in seen:
+            continue
+        seen.add(var)
+        if _never(r.expr, label, static, records):
+            line, col = offset_position(lf, path, at)
+            yield Finding(lf.path, line, col, "RG507", Severity.ERROR,
+                          f"${var} stands for the label {label!r}, which this alert never carries "
+                          "(its expr drops it); use a label the alert keeps, or assign "
+                          f"{var}=... in the block if it is not a label", r.name)
+
+
+def _alert_fields(spec, ctx, g, r, records: dict):
+    """RG508-RG511 findings for the triage fields and ``runbook.context`` of alert ``r``."""
+    lf = spec.source
+    static = r.all_labels(spec.labels, g.labels)
+    fields = effective(spec, r)
+    own = r.runbook or {}
+    base = r.path + ("runbook",)
+    for di, d in enumerate(fields.get("dashboards") or []):
+        for label in (d.get("variables") or {}):
+            if _never(r.expr, label, static, records):
+                n_app = len((spec.runbook or {}).get("dashboards") or [])
+                path = (base + ("dashboards", di - n_app, "variables", label)) if di >= n_app \
+                    else ("runbook", "dashboards", di, "variables", label)
+                yield lf.finding(path, "RG508", f"dashboard {d.get('title')!r} maps the label {label!r}, "
+                                 "which this alert never carries; map a label the alert keeps",
+                                 rule=r.name, key=True)
+    silence = fields.get("silence") or {}
+    for label in silence.get("matchers") or {}:
+        if _never(r.expr, label, static, records):
+            where = base if "silence" in own else ("runbook",)
+            yield lf.finding(where + ("silence", "matchers", label), "RG509",
+                             f"silence matcher {label!r} names a label this alert never carries, so "
+                             "the silence would match nothing; use a label the alert keeps",
+                             rule=r.name, key=True)
+    titles = {sec.get("title") for sec in (spec.runbook or {}).get("sections") or []}
+    for ci, title in enumerate(own.get("context") or []):
+        if title not in titles:
+            known = ", ".join(sorted(t for t in titles if t)) or "none"
+            yield lf.finding(base + ("context", ci), "RG511",
+                             f"runbook.context names the section {title!r}, which the app's runbook "
+                             f"does not have (sections: {known})", rule=r.name)
+    severity = static.get("severity")
+    for name in ctx.config.require_triage.get(severity, ()):
+        if not fields.get(name):
+            yield lf.finding(r.path + ("alert",), "RG510",
+                             f"{severity} alert has no runbook.{name} (conventions.require_triage); "
+                             "set it on the alert or once for the app under runbook:", rule=r.name)
+
+
 def check_spec(spec, ctx):
     """Yield RG506-RG511 and RG513 findings for the runbook content of ``spec``."""
-    lf = spec.source
     records = {r.name: r.expr for _, r in spec.rules() if not r.is_alert}
     cmd_blocks = [(p, b, None) for p, b in _blocks(spec)]
     for g, r in spec.rules():
         if r.is_alert:
             cmd_blocks.extend((p, b, (g, r)) for p, b in _blocks(spec, r))
     for path, block, owner in cmd_blocks:
-        text = block.get("commands") if isinstance(block, dict) else None
-        if not isinstance(text, str):
-            continue
-        path = path + ("commands",)
-        rule_name = owner[1].name if owner else ""
-        by_line: dict[int, list[tuple[int, str]]] = {}
-        for at, ph in placeholders(text):
-            by_line.setdefault(text.count("\n", 0, at), []).append((at, ph))
-        for found in by_line.values():
-            at, ph = found[0]
-            var = re.sub(r"[^A-Za-z0-9_]", "_", ph[1:-1]).upper()
-            names = ", ".join(p for _, p in found)
-            line, col = offset_position(lf, path, at)
-            yield Finding(lf.path, line, col, "RG506", Severity.ERROR,
-                          f"{names} in a command is not a placeholder to bash but redirections (< reads a "
-                          "file, > truncates the file the next word names), so the pasted command fails or "
-                          f"empties a file; write the value as a variable the page fills from the alert, "
-                          f"\"${var}\" (the label {var.lower()}; another label: runbook.variables "
-                          f"{{{var}: <label>}}), or quote the text", rule_name)
-        err = shell_error(text)
-        if err is not None and text.count("\n", 0, err[0]) not in by_line:
-            line, col = offset_position(lf, path, err[0])
-            if "here-document" in err[1]:
-                fix = "end it with a line holding only the delimiter word (no spaces; <<- allows leading tabs)"
-            else:
-                fix = "quote arguments holding ( ) < > | & ; and write alert labels as \"$NAMESPACE\", not <ns>"
-            yield Finding(lf.path, line, col, "RG506", Severity.ERROR,
-                          f"command block is not valid shell (bash -n: {err[1]}); {fix}", rule_name)
-        declared = (owner[1].runbook.get("variables") or {}) if owner else {}
-        plain_seen = set()
-        for var, at in variables_used(text):
-            if var in plain_seen or label_of(var, declared) is None:
-                continue
-            plain_seen.add(var)
-            why = unplain_reason(var)
-            if why is not None:
-                line, col = offset_position(lf, path, at)
-                yield Finding(lf.path, line, col, "RG514", Severity.ERROR,
-                              _unplain_message(var, why, label_of(var, declared)), rule_name)
-        if owner is None:
-            continue
-        g, r = owner
-        static = r.all_labels(spec.labels, g.labels)
-        seen = set()
-        for var, at in variables_used(text):
-            label = label_of(var, declared)
-            if label is None or var in seen:
-                continue
-            seen.add(var)
-            if _never(r.expr, label, static, records):
-                line, col = offset_position(lf, path, at)
-                yield Finding(lf.path, line, col, "RG507", Severity.ERROR,
-                              f"${var} stands for the label {label!r}, which this alert never carries "
-                              "(its expr drops it); use a label the alert keeps, or assign "
-                              f"{var}=... in the block if it is not a label", r.name)
+        yield from _command_block(spec, records, path, block, owner)
     yield from _shared_anchors(spec)
     yield from _declared_variables(spec)
     for g, r in spec.rules():
-        if not r.is_alert:
-            continue
-        static = r.all_labels(spec.labels, g.labels)
-        fields = effective(spec, r)
-        own = r.runbook or {}
-        base = r.path + ("runbook",)
-        for di, d in enumerate(fields.get("dashboards") or []):
-            for label in (d.get("variables") or {}):
-                if _never(r.expr, label, static, records):
-                    n_app = len((spec.runbook or {}).get("dashboards") or [])
-                    path = (base + ("dashboards", di - n_app, "variables", label)) if di >= n_app \
-                        else ("runbook", "dashboards", di, "variables", label)
-                    yield lf.finding(path, "RG508", f"dashboard {d.get('title')!r} maps the label {label!r}, "
-                                     "which this alert never carries; map a label the alert keeps",
-                                     rule=r.name, key=True)
-        silence = fields.get("silence") or {}
-        for label in silence.get("matchers") or {}:
-            if _never(r.expr, label, static, records):
-                where = base if "silence" in own else ("runbook",)
-                yield lf.finding(where + ("silence", "matchers", label), "RG509",
-                                 f"silence matcher {label!r} names a label this alert never carries, so "
-                                 "the silence would match nothing; use a label the alert keeps",
-                                 rule=r.name, key=True)
-        titles = {sec.get("title") for sec in (spec.runbook or {}).get("sections") or []}
-        for ci, title in enumerate(own.get("context") or []):
-            if title not in titles:
-                known = ", ".join(sorted(t for t in titles if t)) or "none"
-                yield lf.finding(base + ("context", ci), "RG511",
-                                 f"runbook.context names the section {title!r}, which the app's runbook "
-                                 f"does not have (sections: {known})", rule=r.name)
-        severity = static.get("severity")
-        for name in ctx.config.require_triage.get(severity, ()):
-            if not fields.get(name):
-                yield lf.finding(r.path + ("alert",), "RG510",
-                                 f"{severity} alert has no runbook.{name} (conventions.require_triage); "
-                                 "set it on the alert or once for the app under runbook:", rule=r.name)
+        if r.is_alert:
+            yield from _alert_fields(spec, ctx, g, r, records)

@@ -238,6 +238,7 @@ def _rule_errors(lf, inst, path):
         yield _one(lf, e, path + tuple(e.absolute_path), str(rule))
 
 
+# long: a table: one branch per JSON Schema validator, each turning its error into a finding
 def _one(lf, e, path, rule):
     v = e.validator
     if v == "additionalProperties":

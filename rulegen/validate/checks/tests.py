@@ -274,11 +274,53 @@ def _expandable(template: str) -> bool:
     return True
 
 
+def _exp_alerts_findings(spec, rule, d: dict, tp: tuple, ai: int, a: dict, rules_read):
+    """RG609, RG610 and RG601 findings for ``alert_rule_test`` item ``ai`` (``a``) of the test
+    ``d`` at ``tp``; ``rules_read()``: the spec's recording rules (worked out once)."""
+    from ...render.promtool_tests import expected_alert
+    lf = spec.source
+    name = a.get("alertname", rule.name)
+    target = next(((g, r) for g, r in spec.rules() if r.is_alert and r.name == name), None)
+    if target is None:
+        return
+    items = a.get("exp_alerts") or []
+    split = _split_items(items)
+    for ei in split:
+        yield lf.finding(tp + ("alert_rule_test", ai, "exp_alerts", ei), "RG609",
+                         f"exp_alerts item {ei + 1} has only {next(iter(items[ei]))} and the item "
+                         "before it only the other: one expected alert split in two by a stray `-`, "
+                         "so the test expects two alerts; join them into one item", rule.name,
+                         Severity.WARNING)
+    for ei, e in enumerate(items):
+        if not isinstance(e, dict) or ei in split or ei + 1 in split:
+            continue  # a split item: RG609 says what to do
+        for what, label in _unfilled(spec, target[0], target[1], e, rules_read()):
+            yield lf.finding(tp + ("alert_rule_test", ai, "exp_alerts", ei), "RG610",
+                             f"expected {what} is filled in from a template reading $labels.{label}, "
+                             f"which exp_labels lack: the test would lock in an empty value there; "
+                             f"add {label} to exp_labels or write the value in "
+                             f"exp_{what.split()[0]}s",
+                             rule.name, Severity.WARNING)
+    for ei, e in enumerate(items):
+        from ...render.site import DEFAULT_SITE_URL  # ruamel: only for specs with tests
+        problems: list = []  # every label, not just the first
+        expected_alert(spec, target[0], target[1], e, d, DEFAULT_SITE_URL, problems)
+        # a broken template is the templates check's (RG305-RG308), not reported twice
+        problems = [p for p in problems if not gotemplate.parse(p[2]).issues]
+        if problems:
+            yield lf.finding(tp + ("alert_rule_test", ai, "exp_alerts", ei), "RG601",
+                             _not_expandable(problems), rule.name, Severity.WARNING)
+
+
 def check_spec(spec, ctx):
-    from ...render.promtool_tests import NotExpandable, expected_alert
     from .flow import recording_rules
     lf = spec.source
     rr = None
+
+    def rules_read():
+        nonlocal rr
+        rr = recording_rules([spec]) if rr is None else rr
+        return rr
     for group, rule in spec.rules():
         ast, _ = parse(rule.expr)
         ranges = _ranges_ms(ast) if ast is not None else []
@@ -335,8 +377,7 @@ def check_spec(spec, ctx):
                                          "comes from the 5m lookback, not from the data; extend the values",
                                          rule.name, Severity.WARNING)
             if d.get("input_series"):
-                rr = recording_rules([spec]) if rr is None else rr
-                for si, text, near, typo in dead_series(spec, rule, d, rr):
+                for si, text, near, typo in dead_series(spec, rule, d, rules_read()):
                     if typo is not None:
                         yield lf.finding(tp + ("input_series", si, "series"), "RG608",
                                          f"input series {text} feeds nothing because the expr reads {typo[0]}, "
@@ -349,37 +390,4 @@ def check_spec(spec, ctx):
                                      "recording rules it reads), so it feeds nothing and the test proves "
                                      f"nothing; fix its metric name or labels{hint}", rule.name, Severity.WARNING)
             for ai, a in enumerate(d.get("alert_rule_test") or []):
-                name = a.get("alertname", rule.name)
-                target = next(((g, r) for g, r in spec.rules() if r.is_alert and r.name == name), None)
-                if target is None:
-                    continue
-                items = a.get("exp_alerts") or []
-                split = _split_items(items)
-                for ei in split:
-                    yield lf.finding(tp + ("alert_rule_test", ai, "exp_alerts", ei), "RG609",
-                                     f"exp_alerts item {ei + 1} has only {next(iter(items[ei]))} and the item "
-                                     "before it only the other: one expected alert split in two by a stray `-`, "
-                                     "so the test expects two alerts; join them into one item", rule.name,
-                                     Severity.WARNING)
-                for ei, e in enumerate(items):
-                    if not isinstance(e, dict) or ei in split or ei + 1 in split:
-                        continue  # a split item: RG609 says what to do
-                    rr = recording_rules([spec]) if rr is None else rr
-                    for what, label in _unfilled(spec, target[0], target[1], e, rr):
-                        yield lf.finding(tp + ("alert_rule_test", ai, "exp_alerts", ei), "RG610",
-                                         f"expected {what} is filled in from a template reading $labels.{label}, "
-                                         f"which exp_labels lack: the test would lock in an empty value there; "
-                                         f"add {label} to exp_labels or write the value in "
-                                         f"exp_{what.split()[0]}s",
-                                         rule.name, Severity.WARNING)
-                for ei, e in enumerate(items):
-                    from ...render.site import DEFAULT_SITE_URL  # ruamel: only for specs with tests
-                    problems: list = []  # every label, not just the first
-                    expected_alert(spec, target[0], target[1], e, d, DEFAULT_SITE_URL, problems)
-                    # a broken template is the templates check's (RG305-RG308), not reported twice
-                    problems = [p for p in problems if not gotemplate.parse(p[2]).issues]
-                    if problems:
-                        yield lf.finding(tp + ("alert_rule_test", ai, "exp_alerts", ei), "RG601",
-                                         _not_expandable(problems), rule.name, Severity.WARNING)
-
-
+                yield from _exp_alerts_findings(spec, rule, d, tp, ai, a, rules_read)

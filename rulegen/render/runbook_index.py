@@ -1,0 +1,106 @@
+"""The runbook site's index pages: ``alerts.md`` (every alert by app, likely root causes first),
+``index.md`` (home) and the site assets ``rulegen.css``/``rulegen.js``. The per-app pages are
+:mod:`rulegen.render.runbook`.
+"""
+
+from __future__ import annotations
+
+from ..spec import Spec
+from ..spec import triage
+from . import jinja
+from .runbook import SEVERITY_ORDER, _unique, alert_index, md_cell, md_text, readable, severity_badge
+from .slug import anchor, page_path
+
+
+def cause_order(spec: Spec) -> list:
+    """The alerts of ``spec`` (first rule of each name), likely root causes first.
+
+    An alert whose ``runbook.related`` entry says ``cause: true`` comes after that related
+    alert (topological order; ties: alerts that cause others first, then by severity, then
+    spec order); a cycle keeps spec order."""
+    alerts: dict[str, object] = {}
+    for _, r in spec.rules():
+        if r.is_alert:
+            alerts.setdefault(r.name, r)
+    after: dict[str, set] = {n: set() for n in alerts}  # name -> the causes it waits for
+    for n, r in alerts.items():
+        for x in r.runbook.get("related") or []:
+            if x.get("cause") and x["alert"] in alerts and x["alert"] != n:
+                after[n].add(x["alert"])
+    pos = {n: i for i, n in enumerate(alerts)}
+    causes = set().union(*after.values()) if after else set()
+    # ties: an alert that causes others first, then the more severe, then spec order
+    rank = lambda n: (n not in causes, SEVERITY_ORDER.get(alerts[n].severity or "", 9), pos[n])  # noqa: E731
+    out, done = [], set()
+    while len(out) < len(alerts):
+        ready = [n for n in alerts if n not in done and after[n] <= done]
+        if not ready:  # a cycle: the rest in spec order
+            ready = [n for n in alerts if n not in done]
+        n = min(ready, key=rank)
+        out.append(alerts[n])
+        done.add(n)
+    return out
+
+
+def together(specs: list[Spec]) -> dict[str, list[str]]:
+    """Alert name -> names of the alerts it fires together with: its ``related`` alerts and
+    the alerts that list it as related, sorted."""
+    out: dict[str, set] = {}
+    for spec in specs:
+        for _, r in spec.rules():
+            if r.is_alert:
+                for x in r.runbook.get("related") or []:
+                    if x["alert"] != r.name:
+                        out.setdefault(r.name, set()).add(x["alert"])
+                        out.setdefault(x["alert"], set()).add(r.name)
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def render_alert_index(specs: list[Spec], header_lines: list[str]) -> str:
+    """``alerts.md``: every alert of every spec, grouped by app (sorted), likely root causes
+    first within an app (:func:`cause_order`), with severity badge, owning team, the alerts it
+    fires together with and its summary in readable form; the site's script adds filters by
+    app, severity and team."""
+    index = alert_index(specs)
+    with_ = together(specs)
+    apps = []
+    total = 0
+    for spec in sorted(specs, key=lambda s: s.app):
+        rows = []
+        for r in cause_order(spec):
+            team = (triage.effective(spec, r).get("owner") or {}).get("team")
+            causes = [x["alert"] for x in r.runbook.get("related") or [] if x.get("cause")]
+            rows.append({
+                "alert_md": f"[{md_cell(md_text(r.name))}]({page_path(spec.app)}#{anchor(r.name)})",
+                "badge": severity_badge(r.severity or "none"),
+                "team": md_cell(md_text(team)) if team else "—",
+                "together": "<br>".join(_index_link(n, index) + (" (cause)" if n in causes else "")
+                                        for n in with_.get(r.name, [])) or "—",
+                "summary": f'<span class="rg-summary">{md_cell(md_text(readable(r.annotations.get("summary", ""))))}</span>',
+            })
+        total += len(rows)
+        apps.append({"app": spec.app, "app_id": _unique(f"app-{anchor(spec.app)}", set()),
+                     "title_md": f"[{md_text(spec.title)}]({page_path(spec.app)})", "rows": rows})
+    return jinja.render("alerts_index.md.j2", header="\n".join(header_lines), apps=apps, total=total)
+
+
+def _index_link(name: str, index: dict) -> str:
+    spec = index.get(name, (None, None))[0]
+    if spec is None:
+        return md_cell(md_text(name))
+    return f"[{md_cell(md_text(name))}]({page_path(spec.app)}#{anchor(name)})"
+
+
+def render_home(specs: list[Spec], header_lines: list[str]) -> str:
+    """``index.md``: the site's home page, listing each app's page."""
+    apps = [{"app": s.app, "link_md": f"[{md_text(s.title)}]({page_path(s.app)})",
+             "alerts": sum(1 for _, r in s.rules() if r.is_alert),
+             "records": sum(1 for _, r in s.rules() if not r.is_alert)} for s in specs]
+    return jinja.render("home.md.j2", header="\n".join(header_lines), apps=apps)
+
+
+def render_asset(name: str, header_lines: list[str]) -> str:
+    """The site asset ``name`` (``rulegen.css`` or ``rulegen.js`` from rulegen's templates)
+    with the generated-file header."""
+    text = (jinja.templates_dir() / name).read_text(encoding="utf-8")
+    return "\n".join(header_lines) + "\n" + text

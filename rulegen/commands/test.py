@@ -67,10 +67,11 @@ def run(args) -> int:
 def _only_apps(loaded, apps: list[str]):
     """``loaded`` narrowed to the specs of ``apps`` when every validation error lies in other
     spec files (another app's mistake does not stop ``rulegen test --app X``); a note on stderr
-    says so. Unchanged when an error is in a file of ``apps``."""
+    says so. Unchanged when an error is in a spec of ``apps`` or in one of their chart folders."""
     from ..pipeline import Loaded
     mine = {s.file for s in loaded.specs if s.app in apps}
-    if not mine or any(f.is_error and f.file in mine for f in loaded.findings):
+    charts = tuple(s.chart.path.rstrip("/") + "/" for s in loaded.specs if s.app in apps)
+    if not mine or any(f.is_error and (f.file in mine or f.file.startswith(charts)) for f in loaded.findings):
         return loaded
     others = sorted({f.file for f in loaded.findings if f.is_error})
     print(f"rulegen: the errors above are in other specs ({', '.join(others)}); testing "

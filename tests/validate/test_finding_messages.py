@@ -159,6 +159,18 @@ def test_test_app_is_not_blocked_by_another_apps_error(project, helm_bin, promto
             in capsys.readouterr().err)
 
 
+def test_an_error_in_the_tested_apps_own_chart_stops_its_test_and_is_not_called_another_specs(
+        project, helm_bin, promtool_bin, capsys):
+    """A chart file of the app under test linked out of the project is that app's error: the
+    test stops at validation, and the note about other specs' errors is not printed."""
+    (project / "charts" / "llama-swap" / "files").mkdir(exist_ok=True)
+    (project / "charts" / "llama-swap" / "files" / "x").symlink_to("/etc/passwd")
+    assert main(["-C", str(project), "test", "--app", "llama-swap"]) == 1
+    err = capsys.readouterr().err
+    assert "charts/llama-swap/files/x:0:0: error RG742" in err
+    assert "in other specs" not in err and "validation failed; no test ran" in err
+
+
 #: Words that start the fix in a message ("...; quote it", "...; add `expr:`", "did you mean").
 FIX = ("quote it", "correct the expression", "add ", "use ", "write ", "rename", "remove", "did you mean", "move ", "give ",
        "change ", "merge", "shorten", "sample more", "extend ", "declare ", "compare with",

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Build the pinned promtool (Prometheus 3.x) and helm (3.x) from their Go modules into the
-# per-user tools cache, ${XDG_CACHE_HOME:-$HOME/.cache}/rulegen/tools/bin, outside every
-# checkout: rulegen runs on pull requests, and a tool inside the checkout could be replaced by
-# one (rulegen never runs a tool from the project it checks). The pins live in tools/*/go.mod
+# Build the pinned promtool and Prometheus server (3.x), Alertmanager and amtool, and helm (3.x)
+# from their Go modules into the per-user tools cache,
+# ${XDG_CACHE_HOME:-$HOME/.cache}/rulegen/tools/bin, outside every checkout: rulegen runs on
+# pull requests, and a tool inside the checkout could be replaced by one (rulegen never runs a
+# tool from the project it checks). The pins live in tools/*/go.mod
 # (with go.sum), the way kubernetes-mixin builds its promtool.
 #
 # The binaries are stamped the way the upstream release builds stamp them, so `--version`
@@ -103,6 +104,42 @@ build promtool "$root/tools/promtool" $module/cmd/promtool netgo,builtinassets \
   "-X $v.Version=$release -X $v.Revision=$revision -X $v.Branch=HEAD -X $v.BuildDate=$build_date" \
   "-X $v.BuildUser=$(id -un)@$(hostname)"
 
+# prometheus: the server of the same pinned module and release, for the live-Prometheus tests
+# (a real server on a loopback port). Without the builtinassets tag: the module ships no built
+# web UI, and the tests need only its HTTP API.
+build prometheus "$root/tools/promtool" $module/cmd/prometheus netgo \
+  "-X $v.Version=$release -X $v.Revision=$revision -X $v.Branch=HEAD -X $v.BuildDate=$build_date" \
+  "-X $v.BuildUser=$(id -un)@$(hostname)"
+
+# alertmanager and amtool: pinned in tools/alertmanager/go.mod, stamped like Alertmanager's
+# .promu.yml (Version from the module's VERSION file), for routing and inhibition tests.
+module=github.com/prometheus/alertmanager
+info=$(module_json "$root/tools/alertmanager" $module)
+version=$(json_field Version <<<"$info")
+am_release=$(cat "$(json_field Dir <<<"$info")/VERSION")
+am_revision=$(pinned_revision "$root/tools/alertmanager" "$info"); am_revision=${am_revision:-unknown}
+info_time=$(json_field Time < "$(json_field Info <<<"$info")" || true)
+am_date=$(date -u -d "${info_time:-@0}" +%Y%m%d-%H:%M:%S)
+# The module embeds its built web UI (ui/app/dist), which its zip does not carry: alertmanager
+# is built from a temporary copy of the pinned source with a one-page placeholder UI (the
+# tests use its HTTP API only), through a `replace` in a temporary copy of the go.mod.
+am_src=$(mktemp -d)
+trap 'chmod -R u+w "$am_src" 2>/dev/null; rm -rf "$am_src"' EXIT
+cp -r "$(json_field Dir <<<"$info")" "$am_src/alertmanager"
+chmod -R u+w "$am_src/alertmanager"
+for d in "" /elm /mantine; do
+  mkdir -p "$am_src/alertmanager/ui/app/dist$d"
+  echo '<!doctype html><title>Alertmanager</title><p>Web UI not built: rulegen uses the API only.' \
+    > "$am_src/alertmanager/ui/app/dist$d/index.html"
+done
+cp "$root/tools/alertmanager/go.mod" "$root/tools/alertmanager/go.sum" "$am_src/"
+(cd "$am_src" && go mod edit -replace "$module=./alertmanager")
+for cmd in alertmanager amtool; do
+  build $cmd "$am_src" $module/cmd/$cmd netgo \
+    "-X $v.Version=$am_release -X $v.Revision=$am_revision -X $v.Branch=HEAD -X $v.BuildDate=$am_date" \
+    "-X $v.BuildUser=$(id -un)@$(hostname)"
+done
+
 # helm: its Makefile sets the version (the tag), the commit, the tree state and the Kubernetes
 # version it assumes (client-go v0.X.Y is Kubernetes 1.X) for lint and `.Capabilities`.
 module=helm.sh/helm/v3
@@ -130,4 +167,6 @@ echo "$version" > "$crds/.prometheus-operator.version"
 echo "PrometheusRule CRD of prometheus-operator $version in $crds"
 
 "$bin/promtool" --version | head -1
+"$bin/prometheus" --version | head -1
+"$bin/alertmanager" --version | head -1
 "$bin/helm" version --short

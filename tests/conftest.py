@@ -25,7 +25,8 @@ from rulegen.tools import find
 
 from helpers import REPO, SHARED
 
-TOOLS = ("helm", "promtool")
+TOOLS = ("helm", "promtool")  # the default of the ``tools`` marker
+KNOWN_TOOLS = find.NAMES
 
 settings.register_profile("rulegen", deadline=None)
 settings.load_profile("rulegen")
@@ -53,8 +54,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if marker is None:
         return
     for name in marker.args or TOOLS:
-        if name not in TOOLS:
-            raise ValueError(f"{item.nodeid}: pytest.mark.tools({name!r}): not one of {TOOLS}")
+        if name not in KNOWN_TOOLS:
+            raise ValueError(f"{item.nodeid}: pytest.mark.tools({name!r}): not one of {KNOWN_TOOLS}")
         _need(name)
 
 
@@ -68,6 +69,24 @@ def helm_bin() -> Path:
 def promtool_bin() -> Path:
     """Path of the real promtool (see module docstring)."""
     return _need("promtool")
+
+
+@pytest.fixture(scope="session")
+def prometheus_bin() -> Path:
+    """Path of the real Prometheus server of the pinned release (see module docstring)."""
+    return _need("prometheus")
+
+
+@pytest.fixture(scope="session")
+def alertmanager_bin() -> Path:
+    """Path of the real Alertmanager of the pinned release (see module docstring)."""
+    return _need("alertmanager")
+
+
+@pytest.fixture(scope="session")
+def amtool_bin() -> Path:
+    """Path of the real amtool of the pinned Alertmanager release (see module docstring)."""
+    return _need("amtool")
 
 
 @pytest.fixture(scope="session")

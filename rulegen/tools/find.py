@@ -18,7 +18,9 @@ from pathlib import Path
 from ..findings import RulegenError
 from . import process
 
-NAMES = ("helm", "promtool")
+#: Tools rulegen runs (all built by ``scripts/install-tools.sh``): the Prometheus server and
+#: Alertmanager serve the live-Prometheus and routing features and their tests.
+NAMES = ("helm", "promtool", "prometheus", "alertmanager", "amtool")
 INSTALL_HINT = ("install the pinned tools with: scripts/install-tools.sh (needs Go and the Go module proxy; "
                 "it builds into $RULEGEN_TOOLS_DIR/bin, else ~/.cache/rulegen/tools/bin)")
 #: The folder a project must not carry (older rulegen took tools from ``<project>/.tools/bin``).
@@ -134,7 +136,7 @@ def system_program(name: str, root: Path | None = None) -> str | None:
 
 
 def find(name: str, root: Path | None = None) -> Path | None:
-    """Path of tool ``name`` (``helm`` or ``promtool``) for checking the project at ``root``,
+    """Path of tool ``name`` (one of :data:`NAMES`) for checking the project at ``root``,
     or None when it is not installed.
 
     Raises:

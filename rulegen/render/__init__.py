@@ -134,7 +134,8 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     for spec in ordered:
         in_chart.setdefault(spec.chart.path, []).append(spec)
     job = _Job(specs, root, fmt, site.site_url(root), cfg.severities,
-               runbook.QueryLinks(cfg.prometheus_url, cfg.grafana_url), in_chart, cfg.rule_selector_labels)
+               runbook.QueryLinks(cfg.prometheus_url, cfg.grafana_url), in_chart, cfg.rule_selector_labels,
+               cfg.owners, cfg.alertmanager_url)
     outs: list[Output] = []
     findings: list[Finding] = []
     # Shared chart files by path. Several specs may render into one chart (each its own
@@ -171,7 +172,7 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
         outs.append(Output(f"{RUNBOOK_DIR}/{spec.app}.md", page, True, src))
     outs.extend(shared.values())
     if specs:
-        outs.extend(_site_files(specs, root, findings))
+        outs.extend(_site_files(specs, root, findings, cfg.owners))
     return sorted(outs, key=lambda o: o.path), findings
 
 
@@ -189,6 +190,9 @@ class _Job:
     query_links: object
     in_chart: dict
     selector_labels: dict | None = None
+    #: the project's default owners and Alertmanager UI (``owners``, ``runbooks.alertmanager_url``)
+    owners: object = None
+    alertmanager_url: str | None = None
 
     def per_spec(self, spec: Spec):
         """What each spec renders on its own, independent of the shared files planned before
@@ -205,7 +209,8 @@ class _Job:
                      helm.render_chart(spec, root, site_url, _headers("yaml", src))]
         tests = promtool_tests.render_test_file(spec, site_url, _headers("yaml", src))
         page = runbook.render_page(spec, self.specs, _headers("markdown", src),
-                                   helm.uses_fullname(spec, root), helm.name_suffix(spec), self.query_links)
+                                   helm.uses_fullname(spec, root), helm.name_suffix(spec), self.query_links,
+                                   self.owners, self.alertmanager_url)
         pp = f"{RUNBOOK_DIR}/{spec.app}.md"
         page_findings: list[Finding] = []
         page = notes.page(page, _read(root, pp), pp, page_findings)
@@ -241,7 +246,7 @@ class _Job:
         return out
 
 
-def _site_files(specs: list[Spec], root: Path, findings: list[Finding]) -> list[Output]:
+def _site_files(specs: list[Spec], root: Path, findings: list[Finding], owners=None) -> list[Output]:
     """The site-wide files: home page, the site's stylesheet and script, alert index and the
     ``nav`` of ``mkdocs.yml`` (when there is one); notes findings of the pages go to
     ``findings``.
@@ -259,7 +264,7 @@ def _site_files(specs: list[Spec], root: Path, findings: list[Finding]) -> list[
         outs.append(Output(f"{RUNBOOK_DIR}/{ASSETS_DIR}/{name}", ownership.seal(runbook_index.render_asset(
             name, [ownership.comment("css", ownership.notice("rules/")), ownership.checksum_line("css")])), True))
     idx = f"{RUNBOOK_DIR}/alerts.md"
-    outs.append(Output(idx, notes.page(runbook_index.render_alert_index(specs, _headers("markdown", "rules/")),
+    outs.append(Output(idx, notes.page(runbook_index.render_alert_index(specs, _headers("markdown", "rules/"), owners),
                                        _read(root, idx), idx, findings), True))
     try:
         mk_text = _read(root, "mkdocs.yml", exact=True)

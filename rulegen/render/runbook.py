@@ -256,30 +256,20 @@ def rule_knobs(rule, values_key: str = "prometheusRule") -> str:
             f"annotations, and `{off}: true` drops the alert.")
 
 
-def owner_md(owner: dict | None) -> str:
-    """The owner line: team, chat and paging handles; what the spec does not record is said."""
+def owner_md(owner: dict | None, source: str = "") -> str:
+    """The owner line: team, chat and paging handles; what neither the spec nor the project's
+    defaults record is said. ``source`` (:attr:`rulegen.spec.owners.Resolved.source`): a
+    default of ``.rulegen.yaml`` is marked as such."""
     if not owner:
-        return "*not recorded: the spec names no team, chat or paging handle*"
+        return "*not recorded: neither the spec nor the project's owners: defaults name a team*"
     parts = [md_text(owner["team"])]
     for key, what in (("chat", "chat"), ("paging", "paging")):
         if owner.get(key):
             parts.append(f"{what} {inline_code(owner[key])}")
     missing = [w for w in ("chat", "paging") if not owner.get(w)]
     if missing:
-        parts.append(f"*no {' or '.join(missing)} handle recorded in the spec*")
+        parts.append(f"*no {' or '.join(missing)} handle recorded*")
     return " · ".join(parts)
-
-
-def silence_command(name: str, silence: dict) -> str:
-    """The ``amtool silence add`` line for alert ``name`` and the spec's ``silence`` (shell).
-    A matcher value ``$VAR`` stays a shell variable (set by the preamble)."""
-    words = ["amtool", "silence", "add", f"alertname={triage.shell_quote(name) if not _plain_key(name) else name}"]
-    for label, value in (silence.get("matchers") or {}).items():
-        v = f'"{value}"' if re.fullmatch(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", value) else triage.shell_quote(value)
-        words.append(f"{label}={v}")
-    words.append(f"--duration={canonical(silence.get('duration') or '1h')}")
-    words.append("--comment=" + triage.shell_quote(f"{name}: legitimate silence, see the runbook"))
-    return " ".join(words)
 
 
 _SAFE_VAR = re.compile(r"[A-Za-z0-9_.-]+")
@@ -390,9 +380,15 @@ def _merge_variant(first: dict, r, spec: Spec, index: dict, key: str, links: Que
 
 
 def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, links: QueryLinks | None,
-                 slos: dict, slo_of: dict, by_title: dict) -> dict:
-    """The page template's data for alert ``r``'s section (its heading ids taken from ``used``)."""
+                 slos: dict, slo_of: dict, by_title: dict, opts: dict) -> dict:
+    """The page template's data for alert ``r``'s section (its heading ids taken from ``used``;
+    ``opts``: ``owners``, the project's default owners, ``alertmanager_url``, ``records``, the
+    project's recording rules for the label flow)."""
+    from ..spec.owners import resolve
+    from . import silence as silences
     rr = r.runbook
+    res = resolve(spec, group, r, opts.get("owners"))
+    am = opts.get("alertmanager_url")
     a = anchor(r.name)
     variables = rr.get("variables")
     tf = triage.effective(spec, r)
@@ -427,13 +423,13 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
         "summary_raw": inline_code(r.annotations["summary"]) if r.annotations.get("summary") else "",
         "description_raw": inline_code(r.annotations["description"]) if r.annotations.get("description") else "",
         "impact": blocks_md([{"markdown": tf["impact"]}]) if tf.get("impact") else "",
-        "owner": owner_md(tf.get("owner")),
-        "escalation": blocks_md([{"markdown": tf["escalation"]}]) if tf.get("escalation") else "",
+        "owner": owner_md(res.owner, res.source),
+        "escalation": blocks_md([{"markdown": res.escalation}]) if res.escalation else "",
         "do_not": blocks_md([{"markdown": tf["do_not"]}]) if tf.get("do_not") else "",
         "first_check": fence(check, "bash") if check else "",
         "silence_when": blocks_md([{"markdown": silence["when"]}]) if silence else "",
-        "silence_cmd": fence(with_preamble(silence_command(r.name, silence), r.expr, variables), "bash")
-        if silence else "",
+        "silence_cmd": fence(silences.command(spec, group, r, silence, opts["records"], am), "bash"),
+        "silence_link": silences.form_link(spec, group, r, silence, opts["records"], am) if am else "",
         "dashboards": [dashboard_md(d, r.expr) for d in tf.get("dashboards") or []],
         "links": [f"[{md_text(x['title'])}]({link_url(x['url'])})" for x in tf.get("links") or []],
         "explanation": spec_markdown(rr.get("explanation")),
@@ -449,14 +445,20 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
 
 
 def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
-                 name_suffix: str | None = None, links: QueryLinks | None = None) -> dict:
+                 name_suffix: str | None = None, links: QueryLinks | None = None,
+                 owners=None, alertmanager_url: str | None = None) -> dict:
     """Everything the page template shows, prepared as Markdown strings.
 
     Heading ids: alert headings get exactly :func:`anchor` of the alert name (what
     ``runbook_url`` links to); every other heading of the page (context, sections, an alert's
     sub-headings, recording rules) gets its natural slug, made unique against the alert ids
     first, so a section titled like an alert can never take the alert's id.
+
+    ``owners``: the project's default owners (:class:`rulegen.spec.owners.OwnerDefaults`, None:
+    the spec's only); ``alertmanager_url``: the silence form the page links to (None: no link).
     """
+    from .silence import recording_rules
+    opts = {"owners": owners, "alertmanager_url": alertmanager_url, "records": recording_rules(specs)}
     index = alert_index(specs)
     rb = spec.runbook
     key = spec.chart.values_key
@@ -486,7 +488,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
         if r.name in by_name:
             _merge_variant(by_name[r.name], r, spec, index, key, links)
             continue
-        alerts.append(_alert_entry(spec, group, r, key, used, index, links, slos, slo_of, by_title))
+        alerts.append(_alert_entry(spec, group, r, key, used, index, links, slos, slo_of, by_title, opts))
         by_name[r.name] = alerts[-1]
     records = [{"name": inline_code(r.name), "expr": fence(r.expr, "promql"), "group": md_text(g.name)}
                for g, r in spec.rules() if not r.is_alert]
@@ -532,17 +534,19 @@ def severity_badge(severity: str) -> str:
 
 
 def render_page(spec: Spec, specs: list[Spec], header_lines: list[str], fullname_helper: bool = False,
-                name_suffix: str | None = None, links: QueryLinks | None = None) -> str:
+                name_suffix: str | None = None, links: QueryLinks | None = None,
+                owners=None, alertmanager_url: str | None = None) -> str:
     """The page text for ``spec`` (notes slots empty; see :mod:`rulegen.render.ownership`).
     ``fullname_helper``: the chart defines ``<chart>.fullname``, which then names the
     PrometheusRule (as :mod:`rulegen.render.helm` decides), with ``-<name_suffix>`` for a
-    template other than the default. ``links``: where PromQL blocks open (none by default)."""
+    template other than the default. ``links``: where PromQL blocks open (none by default).
+    ``owners``, ``alertmanager_url``: as :func:`page_context` takes them."""
     text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                        **page_context(spec, specs, fullname_helper, name_suffix, links))
+                        **page_context(spec, specs, fullname_helper, name_suffix, links, owners, alertmanager_url))
     if ("```" in spec.source.text or "~~~" in spec.source.text) and safe.html_problems(safe.to_html(text)):
         # a fence in one field changed how another reads (each field alone was safe): show the
         # spec's Markdown as plain text on this page rather than anything unsafe
         with safe.inert_markdown():
             text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                                **page_context(spec, specs, fullname_helper, name_suffix, links))
+                                **page_context(spec, specs, fullname_helper, name_suffix, links, owners, alertmanager_url))
     return text

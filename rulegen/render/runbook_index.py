@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 from ..spec import Spec
-from ..spec import triage
 from . import jinja
 from .runbook import SEVERITY_ORDER, _unique, alert_index, md_cell, md_text, readable, severity_badge
 from .slug import anchor, page_path
@@ -56,19 +55,23 @@ def together(specs: list[Spec]) -> dict[str, list[str]]:
     return {k: sorted(v) for k, v in out.items()}
 
 
-def render_alert_index(specs: list[Spec], header_lines: list[str]) -> str:
+def render_alert_index(specs: list[Spec], header_lines: list[str], owners=None) -> str:
     """``alerts.md``: every alert of every spec, grouped by app (sorted), likely root causes
     first within an app (:func:`cause_order`), with severity badge, owning team, the alerts it
     fires together with and its summary in readable form; the site's script adds filters by
-    app, severity and team."""
+    app, severity and team. ``owners``: the project's default owners
+    (:class:`rulegen.spec.owners.OwnerDefaults`), which fill the Team column where the spec
+    names none."""
+    from ..spec.owners import resolve
     index = alert_index(specs)
     with_ = together(specs)
     apps = []
     total = 0
     for spec in sorted(specs, key=lambda s: s.app):
         rows = []
+        group_of = {id(r): g for g, r in spec.rules()}
         for r in cause_order(spec):
-            team = (triage.effective(spec, r).get("owner") or {}).get("team")
+            team = (resolve(spec, group_of[id(r)], r, owners).owner or {}).get("team")
             causes = [x["alert"] for x in r.runbook.get("related") or [] if x.get("cause")]
             rows.append({
                 "alert_md": f"[{md_cell(md_text(r.name))}]({page_path(spec.app)}#{anchor(r.name)})",

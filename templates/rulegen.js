@@ -7,6 +7,12 @@
  * 2. Dashboard links with data-rg-labels="label=var-name ..." get var-name=<value> likewise,
  *    and readable template text outside code (‹namespace›) shows the value.
  * 3. The alert index (.rg-index): filters by app, severity and team.
+ * 4. Silence links to Alertmanager's form (a[data-rg-silence="label ..."]): the labels named
+ *    get their value from the query string inside the link's filter ({alertname="X",name="v"}).
+ * 6. Tables of three or more columns get the class rg-cards and each cell its column's name
+ *    (data-label), so the stylesheet shows them as one card per row on a phone.
+ * 5. Burn-rate alerts (.rg-pair[data-rg-pair="long=1h short=5m"]): with ?long=...&short=... the
+ *    pair that fired is marked and the others are hidden.
  */
 (function () {
   "use strict";
@@ -92,6 +98,59 @@
     });
   }
 
+  /* a value inside a matcher's double quotes (Alertmanager's matcher syntax) */
+  function matcherValue(value) {
+    return value.replace(/\\/g, "\\\\").replace(/"/g, "\\\"");
+  }
+
+  function fillSilences(values) {
+    var links = document.querySelectorAll("a[data-rg-silence]");
+    Array.prototype.forEach.call(links, function (a) {
+      var href = a.getAttribute("href");
+      var at = href.indexOf("?filter=");
+      if (at < 0) { return; }
+      var filter;
+      try { filter = decodeURIComponent(href.slice(at + 8)); } catch (e) { return; }
+      a.getAttribute("data-rg-silence").split(/\s+/).forEach(function (label) {
+        if (!label || !Object.prototype.hasOwnProperty.call(values, label)) { return; }
+        var re = new RegExp("(^|[{,])" + label.replace(/[^A-Za-z0-9_]/g, "") + '="\u2039[^"\u203a]*\u203a"');
+        filter = filter.replace(re, function (all, lead) {
+          return lead + label + '="' + matcherValue(values[label]) + '"';
+        });
+      });
+      a.setAttribute("href", href.slice(0, at + 8) + encodeURIComponent(filter));
+    });
+  }
+
+  /* the burn-rate pair that fired, from the alert's long/short labels in the query string */
+  function markPairs(values) {
+    if (!values.long || !values.short) { return; }
+    var pairs = document.querySelectorAll("[data-rg-pair]");
+    Array.prototype.forEach.call(pairs, function (el) {
+      var want = "long=" + values.long + " short=" + values.short;
+      var fired = el.getAttribute("data-rg-pair") === want;
+      el.classList.add(fired ? "rg-fired" : "rg-not-fired");
+    });
+  }
+
+  /* tables of 3+ columns: each cell knows its column, so a phone shows a card per row */
+  function cardTables() {
+    var tables = document.querySelectorAll(".md-content .md-typeset table:not([class])");
+    Array.prototype.forEach.call(tables, function (table) {
+      if (table.closest(".rg-index")) { return; }
+      var heads = Array.prototype.map.call(table.querySelectorAll("thead th"), function (th) {
+        return th.textContent.trim();
+      });
+      if (heads.length < 3) { return; }
+      table.classList.add("rg-cards");
+      Array.prototype.forEach.call(table.querySelectorAll("tbody tr"), function (tr) {
+        Array.prototype.forEach.call(tr.querySelectorAll("td"), function (td, i) {
+          td.setAttribute("data-label", heads[i] || "");
+        });
+      });
+    });
+  }
+
   /* readable template text (‹namespace›/‹name›) outside code shows the URL's values */
   function fillText(values) {
     var root = document.querySelector(".md-content");
@@ -171,12 +230,15 @@
     fillCommands(values);
     fillDashboards(values);
     fillText(values);
+    fillSilences(values);
+    markPairs(values);
+    cardTables();
     indexFilters();
   }
 
   /* for tests (node): the functions that make a filled command line */
   if (typeof module !== "undefined" && module.exports) {
-    module.exports = { clean: clean, quote: quote };
+    module.exports = { clean: clean, quote: quote, matcherValue: matcherValue };
     return;
   }
 

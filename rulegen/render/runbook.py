@@ -399,6 +399,7 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
     return {
         "slo": slos.get(r.name),
         "slo_link": slo_of.get(r.name, ""),
+        "pairs": _burn_pairs(r, opts["pairs"]),
         "variants": [],
         "name": r.name,
         "heading": md_text(r.name),
@@ -444,6 +445,22 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
     }
 
 
+def _burn_pairs(r, pairs: dict) -> list[dict]:
+    """The burn-rate pair of SLO alert rule ``r`` (``pairs``: (alert, long, short) -> (SLO,
+    window)), as the triage box lists it: ``key`` (``long=1h short=5m``, the alert's labels, which
+    the page's script matches against the URL's query string) and ``text`` (Markdown); [] for
+    any other rule."""
+    from ..spec import slo as slo_mod
+    found = pairs.get((r.name, r.labels.get("long"), r.labels.get("short")))
+    if found is None:
+        return []
+    s, w = found
+    return [{"key": f"long={w.long} short={w.short}",
+             "text": f"**{slo_mod.decimal_text(w.factor)}x** over {w.long} and {w.short}: errors above "
+                     f"{slo_mod.percent(w.factor * s.budget)}, budget gone in "
+                     f"{slo_mod.human(slo_mod.exhaustion_ms(s.period_ms, w.factor))}"}]
+
+
 def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
                  name_suffix: str | None = None, links: QueryLinks | None = None,
                  owners=None, alertmanager_url: str | None = None) -> dict:
@@ -458,7 +475,8 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
     the spec's only); ``alertmanager_url``: the silence form the page links to (None: no link).
     """
     from .silence import recording_rules
-    opts = {"owners": owners, "alertmanager_url": alertmanager_url, "records": recording_rules(specs)}
+    opts = {"owners": owners, "alertmanager_url": alertmanager_url, "records": recording_rules(specs),
+            "pairs": {}}
     index = alert_index(specs)
     rb = spec.runbook
     key = spec.chart.values_key
@@ -472,6 +490,8 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
     slos = {}
     slo_of: dict = {}  # alert name -> Markdown link to its SLO's section
     for s in spec.slos:
+        for w in s.windows:  # which burn-rate pair an alert's long/short labels name
+            opts["pairs"][(s.alert_name(w.severity), w.long, w.short)] = (s, w)
         data = slo_page.section(s, key, md_text, inline_code, fence)
         data["id"] = _unique(data["id"], used)
         slos[data["first_alert"]] = data
@@ -487,6 +507,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
             continue
         if r.name in by_name:
             _merge_variant(by_name[r.name], r, spec, index, key, links)
+            by_name[r.name]["pairs"] += _burn_pairs(r, opts["pairs"])
             continue
         alerts.append(_alert_entry(spec, group, r, key, used, index, links, slos, slo_of, by_title, opts))
         by_name[r.name] = alerts[-1]

@@ -262,7 +262,8 @@ def _site_files(specs: list[Spec], root: Path, findings: list[Finding], owners=N
                        True))
     for name in ASSETS:  # the site's stylesheet and script (mkdocs.yml: extra_css, extra_javascript)
         outs.append(Output(f"{RUNBOOK_DIR}/{ASSETS_DIR}/{name}", ownership.seal(runbook_index.render_asset(
-            name, [ownership.comment("css", ownership.notice("rules/")), ownership.checksum_line("css")])), True))
+            name, [ownership.comment("css", ownership.notice("rules/")), ownership.checksum_line("css")],
+            specs)), True))
     idx = f"{RUNBOOK_DIR}/alerts.md"
     outs.append(Output(idx, notes.page(runbook_index.render_alert_index(specs, _headers("markdown", "rules/"), owners),
                                        _read(root, idx), idx, findings), True))

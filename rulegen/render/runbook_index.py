@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..spec import Spec
 from . import jinja
 from .runbook import SEVERITY_ORDER, _unique, alert_index, md_cell, md_text, readable, severity_badge
-from .slug import anchor, page_path
+from .slug import anchor, page_path, page_url
 
 
 def cause_order(spec: Spec) -> list:
@@ -102,8 +102,16 @@ def render_home(specs: list[Spec], header_lines: list[str]) -> str:
     return jinja.render("home.md.j2", header="\n".join(header_lines), apps=apps)
 
 
-def render_asset(name: str, header_lines: list[str]) -> str:
+def render_asset(name: str, header_lines: list[str], specs: list[Spec] | None = None) -> str:
     """The site asset ``name`` (``rulegen.css`` or ``rulegen.js`` from rulegen's templates)
-    with the generated-file header."""
+    with the generated-file header. ``rulegen.js`` ends with the site's alerts (name, page and
+    anchor, as JSON, sorted by name; none without ``specs``), which its search shortcut puts
+    first among the results for a query that is a fragment of an alert name."""
     text = (jinja.templates_dir() / name).read_text(encoding="utf-8")
+    if name == "rulegen.js":
+        import json
+        alerts = sorted({(r.name, f"{page_url(spec.app)}#{anchor(r.name)}") for spec in specs or [] for r in spec.alerts()})
+        # JSON with "<" escaped: nothing in a name can end a script or open markup
+        data = json.dumps([list(a) for a in alerts], ensure_ascii=True).replace("<", "\\u003c")
+        text += f"\n/* the site's alerts, for search: [name, page/#anchor] */\nvar RG_ALERTS = {data};\n"
     return "\n".join(header_lines) + "\n" + text

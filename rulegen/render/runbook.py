@@ -116,7 +116,12 @@ def blocks_md(blocks: list, expr: str = "", variables: dict | None = None, links
         if "markdown" in b:
             parts.append(spec_markdown(b["markdown"]))
         if "commands" in b:
-            parts.append(fence(with_preamble(b["commands"], expr, variables), "bash"))
+            code = fence(with_preamble(b["commands"], expr, variables), "bash")
+            if b.get("examples"):  # hard-coded example values: marked, no copy button (rulegen.css)
+                values = ", ".join(inline_code(x) for x in b["examples"])
+                code = (f'<div class="rg-example" markdown>\n\n**Example values, not copy-ready:** replace '
+                        f"{values} with yours.\n\n{code}\n\n</div>")
+            parts.append(code)
         if "promql" in b:
             q = b["promql"]
             queries = q if isinstance(q, list) else [q]

@@ -14,6 +14,10 @@ Codes:
   the project's default), so routing by the label pages one team and the page names another.
   The label as written is kept. Bad: ``labels: {team: search}`` with ``runbook: {owner: {team:
   payments}}``; good: both ``payments``, or no ``team`` label (rulegen adds it).
+* ``RG518`` (warning) a ``commands`` block's ``examples`` names a value its commands do not
+  hold, so the page marks the wrong text as an example (or a renamed value is no longer
+  marked). Bad: ``examples: [servng]`` with ``inferencecache doctor -n serving``; good:
+  ``examples: [serving]``.
 * ``RG517`` (warning) ``owners.apps`` in ``.rulegen.yaml`` names an app no spec of the project
   has (a typo, or an app that was renamed), so its alerts get no default owner. Bad:
   ``apps: {noctya: ...}``; good: ``apps: {noctaya: ...}``.
@@ -52,6 +56,29 @@ def check_spec(spec, ctx):
                              f"{res.owner['team']!r} ({'the spec' if res.source == 'spec' else res.source + ' in ' + CONFIG_FILE}); "
                              f"routing by {label} would page another team than the page names: make them agree",
                              rule=r.name, severity=Severity.WARNING)
+
+
+def _blocks(node, path: tuple):
+    """(path, block) of every runbook block with ``examples`` under ``node`` (the spec's data)."""
+    if isinstance(node, dict):
+        if "commands" in node and isinstance(node.get("examples"), list):
+            yield path, node
+        for k, v in node.items():
+            yield from _blocks(v, path + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _blocks(v, path + (i,))
+
+
+def check_file(lf, ctx):
+    """Yield RG518 for example values a ``commands`` block does not hold."""
+    for path, block in _blocks(lf.data, ()):
+        text = block.get("commands")
+        for i, value in enumerate(block["examples"]):
+            if isinstance(value, str) and isinstance(text, str) and value not in text:
+                yield lf.finding(path + ("examples", i), "RG518",
+                                 f"example value {value!r} is not in the block's commands, so nothing is "
+                                 "marked; name a value the commands hold", severity=Severity.WARNING)
 
 
 def check_project(specs, ctx):

@@ -257,7 +257,8 @@ def test_page_shows_triage_first_and_details_collapsed(tmp_path):
     assert "**Do not:** Restart the pod by hand." in box  # app level, inherited
     # the expression is visible once (in the sentence); its exact block is in the collapsed
     # rule-author details
-    details = section[section.index("<details"):section.index("</details>")]
+    rule_at = section.index("<details class=\"rg-rule\"")
+    details = section[rule_at:section.index("</details>", rule_at)]
     assert section.replace(details, "").count("max by (namespace, name)") == 1
     assert "```promql\nmax by (namespace, name)" in details
     assert "<details class=\"rg-rule\" markdown>\n<summary>Rule details</summary>" in section

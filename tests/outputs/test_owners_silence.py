@@ -328,3 +328,28 @@ def test_generated_silence_command_works_with_the_real_amtool(alertmanager, amto
     assert got == [("alertname", "ShopCheckoutFailing", True, False), ("namespace", "web", True, False),
                    ("service", "check out", True, False)]
     assert silences[0]["comment"] == "ShopCheckoutFailing: see the runbook"
+
+
+def test_script_quotes_matcher_values_and_ranks_alert_names():
+    """rulegen.js (run by node): a value from the URL stays inside its matcher's quotes; a
+    query fragment lists the alerts whose name holds it, exact name first."""
+    import shutil
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    script = (REPO / "templates/rulegen.js").read_text()
+    harness = ("globalThis.RG_ALERTS = [['LlamaSwapNoMetrics', 'llama-swap/#llamaswapnometrics'],"
+               " ['NoMetrics', 'x/#nometrics'], ['LlamaSwapDown', 'llama-swap/#llamaswapdown']];\n"
+               "const m = {exports: {}};\n"
+               "new Function('module', 'window', 'document', require('fs').readFileSync(0, 'utf8'))(m, {}, {});\n"
+               "process.stdout.write(JSON.stringify([m.exports.matcherValue('a\"b\\\\c'),"
+               " m.exports.alertMatches('NoMetrics').map(a => a[0]), m.exports.alertMatches('swap').map(a => a[0]),"
+               " m.exports.alertMatches('no').map(a => a[0])]));\n")
+    r = subprocess.run([node, "-e", harness], input=script, capture_output=True, text=True, timeout=60,
+                       env={"PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr
+    quoted, exact, fragment, short = json.loads(r.stdout)
+    assert quoted == 'a\\"b\\\\c'
+    assert exact == ["NoMetrics", "LlamaSwapNoMetrics"]
+    assert fragment == ["LlamaSwapDown", "LlamaSwapNoMetrics"]
+    assert short == []  # under 3 characters: mkdocs-material's results alone

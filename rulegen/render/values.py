@@ -67,6 +67,9 @@ def _wanted(spec: Spec, site_url: str, labels: dict | None = None) -> dict:
         "groups": _Want({g.name: _Want({"enabled": _Want(True)}) for g in spec.groups}),
         "disabled": _Want({}), "customRules": _Want({}),
     }
+    from .inhibit_chart import KNOB, has_rules
+    if has_rules(spec):  # the AlertmanagerConfig of its inhibit rules (issue 28)
+        knobs[KNOB] = _Want({"enabled": _Want(True), "labels": _Want({})})
     if spec.slos:  # the objective is not written: a copy here would outlive a change in the spec
         knobs["slos"] = _Want({s.name: _Want({"enabled": _Want(True), "ticket": _Want(True)}) for s in spec.slos})
     for k, w in knobs.items():

@@ -27,14 +27,16 @@ from ..fs.containment import escaping_link
 from ..promql.flowvalue import Flow
 
 
-def chart_values(root: Path, spec) -> dict:
+def chart_values(root: Path, spec, read=None) -> dict:
     """The ``<valuesKey>`` mapping of the spec's chart ``values.yaml`` (``{}`` when the file
-    is missing, unreadable, leads out of the project or has no such mapping)."""
+    is missing, unreadable, leads out of the project or has no such mapping). ``read``: a
+    function giving a project file's text (or None) instead of the disk (``rulegen diff``
+    reads the base ref's from Git)."""
     rel = f"{spec.chart.path}/values.yaml"
-    if escaping_link(root, rel) is not None:
+    if read is None and escaping_link(root, rel) is not None:
         return {}
     try:
-        text = fs_read.read_text_or_none(root / rel, rel)
+        text = read(rel) if read is not None else fs_read.read_text_or_none(root / rel, rel)
         data = yamlbound.safe_load(text, rel) if text else None
     except (yaml.YAMLError, OSError, ValueError):
         return {}

@@ -82,6 +82,12 @@ class ProjectRouting:
             got.extend(r for r in a.receivers if r not in got)
         return {k: tuple(v) for k, v in out.items()}
 
+    def pages(self, a: AlertRoute, paging_severities) -> bool:
+        """Does ``a`` reach someone: a receiver that notifies, other than the default one for
+        an alert of ``paging_severities`` (which must page; RG953)."""
+        skip = self.null | ({self.default} if a.severity in paging_severities else set())
+        return any(r not in skip for r in a.receivers)
+
 
 def read_config(root: Path, rel: str) -> str:
     """The text of the Alertmanager configuration ``rel`` of the project at ``root``.
@@ -115,13 +121,14 @@ def _recording_rules(specs) -> dict:
     return out
 
 
-def label_sets(specs, root: Path, reference=()) -> list[tuple]:
+def label_sets(specs, root: Path, reference=(), read=None) -> list[tuple]:
     """``(spec, group, rule, labels, open)`` for every alerting rule of ``specs``, in spec
-    order; ``reference``: other specs of the project whose recording rules the exprs may read."""
+    order; ``reference``: other specs of the project whose recording rules the exprs may read;
+    ``read``: see :func:`rulegen.routing.labelsets.chart_values`."""
     flows = labelflow.Analyzer(_recording_rules(list(specs) + list(reference)))
     out = []
     for spec in specs:
-        knobs = chart_values(root, spec)
+        knobs = chart_values(root, spec, read)
         for g, r in spec.rules():
             if r.is_alert:
                 labels, open_ = alert_label_set(spec, g, r, knobs, flows.flow(r.expr))
@@ -141,10 +148,12 @@ def _route(text: str, sets: list[dict], root: Path) -> amroute.Routing:
     return _CACHE[key]
 
 
-def route_project(specs, root: Path, config, reference=(), config_text: str | None = None) -> ProjectRouting | None:
+def route_project(specs, root: Path, config, reference=(), config_text: str | None = None,
+                  read=None) -> ProjectRouting | None:
     """Route every alert of ``specs`` through the configuration that ``config``
-    (:class:`rulegen.config.Config`) names; None when it names none. ``config_text``: use this
-    text instead of reading the file (``rulegen diff`` reads it from a git ref).
+    (:class:`rulegen.config.Config`) names; None when it names none. ``config_text`` and
+    ``read`` (a function giving a project file's text): use these instead of the disk
+    (``rulegen diff`` reads the base ref's files from Git).
 
     Raises:
         ConfigProblem: the configuration cannot be read, or Alertmanager refuses it.
@@ -154,7 +163,7 @@ def route_project(specs, root: Path, config, reference=(), config_text: str | No
     if not rel:
         return None
     text = read_config(root, rel) if config_text is None else config_text
-    sets = label_sets(specs, root, reference)
+    sets = label_sets(specs, root, reference, read)
     try:
         got = _route(text, [s[3] for s in sets], root)
     except amroute.InvalidConfig as e:

@@ -85,8 +85,7 @@ def _routes(specs, routing, config):
                                  f"routes_to says {_names(wanted)}, but Alertmanager routes {r.name} "
                                  f"({_labels(a.labels)}) to {_names(a.receivers)} with {routing.config}; "
                                  "fix the route or routes_to", r.name)
-            if a.severity in config.paging_severities and not [x for x in a.receivers
-                                                               if x not in routing.null and x != routing.default]:
+            if a.severity in config.paging_severities and not routing.pages(a, config.paging_severities):
                 why = "the default receiver" if a.receivers == (routing.default,) else "receivers that notify nobody"
                 yield lf.finding(r.path, "RG953",
                                  f"severity {a.severity} pages, but Alertmanager routes {r.name} "

@@ -300,3 +300,46 @@ def test_diff_quiet_when_routing_is_unchanged(tmp_path, capsys):
     assert main(["-C", str(root), "diff", "--base", "HEAD"]) == 0
     out = capsys.readouterr().out
     assert "routing" not in out and "PAGING" not in out
+
+
+# -- the corpus ------------------------------------------------------------------------------------------
+
+CORPUS_AM = """\
+route:
+  receiver: default
+  routes:
+    - matchers: ['severity="critical"']
+      receiver: pager
+    - matchers: ['severity=~"warning|info"']
+      receiver: chat
+receivers:
+  - name: default
+  - name: pager
+    pagerduty_configs: [{routing_key_file: /secret/pd}]
+  - name: chat
+    webhook_configs: [{url: "https://chat.example.com/hook"}]
+"""
+
+
+def route_corpus(corpus: Path, tmp_path: Path):
+    """Import the corpus into a project routed by severity; (findings of the routing checks,
+    the project's routing)."""
+    from rulegen.importer import import_paths, write_specs
+    res = import_paths([corpus], out_dir=tmp_path / "rules", display_base=corpus)
+    write_specs(res, tmp_path / "rules")
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy/alertmanager.yml").write_text(CORPUS_AM, encoding="utf-8")
+    (tmp_path / ".rulegen.yaml").write_text("alertmanager: {config: deploy/alertmanager.yml}\n", encoding="utf-8")
+    loaded = load_project(tmp_path)
+    routing = route_project(loaded.specs, tmp_path, loaded.config)
+    return [f for f in loaded.findings if f.code.startswith(("RG95", "RG96"))], routing
+
+
+def test_corpus_routes_quietly(shared_dir, tmp_path):
+    """The 954 alerts of the corpus, routed by severity: every critical one reaches the pager,
+    and the routing checks stay quiet."""
+    from helpers import CORPUS
+    findings, routing = route_corpus(CORPUS, tmp_path)
+    assert findings == []
+    assert len(routing.alerts) == 954
+    assert all(a.receivers == ("pager",) for a in routing.alerts if a.severity == "critical")

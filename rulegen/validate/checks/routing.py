@@ -21,7 +21,8 @@ Codes:
   one. Bad: ``severity: critical`` and no route matching it; good: a route sending it to a
   pager receiver.
 * ``RG954`` routing could not be checked: ``rulegen-amroute`` (built by
-  ``scripts/install-tools.sh``) is missing or failed.
+  ``scripts/install-tools.sh``) is missing or failed. Bad: ``alertmanager.config`` set on a
+  machine without the pinned tools; good: run ``scripts/install-tools.sh`` first.
 * ``RG960`` ``inhibited_by.alert`` names no alert of any spec (with "did you mean"). Bad:
   ``inhibited_by: {alert: LlamaSwapDwn}``; good: ``{alert: LlamaSwapDown}``.
 * ``RG961`` an ``inhibited_by.equal`` label that the cause or the symptom can never carry

@@ -19,8 +19,10 @@ import json
 from ..routing import inhibit
 from . import ownership
 
-#: The values knob (under ``<valuesKey>``) and its schema.
+#: The values knob (under ``<valuesKey>``, only in a chart with inhibit rules), its comment in
+#: values.yaml and its schema.
 KNOB = "inhibitRules"
+KNOB_COMMENT = "The AlertmanagerConfig of the inhibit rules (inhibited_by): {enabled, labels}."
 KNOB_SCHEMA = {"type": "object", "additionalProperties": False,
                "description": "The AlertmanagerConfig of the inhibit rules the specs declare (inhibited_by).",
                "properties": {"enabled": {"type": "boolean"},

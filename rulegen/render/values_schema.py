@@ -44,7 +44,6 @@ KNOB_COMMENTS = {
     "disabled": "<RuleName>: true drops that alert or recording rule; a group left empty is not rendered.",
     "customRules": "<RuleName>: {for, keepFiringFor, severity, labels, annotations, params} overrides for one rule.",
     "slos": "Per SLO: <slo>: {enabled, ticket, objective}; objective: 99.9 (percent) replaces the spec's.",
-    "inhibitRules": "The AlertmanagerConfig of the inhibit rules (inhibited_by): {enabled, labels}.",
 }
 
 

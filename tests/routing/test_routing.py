@@ -343,3 +343,25 @@ def test_corpus_routes_quietly(shared_dir, tmp_path):
     assert findings == []
     assert len(routing.alerts) == 954
     assert all(a.receivers == ("pager",) for a in routing.alerts if a.severity == "critical")
+
+
+# -- hostile input --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ['<script>alert(1)</script>', "[x](javascript:alert(1))", "a`b``c",
+                                  "<img src=x onerror=alert(1)>", "x\\`<b>"])
+def test_hostile_receiver_names_reach_the_page_as_text(tmp_path, name):
+    """A receiver name comes from another team's configuration: the page shows it as code,
+    never as markup or a link."""
+    import yaml
+    from rulegen.render import safe
+    am = yaml.safe_load(AM)
+    am["route"]["routes"][1]["receiver"] = name
+    am["receivers"][3]["name"] = name
+    root = make(tmp_path, am=yaml.safe_dump(am))
+    loaded = load_project(root)
+    assert name in route_project(loaded.specs, root, loaded.config).alerts[0].receivers
+    outputs, _ = plan_project(loaded)
+    page = next(o.content for o in outputs if o.path == "runbooks/shop.md")
+    html = safe.to_html(page)
+    assert safe.html_problems(html) == []
+    assert "<script>" not in html and "<img" not in html and 'href="javascript' not in html

@@ -231,6 +231,15 @@ def test_paging_severities_setting(tmp_path):
         assert [c for c, *_ in codes(root)] == want, sev
 
 
+def test_null_receivers_typo(tmp_path):
+    root = make(tmp_path)
+    assert codes(root) == []
+    (root / ".rulegen.yaml").write_text((root / ".rulegen.yaml").read_text().replace(
+        "null_receivers: [blackhole]", "null_receivers: [blackhol]"), encoding="utf-8")
+    [(code, _, msg)] = codes(root)
+    assert code == "RG955" and "'blackhol', which deploy/alertmanager.yml does not define (did you mean blackhole?)" in msg
+
+
 def test_no_alertmanager_config_no_routing(tmp_path):
     root = make(tmp_path)
     (root / ".rulegen.yaml").write_text("conventions: {require_runbook_for: []}\n")

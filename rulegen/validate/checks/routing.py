@@ -23,6 +23,10 @@ Codes:
 * ``RG954`` routing could not be checked: ``rulegen-amroute`` (built by
   ``scripts/install-tools.sh``) is missing or failed. Bad: ``alertmanager.config`` set on a
   machine without the pinned tools; good: run ``scripts/install-tools.sh`` first.
+* ``RG955`` (warning) ``alertmanager.null_receivers`` in ``.rulegen.yaml`` names a receiver
+  the configuration does not define (with "did you mean"): a receiver meant to count as
+  paging nobody does not, so RG953 stays quiet about alerts it swallows. Bad:
+  ``null_receivers: [blackhol]``; good: ``null_receivers: [blackhole]``.
 * ``RG960`` ``inhibited_by.alert`` names no alert of any spec (with "did you mean"). Bad:
   ``inhibited_by: {alert: LlamaSwapDwn}``; good: ``{alert: LlamaSwapDown}``.
 * ``RG961`` an ``inhibited_by.equal`` label that the cause or the symptom can never carry
@@ -46,7 +50,7 @@ ID = "routing"
 
 
 def check_project(specs, ctx):
-    """Yield RG950-RG954 (when ``alertmanager.config`` is set) and RG960-RG962."""
+    """Yield RG950-RG955 (when ``alertmanager.config`` is set) and RG960-RG962."""
     reference = list(getattr(ctx, "reference", None) or [])
     yield from _inhibitions(specs, reference)
     config = ctx.config
@@ -64,6 +68,12 @@ def check_project(specs, ctx):
                       f"routing not checked: {e}")
         return
     yield from _routes(specs, routing, config)
+    for name in config.null_receivers:
+        if name not in routing.receivers:
+            yield Finding(".rulegen.yaml", 1, 1, "RG955", Severity.WARNING,
+                          f"alertmanager.null_receivers names {name!r}, which {routing.config} does not define"
+                          f"{did_you_mean(name, sorted(routing.receivers))}; alerts routed to a receiver "
+                          "that pages nobody are then not reported (RG953)")
 
 
 def _routes(specs, routing, config):

@@ -112,7 +112,8 @@ def read_config(root: Path, rel: str) -> str:
         raise ConfigProblem(rel, str(e)) from None
 
 
-def _recording_rules(specs) -> dict:
+def recording_rules(specs) -> dict:
+    """Recording rules of ``specs`` for the label flow: name -> [(expr, the labels it adds)]."""
     out: dict = {}
     for spec in specs:
         for g, r in spec.rules():
@@ -125,7 +126,7 @@ def label_sets(specs, root: Path, reference=(), read=None) -> list[tuple]:
     """``(spec, group, rule, labels, open)`` for every alerting rule of ``specs``, in spec
     order; ``reference``: other specs of the project whose recording rules the exprs may read;
     ``read``: see :func:`rulegen.routing.labelsets.chart_values`."""
-    flows = labelflow.Analyzer(_recording_rules(list(specs) + list(reference)))
+    flows = labelflow.Analyzer(recording_rules(list(specs) + list(reference)))
     out = []
     for spec in specs:
         knobs = chart_values(root, spec, read)

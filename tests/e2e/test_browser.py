@@ -123,7 +123,7 @@ def site(tmp_path_factory):
     """The bundled project built and served once for this module: (project, base URL)."""
     exe = chromium()
     project = tmp_path_factory.mktemp("project")
-    for name in ("rules", "charts", "runbooks"):
+    for name in ("rules", "charts", "runbooks", "deploy"):  # deploy: the Alertmanager config .rulegen.yaml names
         shutil.copytree(REPO / name, project / name)
     for name in ("mkdocs.yml", ".rulegen.yaml"):
         if (REPO / name).exists():

@@ -44,7 +44,7 @@ from ...findings import Finding, RulegenError, Severity
 from ...hints import did_you_mean
 from ...promql import labelflow
 from ...routing import inhibit
-from ...routing.project import ConfigProblem, _recording_rules, route_project
+from ...routing.project import ConfigProblem, recording_rules, route_project
 
 ID = "routing"
 
@@ -130,7 +130,7 @@ def _inhibitions(specs, reference):
             yield lf.finding(d.path + ("alert",), "RG960", f"inhibited_by names alert {d.cause!r}, which "
                              f"no spec defines{did_you_mean(d.cause, alerts)}", d.symptom)
             continue
-        flows = flows or labelflow.Analyzer(_recording_rules(everyone))
+        flows = flows or labelflow.Analyzer(recording_rules(everyone))
         for i, label in enumerate(d.equal):
             why = _cannot_carry(label, [(d.spec, g, d.rule) for g, r in d.spec.rules() if r is d.rule], flows) \
                 if label != "alertname" else "alertname always differs between two alerts"

@@ -18,6 +18,16 @@ that exercises several rules of one app needs no more than one place):
 * the file's ``evaluation_interval``, ``group_eval_order`` and ``fuzzy_compare`` become the
   app's ``promtool:`` settings. ``rule_files`` is not needed: rulegen renders the app's rules.
 
+Values are taken as promtool reads them (its test file is decoded by go-yaml v2 into Go
+strings, so every scalar where promtool wants a string is the scalar's text as written):
+``condition: true``, ``quantile: 0.99``, ``cluster_id: 12345`` in ``input_series``,
+``external_labels``, ``exp_labels`` and ``exp_annotations`` (and ``series``, ``values``,
+``alertname``, ``expr``, ``labels``, ``histogram``, ``name``, ``external_url``) become the
+quoted strings ``"true"``, ``"0.99"``, ``"12345"`` (``0x1F`` stays ``"0x1F"``); an empty value
+(``exp_alerts:``, ``exp_labels:``, a label ``x:``) is what promtool makes of it: an empty list
+or mapping, an empty string. The test reads the same, so nothing is noted. A finding on an
+attached test is shown at the test file's line it came from.
+
 ``RG814`` (warning) names a test group that cannot be attached and what to do: it names no
 imported rule, or it reads rules of several apps (import them into one with ``--app``, or
 split the group); also a test-file key with no place in the spec, and settings that differ
@@ -31,6 +41,7 @@ import re
 from pathlib import Path
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from ..findings import Finding, Severity
 from ..fs import read as fs_read
@@ -41,6 +52,101 @@ _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _GROUP_KEYS = ("name", "interval", "input_series", "external_labels", "external_url", "alert_rule_test",
                "promql_expr_test")
 _FILE_SETTINGS = ("evaluation_interval", "group_eval_order", "fuzzy_compare")
+
+
+#: Keys whose value promtool reads into a Go string (per place: see :data:`_SHAPE`).
+_SHAPE = {
+    "group": {"name": "str", "external_url": "str", "input_series": ("list", "series"),
+              "external_labels": "map", "alert_rule_test": ("list", "alert_test"),
+              "promql_expr_test": ("list", "expr_test")},
+    "series": {"series": "str", "values": "str"},
+    "alert_test": {"alertname": "str", "exp_alerts": ("list", "alert")},
+    "alert": {"exp_labels": "map", "exp_annotations": "map"},
+    "expr_test": {"expr": "str", "exp_samples": ("list", "sample")},
+    "sample": {"labels": "str", "histogram": "str"},
+}
+_TOKEN_END = re.compile(r"\s+#|[,}\]]")
+
+
+def _text_at(lines: list[str], pos) -> str | None:
+    """The text of the plain scalar starting at ``pos`` (0-based ``(line, col)``): up to a
+    comment, or the end of its flow item. None when the position is unknown."""
+    try:
+        line, col = pos
+        rest = lines[line][col:]
+    except (TypeError, ValueError, IndexError):
+        return None
+    return _TOKEN_END.split(rest, maxsplit=1)[0].strip() or None
+
+
+def _as_string(v, lines: list[str], pos):
+    """``v`` as go-yaml v2 decodes it into a Go string: a string as it is, null as ``""``,
+    any other scalar (boolean, number, date) as its text in the source, quoted."""
+    if isinstance(v, str):
+        return v
+    if v is None:
+        return DoubleQuotedScalarString("")
+    if isinstance(v, (dict, list)):
+        return v   # not a scalar: promtool refuses it, and so will the spec check
+    text = _text_at(lines, pos)
+    return DoubleQuotedScalarString(text if text is not None else str(v).lower() if isinstance(v, bool) else str(v))
+
+
+def as_promtool_reads(node, lines: list[str], shape: str = "group") -> None:
+    """Change the test group ``node`` (ruamel round-trip data of a promtool test file whose
+    text is ``lines``) in place so every value promtool reads as a string is one (see the
+    module docstring): scalars quoted as written, empty lists and mappings made empty
+    containers."""
+    if not isinstance(node, CommentedMap):
+        return
+    for k, want in _SHAPE[shape].items():
+        if k not in node:
+            continue
+        v = node[k]
+        try:
+            pos = node.lc.value(k)
+        except (AttributeError, KeyError, TypeError):
+            pos = None
+        if want == "str":
+            node[k] = _as_string(v, lines, pos)
+        elif want == "map":
+            if v is None:
+                node[k] = CommentedMap()
+            elif isinstance(v, CommentedMap):
+                for lk in list(v.keys()):
+                    try:
+                        lpos = v.lc.value(lk)
+                    except (AttributeError, KeyError, TypeError):
+                        lpos = None
+                    v[lk] = _as_string(v[lk], lines, lpos)
+        else:
+            if v is None:
+                node[k] = CommentedSeq()
+            elif isinstance(v, CommentedSeq):
+                for item in v:
+                    as_promtool_reads(item, lines, want[1])
+
+
+def _origins_of(node, path: tuple, display: str, out: dict) -> None:
+    """``{spec path: (display, key position, value position)}`` (1-based) of every node under
+    the test-file node ``node``, now at spec ``path`` (see :attr:`ImportedSpec.origins`)."""
+    if isinstance(node, CommentedMap):
+        for k in node:
+            try:
+                kl, kc = node.lc.key(k)
+                vl, vc = node.lc.value(k)
+                out[path + (k,)] = (display, (kl + 1, kc + 1), (vl + 1, vc + 1))
+            except (AttributeError, KeyError, TypeError, ValueError):
+                pass   # a key import made (a test group's derived name)
+            _origins_of(node[k], path + (k,), display, out)
+    elif isinstance(node, CommentedSeq):
+        for i, item in enumerate(node):
+            try:
+                il, ic = node.lc.item(i)
+            except (AttributeError, KeyError, TypeError, ValueError, IndexError):
+                continue
+            out[path + (i,)] = (display, None, (il + 1, ic + 1))
+            _origins_of(item, path + (i,), display, out)
 
 
 def _line_of(node, default: int = 1) -> int:
@@ -82,6 +188,7 @@ def attach(test_files: list[tuple[Path, str]], specs) -> list[Finding]:
     docs = {s.app: reload_text(s.text) for s in specs}
     touched: set = set()
     settings: dict[str, dict] = {}
+    origins: dict[str, dict] = {}   # app -> spec path -> where in a test file
     for path, display in test_files:
         try:
             text = fs_read.read_text(path, display)
@@ -103,6 +210,7 @@ def attach(test_files: list[tuple[Path, str]], specs) -> list[Finding]:
                 notes.append(Finding(display, doc.lc.key(k)[0] + 1, 1, "RG814", Severity.WARNING,
                                      f"test-file key `{k}` has no place in the spec; not imported"))
         file_apps: set = set()
+        lines = text.split("\n")
         for i, g in enumerate(doc["tests"]):
             line = doc["tests"].lc.item(i)[0] + 1
             if not isinstance(g, CommentedMap):
@@ -127,22 +235,32 @@ def attach(test_files: list[tuple[Path, str]], specs) -> list[Finding]:
                 continue
             app = apps[0]
             data = docs[app]
-            target = next(r for g2 in data["groups"] for r in g2["rules"]
+            gi, ri = next((gi, ri) for gi, g2 in enumerate(data["groups"]) for ri, r in enumerate(g2["rules"])
                           if (r.get("alert") or r.get("record")) in names)
+            target = data["groups"][gi]["rules"][ri]
+            as_promtool_reads(g, lines)
             out = CommentedMap()
             out["name"] = name or f"{Path(display).name.split('.')[0]} test {i + 1}"
+            if name and g.lc.data and "name" in g.lc.data:
+                out.lc.add_kv_line_col("name", g.lc.data["name"])
             for k, v in g.items():
                 if k == "name":
                     continue
                 if k in _GROUP_KEYS:
                     out[k] = v
+                    if g.lc.data and k in g.lc.data:
+                        out.lc.add_kv_line_col(k, g.lc.data[k])
                 else:
                     notes.append(Finding(display, g.lc.key(k)[0] + 1, 1, "RG814", Severity.WARNING,
                                          f"{shown}: key `{k}` has no place in a spec test; not imported",
                                          name or ""))
             if "input_series" not in out:
                 out["input_series"] = CommentedSeq()
-            target.setdefault("tests", CommentedSeq()).append(out)
+            tests = target.setdefault("tests", CommentedSeq())
+            at = ("groups", gi, "rules", ri, "tests", len(tests))
+            origins.setdefault(app, {})[at] = (display, None, (line, doc["tests"].lc.item(i)[1] + 1))
+            _origins_of(out, at, display, origins[app])
+            tests.append(out)
             touched.add(app)
             file_apps.add(app)
         for app in file_apps:
@@ -170,4 +288,5 @@ def attach(test_files: list[tuple[Path, str]], specs) -> list[Finding]:
             data.insert(keys.index("groups"), "promtool", block)
         s.text = dump_text(data)
         s.data = _plain(data)
+        s.origins.update(origins.get(s.app, {}))
     return notes

@@ -46,6 +46,7 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 from ..findings import Finding, Severity
 from ..fs import read as fs_read
 from ..fs import yamlbound
+from ..spec.testvalues import as_promtool_reads, scalar_text
 from .specyaml import _plain, _yaml, dump_text, reload_text
 
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
@@ -54,77 +55,26 @@ _GROUP_KEYS = ("name", "interval", "input_series", "external_labels", "external_
 _FILE_SETTINGS = ("evaluation_interval", "group_eval_order", "fuzzy_compare")
 
 
-#: Keys whose value promtool reads into a Go string (per place: see :data:`_SHAPE`).
-_SHAPE = {
-    "group": {"name": "str", "external_url": "str", "input_series": ("list", "series"),
-              "external_labels": "map", "alert_rule_test": ("list", "alert_test"),
-              "promql_expr_test": ("list", "expr_test")},
-    "series": {"series": "str", "values": "str"},
-    "alert_test": {"alertname": "str", "exp_alerts": ("list", "alert")},
-    "alert": {"exp_labels": "map", "exp_annotations": "map"},
-    "expr_test": {"expr": "str", "exp_samples": ("list", "sample")},
-    "sample": {"labels": "str", "histogram": "str"},
-}
 _TOKEN_END = re.compile(r"\s+#|[,}\]]")
 
 
-def _text_at(lines: list[str], pos) -> str | None:
-    """The text of the plain scalar starting at ``pos`` (0-based ``(line, col)``): up to a
-    comment, or the end of its flow item. None when the position is unknown."""
-    try:
-        line, col = pos
-        rest = lines[line][col:]
-    except (TypeError, ValueError, IndexError):
-        return None
-    return _TOKEN_END.split(rest, maxsplit=1)[0].strip() or None
-
-
-def _as_string(v, lines: list[str], pos):
-    """``v`` as go-yaml v2 decodes it into a Go string: a string as it is, null as ``""``,
-    any other scalar (boolean, number, date) as its text in the source, quoted."""
-    if isinstance(v, str):
-        return v
-    if v is None:
-        return DoubleQuotedScalarString("")
-    if isinstance(v, (dict, list)):
-        return v   # not a scalar: promtool refuses it, and so will the spec check
-    text = _text_at(lines, pos)
-    return DoubleQuotedScalarString(text if text is not None else str(v).lower() if isinstance(v, bool) else str(v))
-
-
-def as_promtool_reads(node, lines: list[str], shape: str = "group") -> None:
-    """Change the test group ``node`` (ruamel round-trip data of a promtool test file whose
-    text is ``lines``) in place so every value promtool reads as a string is one (see the
-    module docstring): scalars quoted as written, empty lists and mappings made empty
-    containers."""
-    if not isinstance(node, CommentedMap):
-        return
-    for k, want in _SHAPE[shape].items():
-        if k not in node:
-            continue
-        v = node[k]
-        try:
-            pos = node.lc.value(k)
-        except (AttributeError, KeyError, TypeError):
-            pos = None
-        if want == "str":
-            node[k] = _as_string(v, lines, pos)
-        elif want == "map":
-            if v is None:
-                node[k] = CommentedMap()
-            elif isinstance(v, CommentedMap):
-                for lk in list(v.keys()):
-                    try:
-                        lpos = v.lc.value(lk)
-                    except (AttributeError, KeyError, TypeError):
-                        lpos = None
-                    v[lk] = _as_string(v[lk], lines, lpos)
-        else:
-            if v is None:
-                node[k] = CommentedSeq()
-            elif isinstance(v, CommentedSeq):
-                for item in v:
-                    as_promtool_reads(item, lines, want[1])
+def _quoted_text(lines: list[str]):
+    """The ``as_text`` of :func:`rulegen.spec.testvalues.as_promtool_reads` for a test file
+    read by ruamel.yaml (text ``lines``): the scalar's text as written, double-quoted (null:
+    ``""``)."""
+    def as_text(container, key, _path):
+        v = container[key]
+        text = None
+        if v is not None:
+            try:
+                line, col = container.lc.value(key) if isinstance(container, dict) else container.lc.item(key)
+                text = _TOKEN_END.split(lines[line][col:], maxsplit=1)[0].strip() or None
+            except (AttributeError, KeyError, TypeError, ValueError, IndexError):
+                text = None
+            if text is not None:
+                text = re.sub(r"^!\S*\s+", "", text)   # an explicit tag (!!int 5): promtool takes the 5
+        return DoubleQuotedScalarString(text if text is not None else scalar_text(v))
+    return as_text
 
 
 def _origins_of(node, path: tuple, display: str, out: dict) -> None:
@@ -238,7 +188,7 @@ def attach(test_files: list[tuple[Path, str]], specs) -> list[Finding]:
             gi, ri = next((gi, ri) for gi, g2 in enumerate(data["groups"]) for ri, r in enumerate(g2["rules"])
                           if (r.get("alert") or r.get("record")) in names)
             target = data["groups"][gi]["rules"][ri]
-            as_promtool_reads(g, lines)
+            as_promtool_reads(g, (), _quoted_text(lines), CommentedMap, CommentedSeq)
             out = CommentedMap()
             out["name"] = name or f"{Path(display).name.split('.')[0]} test {i + 1}"
             if name and g.lc.data and "name" in g.lc.data:

@@ -3,7 +3,7 @@
 A promtool test file (Prometheus docs, "Unit testing for rules") holds ``rule_files``,
 ``evaluation_interval``, ``group_eval_order``, ``fuzzy_compare`` and ``tests``, a list of test
 groups (``name``, ``interval``, ``input_series``, ``external_labels``, ``external_url``,
-``alert_rule_test``, ``promql_expr_test``).
+``start_timestamp``, ``alert_rule_test``, ``promql_expr_test``).
 
 Each test group is attached to the spec rules it exercises, so ``rulegen test`` runs it
 against what the generated chart renders (promtool loads the whole app's rules, so a group
@@ -50,8 +50,8 @@ from ..spec.testvalues import as_promtool_reads, scalar_text
 from .specyaml import _plain, _yaml, dump_text, reload_text
 
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
-_GROUP_KEYS = ("name", "interval", "input_series", "external_labels", "external_url", "alert_rule_test",
-               "promql_expr_test")
+_GROUP_KEYS = ("name", "interval", "input_series", "external_labels", "external_url", "start_timestamp",
+               "alert_rule_test", "promql_expr_test")
 _FILE_SETTINGS = ("evaluation_interval", "group_eval_order", "fuzzy_compare")
 
 

@@ -2,8 +2,9 @@
 
 promtool decodes a test file with go-yaml v2 into Go structs (``cmd/promtool/unittest.go``):
 label maps (``external_labels``, ``exp_labels``, ``exp_annotations``) are
-``map[string]string`` and ``series``, ``values``, ``alertname``, ``expr``, ``labels``,
-``histogram``, ``name``, ``external_url`` are strings. go-yaml v2 puts the text of any scalar
+``map[string]string``; ``series``, ``values``, ``alertname``, ``expr``, ``labels``,
+``histogram``, ``name``, ``external_url`` and ``start_timestamp`` are read as strings. go-yaml
+v2 puts the text of any scalar
 into a Go string as written: ``condition: true`` is ``"true"``, ``quantile: 0.990`` is
 ``"0.990"``, ``id: 0x1F`` is ``"0x1F"``; a null (``x:``, ``~``) is the empty string, and a null
 list or mapping (``exp_alerts:``) is an empty one.
@@ -20,7 +21,8 @@ from typing import Callable
 #: Per place in a test group: key -> "str" (a Go string), "map" (``map[string]string``), or
 #: ("list", place of the items).
 SHAPE = {
-    "group": {"name": "str", "external_url": "str", "input_series": ("list", "series"),
+    "group": {"name": "str", "external_url": "str", "start_timestamp": "str",
+              "input_series": ("list", "series"),
               "external_labels": "map", "alert_rule_test": ("list", "alert_test"),
               "promql_expr_test": ("list", "expr_test")},
     "series": {"series": "str", "values": "str"},

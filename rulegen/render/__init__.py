@@ -133,9 +133,10 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     in_chart: dict[str, list[Spec]] = {}
     for spec in ordered:
         in_chart.setdefault(spec.chart.path, []).append(spec)
+    from . import routing_md
     job = _Job(specs, root, fmt, site.site_url(root), cfg.severities,
                runbook.QueryLinks(cfg.prometheus_url, cfg.grafana_url), in_chart, cfg.rule_selector_labels,
-               cfg.owners, cfg.alertmanager_url)
+               routing_md.page_lines(specs, root, cfg), cfg.owners, cfg.alertmanager_url)
     outs: list[Output] = []
     findings: list[Finding] = []
     # Shared chart files by path. Several specs may render into one chart (each its own
@@ -190,6 +191,7 @@ class _Job:
     query_links: object
     in_chart: dict
     selector_labels: dict | None = None
+    routing: dict | None = None  # app -> alert -> routing line (rulegen.render.routing_md)
     #: the project's default owners and Alertmanager UI (``owners``, ``runbooks.alertmanager_url``)
     owners: object = None
     alertmanager_url: str | None = None
@@ -210,7 +212,7 @@ class _Job:
         tests = promtool_tests.render_test_file(spec, site_url, _headers("yaml", src))
         page = runbook.render_page(spec, self.specs, _headers("markdown", src),
                                    helm.uses_fullname(spec, root), helm.name_suffix(spec), self.query_links,
-                                   self.owners, self.alertmanager_url)
+                                   (self.routing or {}).get(spec.app), self.owners, self.alertmanager_url)
         pp = f"{RUNBOOK_DIR}/{spec.app}.md"
         page_findings: list[Finding] = []
         page = notes.page(page, _read(root, pp), pp, page_findings)

@@ -467,9 +467,10 @@ def _burn_pairs(r, pairs: dict) -> list[dict]:
 
 
 def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
-                 name_suffix: str | None = None, links: QueryLinks | None = None,
+                 name_suffix: str | None = None, links: QueryLinks | None = None, routing: dict | None = None,
                  owners=None, alertmanager_url: str | None = None) -> dict:
-    """Everything the page template shows, prepared as Markdown strings.
+    """Everything the page template shows, prepared as Markdown strings (``routing``: alert
+    name -> its routing line, :func:`rulegen.render.routing_md.page_lines`).
 
     Heading ids: alert headings get exactly :func:`anchor` of the alert name (what
     ``runbook_url`` links to); every other heading of the page (context, sections, an alert's
@@ -515,6 +516,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
             by_name[r.name]["pairs"] += _burn_pairs(r, opts["pairs"])
             continue
         alerts.append(_alert_entry(spec, group, r, key, used, index, links, slos, slo_of, by_title, opts))
+        alerts[-1]["routing"] = (routing or {}).get(r.name, "")
         by_name[r.name] = alerts[-1]
     records = [{"name": inline_code(r.name), "expr": fence(r.expr, "promql"), "group": md_text(g.name)}
                for g, r in spec.rules() if not r.is_alert]
@@ -560,7 +562,7 @@ def severity_badge(severity: str) -> str:
 
 
 def render_page(spec: Spec, specs: list[Spec], header_lines: list[str], fullname_helper: bool = False,
-                name_suffix: str | None = None, links: QueryLinks | None = None,
+                name_suffix: str | None = None, links: QueryLinks | None = None, routing: dict | None = None,
                 owners=None, alertmanager_url: str | None = None) -> str:
     """The page text for ``spec`` (notes slots empty; see :mod:`rulegen.render.ownership`).
     ``fullname_helper``: the chart defines ``<chart>.fullname``, which then names the
@@ -568,11 +570,13 @@ def render_page(spec: Spec, specs: list[Spec], header_lines: list[str], fullname
     template other than the default. ``links``: where PromQL blocks open (none by default).
     ``owners``, ``alertmanager_url``: as :func:`page_context` takes them."""
     text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                        **page_context(spec, specs, fullname_helper, name_suffix, links, owners, alertmanager_url))
+                        **page_context(spec, specs, fullname_helper, name_suffix, links, routing, owners,
+                                       alertmanager_url))
     if ("```" in spec.source.text or "~~~" in spec.source.text) and safe.html_problems(safe.to_html(text)):
         # a fence in one field changed how another reads (each field alone was safe): show the
         # spec's Markdown as plain text on this page rather than anything unsafe
         with safe.inert_markdown():
             text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                                **page_context(spec, specs, fullname_helper, name_suffix, links, owners, alertmanager_url))
+                                **page_context(spec, specs, fullname_helper, name_suffix, links, routing, owners,
+                                               alertmanager_url))
     return text

@@ -17,3 +17,5 @@ from . import gates
 REGISTRY.append(gates)  # ux: a gate naming no key of the chart's values.yaml (RG733)
 from . import owners
 REGISTRY.append(owners)  # issue 28: owners required, owner label agrees (RG515-RG517)
+from . import routing
+REGISTRY.append(routing)  # issue 28: routing through Alertmanager's own code, inhibitions

@@ -62,7 +62,7 @@ def test_burn_rate_alert_names_the_pair_that_fired(site, browser, width, height)
     them it lists both and claims neither."""
     _, _, base = site
     browser.viewport(width, height)
-    pairs = """Array.from(document.querySelectorAll("#noctayagatewayactivationfastburn ~ .rg-triage .rg-pair"))
+    pairs = """Array.from(document.querySelector("#noctayagatewayactivationfastburn ~ .rg-triage").querySelectorAll(".rg-pair"))
                .filter(e => e.closest("li").offsetParent !== null)
                .map(e => [e.getAttribute("data-rg-pair"), e.className, e.getBoundingClientRect().bottom])"""
     browser.open(base + "noctaya/?long=6h&short=30m#noctayagatewayactivationfastburn", settle=0.3)
@@ -114,8 +114,9 @@ def test_phone_commands_wrap_and_tables_read_as_cards(site, browser):  # noqa: F
     browser.open(base + "inferencecache/#inferencecachebackendprobefailed", settle=0.3)
     g = browser.js("""(() => {
       const box = document.querySelector("#inferencecachebackendprobefailed ~ .rg-triage");
-      const pre = box.querySelector("pre"), code = pre.querySelector("code");
-      const btn = pre.querySelector(".md-clipboard") || pre.parentElement.querySelector(".md-clipboard");
+      const pre = box.querySelector(":scope > :not(details) pre"), code = pre.querySelector("code");
+      // mkdocs-material's copy button: .md-clipboard (9.x), .md-code__button (newer)
+      const btn = pre.querySelector(".md-clipboard, .md-code__button");
       const range = document.createRange(); range.selectNodeContents(code);
       const text = Array.from(range.getClientRects());
       const b = btn ? btn.getBoundingClientRect() : null;
@@ -128,12 +129,17 @@ def test_phone_commands_wrap_and_tables_read_as_cards(site, browser):  # noqa: F
               page: document.documentElement.scrollWidth, width: innerWidth};
     })()""")
     browser.screenshot(SHOTS / "phone-cards-390x844.png")
-    assert g["button"]
+    assert g["button"], g
     assert g["scroll"] <= g["client"], g  # wraps: nothing to scroll sideways
     assert g["overlap"] == 0, g  # no line of text under the copy button
     assert g["tables"] and all(d == "block" and sw <= cw for sw, cw, d in g["tables"]), g["tables"]
     assert g["page"] <= g["width"]
     browser.open(base + "noctaya/#slo-gateway-activation", settle=0.3)
-    cards = browser.js("""Array.from(document.querySelectorAll("table.rg-cards td[data-label]"))
-                          .slice(0, 3).map(td => getComputedStyle(td, "::before").content)""")
+    cards = browser.js("""Array.from(document.querySelectorAll("table.rg-cards"))
+                          .find(t => t.querySelector("th").textContent.trim() === "Burn rate")
+                          .querySelectorAll("td[data-label]")""" + """.length > 0 ? Array.from(
+                          Array.from(document.querySelectorAll("table.rg-cards"))
+                          .find(t => t.querySelector("th").textContent.trim() === "Burn rate")
+                          .querySelectorAll("td[data-label]")).slice(0, 3)
+                          .map(td => getComputedStyle(td, "::before").content) : []""")
     assert cards == ['"Burn rate: "', '"Long window: "', '"Short window: "']

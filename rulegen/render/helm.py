@@ -146,12 +146,33 @@ def _source(name: str) -> str:
     return (templates_dir() / "helm" / name).read_text(encoding="utf-8")
 
 
+#: A comment block of the package's chart files (``{{- /*`` on a line of its own): the
+#: documentation of the template and of each helper, left out of the copies.
+_DOC_BLOCK = re.compile(r"\{\{- /\*\n.*?\*/\}\}\n", re.S)
+
+
+def compact(text: str, name: str) -> str:
+    """``text`` of package file ``templates/helm/<name>`` as each chart gets it: without its
+    comment blocks (the documentation stays in rulegen's package and docs/chart.md, so a
+    pull request adding a chart adds only the code; Helm's output is the same, as the
+    blocks trim the whitespace before them and output nothing), and for ``.tpl`` files
+    without blank lines, which Helm never outputs there; one line saying where the
+    documentation is follows the checksum line."""
+    lines = _DOC_BLOCK.sub("", text).split("\n")
+    if name.endswith(".tpl"):
+        lines = [ln for ln in lines if ln.strip()] + [""]
+    pointer = f"{{{{- /* The documented source: rulegen's templates/helm/{name}; see docs/chart.md. */}}}}"
+    return "\n".join(lines[:2] + [pointer] + lines[2:])
+
+
 @functools.cache
 def _copied(name: str) -> str:
-    """Package file ``templates/helm/<name>`` with its notice filled in (checksum left as the
-    placeholder :func:`rulegen.render.ownership.seal` fills)."""
+    """Package file ``templates/helm/<name>`` as copied into a chart (:func:`compact`) with
+    its notice filled in (checksum left as the placeholder
+    :func:`rulegen.render.ownership.seal` fills)."""
     from . import ownership
-    return _source(name).replace(_NOTICE_PLACEHOLDER, ownership.notice(f"rulegen's templates/helm/{name}"), 1)
+    text = _source(name).replace(_NOTICE_PLACEHOLDER, ownership.notice(f"rulegen's templates/helm/{name}"), 1)
+    return compact(text, name)
 
 
 def render_template(spec: Spec | None = None, root: Path | None = None, site_url: str | None = None,

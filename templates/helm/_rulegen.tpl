@@ -111,7 +111,8 @@ template, its rules file is missing or a file is no YAML. Example:
 {{- $rulesPath := printf "rules/%s" (get $meta "rules") }}
 {{- $text := $root.Files.Get $rulesPath }}
 {{- if not $text }}
-{{- fail (printf "%s: %s names the rules file %s, which is missing or empty; run rulegen build" $root.Template.Name $path $rulesPath) }}
+{{- fail (printf "%s: %s names the rules file %s, which is missing or empty; run rulegen build"
+      $root.Template.Name $path $rulesPath) }}
 {{- end }}
 {{- $rules := fromYaml $text }}
 {{- if hasKey $rules "Error" }}
@@ -122,7 +123,8 @@ template, its rules file is missing or a file is no YAML. Example:
 {{- end }}
 {{- end }}
 {{- if not (get $c.chart "template") }}
-{{- fail (printf "%s: no rules/*.meta.yaml names this template (template: ...); run rulegen build" $root.Template.Name) }}
+{{- fail (printf "%s: no rules/*.meta.yaml names this template (template: ...); run rulegen build"
+      $root.Template.Name) }}
 {{- end }}
 {{- end }}
 
@@ -225,9 +227,10 @@ and so on. Example:
 {{- /*
 rulegen.v3.slo: takes $g of rulegen.v3.group; when the group is an SLO's (the metadata
 file's slos.<slo>.group names it) reads slos.<slo> from the knobs. Sets $g.slo (the SLO's
-metadata with its name as "slo", or an empty dict), $g.sloTexts (its texts by rule key), $g.objective (the texts of slos.<slo>.objective,
-see rulegen.v3.objective, or an empty dict when not set), $g.sloOff (slos.<slo>.enabled is
-false) and $g.ticketOff (slos.<slo>.ticket is false). Example:
+metadata with its name as "slo", or an empty dict), $g.sloTexts (its texts by rule key),
+$g.objective (the texts of slos.<slo>.objective, see rulegen.v3.objective, or an empty dict
+when not set), $g.sloOff (slos.<slo>.enabled is false) and $g.ticketOff (slos.<slo>.ticket
+is false). Example:
   {{- include "rulegen.v3.slo" $g }}{{ if $g.sloOff }}...{{ end }}
 */}}
 {{- define "rulegen.v3.slo" }}
@@ -243,7 +246,8 @@ false) and $g.ticketOff (slos.<slo>.ticket is false). Example:
 {{- $t := dict }}{{ include "rulegen.v3.maps" (list $t $slo "rules") }}
 {{- $_ := set $g "sloTexts" $t.rules }}
 {{- if hasKey $knob "objective" }}
-{{- $_ := set $g "objective" (include "rulegen.v3.objective" (list (get $knob "objective") (get $slo "slo")) | fromJson) }}
+{{- $_ := set $g "objective"
+      (include "rulegen.v3.objective" (list (get $knob "objective") (get $slo "slo")) | fromJson) }}
 {{- end }}
 {{- end }}
 {{- $_ := set $g "slo" $slo }}
@@ -253,7 +257,8 @@ false) and $g.ticketOff (slos.<slo>.ticket is false). Example:
 
 {{- /*
 rulegen.v3.rule: takes (dict "g" $g "rule" $rule "key" $key "out" $r), a rule of the rules
-file in the group $g, $key its key in the metadata file (see rulegen.v3.group) (of rulegen.v3.group). Fills the empty dict $r with the rule
+file in the group $g (of rulegen.v3.group), $key its key in the metadata file (see
+rulegen.v3.group). Fills the empty dict $r with the rule
 as it renders (alert or record, expr, for, keep_firing_for, labels, annotations), or leaves
 it empty when disabled.<Rule> is true or it is the ticket alert of an SLO whose ticket is off.
 Labels: the rule's own < additionalRuleLabels < the group's < customRules.<Rule>.labels
@@ -268,13 +273,15 @@ Labels: the rule's own < additionalRuleLabels < the group's < customRules.<Rule>
 {{- $m := dict }}{{ include "rulegen.v3.maps" (list $m $k.customRules $name) }}
 {{- $o := get $m $name }}
 {{- $om := dict }}{{ if $o }}{{ include "rulegen.v3.maps" (list $om $o "labels" "params" "annotations") }}{{ end }}
-{{- $texts := dict }}{{ if $g.objective }}{{ include "rulegen.v3.sloTexts" (dict "g" $g "key" .key "out" $texts) }}{{ end }}
+{{- $texts := dict }}
+{{- if $g.objective }}{{ include "rulegen.v3.sloTexts" (dict "g" $g "key" .key "out" $texts) }}{{ end }}
 {{- $_ := set $r "expr" (get $rule "expr") }}
 {{- if hasKey $texts "expr" }}{{ $_ := set $r "expr" $texts.expr }}{{ end }}
 {{- $labels := deepCopy (get $rule "labels" | default dict) }}
 {{- include "rulegen.v3.layers" (list $labels $k.additionalRuleLabels $g.additionalRuleLabels $om.labels) }}
 {{- if hasKey $rule "alert" }}
-{{- include "rulegen.v3.alert" (dict "g" $g "rule" $rule "key" .key "o" $o "om" $om "texts" $texts "labels" $labels "out" $r) }}
+{{- include "rulegen.v3.alert"
+      (dict "g" $g "rule" $rule "key" .key "o" $o "om" $om "texts" $texts "labels" $labels "out" $r) }}
 {{- else }}
 {{- $_ := set $r "record" (get $rule "record") }}
 {{- end }}
@@ -289,7 +296,8 @@ knob customRules.<Alert>), "om" (that knob's maps), "texts" (rulegen.v3.sloTexts
 into the labels, the expr with customRules.<Alert>.params (rulegen.v3.params), for and
 keep_firing_for (customRules.<Alert>.for, .keepFiringFor, else the rule's), and
 $r.annotations (rulegen.v3.annotations). Returns nothing. Example:
-  {{- include "rulegen.v3.alert" (dict "g" $g "rule" $rule "key" "Up" "o" $o "om" $om "texts" $t "labels" $l "out" $r) }}
+  {{- include "rulegen.v3.alert"
+        (dict "g" $g "rule" $rule "key" "Up" "o" $o "om" $om "texts" $t "labels" $l "out" $r) }}
 */}}
 {{- define "rulegen.v3.alert" }}
 {{- $r := .out }}{{ $rule := .rule }}{{ $o := .o }}
@@ -326,7 +334,8 @@ group's < customRules.<Alert>.annotations. Returns nothing. Example:
 {{- if and (kindIs "string" $url) (hasPrefix $c.oldBase $url) }}
 {{- $_ := set $a "runbook_url" (printf "%s%s" $c.newBase (trimPrefix $c.oldBase $url)) }}
 {{- end }}
-{{- include "rulegen.v3.layers" (list $a $c.knobs.additionalRuleAnnotations .g.additionalRuleAnnotations .om.annotations) }}
+{{- include "rulegen.v3.layers"
+      (list $a $c.knobs.additionalRuleAnnotations .g.additionalRuleAnnotations .om.annotations) }}
 {{- end }}
 
 {{- /*
@@ -342,7 +351,8 @@ Returns nothing. Example:
 {{- $texts := get $m .key }}
 {{- range $key := list "expr" "description" }}
 {{- if hasKey $texts $key }}
-{{- $_ := set $.out $key (include "rulegen.v3.fill" (list (include "rulegen.v3.text" (get $texts $key)) $.g.objective)) }}
+{{- $text := include "rulegen.v3.text" (get $texts $key) }}
+{{- $_ := set $.out $key (include "rulegen.v3.fill" (list $text $.g.objective)) }}
 {{- end }}
 {{- end }}
 {{- end }}
@@ -484,7 +494,8 @@ float64, --set gives int64); anything else "" (the caller keeps its default). Ex
 {{- if kindIs "string" . }}{{ . }}
 {{- else if or (kindIs "int64" .) (kindIs "int" .) }}{{ . }}
 {{- else if kindIs "float64" . }}
-{{- if and (eq . (float64 (int64 .))) (lt (float64 -1e15) .) (lt . (float64 1e15)) }}{{ int64 . }}{{ else }}{{ . }}{{ end }}
+{{- if and (eq . (float64 (int64 .))) (lt (float64 -1e15) .) (lt . (float64 1e15)) }}{{ int64 . }}
+{{- else }}{{ . }}{{ end }}
 {{- end }}
 {{- end }}
 
@@ -513,7 +524,9 @@ Example:
 {{- define "rulegen.v3.scalar" }}
 {{- $s := toString (index . 0) }}
 {{- $first := substr 0 1 $s }}
-{{- if and $s (eq (trimAll " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~" $s) "")
+{{- if and $s
+      (eq (trimAll
+        " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~" $s) "")
       (or (and (contains $first "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
                (not (contains ": " $s)) (not (contains " #" $s)) (not (hasSuffix " " $s)) (not (hasSuffix ":" $s))
                (or (gt (len $s) 5) (not (has (lower $s) (list "y" "n" "yes" "no" "on" "off" "true" "false" "null")))))
@@ -522,7 +535,8 @@ Example:
 {{- $s }}
 {{- else if and (ne (index . 1) 0) (contains "\n" $s) (not (hasPrefix " " $s)) (not (hasPrefix "\n" $s))
       (not (contains " \n" $s)) (not (hasSuffix " " $s)) (not (hasSuffix "\n\n" $s))
-      (eq (printf "%q" (replace "\n" "" $s)) (printf "\"%s\"" (replace "\"" "\\\"" (replace "\\" "\\\\" (replace "\n" "" $s))))) }}
+      (eq (printf "%q" (replace "\n" "" $s))
+          (printf "\"%s\"" (replace "\"" "\\\"" (replace "\\" "\\\\" (replace "\n" "" $s))))) }}
 {{- if hasSuffix "\n" $s }}|{{ else }}|-{{ end }}
 {{- $pad := repeat (int (index . 1)) " " }}
 {{- range $line := splitList "\n" (trimSuffix "\n" $s) }}

@@ -25,8 +25,6 @@ space or a line break where possible. Changing one parameter default, one SLO ob
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ..spec import Spec
 from .yamltext import double_quoted, readable_string, yaml_key
 
@@ -155,13 +153,12 @@ def _slo_lines(spec: Spec) -> list[str]:
             "slos:", *lines]
 
 
-def render_meta_file(spec: Spec, root: Path, site_url: str, header_lines: list[str]) -> str:
+def meta_text(spec: Spec, settings: dict, header_lines: list[str]) -> str:
     """The text of ``rules/<app>.meta.yaml`` (see the module docstring): ``header_lines``
-    (the generated-file notice and checksum line), a note, then the settings, ``params`` and
-    ``slos``. Every line at most :data:`WIDTH` characters."""
-    from .helm import chart_settings, rules_file_path
-    settings = chart_settings(spec, root, site_url)
-    settings = {"template": settings["template"], "rules": rules_file_path(spec).rsplit("/", 1)[1], **settings}
+    (the generated-file notice and checksum line), a note, then ``settings`` (those of
+    :func:`rulegen.render.helm.chart_settings` with ``rules``, the rules file's name, after
+    ``template``), ``params`` and ``slos``. Every line at most :data:`WIDTH` characters
+    (but for a word longer than that)."""
     lines = [*header_lines,
              f"# What templates/{spec.chart.template} needs besides the rules (rules/{settings['rules']}) to write",
              "# the PrometheusRule; it reads this file with .Files.Get and fromYaml. Rules are found by name.",

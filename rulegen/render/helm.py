@@ -237,11 +237,21 @@ def render_rules_file(spec: Spec, root: Path, site_url: str, header_lines: list[
     return "\n".join(lines) + "\n" + dump({"groups": rule_groups(spec, site_url)}, readable=True) + "\n"
 
 
+def render_meta_file(spec: Spec, root: Path, site_url: str, header_lines: list[str]) -> str:
+    """The text of ``rules/<app>.meta.yaml``: ``header_lines``, then what the template needs
+    besides the rules (:func:`chart_settings`, the rules file's name, the alerts with
+    parameters and the SLOs; :func:`rulegen.render.chart_meta.meta_text`)."""
+    from .chart_meta import meta_text
+    settings = chart_settings(spec, root, site_url)
+    settings = {"template": settings["template"], "rules": rules_file_path(spec).rsplit("/", 1)[1], **settings}
+    return meta_text(spec, settings, header_lines)
+
+
 def render_chart(spec: Spec, root: Path, site_url: str, header_lines: list[str]) -> list[tuple[str, str]]:
     """(path, text) of the owned chart files of ``spec``, unsealed (checksum placeholders
     left): the rules file, its metadata file, the template and its helpers. ``header_lines`` heads the rules
     file (notice naming the spec, checksum line)."""
-    from .chart_meta import meta_file_path, render_meta_file
+    from .chart_meta import meta_file_path
     return [(rules_file_path(spec), render_rules_file(spec, root, site_url, header_lines)),
             (meta_file_path(spec), render_meta_file(spec, root, site_url, header_lines)),
             (spec.chart.template_path, render_template()),

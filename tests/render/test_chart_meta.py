@@ -10,7 +10,6 @@ import subprocess
 import pytest
 import yaml
 
-from rulegen.render import chart_meta
 from rulegen.render import helm as helm_render
 from rulegen.render.yamltext import values_yaml
 from rulegen.tools import helm as helm_run
@@ -30,7 +29,7 @@ SPEC = {"app": "shop", "groups": [{"name": "shop", "rules": [
 
 def _meta(data) -> str:
     from pathlib import Path
-    return chart_meta.render_meta_file(make_spec(data), Path("/nonexistent"), SITE, ["# h"])
+    return helm_render.render_meta_file(make_spec(data), Path("/nonexistent"), SITE, ["# h"])
 
 
 def test_meta_file_is_keyed_by_names_and_fits_in_120_characters():
@@ -65,7 +64,7 @@ def test_inserting_an_alert_adds_lines_and_changes_none():
 def test_changing_a_default_changes_one_line_of_each_generated_file(tmp_path):
     data = yaml.safe_load(yaml.safe_dump(SPEC))
     data["groups"][0]["rules"][0]["params"]["warn"] = 0.2
-    for render in (helm_render.render_rules_file, chart_meta.render_meta_file):
+    for render in (helm_render.render_rules_file, helm_render.render_meta_file):
         a = render(make_spec(SPEC), tmp_path, SITE, ["# h"]).splitlines()
         b = render(make_spec(data), tmp_path, SITE, ["# h"]).splitlines()
         assert len(a) == len(b) and sum(x != y for x, y in zip(a, b)) == 1, render

@@ -22,7 +22,6 @@ import yaml
 
 from rulegen.cli import main
 from rulegen.render import ownership
-from rulegen.render import chart_meta
 from rulegen.render import helm as helm_render
 from rulegen.render.plain import rule_groups
 from rulegen.render.yamltext import values_yaml
@@ -107,7 +106,7 @@ def test_rules_file_reads_as_a_person_writes_it(tmp_path):
     spec = make_spec(SMALL)
     text = helm_render.render_rules_file(spec, tmp_path, SITE, ["# header"])
     assert not any(line.startswith("# rulegen-") for line in text.splitlines())
-    meta = chart_meta.render_meta_file(spec, tmp_path, SITE, ["# header"])
+    meta = helm_render.render_meta_file(spec, tmp_path, SITE, ["# header"])
     assert yaml.safe_load(meta) == {"template": "prometheusrule.yaml", "rules": "shop.rules.yaml", "app": "shop",
                                     "valuesKey": "prometheusRule", "gates": ["enabled", "monitoring.enabled"],
                                     "runbookBase": "https://runbooks.example.com"}

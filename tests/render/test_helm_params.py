@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rulegen.render import chart_meta
 from rulegen.render import helm as helm_render
 from rulegen.render.plain import rule_groups
 from rulegen.render.yamltext import values_yaml
@@ -49,7 +48,7 @@ def test_rules_file_keeps_the_defaults_and_the_metadata_file_the_exprs_by_name(t
     body = [ln for ln in lines if not ln.startswith("#")]
     assert "        expr: increase(redis_rejected_connections_total[5m]) > 10" in body
     assert not any("[[" in ln for ln in body)
-    meta = chart_meta.render_meta_file(spec, tmp_path, SITE, ["# h"])
+    meta = helm_render.render_meta_file(spec, tmp_path, SITE, ["# h"])
     assert yaml.safe_load(meta)["params"] == {"redis": {
         "RedisMemoryHigh": {"expr": SPEC["groups"][0]["rules"][1]["expr"], "defaults": {"threshold": "0.9"}},
         "RedisRejected": {"expr": SPEC["groups"][0]["rules"][2]["expr"], "defaults": {"window": "5m", "count": "10"}}}}

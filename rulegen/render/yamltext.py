@@ -134,7 +134,7 @@ def plain_ok(s: str) -> bool:
     starting with a letter or ``_`` that holds no ``": "`` or ``" #"``, does not end with a
     space or ``:`` and is not a YAML 1.1 word (``yes``, ``off``, ``null``...). Deliberately
     narrow: anything else is quoted or a literal block. The chart template's
-    ``rulegen.v2.scalar`` helper applies the same rule."""
+    ``rulegen.v3.scalar`` helper applies the same rule."""
     if _DURATION.fullmatch(s):
         return True
     return (_PLAIN_TEXT.fullmatch(s) is not None and ": " not in s and " #" not in s

@@ -31,7 +31,7 @@ from pathlib import Path
 #: server starts the history ends (seconds; blocks are older than the head Prometheus writes).
 WINDOW_DAYS = 3
 STEP = 60
-END_AGO = 3 * 3600
+END_AGO = 120
 #: Spacing (seconds) of the one slowly scraped series (``rg_fixture_batch_last_success``).
 SLOW_STEP = 240
 #: Minutes from the window start at which the renamed metric and the vanished label value stop

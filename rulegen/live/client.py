@@ -93,10 +93,15 @@ class Client:
         return self._bounded(self.call("/api/v1/query_range", [("query", expr), ("start", _ts(start)),
                                                                 ("end", _ts(end)), ("step", _ts(step))]))
 
-    def series(self, matchers: list[str], start: float, end: float) -> list[dict]:
+    def series(self, matchers: list[str], start: float, end: float, limit: int | None = None) -> list[dict]:
         """``/api/v1/series``: the label sets of the series any of ``matchers`` (selectors)
-        selects between ``start`` and ``end``."""
+        selects between ``start`` and ``end``; with ``limit``, at most that many (some, not
+        an error, when there are more)."""
         params = [("match[]", m) for m in matchers]
+        if limit is not None:
+            got = self.call("/api/v1/series", params + [("start", _ts(start)), ("end", _ts(end)),
+                                                         ("limit", str(limit))])
+            return self._list(got, "series")[:limit]
         return self._list(self.call("/api/v1/series", params + self._window(start, end)), "series")
 
     def labels(self, start: float, end: float, matchers: list[str] = ()) -> list[str]:

@@ -206,14 +206,22 @@ class _Run:
             if f.recent is not None and not all(self._selected(s, f.recent) for s in sels if s.matchers):
                 f.earlier = self._series(sel, self.now - self.lookback, f)
         if any(s.rule.is_alert and s.rule.for_s > 0 for s in sels):
-            got = self.client.query(f"quantile(0.5, count_over_time({sel}[{int(self.recent)}s]))", self.now)
-            try:
-                count = float(got["result"][0]["value"][1])
-            except (KeyError, IndexError, TypeError, ValueError):
-                count = 0.0
-            if count >= 2:
-                f.interval = self.recent / count
+            f.interval = self._spacing(sel, f.recent)
         return f
+
+    def _spacing(self, sel: str, recent: list | None) -> float | None:
+        """The median time between the samples of the last hour of one series of the metric
+        (the first the server lists): its scrape interval. None when it has fewer than 3."""
+        one = recent[:1] if recent else self.client.series([sel], self.now - self.recent, self.now, limit=1)
+        if not one:
+            return None
+        got = self.client.query(_exact(one[0]) + f"[{int(self.recent)}s]", self.now)
+        try:
+            stamps = sorted(float(t) for t, _ in got["result"][0]["values"])
+        except (KeyError, IndexError, TypeError, ValueError):
+            return None
+        gaps = sorted(b - a for a, b in zip(stamps, stamps[1:]))
+        return gaps[len(gaps) // 2] if len(gaps) >= 2 else None
 
     def _series(self, sel: str, start: float, f: _Facts) -> list | None:
         try:
@@ -345,9 +353,18 @@ class _Run:
         return out
 
 
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _exact(labels: dict) -> str:
+    """A selector of exactly the series with ``labels`` (``__name__`` included)."""
+    return "{" + ", ".join(f"{k}={_quote(str(v))}" for k, v in sorted(labels.items())) + "}"
+
+
 def _selector_text(metric: str) -> str:
     """A selector of every series of ``metric`` (any name, quoted)."""
-    return '{__name__="' + metric.replace("\\", "\\\\").replace('"', '\\"') + '"}'
+    return "{__name__=" + _quote(metric) + "}"
 
 
 def check_series(client: Client, rules: list[LiveRule], now: float | None = None, lookback: float | None = None,

@@ -88,6 +88,8 @@ class LiveRule:
         for_s: the alert's ``for`` in seconds (0 when none).
         locate: offset in ``expr`` -> ``(line, col)`` in ``file`` (1-based).
         for_pos: ``(line, col)`` of the ``for`` value (the rule's own position when none).
+        text: the ``expr`` as written when it differs from ``expr`` (``[[name]]`` parameters):
+            offsets handed to ``locate`` are found in it; None: ``expr`` itself.
     """
 
     file: str
@@ -97,6 +99,7 @@ class LiveRule:
     for_s: float = 0.0
     locate: Callable[[int], tuple[int, int]] = field(default=lambda offset: (0, 0), compare=False, repr=False)
     for_pos: tuple = (0, 0)
+    text: str | None = None
 
 
 @dataclass
@@ -143,7 +146,8 @@ def selectors(rule: LiveRule, recorded: set) -> list[_Selector]:
     ast = parsed(rule.expr)
     if ast is None:
         return []
-    masked = _masked(rule.expr)
+    written = rule.text or rule.expr
+    masked = _masked(written)
     seen: dict[str, int] = {}
     out = []
     for node in nodes(ast):
@@ -156,7 +160,7 @@ def selectors(rule: LiveRule, recorded: set) -> list[_Selector]:
         hits = [m.start() for m in re.finditer(rf"(?<![\w:]){re.escape(node.name)}(?![\w:])", masked)]
         at = hits[k] if k < len(hits) else (hits[0] if hits else 0)
         ms = [(m.name, _op(m), m.value) for m in node.matchers.matchers]
-        out.append(_Selector(rule, node.name, ms, at, [_matcher_offset(rule.expr, masked, at, m) for m in ms]))
+        out.append(_Selector(rule, node.name, ms, at, [_matcher_offset(written, masked, at, m) for m in ms]))
     return out
 
 

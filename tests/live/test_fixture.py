@@ -44,3 +44,20 @@ def test_the_history_is_as_documented(prometheus_server):
     # the slow series: a sample every SLOW_STEP seconds
     got = client.query(f"count_over_time(rg_fixture_batch_last_success[{SLOW_STEP * 10}s])", server.end)
     assert float(got["result"][0]["value"][1]) == 10
+
+
+def test_the_client_endpoints_on_the_real_server(prometheus_server):
+    server = prometheus_server
+    client = Client(Connection(url=server.url))
+    start, end = server.window
+    assert {"__name__", "job", "instance", "queue"} <= set(client.labels(start, end))
+    assert client.label_values("queue", start, end) == ["ingest", "legacy"]
+    assert client.label_values("queue", end - 3600, end) == ["ingest"]
+    assert client.label_values("job", start, end, ['rg_fixture_batch_last_success']) == ["batch"]
+    assert client.series(['rg_fixture_queue_depth'], start, end) == [
+        {"__name__": "rg_fixture_queue_depth", "queue": "ingest"},
+        {"__name__": "rg_fixture_queue_depth", "queue": "legacy"}]
+    assert len(client.series(['{__name__=~"rg_fixture_.*"}'], start, end, limit=2)) == 2
+    got = client.query_range("rg_fixture_kff", end - 600, end, 60)
+    assert got["resultType"] == "matrix" and len(got["result"][0]["values"]) == 11
+    assert client.metadata() == {}  # backfilled blocks carry no metadata (nothing is scraped)

@@ -111,6 +111,17 @@ def test_each_check_fires_at_its_selector(prometheus_server, tmp_path):
     assert all(f.file == "rules/fixture.yaml" for f in got.values())
 
 
+def test_positions_are_in_the_expr_as_written_with_parameters(prometheus_server, tmp_path):
+    # `[[window]]` is longer than its default `5m`: offsets come from the text as written
+    rule = textwrap.indent('- alert: Param\n  expr: rate(up[[[window]]]) > 0 and rg_fixture_queue_depth{queue="ingst"} > 1\n'
+                           '  params:\n    window: {default: 5m}\n  for: 5m\n  severity: warning\n'
+                           '  summary: s\n  description: d\n', " " * 6)
+    root = _project(tmp_path, [rule])
+    (f,) = _findings(prometheus_server, root)
+    line = (root / "rules" / "fixture.yaml").read_text().splitlines()[f.line - 1]
+    assert f.code == "RG901" and line[f.col - 1:].startswith('queue="ingst"')
+
+
 def test_a_short_lookback_forgets_the_renamed_metric(prometheus_server, tmp_path):
     # the old name stopped two days ago: with a one-day look-back it never existed
     root = _project(tmp_path, [BAD["RG902"]])

@@ -205,7 +205,8 @@ class _Job:
                      helm.render_chart(spec, root, site_url, _headers("yaml", src))]
         tests = promtool_tests.render_test_file(spec, site_url, _headers("yaml", src))
         page = runbook.render_page(spec, self.specs, _headers("markdown", src),
-                                   helm.uses_fullname(spec, root), helm.name_suffix(spec), self.query_links)
+                                   helm.uses_fullname(spec, root), helm.name_suffix(spec), self.query_links,
+                                   site_url)
         pp = f"{RUNBOOK_DIR}/{spec.app}.md"
         page_findings: list[Finding] = []
         page = notes.page(page, _read(root, pp), pp, page_findings)

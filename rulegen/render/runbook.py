@@ -312,6 +312,29 @@ def link_url(url: str) -> str:
     return url.replace("(", "%28").replace(")", "%29").replace("<", "%3C").replace(">", "%3E").replace(" ", "%20")
 
 
+_URL_UNSAFE = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\"'`\\]")
+
+
+def team_runbook(url, site_url: str | None = None) -> str:
+    """Markdown link to an alert's own ``runbook_url`` when it points at a runbook outside this
+    site (a team wiki page): an absolute ``http``/``https`` URL with a host, without spaces,
+    quotes, backslashes or control characters (so it can neither run nor break out of the
+    link), and not under ``site_url`` (then it is this site's page); ``""`` otherwise. The
+    text shown is the address, Markdown-escaped."""
+    from urllib.parse import urlsplit
+    if not isinstance(url, str) or not url or _URL_UNSAFE.search(url) or "{{" in url:
+        return ""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return ""
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        return ""
+    if site_url and url.startswith(site_url.rstrip("/") + "/") or url.rstrip("/") == (site_url or "").rstrip("/"):
+        return ""
+    return f"[{md_text(url)}]({link_url(url)})"
+
+
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -387,10 +410,13 @@ def _merge_variant(first: dict, r, spec: Spec, index: dict, key: str, links: Que
                 "note": spec_markdown(x.get("note"), block=False)}
         if link not in first["related"]:
             first["related"].append(link)
+    team = team_runbook(r.annotations.get("runbook_url"), first["site_url"])
+    if team and team not in first["team_runbooks"]:
+        first["team_runbooks"].append(team)
 
 
 def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, links: QueryLinks | None,
-                 slos: dict, slo_of: dict, by_title: dict) -> dict:
+                 slos: dict, slo_of: dict, by_title: dict, site_url: str | None = None) -> dict:
     """The page template's data for alert ``r``'s section (its heading ids taken from ``used``)."""
     rr = r.runbook
     a = anchor(r.name)
@@ -404,6 +430,9 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
         "slo": slos.get(r.name),
         "slo_link": slo_of.get(r.name, ""),
         "variants": [],
+        "site_url": site_url,
+        # the alert's own runbook_url, when it opens a runbook outside this site (a team wiki)
+        "team_runbooks": [t for t in [team_runbook(r.annotations.get("runbook_url"), site_url)] if t],
         "name": r.name,
         "heading": md_text(r.name),
         "slot": slot_marker(r.name),  # the notes marker's name, safe in an HTML comment
@@ -449,7 +478,8 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
 
 
 def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
-                 name_suffix: str | None = None, links: QueryLinks | None = None) -> dict:
+                 name_suffix: str | None = None, links: QueryLinks | None = None,
+                 site_url: str | None = None) -> dict:
     """Everything the page template shows, prepared as Markdown strings.
 
     Heading ids: alert headings get exactly :func:`anchor` of the alert name (what
@@ -486,7 +516,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
         if r.name in by_name:
             _merge_variant(by_name[r.name], r, spec, index, key, links)
             continue
-        alerts.append(_alert_entry(spec, group, r, key, used, index, links, slos, slo_of, by_title))
+        alerts.append(_alert_entry(spec, group, r, key, used, index, links, slos, slo_of, by_title, site_url))
         by_name[r.name] = alerts[-1]
     records = [{"name": inline_code(r.name), "expr": fence(r.expr, "promql"), "group": md_text(g.name)}
                for g, r in spec.rules() if not r.is_alert]
@@ -532,17 +562,20 @@ def severity_badge(severity: str) -> str:
 
 
 def render_page(spec: Spec, specs: list[Spec], header_lines: list[str], fullname_helper: bool = False,
-                name_suffix: str | None = None, links: QueryLinks | None = None) -> str:
+                name_suffix: str | None = None, links: QueryLinks | None = None,
+                site_url: str | None = None) -> str:
     """The page text for ``spec`` (notes slots empty; see :mod:`rulegen.render.ownership`).
     ``fullname_helper``: the chart defines ``<chart>.fullname``, which then names the
     PrometheusRule (as :mod:`rulegen.render.helm` decides), with ``-<name_suffix>`` for a
-    template other than the default. ``links``: where PromQL blocks open (none by default)."""
+    template other than the default. ``links``: where PromQL blocks open (none by default).
+    ``site_url``: mkdocs' ``site_url``; an alert whose own ``runbook_url`` opens a page outside
+    it shows that link as the team's runbook (:func:`team_runbook`)."""
     text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                        **page_context(spec, specs, fullname_helper, name_suffix, links))
+                        **page_context(spec, specs, fullname_helper, name_suffix, links, site_url))
     if ("```" in spec.source.text or "~~~" in spec.source.text) and safe.html_problems(safe.to_html(text)):
         # a fence in one field changed how another reads (each field alone was safe): show the
         # spec's Markdown as plain text on this page rather than anything unsafe
         with safe.inert_markdown():
             text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                                **page_context(spec, specs, fullname_helper, name_suffix, links))
+                                **page_context(spec, specs, fullname_helper, name_suffix, links, site_url))
     return text

@@ -38,8 +38,8 @@ def adopted(tmp_path, capsys) -> Path:
                                          "docs_dir: runbooks\n", encoding="utf-8")
     p = [f"providers/{x}/node-exporter" for x in ("aws", "gcp")]
     assert _cli(tmp_path, "import", p[0] + ".yaml", p[1] + ".yaml",
-                "--tests", p[0] + ".test.yml", p[1] + ".test.yml") == 0, capsys.readouterr().err
-    capsys.readouterr()
+                "--tests", p[0] + ".test.yml", p[1] + ".test.yml", "--report") == 0, capsys.readouterr().err
+    (tmp_path / "import.out").write_text(capsys.readouterr().out, encoding="utf-8")
     return tmp_path
 
 
@@ -50,6 +50,16 @@ def test_two_providers_go_through_the_whole_chain(adopted, capsys):
         assert _cli(adopted, cmd) == 0, (cmd, capsys.readouterr())
     out = capsys.readouterr().out
     assert "3 passed, 0 failed" in out      # each provider's tests ran against its own rules
+    # the adoption report: after import (declared tests), and by mutation score
+    report = (adopted / "import.out").read_text(encoding="utf-8")
+    assert "adoption report: 2 of 4 alert(s) have tests" in report
+    assert f"  weak: {APPS['aws']} HostOutOfMemory: needs a non-firing case" in report
+    assert "no test: 2 alert(s)" in report and "`rulegen derive-tests`" in report
+    assert _cli(adopted, "test", "--by-alert") == 0
+    out = capsys.readouterr().out
+    assert "mutation score by alert, weakest first (2 of 2 shown):" in out
+    ranked = [x.split()[1] for x in out.splitlines() if x.endswith("mutants killed") and "%" in x.split()[0]]
+    assert ranked == [APPS["aws"], APPS["gcp"]]   # aws states no quiet case: its tests kill fewer
     specs = {k: yaml.safe_load((adopted / f"rules/{v}.yaml").read_text(encoding="utf-8")) for k, v in APPS.items()}
     for k, spec in specs.items():
         assert spec["chart"]["name"] == "node-exporter"

@@ -134,7 +134,7 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     for spec in ordered:
         in_chart.setdefault(spec.chart.path, []).append(spec)
     job = _Job(specs, root, fmt, site.site_url(root), cfg.severities,
-               runbook.QueryLinks(cfg.prometheus_url, cfg.grafana_url), in_chart, cfg.rule_selector_labels)
+               runbook.QueryLinks(cfg.prometheus_url, cfg.grafana_url), in_chart, cfg.rule_selector_labels, cfg)
     outs: list[Output] = []
     findings: list[Finding] = []
     # Shared chart files by path. Several specs may render into one chart (each its own
@@ -189,6 +189,8 @@ class _Job:
     query_links: object
     in_chart: dict
     selector_labels: dict | None = None
+    #: the project's configuration (its ``prometheus_scopes`` shown on the pages)
+    config: object = None
 
     def per_spec(self, spec: Spec):
         """What each spec renders on its own, independent of the shared files planned before
@@ -206,7 +208,7 @@ class _Job:
         tests = promtool_tests.render_test_file(spec, site_url, _headers("yaml", src))
         page = runbook.render_page(spec, self.specs, _headers("markdown", src),
                                    helm.uses_fullname(spec, root), helm.name_suffix(spec), self.query_links,
-                                   site_url)
+                                   site_url, self.config)
         pp = f"{RUNBOOK_DIR}/{spec.app}.md"
         page_findings: list[Finding] = []
         page = notes.page(page, _read(root, pp), pp, page_findings)

@@ -48,6 +48,7 @@ from ..spec import triage
 from ..spec.durations import canonical
 from . import jinja, safe
 from .safe import spec_cell, spec_markdown
+from .page_extras import external_runbook, scope_line, scoped_index
 from .slug import anchor, page_path
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|])")
@@ -312,27 +313,11 @@ def link_url(url: str) -> str:
     return url.replace("(", "%28").replace(")", "%29").replace("<", "%3C").replace(">", "%3E").replace(" ", "%20")
 
 
-_URL_UNSAFE = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\"'`\\]")
-
-
 def team_runbook(url, site_url: str | None = None) -> str:
-    """Markdown link to an alert's own ``runbook_url`` when it points at a runbook outside this
-    site (a team wiki page): an absolute ``http``/``https`` URL with a host, without spaces,
-    quotes, backslashes or control characters (so it can neither run nor break out of the
-    link), and not under ``site_url`` (then it is this site's page); ``""`` otherwise. The
-    text shown is the address, Markdown-escaped."""
-    from urllib.parse import urlsplit
-    if not isinstance(url, str) or not url or _URL_UNSAFE.search(url) or "{{" in url:
-        return ""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return ""
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        return ""
-    if site_url and url.startswith(site_url.rstrip("/") + "/") or url.rstrip("/") == (site_url or "").rstrip("/"):
-        return ""
-    return f"[{md_text(url)}]({link_url(url)})"
+    """Markdown link to an alert's own ``runbook_url`` that opens a runbook outside this site
+    (:func:`rulegen.render.page_extras.external_runbook`), the address as its text; ``""``."""
+    url = external_runbook(url, site_url)
+    return f"[{md_text(url)}]({link_url(url)})" if url else ""
 
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -479,7 +464,7 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
 
 def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
                  name_suffix: str | None = None, links: QueryLinks | None = None,
-                 site_url: str | None = None) -> dict:
+                 site_url: str | None = None, config=None) -> dict:
     """Everything the page template shows, prepared as Markdown strings.
 
     Heading ids: alert headings get exactly :func:`anchor` of the alert name (what
@@ -487,7 +472,8 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
     sub-headings, recording rules) gets its natural slug, made unique against the alert ids
     first, so a section titled like an alert can never take the alert's id.
     """
-    index = alert_index(specs)
+    # related alerts resolved within the Prometheus that loads this app (prometheus_scopes)
+    index = scoped_index(alert_index(specs), spec, specs, config)
     rb = spec.runbook
     key = spec.chart.values_key
     used: set[str] = set()
@@ -532,6 +518,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
          + (f" plus `-{name_suffix}`" if name_suffix else "") + ")") if fullname_helper else
         inline_code(spec.app),
         "has_namespace": bool(spec.chart.namespace),
+        "scope": scope_line(spec.app, config),
         "namespace": inline_code(spec.chart.namespace) if spec.chart.namespace else "the release namespace",
         "groups": [inline_code(g.name) for g in spec.groups],
         "gates": [inline_code(g) for g in gates],
@@ -563,19 +550,20 @@ def severity_badge(severity: str) -> str:
 
 def render_page(spec: Spec, specs: list[Spec], header_lines: list[str], fullname_helper: bool = False,
                 name_suffix: str | None = None, links: QueryLinks | None = None,
-                site_url: str | None = None) -> str:
+                site_url: str | None = None, config=None) -> str:
     """The page text for ``spec`` (notes slots empty; see :mod:`rulegen.render.ownership`).
     ``fullname_helper``: the chart defines ``<chart>.fullname``, which then names the
     PrometheusRule (as :mod:`rulegen.render.helm` decides), with ``-<name_suffix>`` for a
     template other than the default. ``links``: where PromQL blocks open (none by default).
     ``site_url``: mkdocs' ``site_url``; an alert whose own ``runbook_url`` opens a page outside
-    it shows that link as the team's runbook (:func:`team_runbook`)."""
+    it shows that link as the team's runbook (:func:`team_runbook`). ``config``: the project's
+    :class:`rulegen.config.Config`, whose ``prometheus_scopes`` the page names (None: none)."""
     text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                        **page_context(spec, specs, fullname_helper, name_suffix, links, site_url))
+                        **page_context(spec, specs, fullname_helper, name_suffix, links, site_url, config))
     if ("```" in spec.source.text or "~~~" in spec.source.text) and safe.html_problems(safe.to_html(text)):
         # a fence in one field changed how another reads (each field alone was safe): show the
         # spec's Markdown as plain text on this page rather than anything unsafe
         with safe.inert_markdown():
             text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                                **page_context(spec, specs, fullname_helper, name_suffix, links, site_url))
+                                **page_context(spec, specs, fullname_helper, name_suffix, links, site_url, config))
     return text

@@ -70,6 +70,7 @@ def test_two_providers_go_through_the_whole_chain(adopted, capsys):
         page = (adopted / f"runbooks/{app}.md").read_text(encoding="utf-8")
         # each provider's page has its own sections, and shows its team's runbook
         assert "## HostOutOfMemory { #hostoutofmemory }" in page
+        assert f"**Loaded by:** the Prometheus of scope `{k}` (`prometheus_scopes` in .rulegen.yaml)" in page
         assert f"**Team runbook:** [https://wiki.example.org/ops/{k}/host-out-of-disk-space]" in page
         other = "gcp" if k == "aws" else "aws"
         assert f"/ops/{other}/" not in page

@@ -179,3 +179,35 @@ def test_runbook_url_into_this_site_is_not_a_team_runbook():
     assert team_runbook("https://runbooks.example.com.evil.org/x", site).startswith("[https://runbooks")
     assert team_runbook("https://wiki.example.org/<b>x</b>", site) == \
         "[https://wiki.example.org/&lt;b&gt;x&lt;/b&gt;](https://wiki.example.org/%3Cb%3Ex%3C/b%3E)"
+
+
+# --- prometheus_scopes on the pages (issue 26 item 3) ---------------------------------------------
+
+def _scoped_specs():
+    from rulegen.validate import validate_texts
+    alert = ("      - alert: {name}\n        expr: up == 0\n        severity: warning\n        summary: s\n"
+             "        description: d\n{related}")
+    related = "        runbook:\n          related: [{alert: NodeDown}]\n"
+    texts = {}
+    for app, name, rel in (("aaa-capa", "NodeDown", ""), ("bbb-capz", "NodeSlow", related),
+                           ("ccc-capz", "NodeDown", "")):
+        texts[f"rules/{app}.yaml"] = (f"app: {app}\ngroups:\n  - name: g\n    rules:\n"
+                                      + alert.format(name=name, related=rel))
+    res = validate_texts(texts)
+    return {s.app: s for s in res.specs}
+
+
+def test_related_alert_resolves_within_the_scope_and_the_page_names_it():
+    from rulegen.config import Config
+    from rulegen.render.runbook import page_context
+    specs = _scoped_specs()
+    config = Config(prometheus_scopes={"capa": ("*-capa",), "capz": ("*-capz",)})
+    ctx = page_context(specs["bbb-capz"], list(specs.values()), config=config)
+    [slow] = ctx["alerts"]
+    assert slow["related"][0]["link"] == "[NodeDown](ccc-capz.md#nodedown)"   # its Prometheus' NodeDown
+    assert ctx["scope"].startswith("**Loaded by:** the Prometheus of scope `capz`")
+    # no scopes: the first app defining it, and the page says nothing about scopes
+    plain = page_context(specs["bbb-capz"], list(specs.values()))
+    assert (plain["alerts"][0]["related"][0]["link"], plain["scope"]) == ("[NodeDown](aaa-capa.md#nodedown)", "")
+    common = page_context(specs["bbb-capz"], list(specs.values()), config=Config(prometheus_scopes={"capa": ("*-capa",)}))
+    assert common["scope"].startswith("**Loaded by:** every Prometheus")

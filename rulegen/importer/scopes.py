@@ -83,9 +83,11 @@ def from_folders(specs: list) -> dict:
     if len(folders) < 2:
         return {}
     collided = False
+    names = {s.app: (_alerts(s), _identity(s)) for s in specs}
     for i, a in enumerate(specs):
         for b in specs[i + 1:]:
-            if not (_alerts(a) & _alerts(b)) and (_identity(a) is None or _identity(a) != _identity(b)):
+            (aa, ia), (ab, ib) = names[a.app], names[b.app]
+            if not (aa & ab) and (ia is None or ia != ib):
                 continue
             wa, wb = where.get(a.app), where.get(b.app)
             if wa is None or wb is None or wa[0] == wb[0] or wa[1] != wb[1]:
@@ -93,12 +95,12 @@ def from_folders(specs: list) -> dict:
             collided = True
     if not collided:
         return {}
+    scope_of = {folder: _scope_name(folder) for folder in folders}
+    if None in scope_of.values() or len(set(scope_of.values())) != len(folders):
+        return {}   # a folder name that is no scope name, or two that read as one
     out: dict = {}
     for app, (folder, _) in sorted(where.items()):
-        name = _scope_name(folder)
-        if name is None:
-            return {}
-        out.setdefault(name, []).append(app)
+        out.setdefault(scope_of[folder], []).append(app)
     return out
 
 

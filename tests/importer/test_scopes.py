@@ -118,3 +118,36 @@ def test_helm_rendered_variants_share_prometheusrule_names(tmp_path, helm_bin, c
     assert _cli(tmp_path, "validate") == 1
     err = capsys.readouterr()
     assert "RG415" in err.out + err.err and "RG412" in err.out + err.err
+
+
+def _imported(app: str, source: str, alerts=("NodeDown",), name=None):
+    from rulegen.importer.result import ImportedSpec
+    data = {"app": app, "groups": [{"name": "g", "rules": [{"alert": a, "expr": "up == 0"} for a in alerts]}]}
+    if name:
+        data["chart"] = {"name": name, "namespace": "monitoring"}
+    return ImportedSpec(app, "", [source], data=data)
+
+
+def test_folder_inference_both_ways():
+    from rulegen.importer.scopes import from_folders
+    same = [_imported("aws-x", "p/aws/x.yaml"), _imported("gcp-x", "p/gcp/x.yaml"),
+            _imported("common", "p/common.yaml", ("Other",))]
+    assert from_folders(same) == {"aws": ["aws-x"], "gcp": ["gcp-x"]}
+    # the same PrometheusRule name alone (no shared alert) is a layout too (RG415)
+    assert from_folders([_imported("a", "p/aws/x.yaml", ("A",), "n"), _imported("b", "p/gcp/x.yaml", ("B",), "n")]) \
+        == {"aws": ["a"], "gcp": ["b"]}
+    # nothing shared: no scope needed; a shared name across different files: not a layout
+    assert from_folders([_imported("a", "p/aws/x.yaml", ("A",)), _imported("b", "p/gcp/x.yaml", ("B",))]) == {}
+    assert from_folders([_imported("a", "p/aws/x.yaml"), _imported("b", "p/gcp/y.yaml")]) == {}
+    # the common file shares a name with a provider's: it is loaded everywhere, so a duplicate
+    assert from_folders(same[:2] + [_imported("common", "p/common.yaml")]) == {}
+    # two folders that would be one scope name
+    assert from_folders([_imported("a", "p/a b/x.yaml"), _imported("b", "p/a-b/x.yaml")]) == {}
+
+
+def test_merged_adds_only_apps_a_scope_does_not_name():
+    from rulegen.config import Config
+    from rulegen.importer.scopes import merged
+    config = Config(prometheus_scopes={"capa": ("*-capa",)})
+    assert merged(config, {"capa": ["x-capa"]}) == {}
+    assert merged(config, {"capa": ["other"], "capz": ["x-capz"]}) == {"capa": ["*-capa", "other"], "capz": ["x-capz"]}

@@ -133,8 +133,10 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     in_chart: dict[str, list[Spec]] = {}
     for spec in ordered:
         in_chart.setdefault(spec.chart.path, []).append(spec)
+    from . import routing_md
     job = _Job(specs, root, fmt, site.site_url(root), cfg.severities,
-               runbook.QueryLinks(cfg.prometheus_url, cfg.grafana_url), in_chart, cfg.rule_selector_labels, cfg)
+               runbook.QueryLinks(cfg.prometheus_url, cfg.grafana_url), in_chart, cfg.rule_selector_labels,
+               routing_md.page_lines(specs, root, cfg), cfg)
     outs: list[Output] = []
     findings: list[Finding] = []
     # Shared chart files by path. Several specs may render into one chart (each its own
@@ -189,6 +191,7 @@ class _Job:
     query_links: object
     in_chart: dict
     selector_labels: dict | None = None
+    routing: dict | None = None  # app -> alert -> routing line (rulegen.render.routing_md)
     #: the project's configuration (its ``prometheus_scopes`` shown on the pages)
     config: object = None
 
@@ -208,7 +211,7 @@ class _Job:
         tests = promtool_tests.render_test_file(spec, site_url, _headers("yaml", src))
         page = runbook.render_page(spec, self.specs, _headers("markdown", src),
                                    helm.uses_fullname(spec, root), helm.name_suffix(spec), self.query_links,
-                                   site_url, self.config)
+                                   (self.routing or {}).get(spec.app), site_url, self.config)
         pp = f"{RUNBOOK_DIR}/{spec.app}.md"
         page_findings: list[Finding] = []
         page = notes.page(page, _read(root, pp), pp, page_findings)

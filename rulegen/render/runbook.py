@@ -463,9 +463,11 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
 
 
 def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
-                 name_suffix: str | None = None, links: QueryLinks | None = None,
+                 name_suffix: str | None = None, links: QueryLinks | None = None, routing: dict | None = None,
                  site_url: str | None = None, config=None) -> dict:
-    """Everything the page template shows, prepared as Markdown strings.
+    """Everything the page template shows, prepared as Markdown strings (``routing``: alert
+    name -> its routing line, :func:`rulegen.render.routing_md.page_lines`; ``site_url`` and
+    ``config``: see :func:`render_page`).
 
     Heading ids: alert headings get exactly :func:`anchor` of the alert name (what
     ``runbook_url`` links to); every other heading of the page (context, sections, an alert's
@@ -503,6 +505,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
             _merge_variant(by_name[r.name], r, spec, index, key, links)
             continue
         alerts.append(_alert_entry(spec, group, r, key, used, index, links, slos, slo_of, by_title, site_url))
+        alerts[-1]["routing"] = (routing or {}).get(r.name, "")
         by_name[r.name] = alerts[-1]
     records = [{"name": inline_code(r.name), "expr": fence(r.expr, "promql"), "group": md_text(g.name)}
                for g, r in spec.rules() if not r.is_alert]
@@ -549,21 +552,21 @@ def severity_badge(severity: str) -> str:
 
 
 def render_page(spec: Spec, specs: list[Spec], header_lines: list[str], fullname_helper: bool = False,
-                name_suffix: str | None = None, links: QueryLinks | None = None,
+                name_suffix: str | None = None, links: QueryLinks | None = None, routing: dict | None = None,
                 site_url: str | None = None, config=None) -> str:
     """The page text for ``spec`` (notes slots empty; see :mod:`rulegen.render.ownership`).
     ``fullname_helper``: the chart defines ``<chart>.fullname``, which then names the
     PrometheusRule (as :mod:`rulegen.render.helm` decides), with ``-<name_suffix>`` for a
     template other than the default. ``links``: where PromQL blocks open (none by default).
-    ``site_url``: mkdocs' ``site_url``; an alert whose own ``runbook_url`` opens a page outside
+    ``routing``: alert name -> its routing line. ``site_url``: mkdocs' ``site_url``; an alert whose own ``runbook_url`` opens a page outside
     it shows that link as the team's runbook (:func:`team_runbook`). ``config``: the project's
     :class:`rulegen.config.Config`, whose ``prometheus_scopes`` the page names (None: none)."""
     text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                        **page_context(spec, specs, fullname_helper, name_suffix, links, site_url, config))
+                        **page_context(spec, specs, fullname_helper, name_suffix, links, routing, site_url, config))
     if ("```" in spec.source.text or "~~~" in spec.source.text) and safe.html_problems(safe.to_html(text)):
         # a fence in one field changed how another reads (each field alone was safe): show the
         # spec's Markdown as plain text on this page rather than anything unsafe
         with safe.inert_markdown():
             text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                                **page_context(spec, specs, fullname_helper, name_suffix, links, site_url, config))
+                                **page_context(spec, specs, fullname_helper, name_suffix, links, routing, site_url, config))
     return text

@@ -18,6 +18,13 @@ Shape::
       grafana_url: https://grafana.example.com         # ... and to Grafana Explore
       allow_html: false   # true: raw HTML in spec Markdown is cleaned to an allow-list (nh3), not escaped
     policy_changes: fail   # or warn: what `rulegen check --base REF` does about a PR that weakens the checks
+    prometheus:            # a live Prometheus for the series checks and backtests (docs/live.md)
+      url: https://prometheus.example.com   # http(s), no credentials in it; also the default of runbooks.prometheus_url
+      bearer_token_file: ci/prometheus-token  # inside the project (CI passes one elsewhere with --prometheus-bearer-token-file)
+      headers: {X-Scope-OrgID: team-a}       # sent with every request (not secrets: the file is in Git)
+      ca_file: ci/prometheus-ca.pem          # PEM CA bundle for https, inside the project
+      timeout: 30s                           # per request (a Prometheus duration)
+      lookback: 7d                           # how far back the series checks look
     charts:
       # labels a new chart's PrometheusRule gets (values.yaml <valuesKey>.labels), so a
       # kube-prometheus-stack install's default ruleSelector picks its rules; {} sets none
@@ -37,6 +44,13 @@ when the key is absent) makes a grown baseline or a switched-off or weakened che
 (RG820-RG823), ``warn`` reports them as warnings. Those codes cannot be switched off or
 re-graded under ``checks:``; ``policy_changes: warn`` is the one switch, and it only counts
 once it is on the base branch.
+
+``prometheus`` (see :mod:`rulegen.live`) names the Prometheus the live checks read. A pull
+request can change this file, so its paths (``bearer_token_file``, ``ca_file``) must stay
+inside the project (the containment rules of :mod:`rulegen.fs.containment`), and secrets given
+on the command line are sent only to a URL given on the command line too (see
+:func:`rulegen.live.connect.resolve`). ``runbooks.prometheus_url`` defaults to ``prometheus.url``
+(set it to give readers a public address instead).
 """
 
 from __future__ import annotations
@@ -69,6 +83,33 @@ _LABEL_NAME = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*
 _LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
 
 
+#: Defaults of the ``prometheus:`` section, in seconds.
+DEFAULT_PROMETHEUS_TIMEOUT = 30.0
+DEFAULT_LOOKBACK = 7 * 86400.0
+
+
+@dataclass(frozen=True)
+class PrometheusSettings:
+    """The ``prometheus:`` section of ``.rulegen.yaml`` as written (checked, not yet resolved
+    against the command line: :func:`rulegen.live.connect.resolve` does that).
+
+    Attributes:
+        url: http(s) base URL without trailing ``/`` (no user info, query or fragment), or None.
+        bearer_token_file: project-relative POSIX path of a file holding the token, or None.
+        headers: ``((name, value), ...)`` sent with every request, in the file's order.
+        ca_file: project-relative path of a PEM CA bundle for https, or None (system CAs).
+        timeout: seconds one request may take (default 30).
+        lookback: seconds the series checks look back (default 7 days).
+    """
+
+    url: str | None = None
+    bearer_token_file: str | None = None
+    headers: tuple = ()
+    ca_file: str | None = None
+    timeout: float = DEFAULT_PROMETHEUS_TIMEOUT
+    lookback: float = DEFAULT_LOOKBACK
+
+
 @dataclass
 class Config:
     """Validated project configuration (see the module docstring for the file shape)."""
@@ -95,6 +136,8 @@ class Config:
     #: chart folder (``charts/shop``) -> extra values files (project-relative POSIX paths)
     #: ``check`` renders the chart with, one render per file (``charts.values_files``)
     values_files: dict = field(default_factory=dict)
+    #: the ``prometheus:`` section (a live Prometheus; ``url`` None: none configured)
+    prometheus: "PrometheusSettings" = field(default_factory=lambda: PrometheusSettings())
 
     def apply(self, findings: list[Finding]) -> list[Finding]:
         """Drop disabled codes and apply severity overrides; result sorted by file, line, col."""
@@ -139,7 +182,8 @@ def parse_config(raw) -> Config:
     """
     if not isinstance(raw, dict):
         raise RulegenError(f"{CONFIG_FILE}: must be a mapping")
-    _known(raw, ("checks", "conventions", "duplicate_alert_across_apps", "runbooks", "policy_changes", "charts"), "")
+    _known(raw, ("checks", "conventions", "duplicate_alert_across_apps", "runbooks", "policy_changes", "charts",
+                 "prometheus"), "")
     charts = _mapping(raw.get("charts"), "charts")
     _known(charts, ("rule_selector_labels", "values_files"), "charts.")
     pages = _mapping(raw.get("runbooks"), "runbooks")
@@ -168,6 +212,7 @@ def parse_config(raw) -> Config:
     if policy not in POLICY_MODES:
         raise RulegenError(f"{CONFIG_FILE}: policy_changes: use fail or warn (what `rulegen check --base` "
                            "does when a pull request grows the baseline or weakens a check)")
+    live = prometheus_settings(raw.get("prometheus"))
     return Config(
         disabled=frozenset(disabled),
         severity_overrides=sev,
@@ -178,13 +223,100 @@ def parse_config(raw) -> Config:
                                      Config.require_runbook_for),
         duplicate_alert_across_apps=dup,
         require_triage=_triage(conv.get("require_triage")),
-        prometheus_url=_base_url(pages.get("prometheus_url"), "runbooks.prometheus_url"),
+        prometheus_url=_base_url(pages.get("prometheus_url"), "runbooks.prometheus_url") or live.url,
         grafana_url=_base_url(pages.get("grafana_url"), "runbooks.grafana_url"),
         allow_html=_allow_html(pages.get("allow_html", False)),
         policy_changes=policy,
         rule_selector_labels=_selector_labels(charts.get("rule_selector_labels", DEFAULT_RULE_SELECTOR_LABELS)),
         values_files=_values_files(charts.get("values_files")),
+        prometheus=live,
     )
+
+
+#: Header names rulegen sets itself (``prometheus.headers`` may not name them).
+_OWN_HEADERS = frozenset({"authorization", "host", "content-type", "content-length", "accept-encoding",
+                          "connection", "transfer-encoding"})
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def prometheus_settings(v, where: str = f"{CONFIG_FILE}: prometheus") -> PrometheusSettings:
+    """The ``prometheus:`` section (None: not configured) as :class:`PrometheusSettings`.
+
+    Raises:
+        RulegenError: unknown keys, a URL that is not plain http(s), a path leading outside
+            the project, a header that is not a valid HTTP field, a malformed duration.
+    """
+    d = _mapping(v, "prometheus")
+    _known(d, ("url", "bearer_token_file", "headers", "ca_file", "timeout", "lookback"), "prometheus.")
+    url = live_url(d.get("url"), f"{where}.url")
+    paths = {}
+    for key in ("bearer_token_file", "ca_file"):
+        p = d.get(key)
+        if p is not None:
+            problem = lexical_problem(p) if isinstance(p, str) else ("RG743", "is not a string")
+            if problem is not None:
+                raise RulegenError(f"{where}.{key}: {problem[0]} {p!r} {problem[1]}: a pull request can change "
+                                   f"{CONFIG_FILE}, so this path must be inside the project, relative to its root; "
+                                   "give a file elsewhere (a CI secret) with the command-line option instead")
+        paths[key] = p
+    headers = tuple(header(str(k), val, f"{where}.headers") for k, val in _mapping(d.get("headers"), "prometheus.headers").items())
+    return PrometheusSettings(url=url, bearer_token_file=paths["bearer_token_file"], headers=headers,
+                              ca_file=paths["ca_file"],
+                              timeout=seconds(d.get("timeout"), f"{where}.timeout", DEFAULT_PROMETHEUS_TIMEOUT),
+                              lookback=seconds(d.get("lookback"), f"{where}.lookback", DEFAULT_LOOKBACK))
+
+
+def live_url(v, where: str) -> str | None:
+    """A Prometheus base URL: ``http://`` or ``https://``, a host, an optional path; no user
+    info (credentials go in a token file), query or fragment. Returned without trailing ``/``;
+    None when ``v`` is None.
+
+    Raises:
+        RulegenError: anything else (``file:``, ``ftp:``, spaces, ``user:pass@``...).
+    """
+    if v is None:
+        return None
+    if not isinstance(v, str) or not re.fullmatch(r"https?://[^\s/?#@]+(/[^\s?#]*)?", v) or any(ord(c) < 32 for c in v):
+        shown = v if isinstance(v, str) and "@" not in v else "the value given"
+        raise RulegenError(f"{where}: {shown!r} is not an http:// or https:// URL without user info, query or "
+                           "fragment, e.g. https://prometheus.example.com (put credentials in a token file)")
+    return v.rstrip("/")
+
+
+def header(name: str, value, where: str) -> tuple[str, str]:
+    """One extra HTTP header ``(name, value)``, checked: a token name, a value without line
+    breaks or control characters, not a header rulegen sets itself (``Authorization``: use a
+    token file).
+
+    Raises:
+        RulegenError: says which header and why (never quoting its value).
+    """
+    if not _HEADER_NAME.fullmatch(name):
+        raise RulegenError(f"{where}: {name!r} is not an HTTP header name")
+    if name.lower() in _OWN_HEADERS:
+        raise RulegenError(f"{where}: {name} is set by rulegen itself"
+                           + (" (give a bearer token with a token file)" if name.lower() == "authorization" else ""))
+    if not isinstance(value, str) or any(ord(c) < 32 and c != "\t" or ord(c) == 127 for c in value):
+        raise RulegenError(f"{where}: the value of {name} must be a string on one line, without control characters")
+    return name, value
+
+
+def seconds(v, where: str, default: float) -> float:
+    """A positive Prometheus duration (``30s``, ``7d``) in seconds; ``default`` when None.
+
+    Raises:
+        RulegenError: not a duration, or zero.
+    """
+    if v is None:
+        return default
+    from .spec.durations import DurationError, parse_ms
+    try:
+        ms = parse_ms(v) if isinstance(v, str) else None
+    except DurationError as e:
+        raise RulegenError(f"{where}: {e}") from None
+    if not ms:
+        raise RulegenError(f"{where}: give a positive Prometheus duration such as 30s or 7d")
+    return ms / 1000.0
 
 
 def selector_label(name: str, value, where: str = f"{CONFIG_FILE}: charts.rule_selector_labels") -> None:

@@ -129,3 +129,17 @@ def linked_root(tmp_path_factory):
     (root / "charts" / "dangling").symlink_to(base / "outside" / "missing")
     (root / "out").symlink_to("charts/out")
     return root
+
+
+@pytest.fixture(scope="session")
+def prometheus_server(prometheus_bin, promtool_bin, tmp_path_factory):
+    """The real pinned Prometheus with :data:`helpers.prometheus.WINDOW_DAYS` days of known
+    history (:mod:`helpers.prometheus`: the series, the episodes, the window), started once per
+    session on a free loopback port and killed at the end. Yields a
+    :class:`helpers.prometheus.PrometheusServer` (``.url``, ``.window``, ``.at(minute)``)."""
+    from helpers.prometheus import start_prometheus
+    server = start_prometheus(prometheus_bin, promtool_bin, tmp_path_factory.mktemp("prometheus"))
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -49,16 +49,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("rulegen-backtest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		headers, alerts                multiFlag
-		o                              replayOptions
-		co                             clientOptions
-		rulesFile, startS, endS, stepS string
-		parallel                       int
+		headers, alerts                             multiFlag
+		o                                           replayOptions
+		co                                          clientOptions
+		rulesFile, startS, endS, stepS, headersFile string
+		parallel                                    int
 	)
 	fs.StringVar(&rulesFile, "rules", "", "rule file: a Prometheus rules file or PrometheusRule document(s)")
 	fs.StringVar(&co.url, "url", "", "Prometheus base URL (http:// or https://)")
 	fs.StringVar(&co.tokenFile, "bearer-token-file", "", "file holding a bearer token")
 	fs.Var(&headers, "header", "extra request header 'Name: value' (repeatable)")
+	fs.StringVar(&headersFile, "headers-file", "", "file of extra request headers, one 'Name: value' a line (kept off the command line)")
 	fs.StringVar(&co.caFile, "ca-file", "", "PEM CA bundle for https")
 	fs.DurationVar(&co.timeout, "timeout", 30*time.Second, "timeout of each request")
 	fs.Int64Var(&co.maxBytes, "max-response-bytes", 256<<20, "largest answer accepted")
@@ -75,11 +76,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	co.headers = headers
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "rulegen-backtest: "+format+"\n", a...)
 		return code
 	}
+	if headersFile != "" {
+		b, err := os.ReadFile(headersFile)
+		if err != nil {
+			return fail(2, "cannot read the headers file %s: %v", headersFile, errors.Unwrap(err))
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.TrimSpace(line) != "" {
+				headers = append(headers, strings.TrimRight(line, "\r"))
+			}
+		}
+	}
+	co.headers = headers
 	var err error
 	if rulesFile == "" || co.url == "" || startS == "" || endS == "" {
 		return fail(2, "--rules, --url, --start and --end are required")

@@ -243,6 +243,7 @@ func replay(ctx context.Context, c *client, t *target, o replayOptions, p parser
 			tr.close(h, ep, steps[len(steps)-1], true)
 		}
 	}
+	out.LabelSetsTotal = len(tr.seenSets)
 	sortEpisodes(out.Episodes)
 	return out, nil
 }

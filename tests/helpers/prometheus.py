@@ -48,6 +48,7 @@ EPISODES = {
 #: The series written, name -> what it is for.
 SERIES = {
     'up{job="api",instance="a"}': "always 1: a present metric",
+    'up{job="batch",instance="b"}': "always 1: a second target (no series has job api and instance b)",
     'rg_fixture_errors_ratio{job="api",instance="a"}': "0.01, 1 during EPISODES['errors']: `> 0.5 for 5m` fires 3 times",
     'rg_fixture_latency_seconds{job="api",instance="a"}': "about 0.1: `> 1` never fires",
     'rg_fixture_requests_old_total{job="api",instance="a"}': "a counter renamed at CHANGE_AT: stops there",

@@ -53,6 +53,7 @@ type alertOut struct {
 	Alert              string              `json:"alert"`
 	Index              int                 `json:"index"`
 	Expr               string              `json:"expr"`
+	RuleLabels         map[string]string   `json:"rule_labels"`
 	For                float64             `json:"for_seconds"`
 	KeepFiringFor      float64             `json:"keep_firing_for_seconds"`
 	StepSeconds        float64             `json:"step_seconds"`
@@ -172,7 +173,7 @@ func replay(ctx context.Context, c *client, t *target, o replayOptions, p parser
 		step = time.Minute
 	}
 	out := &alertOut{
-		Group: t.group, Alert: t.rule.Name(), Index: t.index, Expr: t.expr,
+		Group: t.group, Alert: t.rule.Name(), Index: t.index, Expr: t.expr, RuleLabels: t.rule.Labels().Map(),
 		For: t.forDur.Seconds(), KeepFiringFor: t.keepFiring.Seconds(), StepSeconds: step.Seconds(),
 		QueryOffsetSeconds: t.queryOffset.Seconds(), Episodes: []episodeOut{}, LabelSets: []map[string]string{},
 	}

@@ -370,6 +370,8 @@ def _merge_variant(first: dict, r, spec: Spec, index: dict, key: str, links: Que
         "for": canonical(r.for_) if r.for_ else "",
         "fires_when": fires_when(r, key),
         "expr": fence(r.expr, "promql") + params_note(r, key),
+        "open_expr": links.markdown([r.expr]) if links else "",
+        "slo_open": "",  # set by slo_page.attach_links
         "summary": md_text(readable(r.annotations.get("summary", ""))),
         "explanation": spec_markdown(r.runbook.get("explanation")),
     })
@@ -422,6 +424,7 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
         "expr": fence(r.expr, "promql") + params_note(r, key),
         "short_expr": short,
         "open_expr": links.markdown([r.expr]) if links else "",
+        "slo_open": "",  # set by slo_page.attach_links
         "summary": md_text(readable(r.annotations.get("summary", ""))),
         "description": md_text(readable(r.annotations.get("description", ""))),
         "summary_raw": inline_code(r.annotations["summary"]) if r.annotations.get("summary") else "",
@@ -470,7 +473,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
     slos = {}
     slo_of: dict = {}  # alert name -> Markdown link to its SLO's section
     for s in spec.slos:
-        data = slo_page.section(s, key, md_text, inline_code, fence)
+        data = slo_page.section(s, key, md_text, inline_code, fence, links)
         data["id"] = _unique(data["id"], used)
         slos[data["first_alert"]] = data
         for sev in ("page", "ticket"):
@@ -488,6 +491,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
             continue
         alerts.append(_alert_entry(spec, group, r, key, used, index, links, slos, slo_of, by_title))
         by_name[r.name] = alerts[-1]
+    slo_page.attach_links(spec, by_name, links)  # an SLO alert's budget-left and burn-rate links
     records = [{"name": inline_code(r.name), "expr": fence(r.expr, "promql"), "group": md_text(g.name)}
                for g, r in spec.rules() if not r.is_alert]
     gates = list(spec.chart.gates)

@@ -219,6 +219,15 @@ def diff_markdown(rows: list[DiffRow], window_: tuple[float, float], url: str) -
             _pair(r.old, r.new, lambda a: human(a.longest_seconds)),
             _pair(r.old, r.new, lambda a: str(a.label_sets_total))]) + " |")
     out.append("")
+    firsts = [(r, e) for r in rows if r.new is not None for e in r.new.episodes[:FIRST_EPISODES]]
+    if firsts:
+        out += [f"<details><summary>First episodes of the new rules (up to {FIRST_EPISODES} each)</summary>", ""]
+        for r, e in firsts:
+            labels = _labels(e.labels).replace("`", "'").replace("\n", " ")
+            labels = labels if len(labels) <= 200 else labels[:200] + "..."
+            out.append(f"- `{r.name}` ({r.app}): {when(e.start)} for {human(e.seconds)}"
+                       f"{' (still firing)' if e.ongoing else ''} `{labels}`")
+        out += ["", "</details>", ""]
     return out
 
 

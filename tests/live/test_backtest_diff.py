@@ -64,3 +64,17 @@ def test_changed_and_added_alerts_get_an_old_vs_new_table(prometheus_server, tmp
     code = main(["-C", str(root), "diff", "--backtest-since", "4d", "--prometheus", prometheus_server.url])
     out = capsys.readouterr().out
     assert "  fixture Errors: episodes 3 -> 1, firing 1h20m -> 15m, longest 40m -> 15m" in out
+
+
+def test_label_values_from_the_server_cannot_break_out_of_the_markdown():
+    from rulegen.gitops.backtest import DiffRow, diff_markdown
+    from rulegen.live.backtest import AlertReplay, Episode
+    bad = {"alertname": "A", "x": "`</details><script>alert(1)</script>\n| cell |"}
+    a = AlertReplay(group="g", alert="A", index=0, expr="up", step=60, evaluations=2, episodes_total=1,
+                    firing_seconds=60, longest_seconds=60, label_sets_total=1,
+                    rule_labels={"severity": "<b>x</b>|"}, episodes=[Episode(0, 60, False, bad)])
+    text = "\n".join(diff_markdown([DiffRow("app", "A", None, a)], (0, 600), "http://p`x"))
+    assert "`</details>" not in text and "\n| cell |" not in text and "<b>" not in text
+    assert "| `A` (bxb) | app | — → 1 |" in text
+    episode = [line for line in text.splitlines() if line.startswith("- `A`")]
+    assert len(episode) == 1 and episode[0].count("`") == 4

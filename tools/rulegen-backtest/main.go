@@ -122,10 +122,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	const maxSteps = 1_000_000
 	for _, t := range targets {
-		st := o.step
-		if st == 0 {
-			st = max(t.interval, time.Minute*time.Duration(boolInt(t.interval == 0)))
-		}
+		st := stepOf(o.step, t)
 		if o.end.Sub(o.start)/st > maxSteps {
 			return fail(2, "%s/%s: the window %s..%s at step %s is more than %d evaluations; use a larger --step",
 				t.group, t.rule.Name(), stamp(o.start), stamp(o.end), st, maxSteps)
@@ -151,11 +148,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
+// stepOf: the evaluation step of t: --step, else its group's interval, else 1m.
+func stepOf(step time.Duration, t *target) time.Duration {
+	switch {
+	case step > 0:
+		return step
+	case t.interval > 0:
+		return t.interval
+	default:
+		return time.Minute
 	}
-	return 0
 }
 
 func replayAll(c *client, targets []*target, o replayOptions, p parser.Parser, parallel int) ([]*alertOut, error) {

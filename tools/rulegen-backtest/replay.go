@@ -165,13 +165,7 @@ func (tr *tracker) close(h uint64, ep *episodeOut, ts time.Time, ongoing bool) {
 // replay evaluates one alerting rule over the window; a fatalError aborts the whole run,
 // any other error is the alert's own (reported in its "error").
 func replay(ctx context.Context, c *client, t *target, o replayOptions, p parser.Parser) (*alertOut, error) {
-	step := o.step
-	if step == 0 {
-		step = t.interval
-	}
-	if step == 0 {
-		step = time.Minute
-	}
+	step := stepOf(o.step, t)
 	out := &alertOut{
 		Group: t.group, Alert: t.rule.Name(), Index: t.index, Expr: t.expr, RuleLabels: t.rule.Labels().Map(),
 		For: t.forDur.Seconds(), KeepFiringFor: t.keepFiring.Seconds(), StepSeconds: step.Seconds(),

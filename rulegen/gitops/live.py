@@ -35,7 +35,8 @@ def live_rules(specs) -> list[LiveRule]:
                 return expr_position(lf, path) if offset == 0 or got == lf.pos(path) else got
 
             out.append(LiveRule(file=spec.file, name=rule.name, is_alert=rule.is_alert, expr=rule.expr,
-                                for_s=for_s, locate=locate, for_pos=lf.pos(rule.path + ("for",))))
+                                for_s=for_s, locate=locate, for_pos=lf.pos(rule.path + ("for",)),
+                                text=rule.expr_template))
     return out
 
 

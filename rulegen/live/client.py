@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import socket
 import ssl
+import threading
 import time as _time
 import urllib.error
 import urllib.parse
@@ -70,6 +71,7 @@ class Client:
         self.max_series = max_series or positive_env(MAX_SERIES_ENV, DEFAULT_MAX_SERIES, " of series")
         self.warnings: list[str] = []
         self.requests = 0
+        self._lock = threading.Lock()  # a client may be shared by threads (the series checks are)
         handlers = [_NoRedirect()]
         if conn.url.startswith("https://"):
             ctx = ssl.create_default_context()
@@ -93,10 +95,15 @@ class Client:
         return self._bounded(self.call("/api/v1/query_range", [("query", expr), ("start", _ts(start)),
                                                                 ("end", _ts(end)), ("step", _ts(step))]))
 
-    def series(self, matchers: list[str], start: float, end: float) -> list[dict]:
+    def series(self, matchers: list[str], start: float, end: float, limit: int | None = None) -> list[dict]:
         """``/api/v1/series``: the label sets of the series any of ``matchers`` (selectors)
-        selects between ``start`` and ``end``."""
+        selects between ``start`` and ``end``; with ``limit``, at most that many (some, not
+        an error, when there are more)."""
         params = [("match[]", m) for m in matchers]
+        if limit is not None:
+            got = self.call("/api/v1/series", params + [("start", _ts(start)), ("end", _ts(end)),
+                                                         ("limit", str(limit))])
+            return self._list(got, "series")[:limit]
         return self._list(self.call("/api/v1/series", params + self._window(start, end)), "series")
 
     def labels(self, start: float, end: float, matchers: list[str] = ()) -> list[str]:
@@ -158,7 +165,8 @@ class Client:
             req.add_header(name, value)
         if self.conn.token:
             req.add_header("Authorization", "Bearer " + self.conn.token)
-        self.requests += 1
+        with self._lock:
+            self.requests += 1
         raw = self._fetch(req, path)
         try:
             doc = json.loads(raw)
@@ -167,8 +175,8 @@ class Client:
                             "API base URL?)") from None
         if not isinstance(doc, dict) or doc.get("status") != "success":
             raise LiveError(self._api_error(path, doc))
-        for w in doc.get("warnings") or ():
-            self.warnings.append(clean(w))
+        with self._lock:
+            self.warnings.extend(clean(w) for w in doc.get("warnings") or ())
         return doc.get("data")
 
     def _fetch(self, req, path: str) -> bytes:

@@ -88,6 +88,8 @@ class LiveRule:
         for_s: the alert's ``for`` in seconds (0 when none).
         locate: offset in ``expr`` -> ``(line, col)`` in ``file`` (1-based).
         for_pos: ``(line, col)`` of the ``for`` value (the rule's own position when none).
+        text: the ``expr`` as written when it differs from ``expr`` (``[[name]]`` parameters):
+            offsets handed to ``locate`` are found in it; None: ``expr`` itself.
     """
 
     file: str
@@ -97,6 +99,7 @@ class LiveRule:
     for_s: float = 0.0
     locate: Callable[[int], tuple[int, int]] = field(default=lambda offset: (0, 0), compare=False, repr=False)
     for_pos: tuple = (0, 0)
+    text: str | None = None
 
 
 @dataclass
@@ -143,7 +146,8 @@ def selectors(rule: LiveRule, recorded: set) -> list[_Selector]:
     ast = parsed(rule.expr)
     if ast is None:
         return []
-    masked = _masked(rule.expr)
+    written = rule.text or rule.expr
+    masked = _masked(written)
     seen: dict[str, int] = {}
     out = []
     for node in nodes(ast):
@@ -156,7 +160,7 @@ def selectors(rule: LiveRule, recorded: set) -> list[_Selector]:
         hits = [m.start() for m in re.finditer(rf"(?<![\w:]){re.escape(node.name)}(?![\w:])", masked)]
         at = hits[k] if k < len(hits) else (hits[0] if hits else 0)
         ms = [(m.name, _op(m), m.value) for m in node.matchers.matchers]
-        out.append(_Selector(rule, node.name, ms, at, [_matcher_offset(rule.expr, masked, at, m) for m in ms]))
+        out.append(_Selector(rule, node.name, ms, at, [_matcher_offset(written, masked, at, m) for m in ms]))
     return out
 
 
@@ -206,14 +210,22 @@ class _Run:
             if f.recent is not None and not all(self._selected(s, f.recent) for s in sels if s.matchers):
                 f.earlier = self._series(sel, self.now - self.lookback, f)
         if any(s.rule.is_alert and s.rule.for_s > 0 for s in sels):
-            got = self.client.query(f"quantile(0.5, count_over_time({sel}[{int(self.recent)}s]))", self.now)
-            try:
-                count = float(got["result"][0]["value"][1])
-            except (KeyError, IndexError, TypeError, ValueError):
-                count = 0.0
-            if count >= 2:
-                f.interval = self.recent / count
+            f.interval = self._spacing(sel, f.recent)
         return f
+
+    def _spacing(self, sel: str, recent: list | None) -> float | None:
+        """The median time between the samples of the last hour of one series of the metric
+        (the first the server lists): its scrape interval. None when it has fewer than 3."""
+        one = recent[:1] if recent else self.client.series([sel], self.now - self.recent, self.now, limit=1)
+        if not one:
+            return None
+        got = self.client.query(_exact(one[0]) + f"[{int(self.recent)}s]", self.now)
+        try:
+            stamps = sorted(float(t) for t, _ in got["result"][0]["values"])
+        except (KeyError, IndexError, TypeError, ValueError):
+            return None
+        gaps = sorted(b - a for a, b in zip(stamps, stamps[1:]))
+        return gaps[len(gaps) // 2] if len(gaps) >= 2 else None
 
     def _series(self, sel: str, start: float, f: _Facts) -> list | None:
         try:
@@ -345,9 +357,18 @@ class _Run:
         return out
 
 
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _exact(labels: dict) -> str:
+    """A selector of exactly the series with ``labels`` (``__name__`` included)."""
+    return "{" + ", ".join(f"{k}={_quote(str(v))}" for k, v in sorted(labels.items())) + "}"
+
+
 def _selector_text(metric: str) -> str:
     """A selector of every series of ``metric`` (any name, quoted)."""
-    return '{__name__="' + metric.replace("\\", "\\\\").replace('"', '\\"') + '"}'
+    return "{__name__=" + _quote(metric) + "}"
 
 
 def check_series(client: Client, rules: list[LiveRule], now: float | None = None, lookback: float | None = None,

@@ -10,7 +10,9 @@ port with a private ``--storage.tsdb.path`` and waits until it answers queries;
 
 Times: the history ends :data:`END_AGO` seconds before the server starts, on a whole
 minute, and covers :data:`WINDOW_DAYS` days before that at :data:`STEP` seconds. Query the
-server with explicit times inside :attr:`PrometheusServer.window` (``time=`` or ``start``/``end``).
+server with explicit times inside :attr:`PrometheusServer.window` (``time=`` or ``start``/``end``):
+a session can outlast the hour after the history ends, so a test that judges "now" passes a
+time near :attr:`PrometheusServer.end` rather than the clock's.
 
 Episodes (offsets in minutes from the window start, ends exclusive) are in :data:`EPISODES`;
 :meth:`PrometheusServer.at` turns an offset into Unix seconds.

@@ -241,3 +241,62 @@ def test_refused_and_unresolvable_addresses(fake):
         _client(f"http://127.0.0.1:{free_port()}").query("up", 1)
     with pytest.raises(LiveError, match="does not resolve|cannot connect"):
         _client("http://no-such-host.invalid").query("up", 1)
+
+
+@pytest.fixture
+def tls_server(tmp_path):
+    """The fake server behind TLS with a certificate for 127.0.0.1 signed by a fresh CA
+    (openssl); yields (url, CA file)."""
+    import shutil
+    import ssl
+    import subprocess
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    run = lambda *a: subprocess.run(["openssl", *a], cwd=tmp_path, capture_output=True, check=True)  # noqa: E731
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+        "-subj", "/CN=rulegen test CA")
+    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "srv.key", "-out", "srv.csr", "-subj", "/CN=127.0.0.1")
+    (tmp_path / "ext.cnf").write_text("subjectAltName=IP:127.0.0.1\n")
+    run("x509", "-req", "-in", "srv.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "srv.pem",
+        "-days", "2", "-extfile", "ext.cnf")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(tmp_path / "srv.pem", tmp_path / "srv.key")
+    server.socket = ctx.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _Handler.mode = "ok"
+    try:
+        yield f"https://127.0.0.1:{server.server_address[1]}", tmp_path / "ca.pem"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_https_with_the_ca_bundle_and_without(tls_server, tmp_path):
+    url, ca = tls_server
+    conn = resolve(tmp_path, parse_config({}).prometheus, CliOptions(url=url, ca_file=str(ca)))
+    assert Client(conn).query("up", 1) == {"resultType": "vector", "result": []}
+    with pytest.raises(LiveError, match=f"Prometheus at {url}: TLS failed: .*CERTIFICATE_VERIFY_FAILED"):
+        Client(Connection(url=url, timeout=5)).query("up", 1)
+    # the CA file named in .rulegen.yaml, inside the project
+    (tmp_path / "ci").mkdir()
+    (tmp_path / "ci" / "ca.pem").write_bytes(ca.read_bytes())
+    conn = resolve(tmp_path, parse_config({"prometheus": {"url": url, "ca_file": "ci/ca.pem"}}).prometheus)
+    assert Client(conn).query("up", 1)["result"] == []
+
+
+@pytest.mark.parametrize("mode, words", [("401", "answered HTTP 401 Unauthorized: bad token (check the bearer token"),
+                                         ("500", "answered HTTP 500"), ("slow", "no answer from")])
+def test_check_stops_with_one_line_and_writes_nothing(project, fake, tmp_path, capsys, mode, words):
+    from rulegen.cli import main
+    _Handler.mode = mode
+    token = tmp_path / "token"
+    token.write_text(TOKEN)
+    before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    code = main(["-C", str(project), "check", "--prometheus", fake.url, "--prometheus-bearer-token-file", str(token),
+                 "--prometheus-timeout", "1s"])
+    out, err = capsys.readouterr()
+    assert code == 2 and TOKEN not in out + err and "Traceback" not in err
+    assert err.startswith(f"rulegen: Prometheus at {fake.url}: ") and words in err and err.count("\n") == 1
+    assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before

@@ -77,7 +77,9 @@ def _findings(server, root: Path, **kw):
     loaded = load_project(root, None)
     assert loaded.ok, loaded.findings
     conn = Connection(url=server.url, timeout=20)
-    return check_series(Client(conn), live_rules(loaded.specs), **kw)
+    # "now" is a minute after the history ends (the session may last longer than the hour
+    # that counts as "recently"; the command-line tests below use the real time)
+    return check_series(Client(conn), live_rules(loaded.specs), now=server.end + 60, **kw)
 
 
 def test_quiet_on_series_that_exist(prometheus_server, tmp_path):
@@ -109,6 +111,17 @@ def test_each_check_fires_at_its_selector(prometheus_server, tmp_path):
     assert all(f.file == "rules/fixture.yaml" for f in got.values())
 
 
+def test_positions_are_in_the_expr_as_written_with_parameters(prometheus_server, tmp_path):
+    # `[[window]]` is longer than its default `5m`: offsets come from the text as written
+    rule = textwrap.indent('- alert: Param\n  expr: rate(up[[[window]]]) > 0 and rg_fixture_queue_depth{queue="ingst"} > 1\n'
+                           '  params:\n    window: {default: 5m}\n  for: 5m\n  severity: warning\n'
+                           '  summary: s\n  description: d\n', " " * 6)
+    root = _project(tmp_path, [rule])
+    (f,) = _findings(prometheus_server, root)
+    line = (root / "rules" / "fixture.yaml").read_text().splitlines()[f.line - 1]
+    assert f.code == "RG901" and line[f.col - 1:].startswith('queue="ingst"')
+
+
 def test_a_short_lookback_forgets_the_renamed_metric(prometheus_server, tmp_path):
     # the old name stopped two days ago: with a one-day look-back it never existed
     root = _project(tmp_path, [BAD["RG902"]])
@@ -124,7 +137,7 @@ def test_requests_are_batched_per_metric(prometheus_server, tmp_path):
     alerts = [_alert(f"Q{i}", f'rg_fixture_queue_depth{{queue="ingest"}} > {i}') for i in range(50)]
     loaded = load_project(_project(tmp_path, alerts), None)
     client = Client(Connection(url=prometheus_server.url))
-    assert check_series(client, live_rules(loaded.specs)) == []
+    assert check_series(client, live_rules(loaded.specs), now=prometheus_server.end + 60) == []
     # the two name lists, then one batch for the one metric: its series now, its sample spacing
     assert client.requests == 4
 
@@ -172,7 +185,7 @@ def test_the_bundled_specs_against_the_fixture(prometheus_server):
     loaded = load_project(REPO, None)
     rules = live_rules(loaded.specs)
     t0 = time.monotonic()
-    found = check_series(Client(Connection(url=prometheus_server.url)), rules)
+    found = check_series(Client(Connection(url=prometheus_server.url)), rules, now=prometheus_server.end + 60)
     took = time.monotonic() - t0
     assert found and {f.code for f in found} == {"RG900", "RG901"}
     assert all("`job=" in f.message for f in found if f.code == "RG901")

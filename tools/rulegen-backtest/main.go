@@ -2,7 +2,7 @@
 // remote Prometheus server and reports, per alert, its firing episodes.
 //
 // Each alert is a rules.AlertingRule of the pinned Prometheus module (the same state machine
-// the server runs: `for`, `keep_firing_for`, templated labels and annotations, the group's
+// the server runs: `for`, `keep_firing_for`, templated labels (annotations with --annotations), the group's
 // `limit` and `query_offset`), evaluated at every step of [--start, --end]. Its expr is read
 // from the server: by default with range queries (one per --chunk-steps steps; a range query
 // is by definition the instant query evaluated at each step), with --per-step as one
@@ -54,6 +54,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		co                                          clientOptions
 		rulesFile, startS, endS, stepS, headersFile string
 		parallel                                    int
+		withAnnotations                             bool
 	)
 	fs.StringVar(&rulesFile, "rules", "", "rule file: a Prometheus rules file or PrometheusRule document(s)")
 	fs.StringVar(&co.url, "url", "", "Prometheus base URL (http:// or https://)")
@@ -73,6 +74,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.maxEpisodes, "max-episodes", 1000, "most episodes listed per alert (all are counted)")
 	fs.IntVar(&o.maxLabelSets, "max-label-sets", 100, "most label sets listed per alert (all are counted)")
 	fs.IntVar(&parallel, "parallel", 4, "alerts replayed at once")
+	fs.BoolVar(&withAnnotations, "annotations", false,
+		"expand the annotations at every evaluation too (they never change the alert state or labels; "+
+			"off, the replay skips their templates and the queries in them)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -116,7 +120,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail(2, "--chunk-steps, --max-series, --parallel and --timeout must be positive")
 	}
 	p := parser.NewParser(parser.Options{})
-	targets, err := loadTargets(rulesFile, alerts, p)
+	targets, err := loadTargets(rulesFile, alerts, p, withAnnotations)
 	if err != nil {
 		return fail(2, "%v", err)
 	}
@@ -146,6 +150,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail(3, "writing the result: %v", err)
 	}
 	return 0
+}
+
+// annotationsIf: the annotations, or none when they are not wanted.
+func annotationsIf(want bool, a map[string]string) map[string]string {
+	if want {
+		return a
+	}
+	return nil
 }
 
 // stepOf: the evaluation step of t: --step, else its group's interval, else 1m.
@@ -213,7 +225,7 @@ func parseTime(s string) (time.Time, error) {
 
 // loadTargets reads the alerting rules of a rules file or of PrometheusRule documents
 // (`spec.groups`, as `helm template` renders them), parsed by Prometheus' rulefmt.
-func loadTargets(path string, only []string, p parser.Parser) ([]*target, error) {
+func loadTargets(path string, only []string, p parser.Parser, withAnnotations bool) ([]*target, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %v", path, errors.Unwrap(err))
@@ -257,7 +269,7 @@ func loadTargets(path string, only []string, p parser.Parser) ([]*target, error)
 				continue
 			}
 			t, err := newTarget(g.Name, i, r.Alert, r.Expr, p, time.Duration(r.For), time.Duration(r.KeepFiringFor),
-				g.Labels, r.Labels, r.Annotations)
+				g.Labels, r.Labels, annotationsIf(withAnnotations, r.Annotations))
 			if err != nil {
 				return nil, fmt.Errorf("%s: group %s alert %s: %v", path, g.Name, r.Alert, err)
 			}

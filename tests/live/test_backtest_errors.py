@@ -171,3 +171,16 @@ def test_the_command_prints_one_error_and_nothing_on_stdout(fake, tmp_path, caps
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
     assert err.startswith(f"rulegen: Prometheus at {fake}: backtest failed: ") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--alert", "AA"], "no alert named AA"),
+    (["--app", "fixtur"], "no spec for app(s) fixtur (did you mean fixture?)"),
+    (["--since", "0s"], "'0s' is not a positive duration"),
+])
+def test_unknown_names_and_bad_durations_are_usage_errors(tmp_path, capsys, argv, said):
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "fixture.yaml").write_text(SPEC, encoding="utf-8")
+    code = main(["backtest", "-C", str(tmp_path), "--prometheus", f"http://127.0.0.1:{free_port()}", *argv])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and said in err

@@ -34,6 +34,13 @@ Shape::
       # e.g. per environment or cluster; paths from the project root, inside the project
       values_files:
         charts/shop: [deploy/prod/shop-values.yaml, deploy/staging/shop-values.yaml]
+    alertmanager:
+      # the project's Alertmanager configuration (path inside the project): every alert's
+      # label set is routed through it with Alertmanager's own code (docs/routing.md)
+      config: deploy/alertmanager.yml
+      paging_severities: [critical]   # these must reach a receiver that notifies (RG953)
+      null_receivers: [blackhole]     # receivers that page nobody (besides those with no
+                                      # notifier at all, which count as null anyway)
 
 Everything has a default, so a project without the file behaves as documented in
 ``docs/configuration.md``.
@@ -138,6 +145,13 @@ class Config:
     values_files: dict = field(default_factory=dict)
     #: the ``prometheus:`` section (a live Prometheus; ``url`` None: none configured)
     prometheus: "PrometheusSettings" = field(default_factory=lambda: PrometheusSettings())
+    #: ``alertmanager.config``: project-relative path of the alertmanager.yml alerts are routed
+    #: through (:mod:`rulegen.routing`); None: routing is not checked
+    alertmanager_config: str | None = None
+    #: ``alertmanager.paging_severities``: severities that must reach a notifying receiver
+    paging_severities: tuple = ("critical",)
+    #: ``alertmanager.null_receivers``: receivers that notify nobody, besides empty ones
+    null_receivers: tuple = ()
 
     def apply(self, findings: list[Finding]) -> list[Finding]:
         """Drop disabled codes and apply severity overrides; result sorted by file, line, col."""
@@ -183,7 +197,9 @@ def parse_config(raw) -> Config:
     if not isinstance(raw, dict):
         raise RulegenError(f"{CONFIG_FILE}: must be a mapping")
     _known(raw, ("checks", "conventions", "duplicate_alert_across_apps", "runbooks", "policy_changes", "charts",
-                 "prometheus"), "")
+                 "alertmanager", "prometheus"), "")
+    am = _mapping(raw.get("alertmanager"), "alertmanager")
+    _known(am, ("config", "paging_severities", "null_receivers"), "alertmanager.")
     charts = _mapping(raw.get("charts"), "charts")
     _known(charts, ("rule_selector_labels", "values_files"), "charts.")
     pages = _mapping(raw.get("runbooks"), "runbooks")
@@ -230,6 +246,10 @@ def parse_config(raw) -> Config:
         rule_selector_labels=_selector_labels(charts.get("rule_selector_labels", DEFAULT_RULE_SELECTOR_LABELS)),
         values_files=_values_files(charts.get("values_files")),
         prometheus=live,
+        alertmanager_config=_project_path(am.get("config"), "alertmanager.config", "deploy/alertmanager.yml"),
+        paging_severities=_strings(am.get("paging_severities"), "alertmanager.paging_severities",
+                                   Config.paging_severities),
+        null_receivers=_strings(am.get("null_receivers"), "alertmanager.null_receivers", ()),
     )
 
 
@@ -360,6 +380,20 @@ def _values_files(v) -> dict:
                                    f"{problem[1]}")
         out[str(chart).rstrip("/")] = paths
     return out
+
+
+def _project_path(v, name: str, example: str) -> str | None:
+    """A plain project-relative POSIX path (:func:`rulegen.fs.containment.lexical_problem`),
+    or None when unset; a symlink leading out is refused where the file is read."""
+    if v is None:
+        return None
+    if not isinstance(v, str) or not v:
+        raise RulegenError(f"{CONFIG_FILE}: {name} must be a path inside the project (e.g. {example})")
+    problem = lexical_problem(v)
+    if problem is not None:
+        raise RulegenError(f"{CONFIG_FILE}: {name}: {v!r} must be a path inside the project, relative to "
+                           f"its root (e.g. {example}): {problem[0]} it {problem[1]}")
+    return v
 
 
 def _base_url(v, name: str) -> str | None:

@@ -110,8 +110,9 @@ def shared_dir() -> Path:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """A copy of the bundled project (specs, charts, mkdocs.yml, runbooks) in a temp folder."""
-    for name in ("rules", "charts", "runbooks"):
+    """A copy of the bundled project (specs, charts, mkdocs.yml, runbooks, .rulegen.yaml and the
+    Alertmanager configuration it names, deploy/) in a temp folder."""
+    for name in ("rules", "charts", "runbooks", "deploy"):
         if (REPO / name).exists():
             shutil.copytree(REPO / name, tmp_path / name)
     for name in ("mkdocs.yml", ".rulegen.yaml"):

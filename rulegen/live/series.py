@@ -257,14 +257,14 @@ class _Run:
         m, pos = s.metric, s.rule.locate(s.offset)
         where = f"on {self.client.url}"
         if m not in self.names_earlier:
-            near = closest(m, self.names_recent)
+            near = clean(closest(m, self.names_recent) or "", 120)
             yield self._f(s.rule, pos, "RG900",
                           f"`{m}` has no series in the last {duration(self.lookback)} {where}, so this selector reads "
                           "nothing" + (f"; did you mean `{near}`?" if near else
                                        "; use the name the exporter writes (see the metric list in Prometheus)"))
             return
         if m not in self.names_recent:
-            near = closest(m, self.names_recent)
+            near = clean(closest(m, self.names_recent) or "", 120)
             yield self._f(s.rule, pos, "RG902",
                           f"`{m}` had series in the last {duration(self.lookback)} but none in the last "
                           f"{duration(self.recent)} {where}: it disappeared" +

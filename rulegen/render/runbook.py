@@ -452,8 +452,9 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
 
 
 def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
-                 name_suffix: str | None = None, links: QueryLinks | None = None) -> dict:
-    """Everything the page template shows, prepared as Markdown strings.
+                 name_suffix: str | None = None, links: QueryLinks | None = None, routing: dict | None = None) -> dict:
+    """Everything the page template shows, prepared as Markdown strings (``routing``: alert
+    name -> its routing line, :func:`rulegen.render.routing_md.page_lines`).
 
     Heading ids: alert headings get exactly :func:`anchor` of the alert name (what
     ``runbook_url`` links to); every other heading of the page (context, sections, an alert's
@@ -490,6 +491,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
             _merge_variant(by_name[r.name], r, spec, index, key, links)
             continue
         alerts.append(_alert_entry(spec, group, r, key, used, index, links, slos, slo_of, by_title))
+        alerts[-1]["routing"] = (routing or {}).get(r.name, "")
         by_name[r.name] = alerts[-1]
     slo_page.attach_links(spec, by_name, links)  # an SLO alert's budget-left and burn-rate links
     records = [{"name": inline_code(r.name), "expr": fence(r.expr, "promql"), "group": md_text(g.name)}
@@ -536,17 +538,17 @@ def severity_badge(severity: str) -> str:
 
 
 def render_page(spec: Spec, specs: list[Spec], header_lines: list[str], fullname_helper: bool = False,
-                name_suffix: str | None = None, links: QueryLinks | None = None) -> str:
+                name_suffix: str | None = None, links: QueryLinks | None = None, routing: dict | None = None) -> str:
     """The page text for ``spec`` (notes slots empty; see :mod:`rulegen.render.ownership`).
     ``fullname_helper``: the chart defines ``<chart>.fullname``, which then names the
     PrometheusRule (as :mod:`rulegen.render.helm` decides), with ``-<name_suffix>`` for a
     template other than the default. ``links``: where PromQL blocks open (none by default)."""
     text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                        **page_context(spec, specs, fullname_helper, name_suffix, links))
+                        **page_context(spec, specs, fullname_helper, name_suffix, links, routing))
     if ("```" in spec.source.text or "~~~" in spec.source.text) and safe.html_problems(safe.to_html(text)):
         # a fence in one field changed how another reads (each field alone was safe): show the
         # spec's Markdown as plain text on this page rather than anything unsafe
         with safe.inert_markdown():
             text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                                **page_context(spec, specs, fullname_helper, name_suffix, links))
+                                **page_context(spec, specs, fullname_helper, name_suffix, links, routing))
     return text

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 #: Days of history, sample spacing (seconds) of the ordinary series, and how long before the
-#: server starts the history ends (seconds; blocks are older than the head Prometheus writes).
+#: server starts the history ends (seconds; Prometheus 3 reads backfilled blocks that reach up
+#: to its empty head, so the history is "now" for the hour after the start).
 WINDOW_DAYS = 3
 STEP = 60
 END_AGO = 120

@@ -300,3 +300,30 @@ def test_check_stops_with_one_line_and_writes_nothing(project, fake, tmp_path, c
     assert code == 2 and TOKEN not in out + err and "Traceback" not in err
     assert err.startswith(f"rulegen: Prometheus at {fake.url}: ") and words in err and err.count("\n") == 1
     assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before
+
+
+def test_server_text_is_cleaned_for_the_terminal():
+    from rulegen.live.client import clean
+    assert clean("a\x1b[31mb\u202ec\nd") == "a?[31mb?c?d"
+    assert clean("x" * 400).endswith("...") and len(clean("x" * 400)) == 303
+
+
+def test_a_hostile_metric_name_from_the_server_reaches_no_message_raw():
+    from rulegen.live.series import LiveRule, check_series
+
+    class Hostile:
+        url = "http://h"
+        conn = Connection(url="http://h")
+
+        def label_values(self, name, start, end, matchers=()):
+            return ["http_requests_total\x1b]8;;http://evil\x07"]
+
+        def series(self, *a, **k):
+            return []
+
+        def query(self, *a, **k):
+            return {"resultType": "vector", "result": []}
+
+    rule = LiveRule(file="rules/a.yaml", name="A", is_alert=True, expr="http_request_total > 0")
+    (f,) = check_series(Hostile(), [rule], now=1000.0)
+    assert f.code == "RG900" and "\x1b" not in f.message and "\x07" not in f.message

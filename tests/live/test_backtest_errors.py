@@ -169,8 +169,8 @@ def test_the_command_prints_one_error_and_nothing_on_stdout(fake, tmp_path, caps
     code = main(["backtest", "-C", str(tmp_path), "--since", "1h", "-o", "json", "--prometheus", fake,
                  "--prometheus-bearer-token-file", str(token)])
     out, err = capsys.readouterr()
-    assert code == 2 and out == ""
-    assert err.startswith(f"rulegen: Prometheus at {fake}: backtest failed: ") and err.count("\n") == 1
+    assert (code, out) == (2, ""), err
+    assert err.startswith(f"rulegen: Prometheus at {fake}: backtest failed: ") and err.count("\n") == 1, err
 
 
 @pytest.mark.parametrize("argv, said", [

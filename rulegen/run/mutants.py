@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 import promql_parser as pp
 
 from ..promql.series import sample_values, short_number
+from ..promql.syntax import for_parser
 from ..spec import Spec
 from ..spec.durations import DurationError, format_ms, parse_ms
 
@@ -203,7 +204,7 @@ def expr_mutants(rule) -> list[tuple[str, str, str, str]]:
     """Mutants of ``rule.expr``: ``(kind, text, new expr, hint)`` in a stable order.
     Mutants that do not parse or do not change the expression are left out."""
     try:
-        ast = pp.parse(rule.expr)
+        ast = pp.parse(for_parser(rule.expr))
     except Exception:
         return []
     nodes = _node_list(ast)

@@ -44,6 +44,7 @@ bench: install tools
 	$(BIN)/python benchmarks/validate_corpus.py
 	$(BIN)/python benchmarks/check_bench.py
 	$(BIN)/python benchmarks/mutation_bench.py
+	$(BIN)/python benchmarks/series_bench.py
 
 clean:
 	rm -rf site site-docs .rulegen .pytest_cache

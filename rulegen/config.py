@@ -13,6 +13,9 @@ Shape::
       require_triage:                         # RG510; default {} (nothing required)
         critical: [impact, owner, do_not]     # triage fields each critical alert must have
     duplicate_alert_across_apps: error   # or warning (RG412)
+    prometheus_scopes:         # which apps each Prometheus loads (one per cluster or provider)
+      capa: ["*-capa"]         # scope name -> app names, or patterns with * and ?
+      capz: [shop-capz, cart-capz]
     runbooks:
       prometheus_url: https://prometheus.example.com   # every PromQL block links to its query there
       grafana_url: https://grafana.example.com         # ... and to Grafana Explore
@@ -27,6 +30,13 @@ Shape::
       labels:                # per label value: every team=search alert belongs to search
         team:
           search: {chat: "#search"}   # team defaults to the value
+    prometheus:            # a live Prometheus for the series checks and backtests (docs/live.md)
+      url: https://prometheus.example.com   # http(s), no credentials in it; also the default of runbooks.prometheus_url
+      bearer_token_file: ci/prometheus-token  # inside the project (CI passes one elsewhere with --prometheus-bearer-token-file)
+      headers: {X-Scope-OrgID: team-a}       # sent with every request (not secrets: the file is in Git)
+      ca_file: ci/prometheus-ca.pem          # PEM CA bundle for https, inside the project
+      timeout: 30s                           # per request (a Prometheus duration)
+      lookback: 7d                           # how far back the series checks look
     charts:
       # labels a new chart's PrometheusRule gets (values.yaml <valuesKey>.labels), so a
       # kube-prometheus-stack install's default ruleSelector picks its rules; {} sets none
@@ -47,16 +57,37 @@ Shape::
 Everything has a default, so a project without the file behaves as documented in
 ``docs/configuration.md``.
 
+``prometheus_scopes`` says which apps share a Prometheus, for rule repositories that render one
+chart per cluster or provider (the same PrometheusRule and alert names, other values). Each key
+names a scope (a Prometheus server: a cluster, a provider), its value lists the apps that
+Prometheus loads (app names, or patterns where ``*`` matches any run of characters and ``?``
+one). An app that no pattern names is loaded by every Prometheus (an app common to all
+clusters). Two apps share a Prometheus when either is in no scope or they have a scope in
+common; only such apps are compared by the duplicate checks across apps: an alert name
+used by two apps (RG412) and a PrometheusRule name and namespace rendered twice (RG415). A
+rule twice in one spec (RG411) is always compared, since a spec is one PrometheusRule and is
+loaded whole. The default, ``{}``, is one Prometheus that loads every app. ``rulegen
+import`` writes it when the sources show the layout (``--variant NAME``: one scope per
+variant; sibling folders per provider holding the same rules: one scope per folder).
+
 ``policy_changes`` (see :mod:`rulegen.gitops.policy`) is read from the *base* ref's file by
 ``rulegen check --base REF``, never from the pull request's own: ``fail`` (the default, also
 when the key is absent) makes a grown baseline or a switched-off or weakened check an error
 (RG820-RG823), ``warn`` reports them as warnings. Those codes cannot be switched off or
 re-graded under ``checks:``; ``policy_changes: warn`` is the one switch, and it only counts
 once it is on the base branch.
+
+``prometheus`` (see :mod:`rulegen.live`) names the Prometheus the live checks read. A pull
+request can change this file, so its paths (``bearer_token_file``, ``ca_file``) must stay
+inside the project (the containment rules of :mod:`rulegen.fs.containment`), and secrets given
+on the command line are sent only to a URL given on the command line too (see
+:func:`rulegen.live.connect.resolve`). ``runbooks.prometheus_url`` defaults to ``prometheus.url``
+(set it to give readers a public address instead).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,6 +115,33 @@ DEFAULT_RULE_SELECTOR_LABELS = {"release": "kube-prometheus-stack"}
 _LABEL_NAME = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
                          r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
 _LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
+
+
+#: Defaults of the ``prometheus:`` section, in seconds.
+DEFAULT_PROMETHEUS_TIMEOUT = 30.0
+DEFAULT_LOOKBACK = 7 * 86400.0
+
+
+@dataclass(frozen=True)
+class PrometheusSettings:
+    """The ``prometheus:`` section of ``.rulegen.yaml`` as written (checked, not yet resolved
+    against the command line: :func:`rulegen.live.connect.resolve` does that).
+
+    Attributes:
+        url: http(s) base URL without trailing ``/`` (no user info, query or fragment), or None.
+        bearer_token_file: project-relative POSIX path of a file holding the token, or None.
+        headers: ``((name, value), ...)`` sent with every request, in the file's order.
+        ca_file: project-relative path of a PEM CA bundle for https, or None (system CAs).
+        timeout: seconds one request may take (default 30).
+        lookback: seconds the series checks look back (default 7 days).
+    """
+
+    url: str | None = None
+    bearer_token_file: str | None = None
+    headers: tuple = ()
+    ca_file: str | None = None
+    timeout: float = DEFAULT_PROMETHEUS_TIMEOUT
+    lookback: float = DEFAULT_LOOKBACK
 
 
 @dataclass
@@ -116,6 +174,24 @@ class Config:
     owners: OwnerDefaults = field(default_factory=OwnerDefaults)
     #: ``runbooks.alertmanager_url``: base URL of the Alertmanager UI the silence links open; None: no link
     alertmanager_url: str | None = None
+    #: the ``prometheus:`` section (a live Prometheus; ``url`` None: none configured)
+    prometheus: "PrometheusSettings" = field(default_factory=lambda: PrometheusSettings())
+    #: scope name -> app names or ``*``/``?`` patterns: the apps that Prometheus loads
+    #: (``prometheus_scopes``; {}: one Prometheus loads every app)
+    prometheus_scopes: dict = field(default_factory=dict)
+
+    def scopes_of(self, app: str) -> frozenset | None:
+        """The names of the ``prometheus_scopes`` whose apps or patterns name ``app``, or None
+        when none does (every Prometheus loads the app)."""
+        found = frozenset(name for name, pats in self.prometheus_scopes.items()
+                          if any(fnmatch.fnmatchcase(app, p) for p in pats))
+        return found or None
+
+    def share_prometheus(self, a: str, b: str) -> bool:
+        """True when apps ``a`` and ``b`` can be loaded by one Prometheus: either is in no
+        scope (:meth:`scopes_of`), or they have a scope in common."""
+        sa, sb = self.scopes_of(a), self.scopes_of(b)
+        return sa is None or sb is None or bool(sa & sb)
     #: ``alertmanager.config``: project-relative path of the alertmanager.yml alerts are routed
     #: through (:mod:`rulegen.routing`); None: routing is not checked
     alertmanager_config: str | None = None
@@ -167,8 +243,8 @@ def parse_config(raw) -> Config:
     """
     if not isinstance(raw, dict):
         raise RulegenError(f"{CONFIG_FILE}: must be a mapping")
-    _known(raw, ("checks", "conventions", "duplicate_alert_across_apps", "runbooks", "policy_changes", "charts",
-                 "alertmanager", "owners"), "")
+    _known(raw, ("checks", "conventions", "duplicate_alert_across_apps", "prometheus_scopes", "runbooks",
+                 "policy_changes", "charts", "alertmanager", "prometheus", "owners"), "")
     am = _mapping(raw.get("alertmanager"), "alertmanager")
     _known(am, ("config", "paging_severities", "null_receivers"), "alertmanager.")
     charts = _mapping(raw.get("charts"), "charts")
@@ -199,6 +275,7 @@ def parse_config(raw) -> Config:
     if policy not in POLICY_MODES:
         raise RulegenError(f"{CONFIG_FILE}: policy_changes: use fail or warn (what `rulegen check --base` "
                            "does when a pull request grows the baseline or weakens a check)")
+    live = prometheus_settings(raw.get("prometheus"))
     return Config(
         disabled=frozenset(disabled),
         severity_overrides=sev,
@@ -209,7 +286,7 @@ def parse_config(raw) -> Config:
                                      Config.require_runbook_for),
         duplicate_alert_across_apps=dup,
         require_triage=_triage(conv.get("require_triage")),
-        prometheus_url=_base_url(pages.get("prometheus_url"), "runbooks.prometheus_url"),
+        prometheus_url=_base_url(pages.get("prometheus_url"), "runbooks.prometheus_url") or live.url,
         grafana_url=_base_url(pages.get("grafana_url"), "runbooks.grafana_url"),
         allow_html=_allow_html(pages.get("allow_html", False)),
         policy_changes=policy,
@@ -217,11 +294,99 @@ def parse_config(raw) -> Config:
         values_files=_values_files(charts.get("values_files")),
         owners=_owners(raw.get("owners")),
         alertmanager_url=_base_url(pages.get("alertmanager_url"), "runbooks.alertmanager_url"),
+        prometheus=live,
+        prometheus_scopes=_scopes(raw.get("prometheus_scopes")),
         alertmanager_config=_project_path(am.get("config"), "alertmanager.config", "deploy/alertmanager.yml"),
         paging_severities=_strings(am.get("paging_severities"), "alertmanager.paging_severities",
                                    Config.paging_severities),
         null_receivers=_strings(am.get("null_receivers"), "alertmanager.null_receivers", ()),
     )
+
+
+#: Header names rulegen sets itself (``prometheus.headers`` may not name them).
+_OWN_HEADERS = frozenset({"authorization", "host", "content-type", "content-length", "accept-encoding",
+                          "connection", "transfer-encoding"})
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def prometheus_settings(v, where: str = f"{CONFIG_FILE}: prometheus") -> PrometheusSettings:
+    """The ``prometheus:`` section (None: not configured) as :class:`PrometheusSettings`.
+
+    Raises:
+        RulegenError: unknown keys, a URL that is not plain http(s), a path leading outside
+            the project, a header that is not a valid HTTP field, a malformed duration.
+    """
+    d = _mapping(v, "prometheus")
+    _known(d, ("url", "bearer_token_file", "headers", "ca_file", "timeout", "lookback"), "prometheus.")
+    url = live_url(d.get("url"), f"{where}.url")
+    paths = {}
+    for key in ("bearer_token_file", "ca_file"):
+        p = d.get(key)
+        if p is not None:
+            problem = lexical_problem(p) if isinstance(p, str) else ("RG743", "is not a string")
+            if problem is not None:
+                raise RulegenError(f"{where}.{key}: {problem[0]} {p!r} {problem[1]}: a pull request can change "
+                                   f"{CONFIG_FILE}, so this path must be inside the project, relative to its root; "
+                                   "give a file elsewhere (a CI secret) with the command-line option instead")
+        paths[key] = p
+    headers = tuple(header(str(k), val, f"{where}.headers") for k, val in _mapping(d.get("headers"), "prometheus.headers").items())
+    return PrometheusSettings(url=url, bearer_token_file=paths["bearer_token_file"], headers=headers,
+                              ca_file=paths["ca_file"],
+                              timeout=seconds(d.get("timeout"), f"{where}.timeout", DEFAULT_PROMETHEUS_TIMEOUT),
+                              lookback=seconds(d.get("lookback"), f"{where}.lookback", DEFAULT_LOOKBACK))
+
+
+def live_url(v, where: str) -> str | None:
+    """A Prometheus base URL: ``http://`` or ``https://``, a host, an optional path; no user
+    info (credentials go in a token file), query or fragment. Returned without trailing ``/``;
+    None when ``v`` is None.
+
+    Raises:
+        RulegenError: anything else (``file:``, ``ftp:``, spaces, ``user:pass@``...).
+    """
+    if v is None:
+        return None
+    if not isinstance(v, str) or not re.fullmatch(r"https?://[^\s/?#@]+(/[^\s?#]*)?", v) or any(ord(c) < 32 for c in v):
+        shown = v if isinstance(v, str) and "@" not in v else "the value given"
+        raise RulegenError(f"{where}: {shown!r} is not an http:// or https:// URL without user info, query or "
+                           "fragment, e.g. https://prometheus.example.com (put credentials in a token file)")
+    return v.rstrip("/")
+
+
+def header(name: str, value, where: str) -> tuple[str, str]:
+    """One extra HTTP header ``(name, value)``, checked: a token name, a value without line
+    breaks or control characters, not a header rulegen sets itself (``Authorization``: use a
+    token file).
+
+    Raises:
+        RulegenError: says which header and why (never quoting its value).
+    """
+    if not _HEADER_NAME.fullmatch(name):
+        raise RulegenError(f"{where}: {name!r} is not an HTTP header name")
+    if name.lower() in _OWN_HEADERS:
+        raise RulegenError(f"{where}: {name} is set by rulegen itself"
+                           + (" (give a bearer token with a token file)" if name.lower() == "authorization" else ""))
+    if not isinstance(value, str) or any(ord(c) < 32 and c != "\t" or ord(c) == 127 for c in value):
+        raise RulegenError(f"{where}: the value of {name} must be a string on one line, without control characters")
+    return name, value
+
+
+def seconds(v, where: str, default: float) -> float:
+    """A positive Prometheus duration (``30s``, ``7d``) in seconds; ``default`` when None.
+
+    Raises:
+        RulegenError: not a duration, or zero.
+    """
+    if v is None:
+        return default
+    from .spec.durations import DurationError, parse_ms
+    try:
+        ms = parse_ms(v) if isinstance(v, str) else None
+    except DurationError as e:
+        raise RulegenError(f"{where}: {e}") from None
+    if not ms:
+        raise RulegenError(f"{where}: give a positive Prometheus duration such as 30s or 7d")
+    return ms / 1000.0
 
 
 def selector_label(name: str, value, where: str = f"{CONFIG_FILE}: charts.rule_selector_labels") -> None:
@@ -264,6 +429,28 @@ def _values_files(v) -> dict:
                                    f"relative to its root (e.g. deploy/prod/shop-values.yaml): {problem[0]} it "
                                    f"{problem[1]}")
         out[str(chart).rstrip("/")] = paths
+    return out
+
+
+_SCOPE_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
+_APP_PATTERN = re.compile(r"[a-z0-9*?]([-a-z0-9*?]{0,62})")
+
+
+def _scopes(v) -> dict:
+    """``prometheus_scopes``: scope name (letters, digits, ``-``, ``_``, ``.``; at most 63) ->
+    tuple of app names or patterns (lower-case letters, digits, ``-``, ``*``, ``?``)."""
+    out = {}
+    for name, apps in _mapping(v, "prometheus_scopes").items():
+        if not isinstance(name, str) or not _SCOPE_NAME.fullmatch(name):
+            raise RulegenError(f"{CONFIG_FILE}: prometheus_scopes: {name!r} is not a scope name (letters, digits, "
+                               "'-', '_' or '.', at most 63, e.g. capa or eu-west-1)")
+        pats = _strings(apps, f"prometheus_scopes.{name}", ())
+        bad = [p for p in pats if not _APP_PATTERN.fullmatch(p)]
+        if bad or not pats:
+            raise RulegenError(f"{CONFIG_FILE}: prometheus_scopes.{name}: list the apps this Prometheus loads, "
+                               "as app names or patterns with * and ? (e.g. [shop-capa, \"*-capa\"])"
+                               + (f"; not an app name or pattern: {', '.join(map(repr, bad))}" if bad else ""))
+        out[name] = pats
     return out
 
 

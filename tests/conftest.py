@@ -90,6 +90,13 @@ def amtool_bin() -> Path:
 
 
 @pytest.fixture(scope="session")
+def backtest_bin() -> Path:
+    """Path of ``rulegen-backtest``, rulegen's alert replay helper built from the pinned
+    Prometheus module (``tools/rulegen-backtest``; see module docstring)."""
+    return _need("rulegen-backtest")
+
+
+@pytest.fixture(scope="session")
 def shared_dir() -> Path:
     """``../shared`` beside the repository (seeds, corpus). CI lays it there; a clone elsewhere
     skips the tests that read it, except in CI, where its absence fails them."""
@@ -130,3 +137,17 @@ def linked_root(tmp_path_factory):
     (root / "charts" / "dangling").symlink_to(base / "outside" / "missing")
     (root / "out").symlink_to("charts/out")
     return root
+
+
+@pytest.fixture(scope="session")
+def prometheus_server(prometheus_bin, promtool_bin, tmp_path_factory):
+    """The real pinned Prometheus with :data:`helpers.prometheus.WINDOW_DAYS` days of known
+    history (:mod:`helpers.prometheus`: the series, the episodes, the window), started once per
+    session on a free loopback port and killed at the end. Yields a
+    :class:`helpers.prometheus.PrometheusServer` (``.url``, ``.window``, ``.at(minute)``)."""
+    from helpers.prometheus import start_prometheus
+    server = start_prometheus(prometheus_bin, promtool_bin, tmp_path_factory.mktemp("prometheus"))
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -48,6 +48,7 @@ from ..spec import triage
 from ..spec.durations import canonical
 from . import jinja, safe
 from .safe import spec_cell, spec_markdown
+from .page_extras import external_runbook, scope_line, scoped_index
 from .slug import anchor, page_path
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|])")
@@ -307,6 +308,13 @@ def link_url(url: str) -> str:
     return url.replace("(", "%28").replace(")", "%29").replace("<", "%3C").replace(">", "%3E").replace(" ", "%20")
 
 
+def team_runbook(url, site_url: str | None = None) -> str:
+    """Markdown link to an alert's own ``runbook_url`` that opens a runbook outside this site
+    (:func:`rulegen.render.page_extras.external_runbook`), the address as its text; ``""``."""
+    url = external_runbook(url, site_url)
+    return f"[{md_text(url)}]({link_url(url)})" if url else ""
+
+
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -365,6 +373,8 @@ def _merge_variant(first: dict, r, spec: Spec, index: dict, key: str, links: Que
         "for": canonical(r.for_) if r.for_ else "",
         "fires_when": fires_when(r, key),
         "expr": fence(r.expr, "promql") + params_note(r, key),
+        "open_expr": links.markdown([r.expr]) if links else "",
+        "slo_open": "",  # set by slo_page.attach_links
         "summary": md_text(readable(r.annotations.get("summary", ""))),
         "explanation": spec_markdown(r.runbook.get("explanation")),
     })
@@ -382,15 +392,20 @@ def _merge_variant(first: dict, r, spec: Spec, index: dict, key: str, links: Que
                 "note": spec_markdown(x.get("note"), block=False)}
         if link not in first["related"]:
             first["related"].append(link)
+    team = team_runbook(r.annotations.get("runbook_url"), first["site_url"])
+    if team and team not in first["team_runbooks"]:
+        first["team_runbooks"].append(team)
 
 
 def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, links: QueryLinks | None,
-                 slos: dict, slo_of: dict, by_title: dict, opts: dict) -> dict:
+                 slos: dict, slo_of: dict, by_title: dict, site_url: str | None = None,
+                 opts: dict | None = None) -> dict:
     """The page template's data for alert ``r``'s section (its heading ids taken from ``used``;
     ``opts``: ``owners``, the project's default owners, ``alertmanager_url``, ``records``, the
-    project's recording rules for the label flow)."""
+    project's recording rules for the label flow, ``pairs``, the SLOs' burn-rate pairs)."""
     from ..spec.owners import resolve
-    from . import silence as silences
+    from . import silence as silences, slo_page
+    opts = opts or {"records": {}, "pairs": {}}
     rr = r.runbook
     res = resolve(spec, group, r, opts.get("owners"))
     am = opts.get("alertmanager_url")
@@ -404,8 +419,11 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
     return {
         "slo": slos.get(r.name),
         "slo_link": slo_of.get(r.name, ""),
-        "pairs": _burn_pairs(r, opts["pairs"]),
+        "pairs": slo_page.burn_pairs(r, opts["pairs"]),
         "variants": [],
+        "site_url": site_url,
+        # the alert's own runbook_url, when it opens a runbook outside this site (a team wiki)
+        "team_runbooks": [t for t in [team_runbook(r.annotations.get("runbook_url"), site_url)] if t],
         "name": r.name,
         "heading": md_text(r.name),
         "slot": slot_marker(r.name),  # the notes marker's name, safe in an HTML comment
@@ -424,6 +442,7 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
         "expr": fence(r.expr, "promql") + params_note(r, key),
         "short_expr": short,
         "open_expr": links.markdown([r.expr]) if links else "",
+        "slo_open": "",  # set by slo_page.attach_links
         "summary": md_text(readable(r.annotations.get("summary", ""))),
         "description": md_text(readable(r.annotations.get("description", ""))),
         "summary_raw": inline_code(r.annotations["summary"]) if r.annotations.get("summary") else "",
@@ -450,40 +469,26 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
     }
 
 
-def _burn_pairs(r, pairs: dict) -> list[dict]:
-    """The burn-rate pair of SLO alert rule ``r`` (``pairs``: (alert, long, short) -> (SLO,
-    window)), as the triage box lists it: ``key`` (``long=1h short=5m``, the alert's labels, which
-    the page's script matches against the URL's query string) and ``text`` (Markdown); [] for
-    any other rule."""
-    from ..spec import slo as slo_mod
-    found = pairs.get((r.name, r.labels.get("long"), r.labels.get("short")))
-    if found is None:
-        return []
-    s, w = found
-    return [{"key": f"long={w.long} short={w.short}",
-             "text": f"**{slo_mod.decimal_text(w.factor)}x** over {w.long} and {w.short}: errors above "
-                     f"{slo_mod.percent(w.factor * s.budget)}, budget gone in "
-                     f"{slo_mod.human(slo_mod.exhaustion_ms(s.period_ms, w.factor))}"}]
-
-
 def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
                  name_suffix: str | None = None, links: QueryLinks | None = None, routing: dict | None = None,
-                 owners=None, alertmanager_url: str | None = None) -> dict:
+                 site_url: str | None = None, config=None) -> dict:
     """Everything the page template shows, prepared as Markdown strings (``routing``: alert
-    name -> its routing line, :func:`rulegen.render.routing_md.page_lines`).
+    name -> its routing line, :func:`rulegen.render.routing_md.page_lines`; ``site_url`` and
+    ``config``: see :func:`render_page`).
 
     Heading ids: alert headings get exactly :func:`anchor` of the alert name (what
     ``runbook_url`` links to); every other heading of the page (context, sections, an alert's
     sub-headings, recording rules) gets its natural slug, made unique against the alert ids
     first, so a section titled like an alert can never take the alert's id.
 
-    ``owners``: the project's default owners (:class:`rulegen.spec.owners.OwnerDefaults`, None:
-    the spec's only); ``alertmanager_url``: the silence form the page links to (None: no link).
+    ``config``: its ``owners`` (:class:`rulegen.spec.owners.OwnerDefaults`) and
+    ``alertmanager_url`` (the silence form the page links to) are used too; None: neither.
     """
     from .silence import recording_rules
-    opts = {"owners": owners, "alertmanager_url": alertmanager_url, "records": recording_rules(specs),
-            "pairs": {}}
-    index = alert_index(specs)
+    opts = {"owners": getattr(config, "owners", None), "alertmanager_url": getattr(config, "alertmanager_url", None),
+            "records": recording_rules(specs), "pairs": {}}
+    # related alerts resolved within the Prometheus that loads this app (prometheus_scopes)
+    index = scoped_index(alert_index(specs), spec, specs, config)
     rb = spec.runbook
     key = spec.chart.values_key
     used: set[str] = set()
@@ -498,7 +503,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
     for s in spec.slos:
         for w in s.windows:  # which burn-rate pair an alert's long/short labels name
             opts["pairs"][(s.alert_name(w.severity), w.long, w.short)] = (s, w)
-        data = slo_page.section(s, key, md_text, inline_code, fence)
+        data = slo_page.section(s, key, md_text, inline_code, fence, links)
         data["id"] = _unique(data["id"], used)
         slos[data["first_alert"]] = data
         for sev in ("page", "ticket"):
@@ -513,11 +518,13 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
             continue
         if r.name in by_name:
             _merge_variant(by_name[r.name], r, spec, index, key, links)
-            by_name[r.name]["pairs"] += _burn_pairs(r, opts["pairs"])
+            by_name[r.name]["pairs"] += slo_page.burn_pairs(r, opts["pairs"])
             continue
-        alerts.append(_alert_entry(spec, group, r, key, used, index, links, slos, slo_of, by_title, opts))
+        alerts.append(_alert_entry(spec, group, r, key, used, index, links, slos, slo_of, by_title, site_url,
+                                   opts))
         alerts[-1]["routing"] = (routing or {}).get(r.name, "")
         by_name[r.name] = alerts[-1]
+    slo_page.attach_links(spec, by_name, links)  # an SLO alert's budget-left and burn-rate links
     records = [{"name": inline_code(r.name), "expr": fence(r.expr, "promql"), "group": md_text(g.name)}
                for g, r in spec.rules() if not r.is_alert]
     gates = list(spec.chart.gates)
@@ -532,6 +539,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
          + (f" plus `-{name_suffix}`" if name_suffix else "") + ")") if fullname_helper else
         inline_code(spec.app),
         "has_namespace": bool(spec.chart.namespace),
+        "scope": scope_line(spec.app, config),
         "namespace": inline_code(spec.chart.namespace) if spec.chart.namespace else "the release namespace",
         "groups": [inline_code(g.name) for g in spec.groups],
         "gates": [inline_code(g) for g in gates],
@@ -563,20 +571,21 @@ def severity_badge(severity: str) -> str:
 
 def render_page(spec: Spec, specs: list[Spec], header_lines: list[str], fullname_helper: bool = False,
                 name_suffix: str | None = None, links: QueryLinks | None = None, routing: dict | None = None,
-                owners=None, alertmanager_url: str | None = None) -> str:
+                site_url: str | None = None, config=None) -> str:
     """The page text for ``spec`` (notes slots empty; see :mod:`rulegen.render.ownership`).
     ``fullname_helper``: the chart defines ``<chart>.fullname``, which then names the
     PrometheusRule (as :mod:`rulegen.render.helm` decides), with ``-<name_suffix>`` for a
     template other than the default. ``links``: where PromQL blocks open (none by default).
-    ``owners``, ``alertmanager_url``: as :func:`page_context` takes them."""
+    ``routing``: alert name -> its routing line. ``site_url``: mkdocs' ``site_url``; an alert whose own ``runbook_url`` opens a page outside
+    it shows that link as the team's runbook (:func:`team_runbook`). ``config``: the project's
+    :class:`rulegen.config.Config`, whose ``prometheus_scopes`` the page names, and whose
+    ``owners`` and ``runbooks.alertmanager_url`` fill the owner and the silence (None: none)."""
     text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                        **page_context(spec, specs, fullname_helper, name_suffix, links, routing, owners,
-                                       alertmanager_url))
+                        **page_context(spec, specs, fullname_helper, name_suffix, links, routing, site_url, config))
     if ("```" in spec.source.text or "~~~" in spec.source.text) and safe.html_problems(safe.to_html(text)):
         # a fence in one field changed how another reads (each field alone was safe): show the
         # spec's Markdown as plain text on this page rather than anything unsafe
         with safe.inert_markdown():
             text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                                **page_context(spec, specs, fullname_helper, name_suffix, links, routing, owners,
-                                               alertmanager_url))
+                                **page_context(spec, specs, fullname_helper, name_suffix, links, routing, site_url, config))
     return text

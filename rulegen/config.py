@@ -19,8 +19,17 @@ Shape::
     runbooks:
       prometheus_url: https://prometheus.example.com   # every PromQL block links to its query there
       grafana_url: https://grafana.example.com         # ... and to Grafana Explore
+      alertmanager_url: https://alertmanager.example.com  # silence links open its silence form
       allow_html: false   # true: raw HTML in spec Markdown is cleaned to an allow-list (nh3), not escaped
     policy_changes: fail   # or warn: what `rulegen check --base REF` does about a PR that weakens the checks
+    owners:                  # who owns an alert when its spec does not say (rulegen.spec.owners)
+      label: team            # every alert carries its owner's team as this label (off when absent)
+      require_for: [critical]  # RG515: alerts of these severities must have an owner; default []
+      apps:                  # per app: team (required), chat, paging, escalation (Markdown)
+        shop: {team: payments, chat: "#payments", paging: payments-oncall, escalation: "..."}
+      labels:                # per label value: every team=search alert belongs to search
+        team:
+          search: {chat: "#search"}   # team defaults to the value
     prometheus:            # a live Prometheus for the series checks and backtests (docs/live.md)
       url: https://prometheus.example.com   # http(s), no credentials in it; also the default of runbooks.prometheus_url
       bearer_token_file: ci/prometheus-token  # inside the project (CI passes one elsewhere with --prometheus-bearer-token-file)
@@ -90,6 +99,7 @@ from .fs import read as fs_read
 from .fs.containment import lexical_problem, refuse_link_out
 from .fs import yamlbound
 from .fs.containment import LOCKED_CODES
+from .spec.owners import ENTRY_KEYS, OwnerDefaults
 
 CONFIG_FILE = ".rulegen.yaml"
 #: The values of ``policy_changes``.
@@ -160,6 +170,10 @@ class Config:
     #: chart folder (``charts/shop``) -> extra values files (project-relative POSIX paths)
     #: ``check`` renders the chart with, one render per file (``charts.values_files``)
     values_files: dict = field(default_factory=dict)
+    #: ``owners``: the project's default owners (:class:`rulegen.spec.owners.OwnerDefaults`)
+    owners: OwnerDefaults = field(default_factory=OwnerDefaults)
+    #: ``runbooks.alertmanager_url``: base URL of the Alertmanager UI the silence links open; None: no link
+    alertmanager_url: str | None = None
     #: the ``prometheus:`` section (a live Prometheus; ``url`` None: none configured)
     prometheus: "PrometheusSettings" = field(default_factory=lambda: PrometheusSettings())
     #: scope name -> app names or ``*``/``?`` patterns: the apps that Prometheus loads
@@ -230,13 +244,13 @@ def parse_config(raw) -> Config:
     if not isinstance(raw, dict):
         raise RulegenError(f"{CONFIG_FILE}: must be a mapping")
     _known(raw, ("checks", "conventions", "duplicate_alert_across_apps", "prometheus_scopes", "runbooks",
-                 "policy_changes", "charts", "alertmanager", "prometheus"), "")
+                 "policy_changes", "charts", "alertmanager", "prometheus", "owners"), "")
     am = _mapping(raw.get("alertmanager"), "alertmanager")
     _known(am, ("config", "paging_severities", "null_receivers"), "alertmanager.")
     charts = _mapping(raw.get("charts"), "charts")
     _known(charts, ("rule_selector_labels", "values_files"), "charts.")
     pages = _mapping(raw.get("runbooks"), "runbooks")
-    _known(pages, ("prometheus_url", "grafana_url", "allow_html"), "runbooks.")
+    _known(pages, ("prometheus_url", "grafana_url", "allow_html", "alertmanager_url"), "runbooks.")
     checks = _mapping(raw.get("checks"), "checks")
     conv = _mapping(raw.get("conventions"), "conventions")
     _known(checks, ("disable", "severity"), "checks.")
@@ -278,6 +292,8 @@ def parse_config(raw) -> Config:
         policy_changes=policy,
         rule_selector_labels=_selector_labels(charts.get("rule_selector_labels", DEFAULT_RULE_SELECTOR_LABELS)),
         values_files=_values_files(charts.get("values_files")),
+        owners=_owners(raw.get("owners")),
+        alertmanager_url=_base_url(pages.get("alertmanager_url"), "runbooks.alertmanager_url"),
         prometheus=live,
         prometheus_scopes=_scopes(raw.get("prometheus_scopes")),
         alertmanager_config=_project_path(am.get("config"), "alertmanager.config", "deploy/alertmanager.yml"),
@@ -474,6 +490,50 @@ def _triage(v) -> dict:
                                f"{', '.join(bad)}; known: {', '.join(TRIAGE_FIELDS)}")
         out[str(sev)] = tuple(names)
     return out
+
+
+#: Labels an owner label may not be: Prometheus sets ``alertname``, rulegen ``severity`` and
+#: ``component`` from the spec.
+_RESERVED_LABELS = ("alertname", "severity", "component")
+
+
+def _owners(v) -> OwnerDefaults:
+    """``owners``: the default owners (see :mod:`rulegen.spec.owners`).
+
+    Raises:
+        RulegenError: unknown keys, an entry without ``team`` (``apps``), a value that is not a
+            non-empty string, a label name Prometheus would not accept."""
+    d = _mapping(v, "owners")
+    _known(d, ("label", "require_for", "apps", "labels"), "owners.")
+    label = d.get("label")
+    if label is not None and (not isinstance(label, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", label)
+                              or label in _RESERVED_LABELS or label.startswith("__")):
+        raise RulegenError(f"{CONFIG_FILE}: owners.label must be a Prometheus label name other than "
+                           f"{', '.join(_RESERVED_LABELS)} (e.g. team), not {label!r}")
+    apps = {str(app): _owner_entry(e, f"owners.apps.{app}", None)
+            for app, e in _mapping(d.get("apps"), "owners.apps").items()}
+    labels: dict = {}
+    for name, by_value in _mapping(d.get("labels"), "owners.labels").items():
+        where = f"owners.labels.{name}"
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(name)):
+            raise RulegenError(f"{CONFIG_FILE}: {where}: {name!r} is not a Prometheus label name")
+        labels[str(name)] = {str(val): _owner_entry(e, f"{where}.{val}", str(val))
+                             for val, e in _mapping(by_value, where).items()}
+    return OwnerDefaults(label=label, require_for=_strings(d.get("require_for"), "owners.require_for", ()),
+                         apps=apps, labels=labels)
+
+
+def _owner_entry(v, where: str, team: str | None) -> dict:
+    """One entry of ``owners.apps``/``owners.labels``: ``team`` (default ``team``), ``chat``,
+    ``paging``, ``escalation``, each a non-empty string."""
+    e = _mapping(v, where)
+    _known(e, ENTRY_KEYS, where + ".")
+    for k, x in e.items():
+        if not isinstance(x, str) or not x.strip():
+            raise RulegenError(f"{CONFIG_FILE}: {where}.{k} must be a non-empty string")
+    if team is None and "team" not in e:
+        raise RulegenError(f"{CONFIG_FILE}: {where} needs team: (the team that owns the app's alerts)")
+    return {k: e[k] for k in ENTRY_KEYS if k in e}
 
 
 def _allow_html(v) -> bool:

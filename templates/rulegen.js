@@ -7,6 +7,15 @@
  * 2. Dashboard links with data-rg-labels="label=var-name ..." get var-name=<value> likewise,
  *    and readable template text outside code (‹namespace›) shows the value.
  * 3. The alert index (.rg-index): filters by app, severity and team.
+ * 4. Silence links to Alertmanager's form (a[data-rg-silence="label ..."]): the labels named
+ *    get their value from the query string inside the link's filter ({alertname="X",name="v"}).
+ * 7. Search: a query that is (a fragment of) an alert name ("NoMetrics", "probefailed") puts
+ *    those alerts first among mkdocs-material's results (RG_ALERTS, written at the end of this
+ *    file by rulegen build): exact name first, then names starting with it, then the rest.
+ * 6. Tables of three or more columns get the class rg-cards and each cell its column's name
+ *    (data-label), so the stylesheet shows them as one card per row on a phone.
+ * 5. Burn-rate alerts (.rg-pair[data-rg-pair="long=1h short=5m"]): with ?long=...&short=... the
+ *    pair that fired is marked and the others are hidden.
  */
 (function () {
   "use strict";
@@ -92,6 +101,124 @@
     });
   }
 
+  /* a value inside a matcher's double quotes (Alertmanager's matcher syntax) */
+  function matcherValue(value) {
+    return value.replace(/\\/g, "\\\\").replace(/"/g, "\\\"");
+  }
+
+  function fillSilences(values) {
+    var links = document.querySelectorAll("a[data-rg-silence]");
+    Array.prototype.forEach.call(links, function (a) {
+      var href = a.getAttribute("href");
+      var at = href.indexOf("?filter=");
+      if (at < 0) { return; }
+      var filter;
+      try { filter = decodeURIComponent(href.slice(at + 8)); } catch (e) { return; }
+      a.getAttribute("data-rg-silence").split(/\s+/).forEach(function (label) {
+        if (!label || !Object.prototype.hasOwnProperty.call(values, label)) { return; }
+        var re = new RegExp("(^|[{,])" + label.replace(/[^A-Za-z0-9_]/g, "") + '="\u2039[^"\u203a]*\u203a"');
+        filter = filter.replace(re, function (all, lead) {
+          return lead + label + '="' + matcherValue(values[label]) + '"';
+        });
+      });
+      a.setAttribute("href", href.slice(0, at + 8) + encodeURIComponent(filter));
+    });
+  }
+
+  /* the burn-rate pair that fired, from the alert's long/short labels in the query string */
+  function markPairs(values) {
+    if (!values.long || !values.short) { return; }
+    var pairs = document.querySelectorAll("[data-rg-pair]");
+    Array.prototype.forEach.call(pairs, function (el) {
+      var want = "long=" + values.long + " short=" + values.short;
+      var fired = el.getAttribute("data-rg-pair") === want;
+      el.classList.add(fired ? "rg-fired" : "rg-not-fired");
+    });
+  }
+
+  /* tables of 3+ columns: each cell knows its column, so a phone shows a card per row */
+  function cardTables() {
+    var tables = document.querySelectorAll(".md-content .md-typeset table:not([class])");
+    Array.prototype.forEach.call(tables, function (table) {
+      if (table.closest(".rg-index")) { return; }
+      var heads = Array.prototype.map.call(table.querySelectorAll("thead th"), function (th) {
+        return th.textContent.trim();
+      });
+      if (heads.length < 3) { return; }
+      table.classList.add("rg-cards");
+      Array.prototype.forEach.call(table.querySelectorAll("tbody tr"), function (tr) {
+        Array.prototype.forEach.call(tr.querySelectorAll("td"), function (td, i) {
+          td.setAttribute("data-label", heads[i] || "");
+        });
+      });
+    });
+  }
+
+  /* search: the alerts whose name holds the query, exact name first */
+  function alertMatches(query) {
+    var q = String(query).replace(/[^A-Za-z0-9]/g, "").toLowerCase();
+    if (q.length < 3 || typeof RG_ALERTS === "undefined") { return []; }
+    var found = RG_ALERTS.filter(function (a) { return a[0].toLowerCase().indexOf(q) >= 0; });
+    function rank(a) {
+      var n = a[0].toLowerCase();
+      return n === q ? 0 : n.indexOf(q) === 0 ? 1 : 2;
+    }
+    found.sort(function (a, b) { return rank(a) - rank(b) || a[0].length - b[0].length || (a[0] < b[0] ? -1 : 1); });
+    return found.slice(0, 5);
+  }
+
+  function siteBase() {
+    var config = document.getElementById("__config");
+    try { return new URL(JSON.parse(config.textContent).base + "/", window.location.href); } catch (e) {
+      return new URL("./", window.location.href);
+    }
+  }
+
+  function searchShortcut() {
+    var input = document.querySelector(".md-search__input");
+    var list = document.querySelector(".md-search-result__list");
+    if (!input || !list || list.getAttribute("data-rg-search")) { return; }
+    list.setAttribute("data-rg-search", "1");
+    var busy = false;
+    function place() {
+      if (busy) { return; }
+      busy = true;
+      Array.prototype.forEach.call(list.querySelectorAll(".rg-search-alert"), function (li) { li.remove(); });
+      var base = siteBase();
+      alertMatches(input.value).reverse().forEach(function (a) {
+        var li = document.createElement("li");
+        li.className = "md-search-result__item rg-search-alert";
+        var link = document.createElement("a");
+        link.className = "md-search-result__link";
+        link.setAttribute("href", new URL(a[1], base).toString());
+        var article = document.createElement("article");
+        article.className = "md-search-result__article";
+        var h = document.createElement("h1");
+        h.textContent = a[0];
+        var p = document.createElement("p");
+        p.textContent = "alert";
+        article.appendChild(h);
+        article.appendChild(p);
+        link.appendChild(article);
+        li.appendChild(link);
+        list.insertBefore(li, list.firstChild);
+      });
+      busy = false;
+    }
+    function ours(nodes) {
+      return Array.prototype.every.call(nodes, function (n) {
+        return n.classList && n.classList.contains("rg-search-alert");
+      });
+    }
+    /* mkdocs-material rewrites the list for every query: put the alerts back on top, but not
+       in answer to our own change (that would never end) */
+    new MutationObserver(function (changes) {
+      if (busy || changes.every(function (c) { return ours(c.addedNodes) && ours(c.removedNodes); })) { return; }
+      place();
+    }).observe(list, { childList: true });
+    input.addEventListener("input", place);
+  }
+
   /* readable template text (‹namespace›/‹name›) outside code shows the URL's values */
   function fillText(values) {
     var root = document.querySelector(".md-content");
@@ -171,12 +298,16 @@
     fillCommands(values);
     fillDashboards(values);
     fillText(values);
+    fillSilences(values);
+    markPairs(values);
+    cardTables();
+    searchShortcut();
     indexFilters();
   }
 
   /* for tests (node): the functions that make a filled command line */
   if (typeof module !== "undefined" && module.exports) {
-    module.exports = { clean: clean, quote: quote };
+    module.exports = { clean: clean, quote: quote, matcherValue: matcherValue, alertMatches: alertMatches };
     return;
   }
 

@@ -173,7 +173,7 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
         outs.append(Output(f"{RUNBOOK_DIR}/{spec.app}.md", page, True, src))
     outs.extend(shared.values())
     if specs:
-        outs.extend(_site_files(specs, root, findings))
+        outs.extend(_site_files(specs, root, findings, cfg.owners))
     return sorted(outs, key=lambda o: o.path), findings
 
 
@@ -247,7 +247,7 @@ class _Job:
         return out
 
 
-def _site_files(specs: list[Spec], root: Path, findings: list[Finding]) -> list[Output]:
+def _site_files(specs: list[Spec], root: Path, findings: list[Finding], owners=None) -> list[Output]:
     """The site-wide files: home page, the site's stylesheet and script, alert index and the
     ``nav`` of ``mkdocs.yml`` (when there is one); notes findings of the pages go to
     ``findings``.
@@ -263,9 +263,10 @@ def _site_files(specs: list[Spec], root: Path, findings: list[Finding]) -> list[
                        True))
     for name in ASSETS:  # the site's stylesheet and script (mkdocs.yml: extra_css, extra_javascript)
         outs.append(Output(f"{RUNBOOK_DIR}/{ASSETS_DIR}/{name}", ownership.seal(runbook_index.render_asset(
-            name, [ownership.comment("css", ownership.notice("rules/")), ownership.checksum_line("css")])), True))
+            name, [ownership.comment("css", ownership.notice("rules/")), ownership.checksum_line("css")],
+            specs)), True))
     idx = f"{RUNBOOK_DIR}/alerts.md"
-    outs.append(Output(idx, notes.page(runbook_index.render_alert_index(specs, _headers("markdown", "rules/")),
+    outs.append(Output(idx, notes.page(runbook_index.render_alert_index(specs, _headers("markdown", "rules/"), owners),
                                        _read(root, idx), idx, findings), True))
     try:
         mk_text = _read(root, "mkdocs.yml", exact=True)

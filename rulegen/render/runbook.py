@@ -117,7 +117,12 @@ def blocks_md(blocks: list, expr: str = "", variables: dict | None = None, links
         if "markdown" in b:
             parts.append(spec_markdown(b["markdown"]))
         if "commands" in b:
-            parts.append(fence(with_preamble(b["commands"], expr, variables), "bash"))
+            code = fence(with_preamble(b["commands"], expr, variables), "bash")
+            if b.get("examples"):  # hard-coded example values: marked, no copy button (rulegen.css)
+                values = ", ".join(inline_code(x) for x in b["examples"])
+                code = (f'<div class="rg-example" markdown>\n\n**Example values, not copy-ready:** replace '
+                        f"{values} with yours.\n\n{code}\n\n</div>")
+            parts.append(code)
         if "promql" in b:
             q = b["promql"]
             queries = q if isinstance(q, list) else [q]
@@ -257,30 +262,20 @@ def rule_knobs(rule, values_key: str = "prometheusRule") -> str:
             f"annotations, and `{off}: true` drops the alert.")
 
 
-def owner_md(owner: dict | None) -> str:
-    """The owner line: team, chat and paging handles; what the spec does not record is said."""
+def owner_md(owner: dict | None, source: str = "") -> str:
+    """The owner line: team, chat and paging handles; what neither the spec nor the project's
+    defaults record is said. ``source`` (:attr:`rulegen.spec.owners.Resolved.source`): a
+    default of ``.rulegen.yaml`` is marked as such."""
     if not owner:
-        return "*not recorded: the spec names no team, chat or paging handle*"
+        return "*not recorded: neither the spec nor the project's owners: defaults name a team*"
     parts = [md_text(owner["team"])]
     for key, what in (("chat", "chat"), ("paging", "paging")):
         if owner.get(key):
             parts.append(f"{what} {inline_code(owner[key])}")
     missing = [w for w in ("chat", "paging") if not owner.get(w)]
     if missing:
-        parts.append(f"*no {' or '.join(missing)} handle recorded in the spec*")
+        parts.append(f"*no {' or '.join(missing)} handle recorded*")
     return " · ".join(parts)
-
-
-def silence_command(name: str, silence: dict) -> str:
-    """The ``amtool silence add`` line for alert ``name`` and the spec's ``silence`` (shell).
-    A matcher value ``$VAR`` stays a shell variable (set by the preamble)."""
-    words = ["amtool", "silence", "add", f"alertname={triage.shell_quote(name) if not _plain_key(name) else name}"]
-    for label, value in (silence.get("matchers") or {}).items():
-        v = f'"{value}"' if re.fullmatch(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", value) else triage.shell_quote(value)
-        words.append(f"{label}={v}")
-    words.append(f"--duration={canonical(silence.get('duration') or '1h')}")
-    words.append("--comment=" + triage.shell_quote(f"{name}: legitimate silence, see the runbook"))
-    return " ".join(words)
 
 
 _SAFE_VAR = re.compile(r"[A-Za-z0-9_.-]+")
@@ -403,9 +398,17 @@ def _merge_variant(first: dict, r, spec: Spec, index: dict, key: str, links: Que
 
 
 def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, links: QueryLinks | None,
-                 slos: dict, slo_of: dict, by_title: dict, site_url: str | None = None) -> dict:
-    """The page template's data for alert ``r``'s section (its heading ids taken from ``used``)."""
+                 slos: dict, slo_of: dict, by_title: dict, site_url: str | None = None,
+                 opts: dict | None = None) -> dict:
+    """The page template's data for alert ``r``'s section (its heading ids taken from ``used``;
+    ``opts``: ``owners``, the project's default owners, ``alertmanager_url``, ``records``, the
+    project's recording rules for the label flow, ``pairs``, the SLOs' burn-rate pairs)."""
+    from ..spec.owners import resolve
+    from . import silence as silences, slo_page
+    opts = opts or {"records": {}, "pairs": {}}
     rr = r.runbook
+    res = resolve(spec, group, r, opts.get("owners"))
+    am = opts.get("alertmanager_url")
     a = anchor(r.name)
     variables = rr.get("variables")
     tf = triage.effective(spec, r)
@@ -416,6 +419,7 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
     return {
         "slo": slos.get(r.name),
         "slo_link": slo_of.get(r.name, ""),
+        "pairs": slo_page.burn_pairs(r, opts["pairs"]),
         "variants": [],
         "site_url": site_url,
         # the alert's own runbook_url, when it opens a runbook outside this site (a team wiki)
@@ -444,13 +448,13 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
         "summary_raw": inline_code(r.annotations["summary"]) if r.annotations.get("summary") else "",
         "description_raw": inline_code(r.annotations["description"]) if r.annotations.get("description") else "",
         "impact": blocks_md([{"markdown": tf["impact"]}]) if tf.get("impact") else "",
-        "owner": owner_md(tf.get("owner")),
-        "escalation": blocks_md([{"markdown": tf["escalation"]}]) if tf.get("escalation") else "",
+        "owner": owner_md(res.owner, res.source),
+        "escalation": blocks_md([{"markdown": res.escalation}]) if res.escalation else "",
         "do_not": blocks_md([{"markdown": tf["do_not"]}]) if tf.get("do_not") else "",
         "first_check": fence(check, "bash") if check else "",
         "silence_when": blocks_md([{"markdown": silence["when"]}]) if silence else "",
-        "silence_cmd": fence(with_preamble(silence_command(r.name, silence), r.expr, variables), "bash")
-        if silence else "",
+        "silence_cmd": fence(silences.command(spec, group, r, silence, opts["records"], am), "bash"),
+        "silence_link": silences.form_link(spec, group, r, silence, opts["records"], am) if am else "",
         "dashboards": [dashboard_md(d, r.expr) for d in tf.get("dashboards") or []],
         "links": [f"[{md_text(x['title'])}]({link_url(x['url'])})" for x in tf.get("links") or []],
         "explanation": spec_markdown(rr.get("explanation")),
@@ -476,7 +480,13 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
     ``runbook_url`` links to); every other heading of the page (context, sections, an alert's
     sub-headings, recording rules) gets its natural slug, made unique against the alert ids
     first, so a section titled like an alert can never take the alert's id.
+
+    ``config``: its ``owners`` (:class:`rulegen.spec.owners.OwnerDefaults`) and
+    ``alertmanager_url`` (the silence form the page links to) are used too; None: neither.
     """
+    from .silence import recording_rules
+    opts = {"owners": getattr(config, "owners", None), "alertmanager_url": getattr(config, "alertmanager_url", None),
+            "records": recording_rules(specs), "pairs": {}}
     # related alerts resolved within the Prometheus that loads this app (prometheus_scopes)
     index = scoped_index(alert_index(specs), spec, specs, config)
     rb = spec.runbook
@@ -491,6 +501,8 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
     slos = {}
     slo_of: dict = {}  # alert name -> Markdown link to its SLO's section
     for s in spec.slos:
+        for w in s.windows:  # which burn-rate pair an alert's long/short labels name
+            opts["pairs"][(s.alert_name(w.severity), w.long, w.short)] = (s, w)
         data = slo_page.section(s, key, md_text, inline_code, fence, links)
         data["id"] = _unique(data["id"], used)
         slos[data["first_alert"]] = data
@@ -506,8 +518,10 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
             continue
         if r.name in by_name:
             _merge_variant(by_name[r.name], r, spec, index, key, links)
+            by_name[r.name]["pairs"] += slo_page.burn_pairs(r, opts["pairs"])
             continue
-        alerts.append(_alert_entry(spec, group, r, key, used, index, links, slos, slo_of, by_title, site_url))
+        alerts.append(_alert_entry(spec, group, r, key, used, index, links, slos, slo_of, by_title, site_url,
+                                   opts))
         alerts[-1]["routing"] = (routing or {}).get(r.name, "")
         by_name[r.name] = alerts[-1]
     slo_page.attach_links(spec, by_name, links)  # an SLO alert's budget-left and burn-rate links
@@ -564,7 +578,8 @@ def render_page(spec: Spec, specs: list[Spec], header_lines: list[str], fullname
     template other than the default. ``links``: where PromQL blocks open (none by default).
     ``routing``: alert name -> its routing line. ``site_url``: mkdocs' ``site_url``; an alert whose own ``runbook_url`` opens a page outside
     it shows that link as the team's runbook (:func:`team_runbook`). ``config``: the project's
-    :class:`rulegen.config.Config`, whose ``prometheus_scopes`` the page names (None: none)."""
+    :class:`rulegen.config.Config`, whose ``prometheus_scopes`` the page names, and whose
+    ``owners`` and ``runbooks.alertmanager_url`` fill the owner and the silence (None: none)."""
     text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
                         **page_context(spec, specs, fullname_helper, name_suffix, links, routing, site_url, config))
     if ("```" in spec.source.text or "~~~" in spec.source.text) and safe.html_problems(safe.to_html(text)):

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from ..routing import inhibit
 from ..spec import Spec
-from ..spec import triage
 from . import jinja
 from .runbook import SEVERITY_ORDER, _unique, alert_index, md_cell, md_text, readable, severity_badge
-from .slug import anchor, page_path
+from .slug import anchor, page_path, page_url
 
 
 def cause_order(spec: Spec) -> list:
@@ -44,19 +43,23 @@ def cause_order(spec: Spec) -> list:
     return out
 
 
-def render_alert_index(specs: list[Spec], header_lines: list[str]) -> str:
+def render_alert_index(specs: list[Spec], header_lines: list[str], owners=None) -> str:
     """``alerts.md``: every alert of every spec, grouped by app (sorted), likely root causes
     first within an app (:func:`cause_order`), with severity badge, owning team, cause ->
     symptoms as the specs' ``inhibited_by:`` declare them (nothing guessed) and its summary in
-    readable form; the site's script adds filters by app, severity and team."""
+    readable form; the site's script adds filters by app, severity and team. ``owners``: the
+    project's default owners (:class:`rulegen.spec.owners.OwnerDefaults`), which fill the Team
+    column where the spec names none."""
+    from ..spec.owners import resolve
     index = alert_index(specs)
     symptoms, causes = inhibit.causes_and_symptoms(specs)
     apps = []
     total = 0
     for spec in sorted(specs, key=lambda s: s.app):
         rows = []
+        group_of = {id(r): g for g, r in spec.rules()}
         for r in cause_order(spec):
-            team = (triage.effective(spec, r).get("owner") or {}).get("team")
+            team = (resolve(spec, group_of[id(r)], r, owners).owner or {}).get("team")
             rows.append({
                 "alert_md": f"[{md_cell(md_text(r.name))}]({page_path(spec.app)}#{anchor(r.name)})",
                 "badge": severity_badge(r.severity or "none"),
@@ -87,8 +90,16 @@ def render_home(specs: list[Spec], header_lines: list[str]) -> str:
     return jinja.render("home.md.j2", header="\n".join(header_lines), apps=apps)
 
 
-def render_asset(name: str, header_lines: list[str]) -> str:
+def render_asset(name: str, header_lines: list[str], specs: list[Spec] | None = None) -> str:
     """The site asset ``name`` (``rulegen.css`` or ``rulegen.js`` from rulegen's templates)
-    with the generated-file header."""
+    with the generated-file header. ``rulegen.js`` ends with the site's alerts (name, page and
+    anchor, as JSON, sorted by name; none without ``specs``), which its search shortcut puts
+    first among the results for a query that is a fragment of an alert name."""
     text = (jinja.templates_dir() / name).read_text(encoding="utf-8")
+    if name == "rulegen.js":
+        import json
+        alerts = sorted({(r.name, f"{page_url(spec.app)}#{anchor(r.name)}") for spec in specs or [] for r in spec.alerts()})
+        # JSON with "<" escaped: nothing in a name can end a script or open markup
+        data = json.dumps([list(a) for a in alerts], ensure_ascii=True).replace("<", "\\u003c")
+        text += f"\n/* the site's alerts, for search: [name, page/#anchor] */\nvar RG_ALERTS = {data};\n"
     return "\n".join(header_lines) + "\n" + text

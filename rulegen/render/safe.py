@@ -66,6 +66,7 @@ ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "abbr": {"title"}, "img": {"src", 
 _CHECK_TAGS = ALLOWED_TAGS | {"div"}
 _CHECK_ATTRS = {"href", "src", "alt", "title", "align", "start", "class", "id", "style", "rel", "open",
                 "data-app", "data-rg-labels"}  # the last two: the page template's, read by rulegen.js
+_CHECK_ATTRS |= {"data-rg-silence", "data-rg-pair"}  # issue 28: silence links, burn-rate pairs (rulegen.js)
 _ALIGN_STYLE = re.compile(r"\s*text-align:\s*(left|right|center)\s*;?\s*")
 
 _POLICY = {"allow_html": False, "inert": False}

@@ -148,3 +148,18 @@ def section(s, values_key: str, md_text, inline_code, fence, links=None) -> dict
         "meaning": meaning,
         "first_alert": names["page"],
     }
+
+
+def burn_pairs(r, pairs: dict) -> list[dict]:
+    """The burn-rate pair of SLO alert rule ``r`` (``pairs``: (alert, long, short) -> (SLO,
+    window)), as the triage box lists it: ``key`` (``long=1h short=5m``, the alert's labels, which
+    the page's script matches against the URL's query string) and ``text`` (Markdown); [] for
+    any other rule."""
+    found = pairs.get((r.name, r.labels.get("long"), r.labels.get("short")))
+    if found is None:
+        return []
+    s, w = found
+    return [{"key": f"long={w.long} short={w.short}",
+             "text": f"**{slo_mod.decimal_text(w.factor)}x** over {w.long} and {w.short}: errors above "
+                     f"{slo_mod.percent(w.factor * s.budget)}, budget gone in "
+                     f"{slo_mod.human(slo_mod.exhaustion_ms(s.period_ms, w.factor))}"}]

@@ -16,6 +16,7 @@ from pathlib import Path
 from ..config import Config
 from ..findings import Finding, has_errors
 from ..spec import LoadedFile, Spec, build_spec
+from ..spec.owners import add_owner_label
 from .checks import REGISTRY
 
 
@@ -79,6 +80,7 @@ def check_file(lf: LoadedFile, ctx: Context) -> tuple[list[Finding], Spec | None
                     findings.extend(fn(rest, ctx))
         return findings, None
     spec = build_spec(lf)
+    add_owner_label(spec, ctx.config.owners)  # the label the chart renders: every check sees it
     for mod in REGISTRY:
         fn = getattr(mod, "check_spec", None)
         if fn is not None:
@@ -95,7 +97,9 @@ def reference_spec(lf: LoadedFile, ctx: Context) -> Spec | None:
         fn = getattr(mod, "check_file", None)
         if fn is not None and any(f.is_error and f.code.startswith("RG2") for f in fn(lf, ctx)):
             return None
-    return build_spec(lf)
+    spec = build_spec(lf)
+    add_owner_label(spec, ctx.config.owners)
+    return spec
 
 
 def finish(per_file: list[tuple[list[Finding], Spec | None]], ctx: Context) -> Result:

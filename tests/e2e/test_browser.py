@@ -178,7 +178,7 @@ _GEOMETRY = """(() => {
   const header = document.querySelector(".md-header").getBoundingClientRect();
   const r = h.getBoundingClientRect();
   const b = box ? box.getBoundingClientRect() : null;
-  const code = box ? box.querySelector("pre") : null;
+  const code = box ? box.querySelector(":scope > :not(details) pre") : null;  // the first check, not the silence
   return {tag: h.tagName, text: h.textContent.replace("¶", "").trim(), headingTop: r.top,
           headingBottom: r.bottom, headerBottom: header.bottom, boxTop: b && b.top,
           boxBottom: b && b.bottom, box: box ? box.innerText : "",
@@ -254,6 +254,12 @@ def test_alert_index_fits_the_screen_and_filters(site, browser, width, height):
     ("ProbeFailed", "inferencecachebackendprobefailed", True),
     ("degraded", "noctayallmservicedegraded", True),
     ("LlamaSwapNoMetrics", "llamaswapnometrics", True),
+    # issue 28: an exact name and a fragment of one put the alert first
+    ("NoMetrics", "llamaswapnometrics", True),
+    ("NoctayaGatewayActivationFastBurn", "noctayagatewayactivationfastburn", True),
+    ("FastBurn", "noctayagatewayactivationfastburn", True),
+    ("ProbeBypassed", "inferencecachebackendprobebypassed", True),
+    ("InferenceCacheServerDown", "inferencecacheserverdown", True),
     # words of a summary: the alert's section first, its heading or one of its sub-headings
     # ("available replica" also matches the expression in LlamaSwapDown's "Fires when")
     ("available replica", "llamaswapdown", False),
@@ -273,7 +279,10 @@ def test_search_finds_the_alert_heading_first(site, browser, query, anchor_, exa
         time.sleep(0.1)
         hrefs = browser.js("""Array.from(document.querySelectorAll(".md-search-result__item a"))
                               .map(a => a.getAttribute("href")).filter(h => h.includes("#"))""")
-        if hrefs:
+        # issue 28: wait for mkdocs-material's own results too (the alert shortcut of rulegen.js
+        # answers at once); the alert must still be first once they are in
+        if hrefs and browser.js("""document.querySelectorAll(".md-search-result__item:not(.rg-search-alert)")
+                                   .length > 0"""):
             break
     browser.screenshot(SHOTS / f"search-{query}.png")
     assert hrefs, f"no result for {query!r}"
@@ -288,24 +297,24 @@ def test_query_string_fills_the_commands(site, browser):
     browser.viewport(390, 844)
     browser.open(base + "noctaya/?namespace=ml&name=qwen3-8b#noctayallmservicedegraded")
     browser.screenshot(SHOTS / "query-string-390x844.png")
-    first = browser.js("""document.querySelector("#noctayallmservicedegraded ~ .rg-triage pre code")
+    first = browser.js("""document.querySelector("#noctayallmservicedegraded ~ .rg-triage > :not(details) pre code")
                           .textContent.split("\\n")[0]""")
     assert first == "NAME='qwen3-8b' NAMESPACE='ml'  # alert labels: name namespace"
     summary = browser.js("""document.querySelector("#noctayallmservicedegraded ~ .rg-triage p").textContent""")
     assert summary == "critical LLMService ml/qwen3-8b is Degraded (‹reason›)."
     browser.open(base + "noctaya/#noctayallmservicedegraded")
-    first = browser.js("""document.querySelector("#noctayallmservicedegraded ~ .rg-triage pre code")
+    first = browser.js("""document.querySelector("#noctayallmservicedegraded ~ .rg-triage > :not(details) pre code")
                           .textContent.split("\\n")[0]""")
     assert first == "NAME='‹name›' NAMESPACE='‹namespace›'  # alert labels: name namespace"
     # a value with a quote stays one shell word: the filled block still parses, runs nothing
     browser.open(base + "noctaya/?name=a%27b%3Brm%20-rf%20x#noctayallmservicedegraded")
-    code = browser.js("""document.querySelector("#noctayallmservicedegraded ~ .rg-triage pre code").textContent""")
+    code = browser.js("""document.querySelector("#noctayallmservicedegraded ~ .rg-triage > :not(details) pre code").textContent""")
     assert code.split("\n")[0] == "NAME='a'\\''b;rm -rf x' NAMESPACE='‹namespace›'  # alert labels: name namespace"
     assert subprocess.run(["bash", "-n", "-c", "--", code]).returncode == 0
     # control characters from the URL are dropped (issue 23): ESC [201~ would end bracketed
     # paste and the newline would run what follows as typed; C1 \x9b is a one-byte CSI
     browser.open(base + "noctaya/?name=a%1B%5B201~%0Aid%C2%9B%E2%80%A8x#noctayallmservicedegraded")
-    code = browser.js("""document.querySelector("#noctayallmservicedegraded ~ .rg-triage pre code").textContent""")
+    code = browser.js("""document.querySelector("#noctayallmservicedegraded ~ .rg-triage > :not(details) pre code").textContent""")
     assert code.split("\n")[0] == "NAME='a[201~idx' NAMESPACE='‹namespace›'  # alert labels: name namespace"
 
 

@@ -656,7 +656,7 @@ def test_runbook_section_and_links(tmp_path, capsys):
     for name in ("demoavailabilityfastburn", "demoavailabilityslowburn"):
         section = page[page.index(f"{{ #{name} }}"):]
         section = section[: section.index("<!-- /notes -->")]
-        assert "**Part of SLO** [availability](#slo-availability)" in section
+        assert "**SLO:** [availability](#slo-availability)" in section
     capsys.readouterr()
     assert main(["-C", str(root), "check"]) == 0, capsys.readouterr().out  # link check included
 

@@ -40,7 +40,8 @@ def _runbook(slo: SLO, severity: str, w: BurnWindow, given: dict) -> dict:
             ["Plan the fix within working hours: at this pace the budget lasts days, not hours.",
              "If the budget is spent on purpose (planned work), say so where the team tracks SLOs."])
     if "impact" not in given:
-        first = pairs[0]
+        # true whichever pair fired: the lowest factor's ratio is exceeded by every pair
+        first = min(pairs, key=lambda x: x.factor)
         rb["impact"] = (f"More than {percent(first.factor * slo.budget)} of the events SLO {slo.name} counts "
                         f"are bad (the objective allows {percent(slo.budget)}): at this pace the "
                         f"{slo.period} error budget is gone in "

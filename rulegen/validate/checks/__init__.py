@@ -15,5 +15,7 @@ REGISTRY.insert(REGISTRY.index(schema) + 1, paths)  # issue 18: paths stay insid
 REGISTRY.append(markup)  # issue 18: runbook text is safe on the site
 from . import gates
 REGISTRY.append(gates)  # ux: a gate naming no key of the chart's values.yaml (RG733)
+from . import owners
+REGISTRY.append(owners)  # issue 28: owners required, owner label agrees (RG515-RG517)
 from . import routing
 REGISTRY.append(routing)  # issue 28: routing through Alertmanager's own code, inhibitions

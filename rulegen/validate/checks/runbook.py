@@ -70,7 +70,8 @@ Codes:
   (``conventions.require_triage`` in ``.rulegen.yaml``, e.g. ``{critical: [impact, owner,
   do_not]}``; off by default). The field may be set at app level or on the alert. Bad: a
   critical alert without ``runbook.impact`` under ``require_triage: {critical: [impact]}``; good:
-  ``impact:`` set on the alert or the app.
+  ``impact:`` set on the alert or the app. An ``owner`` or ``escalation`` default of the
+  project (``owners:`` in ``.rulegen.yaml``) counts as set.
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ import re
 
 from ...findings import Finding, Severity
 from ...render.slug import anchor
+from ...spec.owners import resolve
 from ...spec.triage import effective, label_of, placeholders, unplain_reason, variables_used
 from ...promql.labelflow import can_carry
 from ...tools import process
@@ -294,6 +296,8 @@ def _alert_fields(spec, ctx, g, r, records: dict):
     lf = spec.source
     static = r.all_labels(spec.labels, g.labels)
     fields = effective(spec, r)
+    res = resolve(spec, g, r, ctx.config.owners)  # the project's default owners count (RG510)
+    fields.update({k: v for k, v in (("owner", res.owner), ("escalation", res.escalation)) if v})
     own = r.runbook or {}
     base = r.path + ("runbook",)
     for di, d in enumerate(fields.get("dashboards") or []):

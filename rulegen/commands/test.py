@@ -306,3 +306,7 @@ def report_mutants(results: list[MutantResult], rows: list[RuleScore], out) -> N
     extra = (f", {eq} declared equivalent" if eq else "") + (f", {invalid} not runnable" if invalid else "") \
         + (f", {excluded} excluded (generated from slos:)" if excluded else "")
     print(f"mutation score: {killed}/{counted} mutants killed ({total_score(results):.0f}%){extra}", file=out)
+    unseen = sum(1 for r in results if r.unseen)
+    if unseen:
+        print(f"skipped: cannot change a test: {unseen} mutant(s) not run, since no test of their rule "
+              "feeds a series their change reaches (they survive: counted as above)", file=out)

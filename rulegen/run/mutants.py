@@ -270,7 +270,9 @@ def sited_expr_mutants(rule) -> list[tuple]:
             for m in ms:
                 if len(ms) == 1 and not node.name:
                     continue  # {a="b"} without it is not a selector
-                c = pp.parse(str(node))
+                c = _try_parse(str(node))
+                if c is None:
+                    break  # promql_parser prints this selector as text it does not read back
                 c.matchers = pp.Matchers([x for x in c.matchers.matchers if str(x) != str(m)])
                 add("matcher", f"matcher `{m}` removed", i, _try_parse(str(c)),
                     f"a case with a series whose `{m.name}` does not match `{m}`, where the alert "

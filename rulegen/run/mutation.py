@@ -11,7 +11,12 @@ small wrong versions (mutants) of it. Each mutant goes through the same path as 
    promtool test file with the spec's own tests that can see it (those asserting on the
    mutated rule or on a rule that reads it), run against the rules those tests need (the
    mutated rule, the rules asserted on, and the recording rules they read), annotations
-   kept as for plain tests (:func:`rulegen.run.testing.write_test_files`);
+   kept as for plain tests (:func:`rulegen.run.testing.write_test_files`). A test group
+   that provably cannot tell the mutant from the rule (:mod:`rulegen.run.unseen`: the
+   changed selector matches none of its input series, say) is left out, and a mutant left
+   with none is not run at all: it survives, as it would have, and the report counts it
+   under "skipped: cannot change a test". A mutant's test groups go one to a file, so the
+   cheapest can run first;
 3. the real rule is laid out the same way (the *baseline*): its tests must pass there, or the
    run stops, so a mutant counts as killed only because of its change;
 4. the test files of the run go to ``promtool test rules`` processes in small batches (at
@@ -399,23 +404,14 @@ def _run_rounds(files: list, results: list[MutantResult], jobs: int, root: Path,
     by any failing test group (its files hold the same rules, so one that promtool cannot
     load is found in the first). A mutant declared equivalent runs all its files in the
     first round, so a note that a test kills it names the same test group. Baselines run
-    whole in the first round, and a baseline file of the same content (text and rule files)
-    as an earlier one is not run again: it takes that one's results.
+    whole in the first round.
 
     Raises:
         RulegenError: a rule's tests do not pass on the rule itself (or do not finish).
     """
     per_mutant: dict[int, list] = {}
     first: list = []
-    same: dict = {}  # a baseline file -> an earlier baseline file of the same content
-    seen: dict = {}
     for entry in files:
-        key = _content(entry[0]) if entry[3] < 0 else None
-        if key is not None:
-            if key in seen:
-                same[entry] = seen[key]
-                continue
-            seen[key] = entry
         if entry[3] < 0 or results[entry[3]].equivalent is not None:
             first.append(entry)
         else:
@@ -427,12 +423,6 @@ def _run_rounds(files: list, results: list[MutantResult], jobs: int, root: Path,
     progress = _Progress(sum(len(fs) for fs in per_mutant.values()) + len(first), report)
     while todo:
         outcome = _run_files([e[0] for e in todo], jobs, root, progress)
-        if rnd == 0:
-            for entry, twin in same.items():
-                got = outcome.get(str(twin[0]))
-                outcome[str(entry[0])] = got if isinstance(got, str) or got is None else \
-                    [replace(c, file=str(entry[0])) for c in got]
-            todo = todo + list(same)
         for f, app, name, i in todo:
             cases = outcome.get(str(f))
             if i < 0:
@@ -448,18 +438,6 @@ def _run_rounds(files: list, results: list[MutantResult], jobs: int, root: Path,
         rnd += 1
         todo = [fs[rnd] for i, fs in per_mutant.items()
                 if rnd < len(fs) and not results[i].killed and not results[i].invalid]
-
-
-def _content(test_file: Path) -> str | None:
-    """The text of a promtool test file with the text of each rule file it names (its whole
-    input: two files of the same content give the same results), or None when unreadable."""
-    try:
-        text = fs_read.read_text(test_file)
-        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        rules = [fs_read.read_text(test_file.parent / str(r)) for r in doc.get("rule_files") or []]
-    except (OSError, RulegenError, UnicodeDecodeError, yaml.YAMLError, AttributeError, TypeError):
-        return None
-    return "\0".join([text, *rules])
 
 
 #: promtool test files per process: small batches, so the work spreads evenly over ``jobs``

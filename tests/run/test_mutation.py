@@ -447,3 +447,11 @@ def test_a_baseline_whose_tests_fail_stops_the_run(tmp_path, monkeypatch):
     _fake_promtool(monkeypatch, fails={"base"})
     with pytest.raises(RulegenError, match=r"do not pass on the rule itself .*\(base\)"):
         _run_rounds(_files(tmp_path, [("base", -1, 5)]), [], 1, tmp_path)
+
+
+def test_a_selector_promql_parser_cannot_read_back_makes_no_matcher_mutant():
+    # regression (issue 25): `\p{L}` prints back unescaped, which promql_parser refuses; the
+    # mutants of the rest of the expression are still made
+    got = _texts('up{job=~"\\\\p{L}+"} == 0')
+    assert not [t for t in got if t.startswith("matcher")]
+    assert "`== 0` becomes `!= 0`" in got

@@ -356,4 +356,4 @@ def report_mutants(results: list[MutantResult], rows: list[RuleScore], out) -> N
     unseen = sum(1 for r in results if r.unseen)
     if unseen:
         print(f"skipped: cannot change a test: {unseen} mutant(s) not run, since no test of their rule "
-              "feeds a series their change reaches (they survive: counted as above)", file=out)
+              "feeds a series their change reaches (they survive, as they would have: counted as before)", file=out)

@@ -16,7 +16,8 @@ small wrong versions (mutants) of it. Each mutant goes through the same path as 
    changed selector matches none of its input series, say) is left out, and a mutant left
    with none is not run at all: it survives, as it would have, and the report counts it
    under "skipped: cannot change a test". A mutant's test groups go one to a file, so the
-   cheapest can run first;
+   cheapest can run first; a baseline's too, so a group that several rules' baselines share,
+   with the same rules, runs once;
 3. the real rule is laid out the same way (the *baseline*): its tests must pass there, or the
    run stops, so a mutant counts as killed only because of its change;
 4. the test files of the run go to ``promtool test rules`` processes in small batches (at
@@ -283,9 +284,10 @@ def _render_chunk(spec: Spec, root: Path, app_dir: Path, chunk: list[int], varia
                   seen_by: dict, doc: dict, filters: dict, index: dict) -> list:
     """Render the variants numbered in ``chunk`` with one ``plan`` and one ``helm template``
     and write their promtool files; returns ``(path, rule name, result index)`` per file. A
-    baseline, and a mutant declared equivalent, get the tests laid out as ``rulegen test``
-    lays them out; any other mutant gets one file per test group, so that its cheapest
-    groups can run first (:func:`_run_rounds`)."""
+    mutant declared equivalent gets its tests laid out as ``rulegen test`` lays them out;
+    any other mutant, and a baseline, one file per test group: a mutant's cheapest groups
+    run first, and a group several rules' baselines share with the same rules runs once
+    (:func:`_run_rounds`)."""
     from ..render import plan
     # the spec's own groups first, under their own names: the chart's values (and the values
     # schema, which knows each group by name) are the spec's; their rendered rules are not used
@@ -313,7 +315,7 @@ def _render_chunk(spec: Spec, root: Path, app_dir: Path, chunk: list[int], varia
         idx = index[k]
         label = "baseline" if m is None else f"m{idx}"
         dest = app_dir / f"{_slug(rule.name)}-{label}"
-        whole = m is None or m.text in rule.equivalent_mutants
+        whole = m is not None and m.text in rule.equivalent_mutants
         parts = [seen_by[k]] if whole else [[t] for t in seen_by[k]]
         for j, tests in enumerate(parts):
             for f in write_test_files(spec, {**doc, "tests": tests}, by_variant.get(k, []),
@@ -404,14 +406,23 @@ def _run_rounds(files: list, results: list[MutantResult], jobs: int, root: Path,
     by any failing test group (its files hold the same rules, so one that promtool cannot
     load is found in the first). A mutant declared equivalent runs all its files in the
     first round, so a note that a test kills it names the same test group. Baselines run
-    whole in the first round.
+    whole in the first round, and a baseline file of the same content (test and rule files)
+    as an earlier one is not run again: it has that one's results.
 
     Raises:
         RulegenError: a rule's tests do not pass on the rule itself (or do not finish).
     """
     per_mutant: dict[int, list] = {}
     first: list = []
+    same: dict = {}  # a baseline file -> an earlier baseline file of the same content
+    seen: dict = {}
     for entry in files:
+        key = _content(entry[0]) if entry[3] < 0 else None
+        if key is not None:
+            if key in seen:
+                same[entry] = seen[key]
+                continue
+            seen[key] = entry
         if entry[3] < 0 or results[entry[3]].equivalent is not None:
             first.append(entry)
         else:
@@ -423,6 +434,10 @@ def _run_rounds(files: list, results: list[MutantResult], jobs: int, root: Path,
     progress = _Progress(sum(len(fs) for fs in per_mutant.values()) + len(first), report)
     while todo:
         outcome = _run_files([e[0] for e in todo], jobs, root, progress)
+        if rnd == 0:  # a baseline file like one that ran has its results
+            for entry, twin in same.items():
+                outcome[str(entry[0])] = outcome.get(str(twin[0]))
+            todo = todo + list(same)
         for f, app, name, i in todo:
             cases = outcome.get(str(f))
             if i < 0:
@@ -438,6 +453,18 @@ def _run_rounds(files: list, results: list[MutantResult], jobs: int, root: Path,
         rnd += 1
         todo = [fs[rnd] for i, fs in per_mutant.items()
                 if rnd < len(fs) and not results[i].killed and not results[i].invalid]
+
+
+def _content(test_file: Path) -> str | None:
+    """The text of a promtool test file and of each rule file it names: its whole input (two
+    files of the same content give the same results); None when unreadable."""
+    try:
+        text = fs_read.read_text(test_file)
+        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        rules = [fs_read.read_text(test_file.parent / str(r)) for r in doc.get("rule_files") or []]
+    except (OSError, RulegenError, UnicodeDecodeError, yaml.YAMLError, AttributeError, TypeError):
+        return None
+    return "\0".join([text, *rules])
 
 
 #: promtool test files per process: small batches, so the work spreads evenly over ``jobs``

@@ -4,8 +4,8 @@
 
 On a copy of the bundled project (``rules/``, ``charts/``, ``runbooks/``, ``mkdocs.yml``) in a
 temp Git repository, with one alert's runbook text changed since its commit (a pull request
-touching one alert), times as subprocesses (the way CI runs them), alternating after one
-untimed run of each (so a busy machine slows all alike; see ``benchmarks/timing.py``):
+touching one alert), times as subprocesses (the way CI runs them), alternating after an
+untimed round (``--warmup``; so a busy machine slows all alike):
 
 * ``rulegen test`` (the plain promtool tests),
 * ``rulegen test --mutate`` (the same tests, then every mutant of every rule with tests), and
@@ -64,10 +64,9 @@ def verdict(out: str) -> list[str]:
             if re.match(r"\s+\S+ \S+: \d+/\d+ mutants killed|mutation (score|testing)|.*: (SURVIVED|note) ", line)]
 
 
-def mutation_report(root: Path, cmd: list[str], env) -> tuple[int, list[str]]:
-    """(mutants, verdict lines) of one mutation run; exits when the run's score is not
+def check_report(out: str) -> tuple[int, list[str]]:
+    """(mutants, verdict lines) of a mutation run's output; exits when the run's score is not
     :data:`EXPECTED_SCORE` or a mutant survives."""
-    out = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env).stdout
     m = re.search(r"mutation testing: (\d+) mutant", out)
     if not m:
         sys.exit(f"no mutation report in:\n{out[-2000:]}")
@@ -76,9 +75,9 @@ def mutation_report(root: Path, cmd: list[str], env) -> tuple[int, list[str]]:
     return int(m.group(1)), verdict(out)
 
 
-def cpu_run(cmd: list[str], cwd: Path, env) -> tuple[float, float]:
-    """(wall, CPU) seconds of one run of ``cmd``: CPU is user + system time of it and its
-    children (helm, promtool). Exits when it fails."""
+def cpu_run(cmd: list[str], cwd: Path, env) -> tuple[float, float, str]:
+    """(wall, CPU) seconds and the output of one run of ``cmd``: CPU is user + system time of
+    it and its children (helm, promtool). Exits when it fails."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
@@ -86,7 +85,7 @@ def cpu_run(cmd: list[str], cwd: Path, env) -> tuple[float, float]:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         sys.exit(f"{' '.join(map(str, cmd))} exited {proc.returncode}:\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), proc.stdout
 
 
 def pull_request(root: Path) -> None:
@@ -111,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=3, help="runs of each command; the best is kept (default 3)")
     p.add_argument("--jobs", type=int, default=None, help="promtool processes at once (default: CPU count)")
+    p.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
     p.add_argument("--old", default=None, help="a checkout of an earlier rulegen to time the same way")
     args = p.parse_args(argv)
     jobs = ["--jobs", str(args.jobs)] if args.jobs else []
@@ -125,17 +125,19 @@ def main(argv: list[str] | None = None) -> int:
                 [sys.executable, "-m", "rulegen", "test", "--help"], capture_output=True, text=True,
                 env=old_env).stdout
             sides["before"] = _commands(root, jobs, old_env, has_base)
-        reports = {side: mutation_report(root, *cmds["mutate"]) for side, cmds in sides.items()}
+        times: dict = {(side, what): [] for side in sides for what in ("plain", "mutate", "pr")}
+        reports: dict = {}
+        for rnd in range(args.warmup + args.repeat):  # warm-up rounds are not counted
+            for side, cmds in sides.items():
+                for what, (cmd, env) in cmds.items():
+                    wall, cpu, out = cpu_run(cmd, root, env)
+                    if what == "mutate":
+                        reports.setdefault(side, check_report(out))
+                    if rnd >= args.warmup:
+                        times[(side, what)].append((wall, cpu))
         if args.old and reports["now"][1] != reports["before"][1]:
             sys.exit("the mutation verdict differs from --old's:\n" + "\n".join(reports["before"][1])
                      + "\n---\n" + "\n".join(reports["now"][1]))
-        times: dict = {(side, what): [] for side in sides for what in ("plain", "mutate", "pr")}
-        for rnd in range(args.repeat + 1):  # the first round is a warm-up, not counted
-            for side, cmds in sides.items():
-                for what, (cmd, env) in cmds.items():
-                    got = cpu_run(cmd, root, env)
-                    if rnd:
-                        times[(side, what)].append(got)
     n = reports["now"][0]
     print(f"bundled specs: {n} mutants, best of {args.repeat} (alternating runs); wall s / CPU s")
     for side in sides:

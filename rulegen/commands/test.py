@@ -243,13 +243,14 @@ def run_tests(root: Path, args) -> int:
     if any(f.is_error for f in findings):
         print(render_findings(findings), file=sys.stderr)
         return 1
+    # before the SLOs' tests are added: the specs at the base ref have none either
+    touched = touched_rules(root, args.base, loaded) if getattr(args, "base", None) else None
     # the SLOs' tests are generated now, not committed (loading and building make none)
     loaded = replace(loaded, specs=[slo.with_tests(s) for s in loaded.specs])
     all_cases = collect_cases(loaded.specs)
     cases = select(all_cases, args.app, args.alert, args.name)
     _check_names(loaded, args)
-    if getattr(args, "base", None):
-        touched = touched_rules(root, args.base, loaded)
+    if touched is not None:
         cases = [c for c in cases if (c.app, c.rule.name) in touched]
         if not cases:
             print(f"no rule with tests changed since {args.base}: nothing to test", file=out)

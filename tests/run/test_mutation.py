@@ -267,7 +267,7 @@ def test_mutants_run_in_small_batches_at_most_jobs_promtool_processes_at_once(pr
     assert max(calls) <= mutation.BATCH_FILES and len(calls) >= 3
     # the 22 counted mutants run their test groups one to a file, cheapest first, until one
     # fails; the 2 declared equivalents their one file whole; the 2 rules' baselines one file
-    # per test group (5): each file once
+    # per test group: each file once
     assert sum(calls) == 33
 
 

@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
             old_env["PYTHONPATH"] = str(Path(args.old).resolve())
             has_base = "--changed-since" in subprocess.run(
                 [sys.executable, "-m", "rulegen", "test", "--help"], capture_output=True, text=True,
-                env=old_env).stdout
+                env=old_env, cwd=root).stdout  # in root: `-m` puts the working folder first on sys.path
             sides["before"] = _commands(root, jobs, old_env, has_base)
         times: dict = {(side, what): [] for side in sides for what in ("plain", "mutate", "pr")}
         reports: dict = {}

@@ -15,11 +15,12 @@ $(BIN)/rulegen: pyproject.toml
 
 install: $(BIN)/rulegen
 
-# helm and promtool go to ~/.cache/rulegen/tools/bin (or $$RULEGEN_TOOLS_DIR/bin), never into the checkout
+# the pinned tools go to ~/.cache/rulegen/tools/bin (or $$RULEGEN_TOOLS_DIR/bin), never into the checkout;
+# build needs them too: the pages say whom each alert notifies, routed by rulegen-amroute
 tools:
 	scripts/install-tools.sh
 
-build: install
+build: install tools
 	$(BIN)/rulegen build
 
 check: install
@@ -43,6 +44,7 @@ bench: install tools
 	$(BIN)/python benchmarks/validate_corpus.py
 	$(BIN)/python benchmarks/check_bench.py
 	$(BIN)/python benchmarks/mutation_bench.py
+	$(BIN)/python benchmarks/series_bench.py
 
 clean:
 	rm -rf site site-docs .rulegen .pytest_cache

@@ -33,7 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args(argv)
     rulegen = [sys.executable, "-m", "rulegen"]
-    helm = REPO / ".tools" / "bin" / "helm"
+    from rulegen.tools import find  # the pinned helm, from the tools folders (never the checkout)
+    helm = find.require("helm", REPO)
     with tempfile.TemporaryDirectory() as tmp:
         proj = Path(tmp) / "p"
         env = python_env(str(Path(tmp) / "pycache"))

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 #: Modules whose docstrings document codes, in the order ``rulegen checks`` prints them
 #: (validation families first, in the order they run).
 EXTRA_SOURCES = ("rulegen.outputs:OUTPUTS", "rulegen.fs.read", "rulegen.outputs.links", "rulegen.gitops.sync",
-                 "rulegen.importer", "rulegen.baseline", "rulegen.gitops.policy")
+                 "rulegen.importer", "rulegen.baseline", "rulegen.gitops.policy", "rulegen.live.series")
 
 #: Families whose codes several modules report, each documenting its own: the family's source
 #: (an entry of :data:`EXTRA_SOURCES`, which gives the title, the introduction and a ``Codes:``

@@ -18,6 +18,13 @@ Shape::
       grafana_url: https://grafana.example.com         # ... and to Grafana Explore
       allow_html: false   # true: raw HTML in spec Markdown is cleaned to an allow-list (nh3), not escaped
     policy_changes: fail   # or warn: what `rulegen check --base REF` does about a PR that weakens the checks
+    prometheus:            # a live Prometheus for the series checks and backtests (docs/live.md)
+      url: https://prometheus.example.com   # http(s), no credentials in it; also the default of runbooks.prometheus_url
+      bearer_token_file: ci/prometheus-token  # inside the project (CI passes one elsewhere with --prometheus-bearer-token-file)
+      headers: {X-Scope-OrgID: team-a}       # sent with every request (not secrets: the file is in Git)
+      ca_file: ci/prometheus-ca.pem          # PEM CA bundle for https, inside the project
+      timeout: 30s                           # per request (a Prometheus duration)
+      lookback: 7d                           # how far back the series checks look
     charts:
       # labels a new chart's PrometheusRule gets (values.yaml <valuesKey>.labels), so a
       # kube-prometheus-stack install's default ruleSelector picks its rules; {} sets none
@@ -27,6 +34,13 @@ Shape::
       # e.g. per environment or cluster; paths from the project root, inside the project
       values_files:
         charts/shop: [deploy/prod/shop-values.yaml, deploy/staging/shop-values.yaml]
+    alertmanager:
+      # the project's Alertmanager configuration (path inside the project): every alert's
+      # label set is routed through it with Alertmanager's own code (docs/routing.md)
+      config: deploy/alertmanager.yml
+      paging_severities: [critical]   # these must reach a receiver that notifies (RG953)
+      null_receivers: [blackhole]     # receivers that page nobody (besides those with no
+                                      # notifier at all, which count as null anyway)
 
 Everything has a default, so a project without the file behaves as documented in
 ``docs/configuration.md``.
@@ -37,6 +51,13 @@ when the key is absent) makes a grown baseline or a switched-off or weakened che
 (RG820-RG823), ``warn`` reports them as warnings. Those codes cannot be switched off or
 re-graded under ``checks:``; ``policy_changes: warn`` is the one switch, and it only counts
 once it is on the base branch.
+
+``prometheus`` (see :mod:`rulegen.live`) names the Prometheus the live checks read. A pull
+request can change this file, so its paths (``bearer_token_file``, ``ca_file``) must stay
+inside the project (the containment rules of :mod:`rulegen.fs.containment`), and secrets given
+on the command line are sent only to a URL given on the command line too (see
+:func:`rulegen.live.connect.resolve`). ``runbooks.prometheus_url`` defaults to ``prometheus.url``
+(set it to give readers a public address instead).
 """
 
 from __future__ import annotations
@@ -69,6 +90,33 @@ _LABEL_NAME = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*
 _LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
 
 
+#: Defaults of the ``prometheus:`` section, in seconds.
+DEFAULT_PROMETHEUS_TIMEOUT = 30.0
+DEFAULT_LOOKBACK = 7 * 86400.0
+
+
+@dataclass(frozen=True)
+class PrometheusSettings:
+    """The ``prometheus:`` section of ``.rulegen.yaml`` as written (checked, not yet resolved
+    against the command line: :func:`rulegen.live.connect.resolve` does that).
+
+    Attributes:
+        url: http(s) base URL without trailing ``/`` (no user info, query or fragment), or None.
+        bearer_token_file: project-relative POSIX path of a file holding the token, or None.
+        headers: ``((name, value), ...)`` sent with every request, in the file's order.
+        ca_file: project-relative path of a PEM CA bundle for https, or None (system CAs).
+        timeout: seconds one request may take (default 30).
+        lookback: seconds the series checks look back (default 7 days).
+    """
+
+    url: str | None = None
+    bearer_token_file: str | None = None
+    headers: tuple = ()
+    ca_file: str | None = None
+    timeout: float = DEFAULT_PROMETHEUS_TIMEOUT
+    lookback: float = DEFAULT_LOOKBACK
+
+
 @dataclass
 class Config:
     """Validated project configuration (see the module docstring for the file shape)."""
@@ -95,6 +143,15 @@ class Config:
     #: chart folder (``charts/shop``) -> extra values files (project-relative POSIX paths)
     #: ``check`` renders the chart with, one render per file (``charts.values_files``)
     values_files: dict = field(default_factory=dict)
+    #: the ``prometheus:`` section (a live Prometheus; ``url`` None: none configured)
+    prometheus: "PrometheusSettings" = field(default_factory=lambda: PrometheusSettings())
+    #: ``alertmanager.config``: project-relative path of the alertmanager.yml alerts are routed
+    #: through (:mod:`rulegen.routing`); None: routing is not checked
+    alertmanager_config: str | None = None
+    #: ``alertmanager.paging_severities``: severities that must reach a notifying receiver
+    paging_severities: tuple = ("critical",)
+    #: ``alertmanager.null_receivers``: receivers that notify nobody, besides empty ones
+    null_receivers: tuple = ()
 
     def apply(self, findings: list[Finding]) -> list[Finding]:
         """Drop disabled codes and apply severity overrides; result sorted by file, line, col."""
@@ -139,7 +196,10 @@ def parse_config(raw) -> Config:
     """
     if not isinstance(raw, dict):
         raise RulegenError(f"{CONFIG_FILE}: must be a mapping")
-    _known(raw, ("checks", "conventions", "duplicate_alert_across_apps", "runbooks", "policy_changes", "charts"), "")
+    _known(raw, ("checks", "conventions", "duplicate_alert_across_apps", "runbooks", "policy_changes", "charts",
+                 "alertmanager", "prometheus"), "")
+    am = _mapping(raw.get("alertmanager"), "alertmanager")
+    _known(am, ("config", "paging_severities", "null_receivers"), "alertmanager.")
     charts = _mapping(raw.get("charts"), "charts")
     _known(charts, ("rule_selector_labels", "values_files"), "charts.")
     pages = _mapping(raw.get("runbooks"), "runbooks")
@@ -168,6 +228,7 @@ def parse_config(raw) -> Config:
     if policy not in POLICY_MODES:
         raise RulegenError(f"{CONFIG_FILE}: policy_changes: use fail or warn (what `rulegen check --base` "
                            "does when a pull request grows the baseline or weakens a check)")
+    live = prometheus_settings(raw.get("prometheus"))
     return Config(
         disabled=frozenset(disabled),
         severity_overrides=sev,
@@ -178,13 +239,104 @@ def parse_config(raw) -> Config:
                                      Config.require_runbook_for),
         duplicate_alert_across_apps=dup,
         require_triage=_triage(conv.get("require_triage")),
-        prometheus_url=_base_url(pages.get("prometheus_url"), "runbooks.prometheus_url"),
+        prometheus_url=_base_url(pages.get("prometheus_url"), "runbooks.prometheus_url") or live.url,
         grafana_url=_base_url(pages.get("grafana_url"), "runbooks.grafana_url"),
         allow_html=_allow_html(pages.get("allow_html", False)),
         policy_changes=policy,
         rule_selector_labels=_selector_labels(charts.get("rule_selector_labels", DEFAULT_RULE_SELECTOR_LABELS)),
         values_files=_values_files(charts.get("values_files")),
+        prometheus=live,
+        alertmanager_config=_project_path(am.get("config"), "alertmanager.config", "deploy/alertmanager.yml"),
+        paging_severities=_strings(am.get("paging_severities"), "alertmanager.paging_severities",
+                                   Config.paging_severities),
+        null_receivers=_strings(am.get("null_receivers"), "alertmanager.null_receivers", ()),
     )
+
+
+#: Header names rulegen sets itself (``prometheus.headers`` may not name them).
+_OWN_HEADERS = frozenset({"authorization", "host", "content-type", "content-length", "accept-encoding",
+                          "connection", "transfer-encoding"})
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def prometheus_settings(v, where: str = f"{CONFIG_FILE}: prometheus") -> PrometheusSettings:
+    """The ``prometheus:`` section (None: not configured) as :class:`PrometheusSettings`.
+
+    Raises:
+        RulegenError: unknown keys, a URL that is not plain http(s), a path leading outside
+            the project, a header that is not a valid HTTP field, a malformed duration.
+    """
+    d = _mapping(v, "prometheus")
+    _known(d, ("url", "bearer_token_file", "headers", "ca_file", "timeout", "lookback"), "prometheus.")
+    url = live_url(d.get("url"), f"{where}.url")
+    paths = {}
+    for key in ("bearer_token_file", "ca_file"):
+        p = d.get(key)
+        if p is not None:
+            problem = lexical_problem(p) if isinstance(p, str) else ("RG743", "is not a string")
+            if problem is not None:
+                raise RulegenError(f"{where}.{key}: {problem[0]} {p!r} {problem[1]}: a pull request can change "
+                                   f"{CONFIG_FILE}, so this path must be inside the project, relative to its root; "
+                                   "give a file elsewhere (a CI secret) with the command-line option instead")
+        paths[key] = p
+    headers = tuple(header(str(k), val, f"{where}.headers") for k, val in _mapping(d.get("headers"), "prometheus.headers").items())
+    return PrometheusSettings(url=url, bearer_token_file=paths["bearer_token_file"], headers=headers,
+                              ca_file=paths["ca_file"],
+                              timeout=seconds(d.get("timeout"), f"{where}.timeout", DEFAULT_PROMETHEUS_TIMEOUT),
+                              lookback=seconds(d.get("lookback"), f"{where}.lookback", DEFAULT_LOOKBACK))
+
+
+def live_url(v, where: str) -> str | None:
+    """A Prometheus base URL: ``http://`` or ``https://``, a host, an optional path; no user
+    info (credentials go in a token file), query or fragment. Returned without trailing ``/``;
+    None when ``v`` is None.
+
+    Raises:
+        RulegenError: anything else (``file:``, ``ftp:``, spaces, ``user:pass@``...).
+    """
+    if v is None:
+        return None
+    if not isinstance(v, str) or not re.fullmatch(r"https?://[^\s/?#@]+(/[^\s?#]*)?", v) or any(ord(c) < 32 for c in v):
+        shown = v if isinstance(v, str) and "@" not in v else "the value given"
+        raise RulegenError(f"{where}: {shown!r} is not an http:// or https:// URL without user info, query or "
+                           "fragment, e.g. https://prometheus.example.com (put credentials in a token file)")
+    return v.rstrip("/")
+
+
+def header(name: str, value, where: str) -> tuple[str, str]:
+    """One extra HTTP header ``(name, value)``, checked: a token name, a value without line
+    breaks or control characters, not a header rulegen sets itself (``Authorization``: use a
+    token file).
+
+    Raises:
+        RulegenError: says which header and why (never quoting its value).
+    """
+    if not _HEADER_NAME.fullmatch(name):
+        raise RulegenError(f"{where}: {name!r} is not an HTTP header name")
+    if name.lower() in _OWN_HEADERS:
+        raise RulegenError(f"{where}: {name} is set by rulegen itself"
+                           + (" (give a bearer token with a token file)" if name.lower() == "authorization" else ""))
+    if not isinstance(value, str) or any(ord(c) < 32 and c != "\t" or ord(c) == 127 for c in value):
+        raise RulegenError(f"{where}: the value of {name} must be a string on one line, without control characters")
+    return name, value
+
+
+def seconds(v, where: str, default: float) -> float:
+    """A positive Prometheus duration (``30s``, ``7d``) in seconds; ``default`` when None.
+
+    Raises:
+        RulegenError: not a duration, or zero.
+    """
+    if v is None:
+        return default
+    from .spec.durations import DurationError, parse_ms
+    try:
+        ms = parse_ms(v) if isinstance(v, str) else None
+    except DurationError as e:
+        raise RulegenError(f"{where}: {e}") from None
+    if not ms:
+        raise RulegenError(f"{where}: give a positive Prometheus duration such as 30s or 7d")
+    return ms / 1000.0
 
 
 def selector_label(name: str, value, where: str = f"{CONFIG_FILE}: charts.rule_selector_labels") -> None:
@@ -228,6 +380,20 @@ def _values_files(v) -> dict:
                                    f"{problem[1]}")
         out[str(chart).rstrip("/")] = paths
     return out
+
+
+def _project_path(v, name: str, example: str) -> str | None:
+    """A plain project-relative POSIX path (:func:`rulegen.fs.containment.lexical_problem`),
+    or None when unset; a symlink leading out is refused where the file is read."""
+    if v is None:
+        return None
+    if not isinstance(v, str) or not v:
+        raise RulegenError(f"{CONFIG_FILE}: {name} must be a path inside the project (e.g. {example})")
+    problem = lexical_problem(v)
+    if problem is not None:
+        raise RulegenError(f"{CONFIG_FILE}: {name}: {v!r} must be a path inside the project, relative to "
+                           f"its root (e.g. {example}): {problem[0]} it {problem[1]}")
+    return v
 
 
 def _base_url(v, name: str) -> str | None:

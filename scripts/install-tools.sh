@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build the pinned promtool and Prometheus server (3.x), Alertmanager and amtool, and helm (3.x)
+# Build the pinned promtool and Prometheus server (3.x), Alertmanager and amtool (and rulegen's
+# routing helper rulegen-amroute on the same Alertmanager packages), and helm (3.x)
 # from their Go modules into the per-user tools cache,
 # ${XDG_CACHE_HOME:-$HOME/.cache}/rulegen/tools/bin, outside every checkout: rulegen runs on
 # pull requests, and a tool inside the checkout could be replaced by one (rulegen never runs a
@@ -140,6 +141,15 @@ for cmd in alertmanager amtool; do
     "-X $v.BuildUser=$(id -un)@$(hostname)"
 done
 
+# rulegen-amroute: rulegen's own helper on the pinned Alertmanager packages (tools/rulegen-amroute,
+# same dependency versions as tools/alertmanager): loads an alertmanager.yml with Alertmanager's
+# config package and routes many label sets through dispatch.NewRoute in one process (amtool
+# tests one label set per run). Stamped with the Alertmanager version and a hash of its source.
+am_version=$(cd "$root/tools/rulegen-amroute" && go list -m -f '{{.Version}}' $module)
+src_hash=$(cd "$root/tools/rulegen-amroute" && cat go.mod go.sum main.go | sha256sum | cut -c1-16)
+version="$am_version+src.$src_hash"
+build rulegen-amroute "$root/tools/rulegen-amroute" . netgo ""
+
 # helm: its Makefile sets the version (the tag), the commit, the tree state and the Kubernetes
 # version it assumes (client-go v0.X.Y is Kubernetes 1.X) for lint and `.Capabilities`.
 module=helm.sh/helm/v3
@@ -169,4 +179,5 @@ echo "PrometheusRule CRD of prometheus-operator $version in $crds"
 "$bin/promtool" --version | head -1
 "$bin/prometheus" --version | head -1
 "$bin/alertmanager" --version | head -1
+echo "rulegen-amroute $(cat "$bin/.rulegen-amroute.version" | cut -d' ' -f1)"
 "$bin/helm" version --short

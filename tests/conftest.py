@@ -103,8 +103,9 @@ def shared_dir() -> Path:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """A copy of the bundled project (specs, charts, mkdocs.yml, runbooks) in a temp folder."""
-    for name in ("rules", "charts", "runbooks"):
+    """A copy of the bundled project (specs, charts, mkdocs.yml, runbooks, .rulegen.yaml and the
+    Alertmanager configuration it names, deploy/) in a temp folder."""
+    for name in ("rules", "charts", "runbooks", "deploy"):
         if (REPO / name).exists():
             shutil.copytree(REPO / name, tmp_path / name)
     for name in ("mkdocs.yml", ".rulegen.yaml"):
@@ -129,3 +130,17 @@ def linked_root(tmp_path_factory):
     (root / "charts" / "dangling").symlink_to(base / "outside" / "missing")
     (root / "out").symlink_to("charts/out")
     return root
+
+
+@pytest.fixture(scope="session")
+def prometheus_server(prometheus_bin, promtool_bin, tmp_path_factory):
+    """The real pinned Prometheus with :data:`helpers.prometheus.WINDOW_DAYS` days of known
+    history (:mod:`helpers.prometheus`: the series, the episodes, the window), started once per
+    session on a free loopback port and killed at the end. Yields a
+    :class:`helpers.prometheus.PrometheusServer` (``.url``, ``.window``, ``.at(minute)``)."""
+    from helpers.prometheus import start_prometheus
+    server = start_prometheus(prometheus_bin, promtool_bin, tmp_path_factory.mktemp("prometheus"))
+    try:
+        yield server
+    finally:
+        server.stop()

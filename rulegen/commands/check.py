@@ -34,6 +34,7 @@ from pathlib import Path
 
 from ..findings import RulegenError
 from ..formatters import render
+from ..live.options import add_options, from_args
 from . import EXIT_FAIL, EXIT_OK, EXIT_USAGE
 
 NAME = "check"
@@ -52,16 +53,17 @@ def add_parser(sub, common) -> None:
                         "relaxed: RG820-RG823), as errors unless REF's .rulegen.yaml says policy_changes: warn")
     s.add_argument("--fail-on-policy-changes", action="store_true",
                    help="with --base: those changes are errors whatever REF's .rulegen.yaml says")
+    add_options(s)
     s.set_defaults(func=run)
 
 
 def run(args) -> int:
     return run_check(Path(args.root), args.paths or None, sys.stdout, args.format, args.base,
-                     args.fail_on_policy_changes)
+                     args.fail_on_policy_changes, from_args(args))
 
 
 def run_check(root: Path, paths: list[str] | None, stream=None, fmt: str = "helm", base: str | None = None,
-              fail_on_policy_changes: bool = False) -> int:
+              fail_on_policy_changes: bool = False, live=None) -> int:
     """Run the drift check on the project at ``root`` and print the report to ``stream``.
 
     Args:
@@ -73,6 +75,10 @@ def run_check(root: Path, paths: list[str] | None, stream=None, fmt: str = "helm
         base: a Git ref (the pull request's base branch): also report the policy changes since
             it (see the module docstring); None: not compared.
         fail_on_policy_changes: make those findings errors whatever ``base``'s config says.
+        live: :class:`rulegen.live.options.CliOptions` of a live Prometheus (``--prometheus``...);
+            with one configured (there or in ``.rulegen.yaml``) the series checks run too
+            (RG900-RG906, after validation passes); without, one line on stderr says they were
+            skipped.
 
     Returns:
         0 clean, 1 validation errors or drift, 2 usage or internal fault.
@@ -81,7 +87,7 @@ def run_check(root: Path, paths: list[str] | None, stream=None, fmt: str = "helm
     try:
         if fail_on_policy_changes and base is None:
             raise RulegenError("--fail-on-policy-changes needs --base REF (the branch the pull request goes into)")
-        return _run(root, paths, stream, fmt, base, fail_on_policy_changes)
+        return _run(root, paths, stream, fmt, base, fail_on_policy_changes, live)
     except RulegenError as e:
         print(f"rulegen: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -103,7 +109,8 @@ def _policy_summary(out, policy_findings: list, base: str | None) -> None:
             f"reported only, as {base}'s .rulegen.yaml says policy_changes: warn")
 
 
-def _run(root: Path, paths, stream, fmt: str, base: str | None = None, force_policy: bool = False) -> int:
+def _run(root: Path, paths, stream, fmt: str, base: str | None = None, force_policy: bool = False,
+         live=None) -> int:
     from ..gitops import write
     from ..render import ownership
     from ..outputs import links
@@ -147,6 +154,11 @@ def _run(root: Path, paths, stream, fmt: str, base: str | None = None, force_pol
         findings += loaded.config.apply(sync.selector_findings(loaded.config, root)
                                         + [f for f in sync.sync_findings(loaded, root, charts)
                                            if (f.file, f.line, f.col) not in seen])
+    from ..gitops.live import series_findings
+    found, note = series_findings(root, loaded.config, loaded.specs, live)
+    findings += loaded.config.apply(found)
+    if note:
+        print(f"rulegen: note: {note}", file=sys.stderr)
     if findings:
         out(render(findings, "text"))
     _policy_summary(out, policy_findings, base)

@@ -70,6 +70,12 @@ def run_diff(root: Path, base: str, output: str, stream=None) -> int:
     except RulegenError as e:
         summary.values, notes = [], [f"values were not compared: {e}"]
     summary.notes.extend(notes)
+    from ..gitops.routing_diff import routing_changes
+    try:
+        summary.routing, notes = routing_changes(root, base, old_specs, loaded.specs, loaded.config)
+    except RulegenError as e:
+        summary.routing, notes = [], [f"routing was not compared: {e}"]
+    summary.notes.extend(notes)
     text = render_markdown(summary, base) if output == "markdown" else render_text(summary, base)
     stream.write(text)
     return EXIT_OK

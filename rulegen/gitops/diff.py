@@ -42,6 +42,10 @@ each with the findings it hides, come first: a change to what rulegen reports is
 change, and a reviewer reading only the alert table would miss it. With none, nothing is
 shown.
 
+Routing (:mod:`rulegen.gitops.routing_diff`): with an Alertmanager configuration named in
+``.rulegen.yaml`` on either side, each alert's receivers at the base and now, each side routed
+by Alertmanager's own code; an alert that stops paging is the first line of the output.
+
 Output: ``text`` for a terminal, or ``markdown`` for a pull-request comment (the policy
 changes, if any, as a table of their own, then a summary line, a table, and the old and new
 expressions of changed rules in a collapsed block, then a table of the values' effects).
@@ -111,6 +115,8 @@ class Summary:
     values: list[tuple[str, str]] = field(default_factory=list)
     #: changes of the baseline and the check configuration (:class:`rulegen.gitops.policy.PolicyChange`).
     policy: list = field(default_factory=list)
+    #: alerts whose receivers changed (:class:`rulegen.gitops.routing_diff.RouteChange`)
+    routing: list = field(default_factory=list)
 
     def count(self, kind: str) -> tuple[int, int, int]:
         """(added, removed, changed) rules of ``kind`` (``alert`` or ``record``)."""

@@ -81,10 +81,26 @@ def _policy_text(s: Summary) -> list[str]:
     return lines
 
 
+def _stops_paging(s: Summary) -> str:
+    """The headline for alerts that stop paging (:mod:`rulegen.gitops.routing_diff`), or ""."""
+    stop = [c for c in s.routing if c.stops_paging]
+    if not stop:
+        return ""
+    return (f"{len(stop)} alert{'s' if len(stop) != 1 else ''} stop{'s' if len(stop) == 1 else ''} paging: "
+            + ", ".join(f"{c.alert} ({c.app}: {', '.join(c.old) or 'nothing'} -> {', '.join(c.new) or 'nothing'})"
+                        for c in stop))
+
+
+def _route_line(c) -> str:
+    return f"{c.alert} ({c.app}): {', '.join(c.old) or 'nothing'} -> {', '.join(c.new) or 'nothing'}"
+
+
 def render_text(s: Summary, base: str) -> str:
-    """The summary for a terminal: the policy changes first (see :func:`_policy_text`), then
-    one line per rule, ``+`` added, ``-`` removed, ``~`` changed."""
-    lines = [f"rulegen diff {base} -> working tree: {_headline(s)}"]
+    """The summary for a terminal: alerts that stop paging first, then the policy changes
+    (see :func:`_policy_text`), then one line per rule, ``+`` added, ``-`` removed, ``~``
+    changed, then routing changes."""
+    stop = _stops_paging(s)
+    lines = ([f"STOPS PAGING: {stop}"] if stop else []) + [f"rulegen diff {base} -> working tree: {_headline(s)}"]
     lines += _policy_text(s)
     for r in s.added:
         lines.append(f"+ {_kind_word(r.kind)} {r.name} ({r.app}): {_added_detail(r)}")
@@ -98,6 +114,9 @@ def render_text(s: Summary, base: str) -> str:
     if s.values:
         lines.append("values and gates (helm template of the changed charts):")
         lines += [f"  {chart}: {effect}" for chart, effect in s.values]
+    if s.routing:
+        lines.append("routing (Alertmanager's own routing of each side's configuration):")
+        lines += [f"  {_route_line(c)}" for c in s.routing]
     for n in s.notes:
         lines.append(f"note: {n}")
     return "\n".join(lines) + "\n"
@@ -159,6 +178,9 @@ def render_markdown(s: Summary, base: str) -> str:
     """The summary as GitHub/GitLab-flavoured Markdown for a pull-request comment: the policy
     changes first (:func:`_policy_markdown`), then the alert changes."""
     out = [f"### Alert changes since `{base}`", ""]
+    stop = _stops_paging(s)
+    if stop:
+        out += [f"> [!CAUTION]\n> **{_cell(stop)}**", ""]
     out += _policy_markdown(s, base)
     if not (s.added or s.removed or s.changed):
         out += ["No alert or recording rule changed" + (" in the specs." if s.values else "."), ""]
@@ -183,6 +205,12 @@ def render_markdown(s: Summary, base: str) -> str:
     if s.values:
         out += ["#### What the charts render (values and gates)", "", "| chart | effect |", "|---|---|"]
         out += [f"| {_cell(chart)} | {_cell(_code_names(effect))} |" for chart, effect in s.values]
+        out.append("")
+    if s.routing:
+        out += ["#### Who is notified (Alertmanager routing)", "", "| alert | app | before | now |", "|---|---|---|---|"]
+        out += [f"| {_code(c.alert)} | {_cell(c.app)} | {_cell(', '.join(c.old) or 'nothing')} | "
+                f"{_cell(', '.join(c.new) or 'nothing')}{' **(stops paging)**' if c.stops_paging else ''} |"
+                for c in s.routing]
         out.append("")
     for n in s.notes:
         out += [f"> **Note:** {n}", ""]

@@ -54,6 +54,13 @@ imported):
   default values (its gate is off); nothing imported from it. Bad: a template wrapped in
   ``{{- if .Values.extraAlerts.enabled }}`` with ``enabled: false``; good: ``--set
   extraAlerts.enabled=true`` to import it.
+* ``RG817`` (warning) a source holds Loki rules (its ``expr`` is LogQL: a stream selector
+  with a line filter or a parser stage, ``{app="x"} |= "error"``, ``| json``; see
+  :mod:`.logql`): rulegen makes Prometheus rules, so that file (or that PrometheusRule of it)
+  is left out, with this one note, and the other sources are imported. Bad: a chart whose
+  ``templates/`` also hold the Loki ruler's rule file, imported expecting those alerts too;
+  good: import the Prometheus rules with rulegen and keep the Loki file where the Loki ruler
+  loads it.
 * ``RG813`` error: importing would leave the project with a validation error a baseline
   cannot hold (PromQL, duplicates...; naming and convention findings of the imported rules
   are baselined, see :mod:`rulegen.baseline`): on an imported spec, shown at the source line

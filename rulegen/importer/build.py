@@ -12,6 +12,7 @@ from ..spec import load_text, schema_ref
 from . import chart
 from .collect import _assign_apps, _read_sets, _refuse_unsafe_source
 from .convert import convert, place_comments
+from .logql import without_loki
 from .naming import APP_MAX, app_name
 from .result import ImportedSpec, ImportResult
 from .sources import RuleSet
@@ -116,6 +117,7 @@ def import_paths(paths: list[Path], app: str | None = None, out_dir: Path = Path
     runbook_site = project is not None and (project / "mkdocs.yml").is_file()
 
     sets = _read_sets(paths, render, display_base, result.notes)
+    sets = without_loki(sets, result.notes)   # Loki's rule files: one RG817 each, the rest imported
     # a Helm template read statically: rendering it with helm is the way out of what it cannot read
     result.helm = any(rs.kind == "helm" for rs in sets) or \
         any(n.code in ("RG802", "RG803", "RG816") for n in result.notes)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import promql_parser
 
+from ..promql.syntax import for_parser
 from ..spec.durations import DurationError, parse_ms
 
 
@@ -36,7 +37,7 @@ def normalise_expr(expr) -> str:
     """PromQL text in one canonical form (prettified AST), or the stripped text when it does not parse."""
     text = str(expr)
     try:
-        return promql_parser.parse(text).prettify()
+        return promql_parser.parse(for_parser(text)).prettify()
     except Exception:  # promql_parser raises plain ValueError/RuntimeError variants
         return text.strip()
 

@@ -4,8 +4,10 @@ When imported rules follow a convention of their own consistently, that is the t
 convention, not one violation per alert. Read (:func:`infer`):
 
 * **severities**, only when the project's ``.rulegen.yaml`` states none (a list it states is
-  kept as it is; imported alerts outside it are RG501 findings, baselined): every imported
-  alert has a ``severity``, the values are not all in rulegen's default set (``critical``,
+  kept as it is; imported alerts outside it are RG501 findings, baselined): most imported
+  alerts have a ``severity`` (those without one, fewer than those with, say nothing about
+  the scheme: they are named in the message, and their findings are baselined like any
+  other), the values are not all in rulegen's default set (``critical``,
   ``warning``, ``info``) and there are at most :data:`MAX_SEVERITIES` of them. When they
   share a value with the default set, the defaults stay, in their order, and the other
   values are added after them, with a comment naming the alerts that use them
@@ -71,10 +73,12 @@ def infer(alerts: list[dict], config: Config, root: Path) -> tuple[dict, list[st
     if not alerts:
         return updates, msgs, comments
     sev = [a.get("severity") or (a.get("labels") or {}).get("severity") for a in alerts]
-    if "severities" not in stated and all(isinstance(s, str) and s for s in sev):
+    rated = [(a, s) for a, s in zip(alerts, sev) if isinstance(s, str) and s]
+    unrated = [str(a.get("alert")) for a, s in zip(alerts, sev) if not (isinstance(s, str) and s)]
+    if "severities" not in stated and len(rated) > len(unrated):
         counts: dict = {}
         users: dict = {}
-        for a, s in zip(alerts, sev):
+        for a, s in rated:
             counts[s] = counts.get(s, 0) + 1
             users.setdefault(s, [])
             if str(a.get("alert")) not in users[s]:
@@ -83,15 +87,17 @@ def infer(alerts: list[dict], config: Config, root: Path) -> tuple[dict, list[st
             extra = sorted((s for s in counts if s not in config.severities), key=lambda s: (-counts[s], s))
             if set(counts) & set(config.severities):
                 scheme = list(config.severities) + extra
-                msg = (f"the imported alerts use {', '.join(extra)} besides {', '.join(config.severities)}: "
-                       "conventions.severities")
+                msg = (f"the imported alerts use {', '.join(extra)} besides {', '.join(config.severities)}"
+                       + (f" ({len(unrated)} have no severity: {_few(unrated)})" if unrated else "")
+                       + ": conventions.severities")
                 comments["severities"] = [
                     f"read from the imported rules by `rulegen import`: {', '.join(config.severities)} are "
                     "rulegen's defaults" + "".join(f"; {s} is used by the imported {_few(users[s])}" for s in extra)]
             else:
                 scheme = sorted(counts, key=lambda s: (-counts[s], s))
-                msg = (f"the imported alerts use the severities {', '.join(scheme)} (all {len(alerts)} of them): "
-                       "conventions.severities")
+                msg = (f"the imported alerts use the severities {', '.join(scheme)} (all {len(rated)} of them"
+                       + (f" with one; {len(unrated)} alert(s) have none: {_few(unrated)}" if unrated else "")
+                       + "): conventions.severities")
             updates["severities"] = scheme
             if not set(config.require_runbook_for) & set(scheme):
                 msg += (f"; conventions.require_runbook_for ({', '.join(config.require_runbook_for) or 'none'}) "

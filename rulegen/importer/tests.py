@@ -3,7 +3,7 @@
 A promtool test file (Prometheus docs, "Unit testing for rules") holds ``rule_files``,
 ``evaluation_interval``, ``group_eval_order``, ``fuzzy_compare`` and ``tests``, a list of test
 groups (``name``, ``interval``, ``input_series``, ``external_labels``, ``external_url``,
-``alert_rule_test``, ``promql_expr_test``).
+``start_timestamp``, ``alert_rule_test``, ``promql_expr_test``).
 
 Each test group is attached to the spec rules it exercises, so ``rulegen test`` runs it
 against what the generated chart renders (promtool loads the whole app's rules, so a group
@@ -18,6 +18,16 @@ that exercises several rules of one app needs no more than one place):
 * the file's ``evaluation_interval``, ``group_eval_order`` and ``fuzzy_compare`` become the
   app's ``promtool:`` settings. ``rule_files`` is not needed: rulegen renders the app's rules.
 
+Values are taken as promtool reads them (its test file is decoded by go-yaml v2 into Go
+strings, so every scalar where promtool wants a string is the scalar's text as written):
+``condition: true``, ``quantile: 0.99``, ``cluster_id: 12345`` in ``input_series``,
+``external_labels``, ``exp_labels`` and ``exp_annotations`` (and ``series``, ``values``,
+``alertname``, ``expr``, ``labels``, ``histogram``, ``name``, ``external_url``) become the
+quoted strings ``"true"``, ``"0.99"``, ``"12345"`` (``0x1F`` stays ``"0x1F"``); an empty value
+(``exp_alerts:``, ``exp_labels:``, a label ``x:``) is what promtool makes of it: an empty list
+or mapping, an empty string. The test reads the same, so nothing is noted. A finding on an
+attached test is shown at the test file's line it came from.
+
 ``RG814`` (warning) names a test group that cannot be attached and what to do: it names no
 imported rule, or it reads rules of several apps (import them into one with ``--app``, or
 split the group); also a test-file key with no place in the spec, and settings that differ
@@ -31,16 +41,62 @@ import re
 from pathlib import Path
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from ..findings import Finding, Severity
 from ..fs import read as fs_read
 from ..fs import yamlbound
+from ..spec.testvalues import as_promtool_reads, scalar_text
 from .specyaml import _plain, _yaml, dump_text, reload_text
 
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
-_GROUP_KEYS = ("name", "interval", "input_series", "external_labels", "external_url", "alert_rule_test",
-               "promql_expr_test")
+_GROUP_KEYS = ("name", "interval", "input_series", "external_labels", "external_url", "start_timestamp",
+               "alert_rule_test", "promql_expr_test")
 _FILE_SETTINGS = ("evaluation_interval", "group_eval_order", "fuzzy_compare")
+
+
+_TOKEN_END = re.compile(r"\s+#|[,}\]]")
+
+
+def _quoted_text(lines: list[str]):
+    """The ``as_text`` of :func:`rulegen.spec.testvalues.as_promtool_reads` for a test file
+    read by ruamel.yaml (text ``lines``): the scalar's text as written, double-quoted (null:
+    ``""``)."""
+    def as_text(container, key, _path):
+        v = container[key]
+        text = None
+        if v is not None:
+            try:
+                line, col = container.lc.value(key) if isinstance(container, dict) else container.lc.item(key)
+                text = _TOKEN_END.split(lines[line][col:], maxsplit=1)[0].strip() or None
+            except (AttributeError, KeyError, TypeError, ValueError, IndexError):
+                text = None
+            if text is not None:
+                text = re.sub(r"^!\S*\s+", "", text)   # an explicit tag (!!int 5): promtool takes the 5
+        return DoubleQuotedScalarString(text if text is not None else scalar_text(v))
+    return as_text
+
+
+def _origins_of(node, path: tuple, display: str, out: dict) -> None:
+    """``{spec path: (display, key position, value position)}`` (1-based) of every node under
+    the test-file node ``node``, now at spec ``path`` (see :attr:`ImportedSpec.origins`)."""
+    if isinstance(node, CommentedMap):
+        for k in node:
+            try:
+                kl, kc = node.lc.key(k)
+                vl, vc = node.lc.value(k)
+                out[path + (k,)] = (display, (kl + 1, kc + 1), (vl + 1, vc + 1))
+            except (AttributeError, KeyError, TypeError, ValueError):
+                pass   # a key import made (a test group's derived name)
+            _origins_of(node[k], path + (k,), display, out)
+    elif isinstance(node, CommentedSeq):
+        for i, item in enumerate(node):
+            try:
+                il, ic = node.lc.item(i)
+            except (AttributeError, KeyError, TypeError, ValueError, IndexError):
+                continue
+            out[path + (i,)] = (display, None, (il + 1, ic + 1))
+            _origins_of(item, path + (i,), display, out)
 
 
 def _line_of(node, default: int = 1) -> int:
@@ -82,6 +138,7 @@ def attach(test_files: list[tuple[Path, str]], specs) -> list[Finding]:
     docs = {s.app: reload_text(s.text) for s in specs}
     touched: set = set()
     settings: dict[str, dict] = {}
+    origins: dict[str, dict] = {}   # app -> spec path -> where in a test file
     for path, display in test_files:
         try:
             text = fs_read.read_text(path, display)
@@ -103,6 +160,7 @@ def attach(test_files: list[tuple[Path, str]], specs) -> list[Finding]:
                 notes.append(Finding(display, doc.lc.key(k)[0] + 1, 1, "RG814", Severity.WARNING,
                                      f"test-file key `{k}` has no place in the spec; not imported"))
         file_apps: set = set()
+        lines = text.split("\n")
         for i, g in enumerate(doc["tests"]):
             line = doc["tests"].lc.item(i)[0] + 1
             if not isinstance(g, CommentedMap):
@@ -127,22 +185,32 @@ def attach(test_files: list[tuple[Path, str]], specs) -> list[Finding]:
                 continue
             app = apps[0]
             data = docs[app]
-            target = next(r for g2 in data["groups"] for r in g2["rules"]
+            gi, ri = next((gi, ri) for gi, g2 in enumerate(data["groups"]) for ri, r in enumerate(g2["rules"])
                           if (r.get("alert") or r.get("record")) in names)
+            target = data["groups"][gi]["rules"][ri]
+            as_promtool_reads(g, (), _quoted_text(lines), CommentedMap, CommentedSeq)
             out = CommentedMap()
             out["name"] = name or f"{Path(display).name.split('.')[0]} test {i + 1}"
+            if name and g.lc.data and "name" in g.lc.data:
+                out.lc.add_kv_line_col("name", g.lc.data["name"])
             for k, v in g.items():
                 if k == "name":
                     continue
                 if k in _GROUP_KEYS:
                     out[k] = v
+                    if g.lc.data and k in g.lc.data:
+                        out.lc.add_kv_line_col(k, g.lc.data[k])
                 else:
                     notes.append(Finding(display, g.lc.key(k)[0] + 1, 1, "RG814", Severity.WARNING,
                                          f"{shown}: key `{k}` has no place in a spec test; not imported",
                                          name or ""))
             if "input_series" not in out:
                 out["input_series"] = CommentedSeq()
-            target.setdefault("tests", CommentedSeq()).append(out)
+            tests = target.setdefault("tests", CommentedSeq())
+            at = ("groups", gi, "rules", ri, "tests", len(tests))
+            origins.setdefault(app, {})[at] = (display, None, (line, doc["tests"].lc.item(i)[1] + 1))
+            _origins_of(out, at, display, origins[app])
+            tests.append(out)
             touched.add(app)
             file_apps.add(app)
         for app in file_apps:
@@ -170,4 +238,5 @@ def attach(test_files: list[tuple[Path, str]], specs) -> list[Finding]:
             data.insert(keys.index("groups"), "promtool", block)
         s.text = dump_text(data)
         s.data = _plain(data)
+        s.origins.update(origins.get(s.app, {}))
     return notes

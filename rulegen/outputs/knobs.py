@@ -25,6 +25,7 @@ import yaml
 
 from ..findings import Finding, Severity
 from ..hints import closest
+from ..render.inhibit_chart import KNOB, has_rules
 from ..render.values import KNOB_NAMES
 
 
@@ -48,9 +49,10 @@ def check(outputs, specs, fmt: str = "helm") -> list[Finding]:
             mine = [s for s in specs_here if s.chart.values_key == key]
             rule_names = {r.name for s in mine for _, r in s.rules()}
             group_names = {g.name for s in mine for g in s.groups}
+            extra = (KNOB,) if any(has_rules(s) for s in mine) else ()  # issue 28: inhibitRules
             for line, col, msg in unknown_knobs(planned[vpath], key, rule_names, group_names,
                                                 {g for s in mine for g in s.chart.gates},
-                                                {x.name for s in mine for x in s.slos}):
+                                                {x.name for s in mine for x in s.slos}, extra):
                 msg = _knob_hint(msg, key, rule_names, group_names, {x.name for s in mine for x in s.slos})
                 findings.append(Finding(vpath, line, col, "RG730", Severity.ERROR, msg))
             findings += _slo_names(mine, path, key)
@@ -76,9 +78,10 @@ def _slo_names(mine: list, path: str, key: str) -> list[Finding]:
     return findings
 
 
-def unknown_knobs(text: str, values_key: str, rules, groups, gates=(), slos=()) -> list[tuple[int, int, str]]:
+def unknown_knobs(text: str, values_key: str, rules, groups, gates=(), slos=(),
+                  extra_knobs=()) -> list[tuple[int, int, str]]:
     """Keys of ``values.yaml`` text directly under ``<values_key>`` that are no knob
-    (:data:`KNOB_NAMES`, or the first part of a gate under the values key, ``gates``: dotted
+    (:data:`KNOB_NAMES`, ``extra_knobs`` (the chart's ``inhibitRules``), or the first part of a gate under the values key, ``gates``: dotted
     paths), and keys under ``<values_key>.disabled``, ``.customRules``, ``.groups`` and ``.slos``
     that name no rule (``rules``: names), group (``groups``) or SLO (``slos``) of the chart, as (line, column, message),
     1-based, at the key, in document order. The chart's values.schema.json rejects them,
@@ -99,7 +102,8 @@ def unknown_knobs(text: str, values_key: str, rules, groups, gates=(), slos=()) 
 
     knobs = child(root, values_key)
     out = []
-    allowed = set(KNOB_NAMES) | {g.split(".")[1] for g in gates
+    names = tuple(KNOB_NAMES) + tuple(extra_knobs)
+    allowed = set(names) | {g.split(".")[1] for g in gates
                                  if g.count(".") >= 1 and g.split(".")[0] == values_key}
     if isinstance(knobs, yaml.MappingNode):
         for k, _ in knobs.value:
@@ -108,7 +112,7 @@ def unknown_knobs(text: str, values_key: str, rules, groups, gates=(), slos=()) 
                 hint = f"did you mean {close[0]}? " if close else ""
                 out.append((k.start_mark.line + 1, k.start_mark.column + 1,
                             f"{values_key}.{k.value} is not a knob rulegen's template reads ({hint}the knobs "
-                            f"are {', '.join(KNOB_NAMES)}); helm rejects it (values.schema.json): "
+                            f"are {', '.join(names)}); helm rejects it (values.schema.json): "
                             "remove or rename the key"))
     for part, known, what in (("disabled", set(rules), "rule"), ("customRules", set(rules), "rule"),
                               ("groups", set(groups), "rule group"), ("slos", set(slos), "SLO")):

@@ -30,6 +30,30 @@ def nesting(expr: str) -> int:
     return deepest
 
 
+_RAW_OR_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"?|\'(?:[^\'\\]|\\.)*\'?|`[^`]*`?|#[^\n]*')
+
+
+def for_parser(expr: str) -> str:
+    """``expr`` with every raw string (backquoted) that holds a backslash written as the
+    double-quoted string Prometheus reads it as: ``job=`a\\``` -> ``job="a\\\\"``.
+
+    In Prometheus a backquoted string has no escapes (Go's raw strings); promql-parser reads
+    a backslash in one as an escape, so ``job=`a\\``` would not parse and ``job=~`a\\d+```
+    would be "unknown escape sequence". The text is otherwise unchanged (double- and
+    single-quoted strings, comments and the rest as written), so an expression without such a
+    string is returned as it is."""
+    if "`" not in expr or "\\" not in expr:
+        return expr
+
+    def swap(m):
+        t = m.group(0)
+        if not t.startswith("`") or len(t) < 2 or not t.endswith("`") or "\\" not in t:
+            return t
+        body = t[1:-1].replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        return f'"{body}"'
+    return _RAW_OR_QUOTED.sub(swap, expr)
+
+
 @functools.lru_cache(maxsize=4096)
 def parse(expr: str):
     """Parse ``expr``; returns (ast, None) or (None, error message). Cached per text.
@@ -39,7 +63,7 @@ def parse(expr: str):
         return None, (f"brackets nested {deep} levels deep; rulegen parses PromQL nested up to "
                       f"{MAX_NESTING} levels: split the expression with recording rules")
     try:
-        return promql_parser.parse(expr), None
+        return promql_parser.parse(for_parser(expr)), None
     except BaseException as e:  # the binding raises ValueError, and PanicException on odd input
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             raise

@@ -133,8 +133,10 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     in_chart: dict[str, list[Spec]] = {}
     for spec in ordered:
         in_chart.setdefault(spec.chart.path, []).append(spec)
+    from . import routing_md
     job = _Job(specs, root, fmt, site.site_url(root), cfg.severities,
-               runbook.QueryLinks(cfg.prometheus_url, cfg.grafana_url), in_chart, cfg.rule_selector_labels)
+               runbook.QueryLinks(cfg.prometheus_url, cfg.grafana_url), in_chart, cfg.rule_selector_labels,
+               routing_md.page_lines(specs, root, cfg))
     outs: list[Output] = []
     findings: list[Finding] = []
     # Shared chart files by path. Several specs may render into one chart (each its own
@@ -189,6 +191,7 @@ class _Job:
     query_links: object
     in_chart: dict
     selector_labels: dict | None = None
+    routing: dict | None = None  # app -> alert -> routing line (rulegen.render.routing_md)
 
     def per_spec(self, spec: Spec):
         """What each spec renders on its own, independent of the shared files planned before
@@ -205,7 +208,8 @@ class _Job:
                      helm.render_chart(spec, root, site_url, _headers("yaml", src))]
         tests = promtool_tests.render_test_file(spec, site_url, _headers("yaml", src))
         page = runbook.render_page(spec, self.specs, _headers("markdown", src),
-                                   helm.uses_fullname(spec, root), helm.name_suffix(spec), self.query_links)
+                                   helm.uses_fullname(spec, root), helm.name_suffix(spec), self.query_links,
+                                   (self.routing or {}).get(spec.app))
         pp = f"{RUNBOOK_DIR}/{spec.app}.md"
         page_findings: list[Finding] = []
         page = notes.page(page, _read(root, pp), pp, page_findings)

@@ -245,8 +245,12 @@ def render_rules_file(spec: Spec, root: Path, site_url: str, header_lines: list[
 
 def render_chart(spec: Spec, root: Path, site_url: str, header_lines: list[str]) -> list[tuple[str, str]]:
     """(path, text) of the owned chart files of ``spec``, unsealed (checksum placeholders
-    left): the rules file, the template and its helpers. ``header_lines`` heads the rules
+    left): the rules file, the template and its helpers, and the AlertmanagerConfig of the
+    spec's inhibit rules when it declares any (:mod:`.inhibit_chart`). ``header_lines`` heads the rules
     file (notice naming the spec, checksum line)."""
+    from . import inhibit_chart
+    inhibitions = inhibit_chart.render(spec)  # the AlertmanagerConfig of its inhibited_by (issue 28)
     return [(rules_file_path(spec), render_rules_file(spec, root, site_url, header_lines)),
             (spec.chart.template_path, render_template()),
-            (helper_path(spec), render_helpers())]
+            (helper_path(spec), render_helpers())] + (
+        [(inhibit_chart.template_path(spec), inhibitions)] if inhibitions else [])

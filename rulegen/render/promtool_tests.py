@@ -249,6 +249,8 @@ def test_groups(spec: Spec, site_url: str) -> list[dict]:
                 entry["external_labels"] = dict(d["external_labels"])
             if "external_url" in d:
                 entry["external_url"] = d["external_url"]
+            if "start_timestamp" in d:
+                entry["start_timestamp"] = d["start_timestamp"]
             entry["input_series"] = [dict(s) for s in d.get("input_series") or []]
             if rule.is_alert or d.get("alert_rule_test"):
                 art = []

@@ -370,6 +370,8 @@ def _merge_variant(first: dict, r, spec: Spec, index: dict, key: str, links: Que
         "for": canonical(r.for_) if r.for_ else "",
         "fires_when": fires_when(r, key),
         "expr": fence(r.expr, "promql") + params_note(r, key),
+        "open_expr": links.markdown([r.expr]) if links else "",
+        "slo_open": "",  # set by slo_page.attach_links
         "summary": md_text(readable(r.annotations.get("summary", ""))),
         "explanation": spec_markdown(r.runbook.get("explanation")),
     })
@@ -422,6 +424,7 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
         "expr": fence(r.expr, "promql") + params_note(r, key),
         "short_expr": short,
         "open_expr": links.markdown([r.expr]) if links else "",
+        "slo_open": "",  # set by slo_page.attach_links
         "summary": md_text(readable(r.annotations.get("summary", ""))),
         "description": md_text(readable(r.annotations.get("description", ""))),
         "summary_raw": inline_code(r.annotations["summary"]) if r.annotations.get("summary") else "",
@@ -449,8 +452,9 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
 
 
 def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
-                 name_suffix: str | None = None, links: QueryLinks | None = None) -> dict:
-    """Everything the page template shows, prepared as Markdown strings.
+                 name_suffix: str | None = None, links: QueryLinks | None = None, routing: dict | None = None) -> dict:
+    """Everything the page template shows, prepared as Markdown strings (``routing``: alert
+    name -> its routing line, :func:`rulegen.render.routing_md.page_lines`).
 
     Heading ids: alert headings get exactly :func:`anchor` of the alert name (what
     ``runbook_url`` links to); every other heading of the page (context, sections, an alert's
@@ -470,7 +474,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
     slos = {}
     slo_of: dict = {}  # alert name -> Markdown link to its SLO's section
     for s in spec.slos:
-        data = slo_page.section(s, key, md_text, inline_code, fence)
+        data = slo_page.section(s, key, md_text, inline_code, fence, links)
         data["id"] = _unique(data["id"], used)
         slos[data["first_alert"]] = data
         for sev in ("page", "ticket"):
@@ -487,7 +491,9 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
             _merge_variant(by_name[r.name], r, spec, index, key, links)
             continue
         alerts.append(_alert_entry(spec, group, r, key, used, index, links, slos, slo_of, by_title))
+        alerts[-1]["routing"] = (routing or {}).get(r.name, "")
         by_name[r.name] = alerts[-1]
+    slo_page.attach_links(spec, by_name, links)  # an SLO alert's budget-left and burn-rate links
     records = [{"name": inline_code(r.name), "expr": fence(r.expr, "promql"), "group": md_text(g.name)}
                for g, r in spec.rules() if not r.is_alert]
     gates = list(spec.chart.gates)
@@ -532,17 +538,17 @@ def severity_badge(severity: str) -> str:
 
 
 def render_page(spec: Spec, specs: list[Spec], header_lines: list[str], fullname_helper: bool = False,
-                name_suffix: str | None = None, links: QueryLinks | None = None) -> str:
+                name_suffix: str | None = None, links: QueryLinks | None = None, routing: dict | None = None) -> str:
     """The page text for ``spec`` (notes slots empty; see :mod:`rulegen.render.ownership`).
     ``fullname_helper``: the chart defines ``<chart>.fullname``, which then names the
     PrometheusRule (as :mod:`rulegen.render.helm` decides), with ``-<name_suffix>`` for a
     template other than the default. ``links``: where PromQL blocks open (none by default)."""
     text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                        **page_context(spec, specs, fullname_helper, name_suffix, links))
+                        **page_context(spec, specs, fullname_helper, name_suffix, links, routing))
     if ("```" in spec.source.text or "~~~" in spec.source.text) and safe.html_problems(safe.to_html(text)):
         # a fence in one field changed how another reads (each field alone was safe): show the
         # spec's Markdown as plain text on this page rather than anything unsafe
         with safe.inert_markdown():
             text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                                **page_context(spec, specs, fullname_helper, name_suffix, links))
+                                **page_context(spec, specs, fullname_helper, name_suffix, links, routing))
     return text

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from ..routing import inhibit
 from ..spec import Spec
 from ..spec import triage
 from . import jinja
@@ -15,8 +16,8 @@ from .slug import anchor, page_path
 def cause_order(spec: Spec) -> list:
     """The alerts of ``spec`` (first rule of each name), likely root causes first.
 
-    An alert whose ``runbook.related`` entry says ``cause: true`` comes after that related
-    alert (topological order; ties: alerts that cause others first, then by severity, then
+    An alert whose ``runbook.related`` entry says ``cause: true``, or that is ``inhibited_by``
+    another alert of the spec, comes after that alert (topological order; ties: alerts that cause others first, then by severity, then
     spec order); a cycle keeps spec order."""
     alerts: dict[str, object] = {}
     for _, r in spec.rules():
@@ -27,6 +28,7 @@ def cause_order(spec: Spec) -> list:
         for x in r.runbook.get("related") or []:
             if x.get("cause") and x["alert"] in alerts and x["alert"] != n:
                 after[n].add(x["alert"])
+        after[n].update(i.cause for i in r.inhibited_by if i.cause in alerts and i.cause != n)
     pos = {n: i for i, n in enumerate(alerts)}
     causes = set().union(*after.values()) if after else set()
     # ties: an alert that causes others first, then the more severe, then spec order
@@ -42,40 +44,26 @@ def cause_order(spec: Spec) -> list:
     return out
 
 
-def together(specs: list[Spec]) -> dict[str, list[str]]:
-    """Alert name -> names of the alerts it fires together with: its ``related`` alerts and
-    the alerts that list it as related, sorted."""
-    out: dict[str, set] = {}
-    for spec in specs:
-        for _, r in spec.rules():
-            if r.is_alert:
-                for x in r.runbook.get("related") or []:
-                    if x["alert"] != r.name:
-                        out.setdefault(r.name, set()).add(x["alert"])
-                        out.setdefault(x["alert"], set()).add(r.name)
-    return {k: sorted(v) for k, v in out.items()}
-
-
 def render_alert_index(specs: list[Spec], header_lines: list[str]) -> str:
     """``alerts.md``: every alert of every spec, grouped by app (sorted), likely root causes
-    first within an app (:func:`cause_order`), with severity badge, owning team, the alerts it
-    fires together with and its summary in readable form; the site's script adds filters by
-    app, severity and team."""
+    first within an app (:func:`cause_order`), with severity badge, owning team, cause ->
+    symptoms as the specs' ``inhibited_by:`` declare them (nothing guessed) and its summary in
+    readable form; the site's script adds filters by app, severity and team."""
     index = alert_index(specs)
-    with_ = together(specs)
+    symptoms, causes = inhibit.causes_and_symptoms(specs)
     apps = []
     total = 0
     for spec in sorted(specs, key=lambda s: s.app):
         rows = []
         for r in cause_order(spec):
             team = (triage.effective(spec, r).get("owner") or {}).get("team")
-            causes = [x["alert"] for x in r.runbook.get("related") or [] if x.get("cause")]
             rows.append({
                 "alert_md": f"[{md_cell(md_text(r.name))}]({page_path(spec.app)}#{anchor(r.name)})",
                 "badge": severity_badge(r.severity or "none"),
                 "team": md_cell(md_text(team)) if team else "—",
-                "together": "<br>".join(_index_link(n, index) + (" (cause)" if n in causes else "")
-                                        for n in with_.get(r.name, [])) or "—",
+                "inhibits": "<br>".join([f"mutes {_index_link(n, index)}" for n in symptoms.get(r.name, [])]
+                                        + [f"symptom of {_index_link(n, index)}" for n in causes.get(r.name, [])])
+                or "—",
                 "summary": f'<span class="rg-summary">{md_cell(md_text(readable(r.annotations.get("summary", ""))))}</span>',
             })
         total += len(rows)

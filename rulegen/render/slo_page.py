@@ -8,6 +8,12 @@ linked to the alert's own section). The section's id is
 :func:`rulegen.spec.slo.section_id`; each burn-rate alert's section opens with a link to it,
 so its ``runbook_url`` leads here in one click. The numbers come from
 :mod:`rulegen.spec.slo` (the rules' own), never retyped.
+
+With a Prometheus URL configured (``runbooks.prometheus_url``, default ``prometheus.url``), the
+"Budget left now" fact and each burn-rate alert (each window pair: :func:`attach_links`) get
+one-tap "Open in" links: the budget left (:func:`budget_query`) and the burn rate of that pair
+over both its windows now (:func:`pair_query`, the error ratio over the budget the rules
+record, so a chart's ``objective`` override counts).
 """
 
 from __future__ import annotations
@@ -26,7 +32,51 @@ def _thousands(d: Decimal) -> str:
     return f"{whole}.{frac}" if frac else whole
 
 
-def section(s, values_key: str, md_text, inline_code, fence) -> dict:
+def budget_query(s) -> str:
+    """PromQL of the share of SLO ``s``'s error budget left this period (1 untouched, 0 spent)."""
+    return s.record_selector(slo_mod.REMAINING_RECORD)
+
+
+def pair_query(s, long: str, short: str) -> str:
+    """PromQL of SLO ``s``'s burn rate now over the windows ``long`` and ``short`` (``1h``,
+    ``5m``): the recorded error ratio over each, divided by the recorded error budget, one
+    series per window (label ``window``). 1 spends exactly the budget over the period."""
+    budget = s.record_selector(slo_mod.BUDGET_RECORD)
+    parts = [f'label_replace({s.record_selector(slo_mod.SLI_RECORD.format(window=w))} / on(slo, slo_service) '
+             f'{budget}, "window", "{w}", "", "")' for w in dict.fromkeys((long, short))]
+    return "\nor\n".join(parts)
+
+
+def open_links(s, long: str, short: str, links) -> str:
+    """The one-tap links of the burn-rate alert of SLO ``s`` for the window pair ``long`` /
+    ``short`` (Markdown, one paragraph); ``""`` without ``links``."""
+    if not links:
+        return ""
+    return (f"**Now:** budget left: {links.markdown([budget_query(s)])} · burn rate of this pair ({long} and "
+            f"{short} windows; 1 spends exactly the budget): {links.markdown([pair_query(s, long, short)])}")
+
+
+def attach_links(spec, by_name: dict, links) -> None:
+    """Add ``slo_open`` (:func:`open_links`) to the page entries of ``spec``'s burn-rate alerts:
+    ``by_name`` maps an alert name to its entry; the first rule of a name is the entry, each
+    later one its next ``variants`` item (the order :func:`rulegen.render.runbook.page_context`
+    made them in)."""
+    if not links:
+        return
+    owner = {s.alert_name(sev): s for s in spec.slos for sev in ("page", "ticket")}
+    seen: dict = {}
+    for _, r in spec.rules():
+        if not r.is_alert or r.name not in by_name:
+            continue
+        k = seen[r.name] = seen.get(r.name, -1) + 1
+        s = owner.get(r.name)
+        if s is None or "long" not in r.labels or "short" not in r.labels:
+            continue
+        target = by_name[r.name] if k == 0 else by_name[r.name]["variants"][k - 1]
+        target["slo_open"] = open_links(s, r.labels["long"], r.labels["short"], links)
+
+
+def section(s, values_key: str, md_text, inline_code, fence, links=None) -> dict:
     """Template data of SLO ``s`` (a :class:`rulegen.spec.slo.SLO`); the renderer's Markdown
     helpers are passed in. Keys: ``id``, ``title``, ``description`` (Markdown), ``facts``
     (pairs of Markdown cells), ``rows`` (the burn-rate table), ``records`` (PromQL block),
@@ -58,8 +108,9 @@ def section(s, values_key: str, md_text, inline_code, fence) -> dict:
         ("Knobs", f"`{values_key}.slos.{s.name}.enabled: false` turns the SLO off, `.ticket: false` keeps "
                   f"the pages only, `.objective: <percent>` sets another objective for the alerts (this page and "
                   f"the generated tests keep the spec's {slo_mod.decimal_text(s.objective)}%)"),
-        ("Budget left now", inline_code(s.record_selector(slo_mod.REMAINING_RECORD))
-         + " (1 = untouched, 0 = spent, below 0 = overspent)"),
+        ("Budget left now", inline_code(budget_query(s))
+         + " (1 = untouched, 0 = spent, below 0 = overspent)"
+         + (" · " + links.markdown([budget_query(s)]) if links else "")),
     ]
     rows = []
     for w in s.windows:

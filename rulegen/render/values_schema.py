@@ -242,14 +242,15 @@ def render_values_schema(spec: Spec, existing: str | None, chart_specs=None,
                           for s in specs for _, r in s.rules()}))
     groups = tuple(sorted({g.name for s in specs for g in s.groups}))
     slos = tuple(sorted({x.name for s in specs for x in s.slos}))
+    from .inhibit_chart import has_rules
     return _values_schema_text(existing, tuple(spec.chart.gates), spec.chart.values_key, rules, groups,
-                               tuple(severities or ()), slos)
+                               tuple(severities or ()), slos, any(has_rules(s) for s in specs))
 
 
 @functools.lru_cache(maxsize=64)
 def _values_schema_text(existing: str | None, gates: tuple[str, ...], values_key: str,
                         rules: tuple = (), groups: tuple = (), severities: tuple = DEFAULT_SEVERITIES,
-                        slos: tuple = ()) -> str:
+                        slos: tuple = (), inhibit: bool = False) -> str:
     """:func:`render_values_schema` from what it depends on. Cached: ``json.dumps`` with
     ``indent`` runs in pure Python (a tenth of a second for 100 charts), and a check renders
     each chart's schema once more for the link check."""
@@ -262,7 +263,11 @@ def _values_schema_text(existing: str | None, gates: tuple[str, ...], values_key
         raise ValueError("values.schema.json is not a JSON object")
     for gate in gates:
         _set_schema(doc, gate.split("."), GATE_SCHEMA, keep=True)
-    _set_schema(doc, [values_key], _knobs_schema(rules, groups, severities, values_key, slos))
+    knobs = _knobs_schema(rules, groups, severities, values_key, slos)
+    if inhibit:  # the chart's AlertmanagerConfig of inhibit rules (rulegen.render.inhibit_chart)
+        from .inhibit_chart import KNOB, KNOB_SCHEMA
+        knobs = {**knobs, "properties": {**knobs["properties"], KNOB: KNOB_SCHEMA}}
+    _set_schema(doc, [values_key], knobs)
     for gate in gates:  # a gate under the values key is a key the closed knobs object allows
         if gate.split(".")[0] == values_key:
             _set_schema(doc, gate.split("."), GATE_SCHEMA, keep=True)

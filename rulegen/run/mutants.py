@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 import promql_parser as pp
 
 from ..promql.series import sample_values, short_number
+from ..promql.syntax import for_parser
 from ..spec import Spec
 from ..spec.durations import DurationError, format_ms, parse_ms
 
@@ -212,7 +213,7 @@ def sited_expr_mutants(rule) -> list[tuple]:
     """:func:`expr_mutants` with each mutant's site: ``(kind, text, new expr, hint, (old
     node, new node))`` (``scale`` changes the whole expression: its site is None)."""
     try:
-        ast = pp.parse(rule.expr)
+        ast = pp.parse(for_parser(rule.expr))
     except Exception:
         return []
     nodes = _node_list(ast)

@@ -53,6 +53,7 @@ import yaml
 from ..findings import RulegenError
 from ..fs import read as fs_read
 from ..fs.write import atomic_write, fresh_dir
+from ..promql.syntax import for_parser
 from ..spec import Spec
 from .mutants import Mutant, mutants_of
 from .testing import render_rule_groups, test_document, write_test_files
@@ -130,7 +131,7 @@ class RuleScore:
 
 def _names_read(expr: str) -> set[str]:
     try:
-        ast = pp.parse(expr)
+        ast = pp.parse(for_parser(expr))
     except Exception:
         return set()
     names: set[str] = set()

@@ -47,6 +47,7 @@ import yaml
 from ..fs.containment import refuse_tree
 from ..findings import RulegenError
 from ..fs.write import atomic_write, copy_tree, fresh_dir
+from ..promql.syntax import for_parser
 from ..render.promtool_tests import RULES_FILE, annotation_filters, filter_annotations
 from ..render.values import gate_values
 from ..render.yamltext import values_yaml
@@ -354,7 +355,7 @@ def coverage(specs: list[Spec], cases: list[TestCase]) -> Coverage:
 def _metric_names(expr: str) -> set[str]:
     names: set[str] = set()
     try:
-        ast = promql_parser.parse(expr)
+        ast = promql_parser.parse(for_parser(expr))
     except Exception:
         return names
 

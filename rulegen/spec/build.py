@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from . import slo
 from .loader import LoadedFile
-from .model import (DEFAULT_GATES, DEFAULT_TEMPLATE, DEFAULT_VALUES_KEY, Chart, Group, Param, Rule, Spec, Test,
+from .model import (DEFAULT_GATES, DEFAULT_TEMPLATE, DEFAULT_VALUES_KEY, Chart, Group, Inhibition, Param, Rule, Spec, Test,
                     param_text, substitute)
 
 
@@ -27,6 +27,15 @@ def _params(data: dict) -> dict:
             desc, v = v.get("description") or "", v["default"]
         out[name] = Param(name, param_text(v), "duration" if isinstance(v, str) else "number", desc)
     return out
+
+
+def _inhibitions(value, path: tuple) -> tuple:
+    """The ``inhibited_by:`` of an alert (schema-valid: one entry or a list) as :class:`Inhibition`."""
+    if value is None:
+        return ()
+    if isinstance(value, dict):
+        return (Inhibition(value["alert"], tuple(value.get("equal") or ()), path),)
+    return tuple(Inhibition(v["alert"], tuple(v.get("equal") or ()), path + (i,)) for i, v in enumerate(value))
 
 
 def build_spec(lf: LoadedFile) -> Spec:
@@ -76,6 +85,8 @@ def build_spec(lf: LoadedFile) -> Spec:
                 runbook=r.get("runbook") or {},
                 tests=[Test(t["name"], t, rp + ("tests", ti)) for ti, t in enumerate(r.get("tests") or [])],
                 equivalent_mutants={e["mutant"]: e["reason"] for e in r.get("equivalent_mutants") or []},
+                routes_to=tuple(r.get("routes_to") or ()),
+                inhibited_by=_inhibitions(r.get("inhibited_by"), rp + ("inhibited_by",)),
             ))
         groups.append(Group(name=g["name"], path=gp, rules=rules, interval=g.get("interval"),
                             query_offset=g.get("query_offset"), limit=g.get("limit"),

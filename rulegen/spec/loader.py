@@ -35,6 +35,7 @@ from ..fs import read as fs_read
 from ..fs.yamlbound import ANCHOR, check_graph, mark as _mark
 from ..fs.yamlbound import Recursive as _Recursive
 from ..fs.yamlbound import TooLarge as _TooLarge
+from .testvalues import as_promtool_reads, scalar_text
 from .yamlnodes import _PLAIN, _key_text, _merged_pairs, _scalar
 
 try:  # libyaml: about 20x faster than the pure-Python parser
@@ -279,6 +280,8 @@ def load_text(text: str, path: str) -> LoadedFile:
         return lf
     try:
         lf.data = _build(root, (), lf, [0])
+        if isinstance(lf.data, dict) and "tests" in text:
+            _tests_as_promtool_reads(lf)
     except _Duplicate as d:
         lf.data = None
         lf.positions.clear()
@@ -302,6 +305,29 @@ def load_text(text: str, path: str) -> LoadedFile:
         lf.findings.append(Finding(path, 1, 1, "RG105", Severity.ERROR,
                                    "the spec is nested too deeply to be a rule spec"))
     return lf
+
+
+_TAG = re.compile(r"^!\S*\s+")
+
+
+def _tests_as_promtool_reads(lf: LoadedFile) -> None:
+    """Each rule's ``tests`` as promtool reads a test file (:mod:`rulegen.spec.testvalues`): a
+    boolean, number, date or null where promtool wants a string is the scalar's text as
+    written (``condition: true`` is ``"true"``), a null list or mapping an empty one."""
+    def as_text(container, key, path):
+        v = container[key]
+        if v is None:
+            return ""
+        tok = lf.source_token(path)
+        return _TAG.sub("", tok) if tok else scalar_text(v)
+
+    groups = lf.data.get("groups")
+    for gi, g in enumerate(groups if isinstance(groups, list) else ()):
+        rules = g.get("rules") if isinstance(g, dict) else None
+        for ri, r in enumerate(rules if isinstance(rules, list) else ()):
+            tests = r.get("tests") if isinstance(r, dict) else None
+            for ti, t in enumerate(tests if isinstance(tests, list) else ()):
+                as_promtool_reads(t, ("groups", gi, "rules", ri, "tests", ti), as_text)
 
 
 def _syntax(path: str, text: str, e) -> Finding:

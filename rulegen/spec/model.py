@@ -101,6 +101,22 @@ def substitute(expr: str, values: dict) -> str:
     return PARAM_RE.sub(lambda m: values.get(m.group(1), m.group(0)), expr)
 
 
+@dataclass(frozen=True)
+class Inhibition:
+    """One ``inhibited_by:`` entry of an alert (the symptom): Alertmanager mutes the symptom
+    while the alert ``cause`` fires with the same values of the ``equal`` labels.
+
+    Attributes:
+        cause: the cause's alert name.
+        equal: label names both alerts must carry with equal values (may be empty).
+        path: position of the entry in the spec data.
+    """
+
+    cause: str
+    equal: tuple
+    path: tuple
+
+
 @dataclass
 class Rule:
     """An alerting rule (``kind == "alert"``) or a recording rule (``kind == "record"``).
@@ -118,6 +134,8 @@ class Rule:
             defaults and ``expr_template`` the expr as written, with ``[[name]]`` placeholders.
         equivalent_mutants: mutant text (as ``rulegen test --mutate`` prints it) -> the reason
             no test can tell that mutant apart from the rule.
+        routes_to: the Alertmanager receivers the spec says the alert reaches (``routes_to:``).
+        inhibited_by: the alert's causes (``inhibited_by:``), each an :class:`Inhibition`.
     """
 
     kind: str
@@ -135,6 +153,8 @@ class Rule:
     params: dict = field(default_factory=dict)
     expr_template: str | None = None
     equivalent_mutants: dict = field(default_factory=dict)
+    routes_to: tuple = ()
+    inhibited_by: tuple = ()
 
     @property
     def is_alert(self) -> bool:

@@ -41,13 +41,14 @@ def environment(home: str | os.PathLike) -> dict[str, str]:
 
 
 def run(args: list, *, cwd: str | os.PathLike | None = None, timeout: float, text: bool = True,
-        set_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        set_env: dict[str, str] | None = None, input: str | bytes | None = None) -> subprocess.CompletedProcess:
     """Run ``args`` (program and arguments; never through a shell) to completion with stdin
     empty and stdout and stderr captured, in ``cwd``, with :func:`environment` (plus
     ``set_env``: fixed values the caller chooses, such as ``LC_ALL=C``, never copied from
     rulegen's environment) and a fresh private home that is removed when the program ends.
 
     ``text``: decode the output as UTF-8 (undecodable bytes replaced), else bytes.
+    ``input``: written to the program's stdin instead (str when ``text``, else bytes).
 
     Raises:
         FileNotFoundError: the program does not exist.
@@ -57,4 +58,5 @@ def run(args: list, *, cwd: str | os.PathLike | None = None, timeout: float, tex
         kw = {"encoding": "utf-8", "errors": "replace"} if text else {}
         env = {**environment(home), **(set_env or {})}
         return subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, timeout=timeout,
-                              env=env, stdin=subprocess.DEVNULL, **kw)
+                              env=env, **({"input": input} if input is not None else {"stdin": subprocess.DEVNULL}),
+                              **kw)

@@ -123,7 +123,7 @@ def site(tmp_path_factory):
     """The bundled project built and served once for this module: (project, base URL)."""
     exe = chromium()
     project = tmp_path_factory.mktemp("project")
-    for name in ("rules", "charts", "runbooks"):
+    for name in ("rules", "charts", "runbooks", "deploy"):  # deploy: the Alertmanager config .rulegen.yaml names
         shutil.copytree(REPO / name, project / name)
     for name in ("mkdocs.yml", ".rulegen.yaml"):
         if (REPO / name).exists():
@@ -191,7 +191,8 @@ _GEOMETRY = """(() => {
 @pytest.mark.parametrize("width, height", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 def test_runbook_url_lands_with_the_triage_box_on_the_first_screen(site, browser, width, height):
     """Each bundled alert's runbook_url opens with its heading just below the fixed header and
-    the whole triage box (severity, impact, owner, first check, do-not) on the first screen."""
+    the whole triage box (severity, impact, owner, who it notifies, first check, do-not) on the
+    first screen."""
     _, project, base = site
     browser.viewport(width, height)
     urls = _bundled_urls(project)
@@ -207,7 +208,7 @@ def test_runbook_url_lands_with_the_triage_box_on_the_first_screen(site, browser
             problems.append(f"{name}: heading at {g['headingTop']}px, header ends at {g['headerBottom']}px")
         if g["boxBottom"] is None or g["boxBottom"] > g["height"]:
             problems.append(f"{name}: triage box ends at {g['boxBottom']}px of {g['height']}px")
-        for word in ("Impact:", "Owner:"):
+        for word in ("Impact:", "Owner:", "Notifies:"):  # Notifies: Alertmanager routing (issue 28)
             if word not in g["box"]:
                 problems.append(f"{name}: triage box has no {word}")
         if severity == "critical" and "Do not:" not in g["box"]:

@@ -442,3 +442,37 @@ def test_force_over_a_spec_with_the_same_error_still_stops(tmp_path, capsys):
     assert _run(tmp_path, "import", "a.yml", "--force") == 1
     assert "a.yml:12:16: error RG813 [ShopDown]" in capsys.readouterr().err
     assert _tree(tmp_path) == before
+
+
+def _rules_with_severities(sevs) -> str:
+    out = ["groups:", "  - name: g", "    rules:"]
+    for i, sev in enumerate(sevs):
+        out += [f"      - alert: Thing{i}Down", f"        expr: up{{job=\"t{i}\"}} == 0",
+                "        annotations: {summary: down}"]
+        if sev:
+            out += [f"        labels: {{severity: {sev}}}"]
+    return "\n".join(out) + "\n"
+
+
+def test_severities_read_when_a_few_alerts_have_none(tmp_path, capsys):
+    """Issue 26: 7 of ~385 alerts without a severity kept the team's scheme (page, notify,
+    ticket, none) from being read; they are a minority, named, and baselined (RG501)."""
+    (tmp_path / "a.rules.yml").write_text(_rules_with_severities(
+        ["page", "page", "ticket", "notify", "none", "ticket", None, None]), encoding="utf-8")
+    assert main(["-C", str(tmp_path), "import", "a.rules.yml"]) == 0
+    out = capsys.readouterr().out
+    conf = yaml.safe_load((tmp_path / ".rulegen.yaml").read_text(encoding="utf-8"))
+    assert conf["conventions"]["severities"] == ["page", "ticket", "none", "notify"]
+    assert "(all 6 of them with one; 2 alert(s) have none: Thing6Down, Thing7Down)" in out
+    base = yaml.safe_load((tmp_path / BASELINE_FILE).read_text(encoding="utf-8"))
+    assert sorted((f["rule"], f["code"]) for f in base["findings"]) == [("Thing6Down", "RG501"),
+                                                                         ("Thing7Down", "RG501")]
+    assert main(["-C", str(tmp_path), "validate"]) == 0
+
+
+def test_no_scheme_read_when_most_alerts_have_no_severity(tmp_path, capsys):
+    """Both ways: a few severities among mostly unrated alerts are no scheme to adopt."""
+    (tmp_path / "a.rules.yml").write_text(_rules_with_severities(["page", None, None]), encoding="utf-8")
+    assert main(["-C", str(tmp_path), "import", "a.rules.yml"]) == 0
+    conf = yaml.safe_load((tmp_path / ".rulegen.yaml").read_text(encoding="utf-8")) or {}
+    assert "severities" not in (conf.get("conventions") or {})

@@ -149,3 +149,85 @@ def test_runbook_site_gets_links_to_its_pages(tmp_path, helm_bin, capsys):
 
 def _spec_of(root: Path, app: str) -> dict:
     return yaml.safe_load((root / "rules" / f"{app}.yaml").read_text(encoding="utf-8"))
+
+
+_TYPED_RULES = """\
+groups:
+  - name: app
+    rules:
+      - alert: AppDown
+        expr: up{job=`a\\`} == 0
+        labels: {severity: page}
+        annotations: {summary: down}
+      - alert: AppIdle
+        expr: up{job=`a\\`} > 1
+        labels: {severity: ticket}
+        annotations: {summary: idle}
+"""
+_TYPED_TEST = """\
+tests:
+  - interval: 1m
+    external_labels:
+      cluster_id: 12345
+    input_series:
+      - series: 'up{job="a\\\\", condition="true", quantile="0.990", id="0x1F"}'
+        values: 0x3
+    alert_rule_test:
+      - eval_time: 1m
+        alertname: AppDown
+        exp_alerts:
+          - exp_labels: {severity: page, job: 'a\\', condition: true, quantile: 0.990, id: 0x1F}
+            exp_annotations:
+              summary: down
+      - eval_time: 1m
+        alertname: AppIdle
+        exp_alerts:
+"""
+
+
+def test_typed_values_and_empty_exp_alerts_import_as_promtool_reads_them(tmp_path, capsys):
+    """promtool reads a test file with go-yaml v2 into Go strings: any scalar is its text as
+    written; an empty ``exp_alerts:`` expects no alert. Import takes them the same way
+    (quoted), with no note, and the spec validates."""
+    (tmp_path / "app.rules.yml").write_text(_TYPED_RULES, encoding="utf-8")
+    (tmp_path / "app.test.yml").write_text(_TYPED_TEST, encoding="utf-8")
+    assert main(["-C", str(tmp_path), "import", "app.rules.yml", "--tests", "app.test.yml"]) == 0
+    err = capsys.readouterr().err
+    assert "RG813" not in err and "RG814" not in err
+    text = (tmp_path / "rules" / "app-rules.yaml").read_text(encoding="utf-8")
+    t = yaml.safe_load(text)["groups"][0]["rules"][0]["tests"][0]
+    assert t["external_labels"] == {"cluster_id": "12345"}
+    assert t["input_series"][0]["values"] == "0x3"
+    assert t["alert_rule_test"][0]["exp_alerts"][0]["exp_labels"] == {
+        "severity": "page", "job": "a\\", "condition": "true", "quantile": "0.990", "id": "0x1F"}
+    assert t["alert_rule_test"][1]["exp_alerts"] == []
+    assert 'condition: "true"' in text and 'quantile: "0.990"' in text
+    assert main(["-C", str(tmp_path), "validate"]) == 0
+
+
+def test_a_finding_on_an_attached_test_is_shown_in_the_test_file(tmp_path, capsys):
+    """Bad input still fails, at the test file's line and column (it used to be shown at
+    the rule the group is attached to, in the rules file)."""
+    (tmp_path / "app.rules.yml").write_text(_TYPED_RULES, encoding="utf-8")
+    bad = _TYPED_TEST.replace("id: 0x1F}", "id: 0x1F, bad-name: 1}")
+    (tmp_path / "app.test.yml").write_text(bad, encoding="utf-8")
+    assert main(["-C", str(tmp_path), "import", "app.rules.yml", "--tests", "app.test.yml"]) == 1
+    err = capsys.readouterr().err
+    col = bad.splitlines()[11].index("bad-name") + 1
+    assert f"app.test.yml:12:{col}: error RG813 [AppDown]" in err
+    assert "'bad-name' is no key name" in err
+    assert "app.rules.yml:" not in err
+    assert not (tmp_path / "rules").exists()
+
+
+@pytest.mark.tools
+def test_typed_values_run_green_like_promtool(tmp_path, promtool_bin, helm_bin):
+    import subprocess
+    (tmp_path / "app.rules.yml").write_text(_TYPED_RULES, encoding="utf-8")
+    (tmp_path / "app.test.yml").write_text("rule_files: [app.rules.yml]\n" + _TYPED_TEST, encoding="utf-8")
+    p = subprocess.run([str(promtool_bin), "test", "rules", "app.test.yml"], cwd=tmp_path, capture_output=True,
+                       text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert main(["-C", str(tmp_path), "import", "app.rules.yml", "--tests", "app.test.yml"]) == 0
+    assert main(["-C", str(tmp_path), "build"]) == 0
+    assert main(["-C", str(tmp_path), "test"]) == 0

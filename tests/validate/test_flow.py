@@ -203,6 +203,31 @@ def test_recording_rule_of_another_spec_counts():
     assert [f for f in res.findings if f.code == "RG314"] == []
 
 
+
+OWN = """\
+app: demo
+groups:
+  - name: demo
+    rules:
+      - record: {record}
+        expr: sum by (job) ({reads})
+"""
+
+
+def test_did_you_mean_is_never_the_rules_own_output():
+    """A recording rule reading a name close to the one it records (recorded upstream, in a
+    rule file of another repo) is not told to read itself; a close name of another rule
+    still is a suggestion (an error)."""
+    found = run(OWN.format(record="job:http_errors:rate5m", reads="job:http_error:rate5m"))
+    assert [(c, sev) for c, _, _, sev, _ in found] == [("RG314", "warning")]
+    assert "did you mean" not in found[0][4] and "job:http_errors:rate5m" not in found[0][4]
+    two = OWN.format(record="job:http_errors:rate5m", reads="job:http_error:rate5m") + \
+        "      - record: job:http_errors:rate1h\n        expr: sum by (job) (job:http_errors:rate5m)\n" \
+        "      - record: job:http_error:ratio\n        expr: sum by (job) (x)\n"
+    found = run(two)
+    assert [(c, sev, m.rsplit("; ", 1)[-1]) for c, _, _, sev, m in found] == [
+        ("RG314", "error", "did you mean job:http_errors:rate1h?")]
+
 # --- RG315: a comment that swallows the rest -------------------------------------------------
 
 FOLDED = """\

@@ -60,14 +60,27 @@ def test_clean_spec_has_no_trap():
     (dict(tier="yes"), (6, 20)),
     (dict(team="n"), (14, 17)),
     (dict(dash="1:20"), (16, 22)),
-    (dict(region="y"), (20, 39)),
-    (dict(flag="on"), (24, 40)),
 ])
 def test_each_place_is_checked(kw, pos):
     found, res = run(fill(**kw))
     assert found == [("RG108", *pos)]
     assert "quote it" in res.findings[0].message
     assert res.specs  # a trap does not stop the other checks
+
+
+@pytest.mark.parametrize("region,flag,want", [
+    ("y", "on", ("y", "on")),
+    ("true", "0.990", ("true", "0.990")),
+    ("12345", "0x1F", ("12345", "0x1F")),
+    ("~", "", ("", "")),
+])
+def test_test_labels_are_read_as_promtool_reads_them(region, flag, want):
+    """promtool (go-yaml v2 into map[string]string) reads any scalar of a test's labels as
+    its text, so there is no trap there: no RG108, no RG202, and the value is that text."""
+    found, res = run(fill(region=region, flag=flag))
+    assert found == []
+    t = next(r for _, r in res.specs[0].rules()).tests[0].data
+    assert (t["external_labels"]["region"], t["alert_rule_test"][0]["exp_alerts"][0]["exp_labels"]["flag"]) == want
 
 
 def test_trap_message_names_the_value_and_type():

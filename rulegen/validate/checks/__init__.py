@@ -15,3 +15,5 @@ REGISTRY.insert(REGISTRY.index(schema) + 1, paths)  # issue 18: paths stay insid
 REGISTRY.append(markup)  # issue 18: runbook text is safe on the site
 from . import gates
 REGISTRY.append(gates)  # ux: a gate naming no key of the chart's values.yaml (RG733)
+from . import routing
+REGISTRY.append(routing)  # issue 28: routing through Alertmanager's own code, inhibitions

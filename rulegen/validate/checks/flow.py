@@ -39,7 +39,8 @@ Codes:
   differ only in numbers or durations (``rate1h`` for ``rate5m``: another window, likely
   recorded elsewhere). Validating some files (``rulegen validate rules/x.yaml``) still reads
   the recording rules of the project's other specs under ``rules/``, and reports only on the
-  files asked for. Bad: ``instance:redis_memory_use:ratio`` when the project records
+  files asked for. A recording rule is never pointed at its own output (reading what it
+  records is no fix). Bad: ``instance:redis_memory_use:ratio`` when the project records
   ``instance:redis_memory_used:ratio``; good: the recorded name, ``instance:redis_memory_used:ratio``.
 * ``RG315`` a ``#`` comment in an ``expr`` that YAML made one line (a folded ``>`` block or a
   plain scalar over several lines): PromQL comments run to the end of the line, so the
@@ -266,8 +267,10 @@ _DIGITS = re.compile(r"\d+(?:ms|[smhdwy])?")  # numbers and durations
 def _dependencies(spec, rule, missing, rr):
     """RG314 for the recording-rule-shaped names ``missing`` that ``rule`` reads."""
     lf = spec.source
+    # never the rule's own output: a recording rule reading what it records is no fix
+    candidates = sorted(n for n in rr if rule.is_alert or n != rule.name)
     for name in sorted(missing, key=lambda n: _name_offset(rule.expr, n)):
-        near = difflib.get_close_matches(name, sorted(rr), n=1, cutoff=0.8)
+        near = difflib.get_close_matches(name, candidates, n=1, cutoff=0.8)
         path = rule.path + ("expr",)
         line, col = offset_position(lf, path, _name_offset(rule.expr, name))
         if near and _DIGITS.sub("0", near[0]) == _DIGITS.sub("0", name):

@@ -12,9 +12,11 @@ Codes:
   a number (``5``, ``1e3``, ``0x1F``, ``0o17``, ``1_000``, sexagesimal ``1:20``, ``.inf``),
   null (``~``, ``null``) or a timestamp (``2024-01-31``). Checked in the app's ``labels``,
   group ``labels``, an alert's ``labels``, ``severity``, ``component``, ``summary``,
-  ``description`` and ``annotations``, a recording rule's ``labels``, and in tests'
-  ``external_labels``, ``exp_labels`` and ``exp_annotations``. (Values that rulegen itself
-  reads as a non-string, e.g. ``replicas: 5``, are ``RG202``.)
+  ``description`` and ``annotations``, a recording rule's ``labels``. Not in tests: promtool
+  reads every scalar of a test's ``external_labels``, ``exp_labels`` and ``exp_annotations``
+  as its text (``paging: off`` is ``"off"``, ``condition: true`` is ``"true"``), and so does
+  rulegen (:mod:`rulegen.spec.testvalues`). (Values that rulegen itself reads as a
+  non-string, e.g. ``replicas: 5``, are ``RG202``.)
   Bad: ``labels: {paging: off}``; good: ``labels: {paging: "off"}``.
 
 Reported by the loader (:mod:`rulegen.spec.loader`) before any check runs; a file with one
@@ -114,21 +116,6 @@ def _mapping_paths(data):
                 if k in r:
                     yield rp + (k,), "annotation", name
             yield from values(rp + ("annotations",), r.get("annotations"), "annotation", name)
-            for ti, t in enumerate(_list(r.get("tests"))):
-                if not isinstance(t, dict):
-                    continue
-                tp = rp + ("tests", ti)
-                yield from values(tp + ("external_labels",), t.get("external_labels"), "label", name)
-                for ai, a in enumerate(_list(t.get("alert_rule_test"))):
-                    if not isinstance(a, dict):
-                        continue
-                    for ei, e in enumerate(_list(a.get("exp_alerts"))):
-                        if not isinstance(e, dict):
-                            continue
-                        ep = tp + ("alert_rule_test", ai, "exp_alerts", ei)
-                        yield from values(ep + ("exp_labels",), e.get("exp_labels"), "label", name)
-                        yield from values(ep + ("exp_annotations",), e.get("exp_annotations"),
-                                          "annotation", name)
 
 
 def check_file(lf, ctx):

@@ -13,8 +13,8 @@ import gc
 import sys
 
 from . import __version__
-from .commands import (EXIT_OK, EXIT_USAGE, baseline, build, check, checks, derive_tests, diff, err, import_,
-                       new, schema, test, validate)
+from .commands import (EXIT_OK, EXIT_USAGE, backtest, baseline, build, check, checks, derive_tests, diff, err,
+                       import_, new, schema, test, validate)
 from .findings import RulegenError
 
 
@@ -23,7 +23,7 @@ DESCRIPTION = ("Prometheus alerting as code: validate YAML specs, then write Hel
                "PrometheusRules, runbook pages and promtool tests from them.")
 
 #: The command modules, in the order ``rulegen --help`` lists them.
-COMMANDS = (new, validate, build, check, test, derive_tests, diff, import_, baseline, schema, checks)
+COMMANDS = (new, validate, build, check, test, backtest, derive_tests, diff, import_, baseline, schema, checks)
 
 #: An example for each command's ``--help`` (a test requires one for every command).
 EXAMPLES = {command.NAME: command.EXAMPLE for command in COMMANDS}

@@ -13,6 +13,9 @@ Shape::
       require_triage:                         # RG510; default {} (nothing required)
         critical: [impact, owner, do_not]     # triage fields each critical alert must have
     duplicate_alert_across_apps: error   # or warning (RG412)
+    prometheus_scopes:         # which apps each Prometheus loads (one per cluster or provider)
+      capa: ["*-capa"]         # scope name -> app names, or patterns with * and ?
+      capz: [shop-capz, cart-capz]
     runbooks:
       prometheus_url: https://prometheus.example.com   # every PromQL block links to its query there
       grafana_url: https://grafana.example.com         # ... and to Grafana Explore
@@ -45,6 +48,19 @@ Shape::
 Everything has a default, so a project without the file behaves as documented in
 ``docs/configuration.md``.
 
+``prometheus_scopes`` says which apps share a Prometheus, for rule repositories that render one
+chart per cluster or provider (the same PrometheusRule and alert names, other values). Each key
+names a scope (a Prometheus server: a cluster, a provider), its value lists the apps that
+Prometheus loads (app names, or patterns where ``*`` matches any run of characters and ``?``
+one). An app that no pattern names is loaded by every Prometheus (an app common to all
+clusters). Two apps share a Prometheus when either is in no scope or they have a scope in
+common; only such apps are compared by the duplicate checks across apps: an alert name
+used by two apps (RG412) and a PrometheusRule name and namespace rendered twice (RG415). A
+rule twice in one spec (RG411) is always compared, since a spec is one PrometheusRule and is
+loaded whole. The default, ``{}``, is one Prometheus that loads every app. ``rulegen
+import`` writes it when the sources show the layout (``--variant NAME``: one scope per
+variant; sibling folders per provider holding the same rules: one scope per folder).
+
 ``policy_changes`` (see :mod:`rulegen.gitops.policy`) is read from the *base* ref's file by
 ``rulegen check --base REF``, never from the pull request's own: ``fail`` (the default, also
 when the key is absent) makes a grown baseline or a switched-off or weakened check an error
@@ -62,6 +78,7 @@ on the command line are sent only to a URL given on the command line too (see
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -145,6 +162,22 @@ class Config:
     values_files: dict = field(default_factory=dict)
     #: the ``prometheus:`` section (a live Prometheus; ``url`` None: none configured)
     prometheus: "PrometheusSettings" = field(default_factory=lambda: PrometheusSettings())
+    #: scope name -> app names or ``*``/``?`` patterns: the apps that Prometheus loads
+    #: (``prometheus_scopes``; {}: one Prometheus loads every app)
+    prometheus_scopes: dict = field(default_factory=dict)
+
+    def scopes_of(self, app: str) -> frozenset | None:
+        """The names of the ``prometheus_scopes`` whose apps or patterns name ``app``, or None
+        when none does (every Prometheus loads the app)."""
+        found = frozenset(name for name, pats in self.prometheus_scopes.items()
+                          if any(fnmatch.fnmatchcase(app, p) for p in pats))
+        return found or None
+
+    def share_prometheus(self, a: str, b: str) -> bool:
+        """True when apps ``a`` and ``b`` can be loaded by one Prometheus: either is in no
+        scope (:meth:`scopes_of`), or they have a scope in common."""
+        sa, sb = self.scopes_of(a), self.scopes_of(b)
+        return sa is None or sb is None or bool(sa & sb)
     #: ``alertmanager.config``: project-relative path of the alertmanager.yml alerts are routed
     #: through (:mod:`rulegen.routing`); None: routing is not checked
     alertmanager_config: str | None = None
@@ -196,8 +229,8 @@ def parse_config(raw) -> Config:
     """
     if not isinstance(raw, dict):
         raise RulegenError(f"{CONFIG_FILE}: must be a mapping")
-    _known(raw, ("checks", "conventions", "duplicate_alert_across_apps", "runbooks", "policy_changes", "charts",
-                 "alertmanager", "prometheus"), "")
+    _known(raw, ("checks", "conventions", "duplicate_alert_across_apps", "prometheus_scopes", "runbooks",
+                 "policy_changes", "charts", "alertmanager", "prometheus"), "")
     am = _mapping(raw.get("alertmanager"), "alertmanager")
     _known(am, ("config", "paging_severities", "null_receivers"), "alertmanager.")
     charts = _mapping(raw.get("charts"), "charts")
@@ -246,6 +279,7 @@ def parse_config(raw) -> Config:
         rule_selector_labels=_selector_labels(charts.get("rule_selector_labels", DEFAULT_RULE_SELECTOR_LABELS)),
         values_files=_values_files(charts.get("values_files")),
         prometheus=live,
+        prometheus_scopes=_scopes(raw.get("prometheus_scopes")),
         alertmanager_config=_project_path(am.get("config"), "alertmanager.config", "deploy/alertmanager.yml"),
         paging_severities=_strings(am.get("paging_severities"), "alertmanager.paging_severities",
                                    Config.paging_severities),
@@ -379,6 +413,28 @@ def _values_files(v) -> dict:
                                    f"relative to its root (e.g. deploy/prod/shop-values.yaml): {problem[0]} it "
                                    f"{problem[1]}")
         out[str(chart).rstrip("/")] = paths
+    return out
+
+
+_SCOPE_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
+_APP_PATTERN = re.compile(r"[a-z0-9*?]([-a-z0-9*?]{0,62})")
+
+
+def _scopes(v) -> dict:
+    """``prometheus_scopes``: scope name (letters, digits, ``-``, ``_``, ``.``; at most 63) ->
+    tuple of app names or patterns (lower-case letters, digits, ``-``, ``*``, ``?``)."""
+    out = {}
+    for name, apps in _mapping(v, "prometheus_scopes").items():
+        if not isinstance(name, str) or not _SCOPE_NAME.fullmatch(name):
+            raise RulegenError(f"{CONFIG_FILE}: prometheus_scopes: {name!r} is not a scope name (letters, digits, "
+                               "'-', '_' or '.', at most 63, e.g. capa or eu-west-1)")
+        pats = _strings(apps, f"prometheus_scopes.{name}", ())
+        bad = [p for p in pats if not _APP_PATTERN.fullmatch(p)]
+        if bad or not pats:
+            raise RulegenError(f"{CONFIG_FILE}: prometheus_scopes.{name}: list the apps this Prometheus loads, "
+                               "as app names or patterns with * and ? (e.g. [shop-capa, \"*-capa\"])"
+                               + (f"; not an app name or pattern: {', '.join(map(repr, bad))}" if bad else ""))
+        out[name] = pats
     return out
 
 

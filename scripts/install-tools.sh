@@ -112,6 +112,18 @@ build prometheus "$root/tools/promtool" $module/cmd/prometheus netgo \
   "-X $v.Version=$release -X $v.Revision=$revision -X $v.Branch=HEAD -X $v.BuildDate=$build_date" \
   "-X $v.BuildUser=$(id -un)@$(hostname)"
 
+# rulegen-backtest: rulegen's own replay of alerting rules (tools/rulegen-backtest), built
+# against the same pinned Prometheus module as promtool; the stamp carries a hash of its
+# sources, so an edited helper is rebuilt.
+bt="$root/tools/rulegen-backtest"
+bt_prom=$(cd "$bt" && go list -m -f '{{.Version}}' $module)
+if [[ "$bt_prom" != "$version" ]]; then
+  echo "install-tools.sh: tools/rulegen-backtest pins $module $bt_prom, tools/promtool $version: keep them equal" >&2
+  exit 2
+fi
+version="$version+src.$(cat "$bt"/go.mod "$bt"/go.sum "$bt"/*.go | sha256sum | cut -c1-12)"
+build rulegen-backtest "$bt" . netgo ""
+
 # alertmanager and amtool: pinned in tools/alertmanager/go.mod, stamped like Alertmanager's
 # .promu.yml (Version from the module's VERSION file), for routing and inhibition tests.
 module=github.com/prometheus/alertmanager

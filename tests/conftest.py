@@ -90,6 +90,13 @@ def amtool_bin() -> Path:
 
 
 @pytest.fixture(scope="session")
+def backtest_bin() -> Path:
+    """Path of ``rulegen-backtest``, rulegen's alert replay helper built from the pinned
+    Prometheus module (``tools/rulegen-backtest``; see module docstring)."""
+    return _need("rulegen-backtest")
+
+
+@pytest.fixture(scope="session")
 def shared_dir() -> Path:
     """``../shared`` beside the repository (seeds, corpus). CI lays it there; a clone elsewhere
     skips the tests that read it, except in CI, where its absence fails them."""

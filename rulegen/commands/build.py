@@ -73,9 +73,9 @@ def run(args) -> int:
                   f"are true; {chart}/values.yaml sets them false until you turn them on there "
                   "(or with helm --set, or in the Argo CD Application)")
     print(f"{len(loaded.specs)} spec(s): {len(touched)} file(s) written, {len(status.unchanged)} unchanged")
-    kinds = (("chart rules file(s)", "/rules/"), ("promtool test file(s)", ".test.yaml"),
-             ("runbook page(s)", "runbooks/"), ("plain rule file(s)", "rules-out/"))
-    have = [f"{sum(1 for o in outputs if part in o.path)} {what}" for what, part in kinds
-            if any(part in o.path for o in outputs)]
+    kinds = (("chart rules file(s)", "/rules/", ".rules.yaml"), ("promtool test file(s)", ".test.yaml", ""),
+             ("runbook page(s)", "runbooks/", ""), ("plain rule file(s)", "rules-out/", ""))
+    counts = [(what, sum(1 for o in outputs if part in o.path and o.path.endswith(end))) for what, part, end in kinds]
+    have = [f"{n} {what}" for what, n in counts if n]
     print("outputs: " + ", ".join(have) + "; run `rulegen test` to run the promtool tests")
     return EXIT_OK

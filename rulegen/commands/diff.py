@@ -6,24 +6,52 @@ import sys
 from pathlib import Path
 
 from ..findings import RulegenError
+from ..live.options import add_options, from_args
 from . import EXIT_OK, EXIT_USAGE
 
 NAME = "diff"
-EXAMPLE = "rulegen diff --base origin/main -o markdown > pr-comment.md"
+EXAMPLE = ("rulegen diff --base origin/main -o markdown > pr-comment.md\n"
+           "rulegen diff --base origin/main -o markdown --prometheus https://prometheus.example.com  # + backtest")
 
 
 def add_parser(sub, common) -> None:
     s = sub.add_parser("diff", parents=[common], help="what changed since a Git ref, in alert terms")
     s.add_argument("--base", default="HEAD", help="Git ref to compare with (default HEAD)")
     s.add_argument("-o", "--output", choices=("text", "markdown"), default="text")
+    s.add_argument("--backtest-since", type=_since, default=7 * 86400.0, metavar="DURATION",
+                   help="window of the old-vs-new backtest of added and changed alerts (default 7d; "
+                        "needs a Prometheus: --prometheus or prometheus.url)")
+    add_options(s)
     s.set_defaults(func=run)
 
 
+def _since(text: str) -> float:
+    from .backtest import _duration
+    return _duration(text)
+
+
 def run(args) -> int:
-    return run_diff(Path(args.root), args.base, args.output, sys.stdout)
+    return run_diff(Path(args.root), args.base, args.output, sys.stdout, live=from_args(args),
+                    since=args.backtest_since)
 
 
-def run_diff(root: Path, base: str, output: str, stream=None) -> int:
+def _backtest(root: Path, base: str, loaded, old_specs, summary, live, since: float, output: str) -> str:
+    """The old-vs-new backtest table of the alerts ``summary`` adds or changes (see
+    :func:`rulegen.gitops.backtest.diff_backtest`), as text to append to the summary; with no
+    Prometheus configured, a note on stderr and nothing. Raises LiveError/RulegenError."""
+    from ..gitops.backtest import diff_backtest, diff_markdown, diff_text
+    from ..live.connect import SKIPPED, resolve
+    conn = resolve(root, loaded.config.prometheus, live)
+    if conn is None:
+        print(f"rulegen: note: {SKIPPED}", file=sys.stderr)
+        return ""
+    rows, window = diff_backtest(root, base, loaded, old_specs, summary, conn, since)
+    if output == "markdown":
+        return "\n".join(diff_markdown(rows, window, conn.url)) + "\n"
+    return "\n".join(diff_text(rows, window, conn.url)) + "\n"
+
+
+def run_diff(root: Path, base: str, output: str, stream=None, live=None, since: float = 7 * 86400.0) -> int:
     """Print the review summary of ``rules/`` between Git ``base`` and the working tree.
 
     Args:
@@ -31,9 +59,13 @@ def run_diff(root: Path, base: str, output: str, stream=None) -> int:
         base: any Git revision (``HEAD``, ``origin/main``, a SHA).
         output: ``text`` or ``markdown``.
         stream: where to print (default stdout); errors go to stderr.
+        live: :class:`rulegen.live.options.CliOptions` of a live Prometheus; with one (or
+            ``prometheus.url``), every alert added or changed is backtested over the last
+            ``since`` seconds, old rule vs new, and the table follows the summary.
 
     Returns:
-        0, or 2 when Git, the ref or the working tree's specs cannot be read.
+        0, or 2 when Git, the ref or the working tree's specs cannot be read, or the backtest
+        failed (nothing is printed then).
     """
     from ..gitops import policy
     from ..gitops.diff import compare_specs, values_effects
@@ -77,5 +109,10 @@ def run_diff(root: Path, base: str, output: str, stream=None) -> int:
         summary.routing, notes = [], [f"routing was not compared: {e}"]
     summary.notes.extend(notes)
     text = render_markdown(summary, base) if output == "markdown" else render_text(summary, base)
+    try:
+        text += _backtest(root, base, loaded, old_specs, summary, live, since, output)
+    except RulegenError as e:
+        print(f"rulegen: {e}", file=sys.stderr)
+        return EXIT_USAGE
     stream.write(text)
     return EXIT_OK

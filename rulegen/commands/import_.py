@@ -54,6 +54,10 @@ def add_parser(sub, common) -> None:
     s.add_argument("--variant", default=None, metavar="NAME",
                    help="name of this value set: apps are named <app>-NAME, one app per variant "
                         "(import a chart once per --values file)")
+    s.add_argument("--report", action="store_true",
+                   help="after writing, a short adoption report: which imported alerts' tests state the fewest "
+                        "of a firing case, a non-firing case and both sides of `for` (as declared, not run), "
+                        "and which have none (for `rulegen derive-tests`)")
     s.add_argument("--static", action="store_true",
                    help="read a chart folder's templates statically instead of rendering it with helm")
     s.set_defaults(func=run)
@@ -134,5 +138,17 @@ def run_import(args) -> int:
         nxt = f"rulegen build {shown_path(out_dir, root)}"
     else:
         nxt = "rulegen build"
+    if getattr(args, "report", False):
+        _adoption_report(project, [out_dir / f"{s.app}.yaml" for s in result.specs])
     print(f"{len(by_app)} spec(s) written; next: `{nxt}`")
     return 0
+
+
+def _adoption_report(project: Path, written: list[Path]) -> None:
+    """Print the adoption report (:func:`rulegen.run.adoption.declared_report`) of the specs
+    just written (loaded from the project, as every command reads them)."""
+    from ..pipeline import load_project
+    from ..run.adoption import declared_report
+    loaded = load_project(project, [str(p) for p in written], use_baseline=False)
+    for line in declared_report(loaded.specs):
+        print(line)

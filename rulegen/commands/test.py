@@ -45,6 +45,10 @@ def add_parser(sub, common) -> None:
                         "tests (comparison, threshold, for, matchers, by labels, range windows, and/or/unless "
                         "operands, absent, recording rule output) and report those no test fails on, with "
                         "the spec line and the test that would catch them")
+    s.add_argument("--by-alert", action="store_true",
+                   help="mutation testing (implies --mutate) reported in short, as an adoption report: the alerts "
+                        "whose tests kill the fewest mutants first, and the alerts without tests "
+                        "(for `rulegen derive-tests`), instead of every rule and survivor")
     s.add_argument("--min-mutation-score", type=_percent, default=None,
                    help="fail when fewer than this percentage of mutants are killed (implies --mutate; "
                         "mutants declared in equivalent_mutants are not counted)")
@@ -63,7 +67,7 @@ def _percent(text: str) -> float:
 
 
 def run(args) -> int:
-    if args.min_mutation_score is not None:
+    if args.min_mutation_score is not None or getattr(args, "by_alert", False):
         args.mutate = True
     return run_tests(Path(args.root), args)
 
@@ -94,7 +98,13 @@ def _mutate(loaded, outputs, root: Path, apps: list[str], cases: list[TestCase],
     results, rows = run_mutation(loaded, outputs, root, apps, rules, jobs,
                                  progress=lambda line: print(line, file=sys.stderr, flush=True))
     print(f"mutation testing: {len(results)} mutant(s) of {len(rows)} rule(s)", file=out)
-    report_mutants(results, rows, out)
+    if getattr(args, "by_alert", False):
+        from ..run.adoption import mutation_report
+        for line in mutation_report([sp for sp in loaded.specs if sp.app in apps], rows):
+            print(line, file=out)
+        print_score(results, out)
+    else:
+        report_mutants(results, rows, out)
     return results
 
 
@@ -325,7 +335,7 @@ def _print_coverage(cov: Coverage, out, min_coverage: float | None) -> bool:
 
 def report_mutants(results: list[MutantResult], rows: list[RuleScore], out) -> None:
     """Print per-rule scores, survivors in words, and stale equivalence declarations."""
-    from ..run.mutation import _declaration_line, total_score
+    from ..run.mutation import _declaration_line
     for row in rows:
         eq = f", {row.equivalent} declared equivalent" if row.equivalent else ""
         print(f"  {row.app} {row.name}: {row.killed}/{row.total} mutants killed{eq}", file=out)
@@ -346,6 +356,12 @@ def report_mutants(results: list[MutantResult], rows: list[RuleScore], out) -> N
                 line = _declaration_line(r.spec, r.rule, text)
                 print(f"{r.spec.file}:{line}: note [{r.rule.name}] equivalent_mutants names `{text}`, "
                       "which is not a mutant of this rule", file=out)
+    print_score(results, out)
+
+
+def print_score(results: list[MutantResult], out) -> None:
+    """The overall mutation score line."""
+    from ..run.mutation import total_score
     killed = sum(1 for r in results if r.counted and r.killed)
     counted = sum(1 for r in results if r.counted)
     eq = sum(1 for r in results if r.equivalent is not None)

@@ -22,7 +22,10 @@ What counts (head: the working tree; base: the ref):
 * the settings that change what is checked: ``conventions.severities`` (a severity allowed
   that was not, or ``[]``: any), ``require_summary``, ``require_description`` (true ->
   false), ``require_runbook_for`` and ``require_triage`` (a severity or field dropped),
-  ``duplicate_alert_across_apps`` (error -> warning), ``runbooks.allow_html`` (false -> true:
+  ``duplicate_alert_across_apps`` (error -> warning), ``prometheus_scopes`` (when the apps it
+  puts in different scopes have alert or PrometheusRule names in common, RG412/RG415 errors
+  it hides; scopes that separate no such apps hide nothing and do not count),
+  ``runbooks.allow_html`` (false -> true:
   raw HTML reaches the site, cleaned rather than escaped) and ``policy_changes`` itself (fail
   -> warn) weaken; the opposite changes tighten. The URLs under ``runbooks`` change no check.
 
@@ -64,8 +67,9 @@ Codes (``rulegen check --base REF``; warnings when the base ref sets ``policy_ch
 * ``RG823`` a setting of ``.rulegen.yaml`` now checks less than at the base ref (a severity
   allowed, ``require_summary``/``require_description`` off, a severity dropped from
   ``require_runbook_for``, a triage field dropped from ``require_triage``,
-  ``duplicate_alert_across_apps: warning``, ``runbooks.allow_html: true``, ``policy_changes:
-  warn``); the message names the errors it hides. Bad: ``conventions: {require_runbook_for:
+  ``duplicate_alert_across_apps: warning``, ``prometheus_scopes`` that separate apps sharing
+  alert or PrometheusRule names, ``runbooks.allow_html: true``, ``policy_changes: warn``); the
+  message names the errors it hides. Bad: ``conventions: {require_runbook_for:
   []}`` in a pull request; good: the setting as on the base branch, or changed in a pull
   request of its own that the platform team approves.
 """
@@ -100,6 +104,7 @@ SETTING_CODES = {
     "conventions.require_runbook_for": ("RG504",),
     "conventions.require_triage": ("RG510",),
     "duplicate_alert_across_apps": ("RG412",),
+    "prometheus_scopes": ("RG412", "RG415"),
     "runbooks.allow_html": (),
     "policy_changes": (),
 }
@@ -332,6 +337,11 @@ def _config_changes(old: Config, new: Config, lines: dict) -> list[tuple]:
     if old.duplicate_alert_across_apps != new.duplicate_alert_across_apps:
         setting("duplicate_alert_across_apps", new.duplicate_alert_across_apps == "warning",
                 f"duplicate_alert_across_apps: {old.duplicate_alert_across_apps} -> {new.duplicate_alert_across_apps}")
+    if old.prometheus_scopes != new.prometheus_scopes:
+        # weakens when it hides a duplicate (see compare); none left: every app compared again
+        setting("prometheus_scopes", bool(new.prometheus_scopes),
+                f"prometheus_scopes: [{listed(sorted(old.prometheus_scopes))}] -> [{listed(sorted(new.prometheus_scopes))}]"
+                " (apps of different scopes are not compared for RG412/RG415)")
     if old.allow_html != new.allow_html:
         setting("runbooks.allow_html", new.allow_html,
                 f"runbooks.allow_html: {str(old.allow_html).lower()} -> {str(new.allow_html).lower()}"
@@ -436,6 +446,9 @@ def compare(root: Path, ref: str, head_config: Config | None = None, loaded=None
         head_errors = {(f.file, f.line, f.col, f.code, f.message)
                        for f in _validate_head(root, new_config).findings if f.is_error}
 
+    # scopes that separate no colliding apps (a new provider's own scope) hide nothing: no weakening
+    conf = [(None,) + c[1:] if c[4] == "prometheus_scopes" and c[0] is not None
+            and not _config_hides(c[3], c[4], ref_findings, head_errors) else c for c in conf]
     grew = []
     for k in added:
         grew.append((k, "baseline entry added: " + _entry_phrase(k), _covered(k, ref_findings, app_of)))

@@ -24,7 +24,7 @@ from ..render import ownership
 #: Where each output format puts generated files (stale files are looked for only there).
 GENERATED_GLOBS = {
     "helm": ("charts/*/templates/*.yaml", "charts/*/templates/*.tpl", "charts/*/rules/*.rules.yaml",
-             "charts/*/tests/*.test.yaml", "runbooks/*.md"),
+             "charts/*/rules/*.meta.yaml", "charts/*/tests/*.test.yaml", "runbooks/*.md"),
     "rules": ("rules-out/*.rules.yaml", "charts/*/tests/*.test.yaml", "runbooks/*.md"),
 }
 

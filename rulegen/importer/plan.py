@@ -18,6 +18,7 @@ from . import conventions
 from .merge import chart_values_text, merge_spec_text
 from .positions import _at_source
 from .result import ImportResult
+from .scopes import as_yaml as scopes_yaml, infer as infer_scopes, merged as merged_scopes
 from .specyaml import reload_text
 
 
@@ -144,18 +145,21 @@ def _conventions(result: ImportResult, root: Path, project: Path, variant: str |
     alerts = [r for s in result.specs for g in s.data.get("groups", []) for r in g.get("rules", []) if "alert" in r]
     updates, conv_msgs, comment = conventions.infer(alerts, config, project)
     top = {}
-    if variant and config.duplicate_alert_across_apps == "error" and \
-            "duplicate_alert_across_apps" not in conventions.stated_top(project):
-        # the variants of one chart define the same alerts, for different clusters
-        top["duplicate_alert_across_apps"] = "warning"
-        conv_msgs.append("--variant: the apps of a chart's variants define the same alerts (each for its own "
-                         "clusters): duplicate_alert_across_apps: warning")
+    scopes = merged_scopes(config, infer_scopes(result.specs, variant))
+    if scopes:
+        # one chart per cluster or provider: only the apps one Prometheus loads collide
+        top["prometheus_scopes"] = scopes_yaml(scopes)
+        added = {k: v for k, v in scopes.items() if list(v) != list(config.prometheus_scopes.get(k, ()))}
+        conv_msgs.append("the imported apps are loaded by different Prometheus servers ("
+                         + ("--variant" if variant else "sibling folders holding the same rules") + "): "
+                         + ", ".join(f"{k} ({len(v)} app(s))" for k, v in added.items())
+                         + " in prometheus_scopes; alert and PrometheusRule names are compared within each")
     if updates or top:
         files[project / CONFIG_FILE] = conventions.text_with(project, updates, top, comment)
         messages += [f"{shown_path(project / CONFIG_FILE, root)}: {m}" for m in conv_msgs]
         config = conventions.apply(config, updates)
-        if top:
-            config = replace(config, duplicate_alert_across_apps="warning")
+        if scopes:
+            config = replace(config, prometheus_scopes={k: tuple(v) for k, v in scopes.items()})
     return base_config, config
 
 

@@ -38,7 +38,7 @@ cannot be read (not YAML, not a promtool test file).
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
@@ -119,6 +119,29 @@ def _exercised(group: dict, records: set) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def _nearest(apps: list, names: list, display: str, specs, where: dict) -> list:
+    """Of ``apps`` (each defining some of the rule ``names`` a test group exercises), the one
+    that defines all of them and was imported from the folder nearest the test file
+    ``display`` (the most leading folders in common): the same rules imported once per
+    provider folder (``aws/node.yml``, ``gcp/node.yml``, see :mod:`.scopes`) take the tests
+    beside them (``aws/node.test.yml``). ``apps`` unchanged when no single one is nearest."""
+    here = PurePosixPath(display).parent.parts
+    whole = [a for a in apps if all(any(x == a for x, _ in where.get(n, [])) for n in names)]
+    sources = {s.app: s.sources for s in specs}
+
+    def common(src: str) -> int:
+        n = 0
+        for x, y in zip(here, PurePosixPath(src.removesuffix(" (rendered)")).parent.parts):
+            if x != y:
+                break
+            n += 1
+        return n
+    depth = {a: max((common(src) for src in sources.get(a, [])), default=0) for a in whole}
+    best = max(depth.values(), default=0)
+    nearest = [a for a in whole if depth[a] == best]
+    return nearest if len(nearest) == 1 and best > 0 else apps
+
+
 # Over 80 lines on purpose: the tests' groups are matched to the specs, then written into them,
 # in one pass that keeps the notes in source order.
 def attach(test_files: list[tuple[Path, str]], specs) -> list[Finding]:
@@ -177,6 +200,8 @@ def attach(test_files: list[tuple[Path, str]], specs) -> list[Finding]:
                                      "recording rule in a `promql_expr_test` expr); not attached. Add the "
                                      "`alertname`, or import the rules it tests with it", name or ""))
                 continue
+            if len(apps) > 1:
+                apps = _nearest(apps, names, display, specs, where)
             if len(apps) > 1:
                 notes.append(Finding(display, line, 1, "RG814", Severity.WARNING,
                                      f"{shown} reads rules of several apps ({', '.join(apps)}: "

@@ -136,7 +136,7 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     from . import routing_md
     job = _Job(specs, root, fmt, site.site_url(root), cfg.severities,
                runbook.QueryLinks(cfg.prometheus_url, cfg.grafana_url), in_chart, cfg.rule_selector_labels,
-               routing_md.page_lines(specs, root, cfg))
+               routing_md.page_lines(specs, root, cfg), cfg)
     outs: list[Output] = []
     findings: list[Finding] = []
     # Shared chart files by path. Several specs may render into one chart (each its own
@@ -192,6 +192,8 @@ class _Job:
     in_chart: dict
     selector_labels: dict | None = None
     routing: dict | None = None  # app -> alert -> routing line (rulegen.render.routing_md)
+    #: the project's configuration (its ``prometheus_scopes`` shown on the pages)
+    config: object = None
 
     def per_spec(self, spec: Spec):
         """What each spec renders on its own, independent of the shared files planned before
@@ -209,7 +211,7 @@ class _Job:
         tests = promtool_tests.render_test_file(spec, site_url, _headers("yaml", src))
         page = runbook.render_page(spec, self.specs, _headers("markdown", src),
                                    helm.uses_fullname(spec, root), helm.name_suffix(spec), self.query_links,
-                                   (self.routing or {}).get(spec.app))
+                                   (self.routing or {}).get(spec.app), site_url, self.config)
         pp = f"{RUNBOOK_DIR}/{spec.app}.md"
         page_findings: list[Finding] = []
         page = notes.page(page, _read(root, pp), pp, page_findings)

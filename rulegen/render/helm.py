@@ -7,15 +7,16 @@ Each app's chart holds (paths under ``chart.path``):
   loads when every knob is at its default. Written as a person would (block literals for
   multi-line exprs, keys and strings plain unless YAML needs quotes, see
   :func:`rulegen.render.yamltext.readable_string`); Helm never evaluates it as a template, so
-  it holds no Helm escaping, and ``promtool check rules`` or pint read it as it is. A
-  ``# rulegen-chart:`` comment line holds, as one line of JSON, what the template needs to know
-  about the spec (:func:`chart_settings`: template, app, values key, gates, runbook base, name
-  and namespace, the chart's fullname/labels helpers).
+  it holds no Helm escaping, and ``promtool check rules`` or pint read it as it is.
+* ``rules/<app>.meta.yaml`` (:mod:`rulegen.render.chart_meta`): plain, commented YAML with
+  what the template needs besides the rules (:func:`chart_settings`: template, rules file,
+  app, values key, gates, runbook base, name and namespace, the chart's fullname/labels
+  helpers; alerts with parameters and SLOs, by name).
 * ``templates/prometheusrule.yaml`` (or ``chart.template``) and ``templates/_rulegen.tpl``:
   copied from ``templates/helm/`` of rulegen's package (hand-written files, commented; read
   them for the details), the same bytes in every chart, naming no alert. The template finds the
-  rules file whose ``# rulegen-chart:`` line names it (``.Files.Glob``/``.Files.Get``,
-  ``fromYaml``), applies the gates, group toggles and per-rule knobs from the values and writes
+  metadata file that names it (``.Files.Glob``/``.Files.Get``, ``fromYaml``) and the rules
+  file that one names, applies the gates, group toggles and per-rule knobs from the values and writes
   the ``monitoring.coreos.com/v1`` ``PrometheusRule``.
 
 Gates and knobs (under ``.Values.<values_key>``, default ``prometheusRule``, named as in
@@ -35,7 +36,7 @@ one of its rules is not disabled, so ``rules: null`` cannot happen.
 * ``slos.<slo>.{enabled, ticket, objective}``: an SLO's rules (its group), its ticket alert,
   and its objective in percent (the objective and budget recording rules, the budget left,
   the burn-rate thresholds and the generated descriptions; computed on decimal digits, see
-  ``rulegen.v2.objective``);
+  ``rulegen.v3.objective``);
 * ``runbookUrl``: base URL of the runbook site; each alert links to
   ``<runbookUrl>/<app>/#<anchor>`` (a ``runbook_url`` the spec sets to another address is kept);
 * ``labels`` / ``annotations`` on the PrometheusRule itself (e.g. ``release:
@@ -43,7 +44,7 @@ one of its rules is not disabled, so ``rules: null`` cannot happen.
 
 Every string reaches Prometheus byte for byte: the rules file's scalars read back exactly
 (:mod:`rulegen.render.yamltext`), and the template writes each string with its
-``rulegen.v2.scalar`` helper (plain, literal block or double-quoted with Go's ``%q``, whichever is
+``rulegen.v3.scalar`` helper (plain, literal block or double-quoted with Go's ``%q``, whichever is
 exact).
 
 Name and namespace (:func:`rule_identity`): ``chart.name``/``chart.namespace`` when the spec
@@ -61,7 +62,6 @@ names. Names that would still be equal (two specs setting one ``chart.name``) ar
 from __future__ import annotations
 
 import functools
-import json
 import re
 from pathlib import Path
 
@@ -73,19 +73,6 @@ from ..spec.model import DEFAULT_TEMPLATE
 #: The hand-written chart files rulegen copies, under its package's ``templates/helm/``.
 HELPER_FILE = "_rulegen.tpl"
 TEMPLATE_SOURCE = "prometheusrule.yaml"
-#: Prefix of the rules file's settings line, which the template looks for (one line of JSON).
-SETTINGS_PREFIX = "# rulegen-chart: "
-#: Prefix of a line per alert with parameters (:attr:`rulegen.spec.model.Rule.params`): its
-#: position (``<group index>.<rule index>``), the expr as written (``[[name]]`` placeholders)
-#: and the defaults. The rules file holds the expr with the defaults; the template writes the
-#: expr from this line only when values override one of its parameters.
-PARAMS_PREFIX = "# rulegen-params: "
-#: Prefix of a line per SLO (:mod:`rulegen.spec.slo`): its group's position (``at``), name
-#: (``slo``), ticket alert (``ticket``) and, by rule index in the group, the texts that depend
-#: on the objective written with ``[[objective]]``-style placeholders
-#: (:func:`rulegen.spec.slo.objective_templates`). The template reads
-#: ``<valuesKey>.slos.<name>`` (``enabled``, ``ticket``, ``objective``) with it.
-SLO_PREFIX = "# rulegen-slo: "
 _NOTICE_PLACEHOLDER = "@@NOTICE@@"
 def chart_helpers(chart_dir: Path) -> set[str]:
     """Names of the templates the chart defines (``{{ define "x.fullname" }}``) in its
@@ -159,12 +146,33 @@ def _source(name: str) -> str:
     return (templates_dir() / "helm" / name).read_text(encoding="utf-8")
 
 
+#: A comment block of the package's chart files (``{{- /*`` on a line of its own): the
+#: documentation of the template and of each helper, left out of the copies.
+_DOC_BLOCK = re.compile(r"\{\{- /\*\n.*?\*/\}\}\n", re.S)
+
+
+def compact(text: str, name: str) -> str:
+    """``text`` of package file ``templates/helm/<name>`` as each chart gets it: without its
+    comment blocks (the documentation stays in rulegen's package and docs/chart.md, so a
+    pull request adding a chart adds only the code; Helm's output is the same, as the
+    blocks trim the whitespace before them and output nothing), and for ``.tpl`` files
+    without blank lines, which Helm never outputs there; one line saying where the
+    documentation is follows the checksum line."""
+    lines = _DOC_BLOCK.sub("", text).split("\n")
+    if name.endswith(".tpl"):
+        lines = [ln for ln in lines if ln.strip()] + [""]
+    pointer = f"{{{{- /* The documented source: rulegen's templates/helm/{name}; see docs/chart.md. */}}}}"
+    return "\n".join(lines[:2] + [pointer] + lines[2:])
+
+
 @functools.cache
 def _copied(name: str) -> str:
-    """Package file ``templates/helm/<name>`` with its notice filled in (checksum left as the
-    placeholder :func:`rulegen.render.ownership.seal` fills)."""
+    """Package file ``templates/helm/<name>`` as copied into a chart (:func:`compact`) with
+    its notice filled in (checksum left as the placeholder
+    :func:`rulegen.render.ownership.seal` fills)."""
     from . import ownership
-    return _source(name).replace(_NOTICE_PLACEHOLDER, ownership.notice(f"rulegen's templates/helm/{name}"), 1)
+    text = _source(name).replace(_NOTICE_PLACEHOLDER, ownership.notice(f"rulegen's templates/helm/{name}"), 1)
+    return compact(text, name)
 
 
 def render_template(spec: Spec | None = None, root: Path | None = None, site_url: str | None = None,
@@ -189,8 +197,8 @@ def _with_checksum(text: str, checksum: str | None) -> str:
 
 
 def chart_settings(spec: Spec, root: Path, site_url: str) -> dict:
-    """What the template needs to know about ``spec`` (the rules file's ``# rulegen-chart:``
-    line): ``template`` (file name under ``templates/``), ``app``, ``valuesKey``, ``gates``
+    """What the template needs to know about ``spec`` (the settings of the metadata file,
+    :mod:`rulegen.render.chart_meta`): ``template`` (file name under ``templates/``), ``app``, ``valuesKey``, ``gates``
     (values paths), ``runbookBase`` (the site URL the rules file's runbook_urls start with;
     absent with ``chart.runbook_url: false``),
     and when they apply ``name``/``namespace`` (from the spec), ``fullname`` (the chart's
@@ -218,39 +226,37 @@ def chart_settings(spec: Spec, root: Path, site_url: str) -> dict:
 
 def render_rules_file(spec: Spec, root: Path, site_url: str, header_lines: list[str]) -> str:
     """The text of ``rules/<app>.rules.yaml``: ``header_lines`` (the generated-file notice and
-    checksum line), a note, the settings line and the spec's rule groups as Prometheus loads
-    them with default values (:func:`rulegen.render.plain.rule_groups`)."""
+    checksum line), a note and the spec's rule groups as Prometheus loads them with default
+    values (:func:`rulegen.render.plain.rule_groups`). What else the template needs is in the
+    metadata file beside it (:mod:`rulegen.render.chart_meta`)."""
     from .plain import dump, rule_groups
-    settings = json.dumps(chart_settings(spec, root, site_url), ensure_ascii=True)
     lines = [*header_lines,
              "# Plain Prometheus rule file: what Prometheus loads with every values knob of the chart at",
-             f"# its default. templates/{spec.chart.template} reads it and the lines below to write the PrometheusRule.",
-             SETTINGS_PREFIX + settings]
-    for gi, g in enumerate(spec.groups):
-        for ri, r in enumerate(g.rules):
-            if r.params:
-                lines.append(PARAMS_PREFIX + json.dumps(
-                    {"at": f"{gi}.{ri}", "alert": r.name, "expr": r.expr_template,
-                     "defaults": {p.name: p.default for p in r.params.values()}}, ensure_ascii=True))
-    from ..spec import slo as slo_mod
-    at = {g.name: gi for gi, g in enumerate(spec.groups)}
-    for s in spec.slos:
-        if s.group_name in at:
-            lines.append(SLO_PREFIX + json.dumps(
-                {"at": str(at[s.group_name]), "slo": s.name, "ticket": s.alert_name("ticket"),
-                 "rules": {str(i): texts for i, texts in slo_mod.objective_templates(s).items()}},
-                ensure_ascii=True))
+             f"# its default. templates/{spec.chart.template} reads it and rules/{spec.app}.meta.yaml "
+             "to write the PrometheusRule."]
     return "\n".join(lines) + "\n" + dump({"groups": rule_groups(spec, site_url)}, readable=True) + "\n"
+
+
+def render_meta_file(spec: Spec, root: Path, site_url: str, header_lines: list[str]) -> str:
+    """The text of ``rules/<app>.meta.yaml``: ``header_lines``, then what the template needs
+    besides the rules (:func:`chart_settings`, the rules file's name, the alerts with
+    parameters and the SLOs; :func:`rulegen.render.chart_meta.meta_text`)."""
+    from .chart_meta import meta_text
+    settings = chart_settings(spec, root, site_url)
+    settings = {"template": settings["template"], "rules": rules_file_path(spec).rsplit("/", 1)[1], **settings}
+    return meta_text(spec, settings, header_lines)
 
 
 def render_chart(spec: Spec, root: Path, site_url: str, header_lines: list[str]) -> list[tuple[str, str]]:
     """(path, text) of the owned chart files of ``spec``, unsealed (checksum placeholders
-    left): the rules file, the template and its helpers, and the AlertmanagerConfig of the
-    spec's inhibit rules when it declares any (:mod:`.inhibit_chart`). ``header_lines`` heads the rules
-    file (notice naming the spec, checksum line)."""
+    left): the rules file, its metadata file, the template and its helpers, and the
+    AlertmanagerConfig of the spec's inhibit rules when it declares any (:mod:`.inhibit_chart`).
+    ``header_lines`` heads the rules file (notice naming the spec, checksum line)."""
     from . import inhibit_chart
+    from .chart_meta import meta_file_path
     inhibitions = inhibit_chart.render(spec)  # the AlertmanagerConfig of its inhibited_by (issue 28)
     return [(rules_file_path(spec), render_rules_file(spec, root, site_url, header_lines)),
+            (meta_file_path(spec), render_meta_file(spec, root, site_url, header_lines)),
             (spec.chart.template_path, render_template()),
             (helper_path(spec), render_helpers())] + (
         [(inhibit_chart.template_path(spec), inhibitions)] if inhibitions else [])

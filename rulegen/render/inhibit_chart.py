@@ -58,12 +58,12 @@ def render(spec) -> str | None:
         f"{spec.chart.values_key}.{KNOB}.labels label it (the Alertmanager's alertmanagerConfigSelector).",
         "The operator adds namespace=<this namespace> to both sides of each rule.",
         "*/}}",
-        f"{{{{- $gates := include \"rulegen.v2.gates\" (list .Values (list {gates})) }}}}",
-        f"{{{{- $m := dict }}}}{{{{ include \"rulegen.v2.maps\" (list $m .Values {q(spec.chart.values_key)}) }}}}",
-        f"{{{{- $k := dict }}}}{{{{ include \"rulegen.v2.maps\" (list $k (get $m {q(spec.chart.values_key)}) "
+        f"{{{{- $gates := include \"rulegen.v3.gates\" (list .Values (list {gates})) }}}}",
+        f"{{{{- $m := dict }}}}{{{{ include \"rulegen.v3.maps\" (list $m .Values {q(spec.chart.values_key)}) }}}}",
+        f"{{{{- $k := dict }}}}{{{{ include \"rulegen.v3.maps\" (list $k (get $m {q(spec.chart.values_key)}) "
         f"{q(KNOB)}) }}}}",
         f"{{{{- $inh := get $k {q(KNOB)} }}}}",
-        "{{- $l := dict }}{{ include \"rulegen.v2.maps\" (list $l $inh \"labels\") }}",
+        "{{- $l := dict }}{{ include \"rulegen.v3.maps\" (list $l $inh \"labels\") }}",
         "{{- if and (eq $gates \"true\") (ne (toString (get $inh \"enabled\")) \"false\") }}",
         "apiVersion: monitoring.coreos.com/v1alpha1",
         "kind: AlertmanagerConfig",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..spec import Spec
 from ..spec.durations import canonical
 from .promtool_tests import runbook_url
-from .yamltext import readable_string, yaml_key, yaml_string
+from .yamltext import folded_plain, folded_quoted, readable_string, yaml_key, yaml_string
 
 
 def rule_groups(spec: Spec, site_url: str) -> list[dict]:
@@ -49,7 +49,9 @@ def rule_groups(spec: Spec, site_url: str) -> list[dict]:
 def dump(value, indent: int = 0, readable: bool = False) -> str:
     """Block-style YAML for dicts, lists and strings/ints, every string exact. ``readable``:
     strings plain where that is exact (:func:`rulegen.render.yamltext.readable_string`),
-    else double-quoted; otherwise every single-line string is double-quoted."""
+    a long one over several lines of at most 120 characters where it can be cut
+    (:func:`rulegen.render.yamltext.folded_plain`), else double-quoted; otherwise every
+    single-line string is double-quoted."""
     pad = " " * indent
     lines = []
     if isinstance(value, dict):
@@ -59,18 +61,23 @@ def dump(value, indent: int = 0, readable: bool = False) -> str:
                 lines.append(f"{pad}{key}:")
                 lines.append(dump(v, indent + 2, readable))
             else:
-                lines.append(f"{pad}{key}: {_scalar(v, indent + 2, readable)}")
+                lines.append(f"{pad}{key}: {_scalar(v, indent + 2, readable, len(pad) + len(key) + 2)}")
     elif isinstance(value, list):
         for item in value:
             if isinstance(item, dict) and item:
                 sub = dump(item, indent + 2, readable)
                 lines.append(pad + "- " + sub[indent + 2:])
             else:
-                lines.append(f"{pad}- {_scalar(item, indent + 2, readable)}")
+                lines.append(f"{pad}- {_scalar(item, indent + 2, readable, indent + 2)}")
     return "\n".join(lines)
 
 
-def _scalar(v, indent: int, readable: bool = False) -> str:
+def _scalar(v, indent: int, readable: bool = False, first: int = 0) -> str:
+    if readable and isinstance(v, str):
+        # a long line of text over lines of at most 120
+        folded = folded_plain(v, first, indent) or folded_quoted(v, first, indent)
+        if folded is not None:
+            return folded
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, float)):

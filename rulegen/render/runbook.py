@@ -48,6 +48,7 @@ from ..spec import triage
 from ..spec.durations import canonical
 from . import jinja, safe
 from .safe import spec_cell, spec_markdown
+from .page_extras import external_runbook, scope_line, scoped_index
 from .slug import anchor, page_path
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|])")
@@ -312,6 +313,13 @@ def link_url(url: str) -> str:
     return url.replace("(", "%28").replace(")", "%29").replace("<", "%3C").replace(">", "%3E").replace(" ", "%20")
 
 
+def team_runbook(url, site_url: str | None = None) -> str:
+    """Markdown link to an alert's own ``runbook_url`` that opens a runbook outside this site
+    (:func:`rulegen.render.page_extras.external_runbook`), the address as its text; ``""``."""
+    url = external_runbook(url, site_url)
+    return f"[{md_text(url)}]({link_url(url)})" if url else ""
+
+
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -389,10 +397,13 @@ def _merge_variant(first: dict, r, spec: Spec, index: dict, key: str, links: Que
                 "note": spec_markdown(x.get("note"), block=False)}
         if link not in first["related"]:
             first["related"].append(link)
+    team = team_runbook(r.annotations.get("runbook_url"), first["site_url"])
+    if team and team not in first["team_runbooks"]:
+        first["team_runbooks"].append(team)
 
 
 def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, links: QueryLinks | None,
-                 slos: dict, slo_of: dict, by_title: dict) -> dict:
+                 slos: dict, slo_of: dict, by_title: dict, site_url: str | None = None) -> dict:
     """The page template's data for alert ``r``'s section (its heading ids taken from ``used``)."""
     rr = r.runbook
     a = anchor(r.name)
@@ -406,6 +417,9 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
         "slo": slos.get(r.name),
         "slo_link": slo_of.get(r.name, ""),
         "variants": [],
+        "site_url": site_url,
+        # the alert's own runbook_url, when it opens a runbook outside this site (a team wiki)
+        "team_runbooks": [t for t in [team_runbook(r.annotations.get("runbook_url"), site_url)] if t],
         "name": r.name,
         "heading": md_text(r.name),
         "slot": slot_marker(r.name),  # the notes marker's name, safe in an HTML comment
@@ -452,16 +466,19 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
 
 
 def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
-                 name_suffix: str | None = None, links: QueryLinks | None = None, routing: dict | None = None) -> dict:
+                 name_suffix: str | None = None, links: QueryLinks | None = None, routing: dict | None = None,
+                 site_url: str | None = None, config=None) -> dict:
     """Everything the page template shows, prepared as Markdown strings (``routing``: alert
-    name -> its routing line, :func:`rulegen.render.routing_md.page_lines`).
+    name -> its routing line, :func:`rulegen.render.routing_md.page_lines`; ``site_url`` and
+    ``config``: see :func:`render_page`).
 
     Heading ids: alert headings get exactly :func:`anchor` of the alert name (what
     ``runbook_url`` links to); every other heading of the page (context, sections, an alert's
     sub-headings, recording rules) gets its natural slug, made unique against the alert ids
     first, so a section titled like an alert can never take the alert's id.
     """
-    index = alert_index(specs)
+    # related alerts resolved within the Prometheus that loads this app (prometheus_scopes)
+    index = scoped_index(alert_index(specs), spec, specs, config)
     rb = spec.runbook
     key = spec.chart.values_key
     used: set[str] = set()
@@ -490,7 +507,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
         if r.name in by_name:
             _merge_variant(by_name[r.name], r, spec, index, key, links)
             continue
-        alerts.append(_alert_entry(spec, group, r, key, used, index, links, slos, slo_of, by_title))
+        alerts.append(_alert_entry(spec, group, r, key, used, index, links, slos, slo_of, by_title, site_url))
         alerts[-1]["routing"] = (routing or {}).get(r.name, "")
         by_name[r.name] = alerts[-1]
     slo_page.attach_links(spec, by_name, links)  # an SLO alert's budget-left and burn-rate links
@@ -508,6 +525,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
          + (f" plus `-{name_suffix}`" if name_suffix else "") + ")") if fullname_helper else
         inline_code(spec.app),
         "has_namespace": bool(spec.chart.namespace),
+        "scope": scope_line(spec.app, config),
         "namespace": inline_code(spec.chart.namespace) if spec.chart.namespace else "the release namespace",
         "groups": [inline_code(g.name) for g in spec.groups],
         "gates": [inline_code(g) for g in gates],
@@ -538,17 +556,21 @@ def severity_badge(severity: str) -> str:
 
 
 def render_page(spec: Spec, specs: list[Spec], header_lines: list[str], fullname_helper: bool = False,
-                name_suffix: str | None = None, links: QueryLinks | None = None, routing: dict | None = None) -> str:
+                name_suffix: str | None = None, links: QueryLinks | None = None, routing: dict | None = None,
+                site_url: str | None = None, config=None) -> str:
     """The page text for ``spec`` (notes slots empty; see :mod:`rulegen.render.ownership`).
     ``fullname_helper``: the chart defines ``<chart>.fullname``, which then names the
     PrometheusRule (as :mod:`rulegen.render.helm` decides), with ``-<name_suffix>`` for a
-    template other than the default. ``links``: where PromQL blocks open (none by default)."""
+    template other than the default. ``links``: where PromQL blocks open (none by default).
+    ``routing``: alert name -> its routing line. ``site_url``: mkdocs' ``site_url``; an alert whose own ``runbook_url`` opens a page outside
+    it shows that link as the team's runbook (:func:`team_runbook`). ``config``: the project's
+    :class:`rulegen.config.Config`, whose ``prometheus_scopes`` the page names (None: none)."""
     text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                        **page_context(spec, specs, fullname_helper, name_suffix, links, routing))
+                        **page_context(spec, specs, fullname_helper, name_suffix, links, routing, site_url, config))
     if ("```" in spec.source.text or "~~~" in spec.source.text) and safe.html_problems(safe.to_html(text)):
         # a fence in one field changed how another reads (each field alone was safe): show the
         # spec's Markdown as plain text on this page rather than anything unsafe
         with safe.inert_markdown():
             text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                                **page_context(spec, specs, fullname_helper, name_suffix, links, routing))
+                                **page_context(spec, specs, fullname_helper, name_suffix, links, routing, site_url, config))
     return text

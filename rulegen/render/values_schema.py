@@ -117,7 +117,7 @@ DEFAULT_SEVERITIES = ("critical", "warning", "info")
 
 #: Schema of an SLO objective override: a percentage strictly between 0 and 100, as a number or
 #: as a string (``--set`` gives strings for decimals) of at most 3 whole and 12 decimal digits,
-#: the forms the chart template computes with (``rulegen.v2.objective``, which also rejects a
+#: the forms the chart template computes with (``rulegen.v3.objective``, which also rejects a
 #: string outside (0, 100), as a schema pattern cannot say it readably).
 OBJECTIVE = {"type": ["number", "string"], "exclusiveMinimum": 0, "exclusiveMaximum": 100,
              "pattern": r"^[0-9]{1,3}([.][0-9]{1,12})?$",
@@ -273,7 +273,7 @@ def _values_schema_text(existing: str | None, gates: tuple[str, ...], values_key
             _set_schema(doc, gate.split("."), GATE_SCHEMA, keep=True)
     # json.dumps escapes line breaks inside strings, so every "\n" here is a line ending.
     try:
-        text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        text = compact_json(doc) + "\n"
         text.encode("utf-8")
     except RecursionError:
         raise ValueError("values.schema.json is nested too deeply to write") from None
@@ -281,6 +281,41 @@ def _values_schema_text(existing: str | None, gates: tuple[str, ...], values_key
         raise ValueError("values.schema.json holds a lone surrogate escape (\\ud800-\\udfff), "
                          "which cannot be written as UTF-8") from None
     return text.replace("\n", line_ending(existing))
+
+
+#: The widest line :func:`compact_json` writes a value on one line for (characters).
+JSON_WIDTH = 100
+
+
+def compact_json(value, width: int = JSON_WIDTH) -> str:
+    """``value`` (JSON data) as JSON text for a reviewer: a list or object whose one-line form
+    (``json.dumps`` with ``", "``/``": "`` separators) fits on its line within ``width``
+    characters stays on that line; a larger one opens, puts each member on its own line
+    indented two spaces more, and closes at its own indent. Same data as ``json.dumps(value,
+    indent=2)`` (``json.loads`` of both is equal), in far fewer lines: ``"type": ["boolean",
+    "null"]`` is one line, not four. Non-ASCII is written as is.
+
+    Raises:
+        RecursionError: ``value`` is nested deeper than Python's recursion limit.
+    """
+    def one_line(v) -> str:
+        return json.dumps(v, ensure_ascii=False, separators=(", ", ": "))
+
+    def emit(v, indent: int, prefix: str) -> str:
+        flat = one_line(v)
+        if not isinstance(v, (dict, list)) or not v or indent + len(prefix) + len(flat) + 1 <= width:
+            return prefix + flat
+        inner = " " * (indent + 2)
+        if isinstance(v, dict):
+            items = [emit(x, indent + 2, one_line(k) + ": ") for k, x in v.items()]
+            opening, closing = "{", "}"
+        else:
+            items = [emit(x, indent + 2, "") for x in v]
+            opening, closing = "[", "]"
+        body = ",\n".join(inner + it for it in items)
+        return f"{prefix}{opening}\n{body}\n{' ' * indent}{closing}"
+
+    return emit(value, 0, "")
 
 
 def gate_values(gates) -> dict:

@@ -134,7 +134,7 @@ def plain_ok(s: str) -> bool:
     starting with a letter or ``_`` that holds no ``": "`` or ``" #"``, does not end with a
     space or ``:`` and is not a YAML 1.1 word (``yes``, ``off``, ``null``...). Deliberately
     narrow: anything else is quoted or a literal block. The chart template's
-    ``rulegen.v2.scalar`` helper applies the same rule."""
+    ``rulegen.v3.scalar`` helper applies the same rule."""
     if _DURATION.fullmatch(s):
         return True
     return (_PLAIN_TEXT.fullmatch(s) is not None and ": " not in s and " #" not in s
@@ -145,6 +145,64 @@ def readable_string(s: str, indent: int) -> str:
     """Like :func:`yaml_string`, but plain when :func:`plain_ok` says that is exact: the text
     after ``key: `` as a person writes it (``severity: critical``, ``for: 5m``)."""
     return s if plain_ok(s) else yaml_string(s, indent)
+
+
+#: A space with a non-space on both sides: where a long plain scalar may be cut.
+_FOLD_AT = re.compile(r"(?<=\S) (?=\S)")
+
+
+def folded_plain(s: str, first: int, indent: int, width: int = 120) -> str | None:
+    """``s`` as a plain scalar over several lines, none longer than ``width`` where a cut
+    allows, or None when ``s`` fits on the first line, is not :func:`plain_ok` or has no
+    place to cut. ``first``: the column the scalar starts at (after ``key: ``); ``indent``:
+    the column of the continuation lines (deeper than the key).
+
+    Exact in every YAML reader: a plain scalar folds each line break between two non-space
+    characters into one space, and ``s`` is cut only at single spaces between non-spaces. A
+    continuation line never starts with ``#`` or ``: `` (``plain_ok`` refuses ``" #"`` and
+    ``": "``), so it cannot end the scalar."""
+    if len(s) + first <= width or not plain_ok(s):
+        return None
+    words = _FOLD_AT.split(s)
+    if len(words) < 2:
+        return None
+    lines, room = [words[0]], width - first
+    for w in words[1:]:
+        if len(lines[-1]) + 1 + len(w) <= room:
+            lines[-1] += " " + w
+        else:
+            lines.append(w)
+            room = width - indent
+    return ("\n" + " " * indent).join(lines)
+
+
+def folded_quoted(s: str, first: int, indent: int, width: int = 120) -> str | None:
+    """``s`` as a double-quoted scalar (:func:`double_quoted`) over several lines, none longer
+    than ``width`` where a cut allows, or None when it fits on the first line, is a literal
+    block (:func:`yaml_string`) or has no place to cut. Arguments as for
+    :func:`folded_plain`.
+
+    Exact in every YAML reader: each line but the last ends with ``\\`` (an escaped line
+    break, which adds nothing; the space before it is kept), and ``s`` is cut only after a
+    single space followed by a non-space, so no continuation line starts with white space
+    (which a reader would drop)."""
+    quoted = double_quoted(s)
+    if len(quoted) + first <= width or _block_ok(s):
+        return None
+    words = _FOLD_AT.split(s)
+    if len(words) < 2:
+        return None
+    parts = [double_quoted(w)[1:-1] for w in words]
+    parts = [p + " " for p in parts[:-1]] + parts[-1:]
+    lines, room = ['"' + parts[0]], width - first - 1
+    for p in parts[1:]:
+        if len(lines[-1]) + len(p) + 1 <= room:
+            lines[-1] += p
+        else:
+            lines.append(p)
+            room = width - indent - 1
+    lines[-1] += '"'
+    return ("\\\n" + " " * indent).join(lines)
 
 
 def values_yaml(value) -> str:

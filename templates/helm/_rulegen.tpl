@@ -3,8 +3,8 @@
 {{- /*
 Helpers of templates/prometheusrule.yaml (read that file first). The same bytes in every
 chart rulegen renders into: nothing here names an app, a group or an alert. Named templates
-start with "rulegen.v2." (the chart layout's version), so a chart and a subchart made by
-different rulegen versions never redefine each other's; within v2 a name keeps what it takes
+start with "rulegen.v3." (the chart layout's version), so a chart and a subchart made by
+different rulegen versions never redefine each other's; within v3 a name keeps what it takes
 and returns, whichever rulegen version wrote the file Helm happens to load last.
 
 One define per job, each with a usage comment: what it takes, what it returns, an example.
@@ -13,52 +13,58 @@ passes ("out", or the first element of the list) instead.
 
 Values are read defensively: a knob that is absent, null or not of the expected kind (a
 string where a map belongs...) counts as unset, so odd values render the defaults, never a
-template error. Every map is read through rulegen.v2.maps. Gates, group toggles and
+template error. Every map is read through rulegen.v3.maps. Gates, group toggles and
 "disabled" count only as the booleans true/false. values.schema.json rejects such values
 before anything renders; --skip-schema-validation gets this fallback. Values are never
 changed in place: every map the template changes is its own copy.
 */}}
 
 {{- /*
-rulegen.v2.load: the one entry point. Takes (dict "root" . "out" $rg); fills $rg with what
+rulegen.v3.load: the one entry point. Takes (dict "root" . "out" $rg); fills $rg with what
 templates/prometheusrule.yaml writes:
   render      true when every gate is on and at least one group is left;
   name, namespace, labels, annotations   of the PrometheusRule;
   groups      the rule groups left, each rule with every knob applied.
 Example:
-  {{- $rg := dict }}{{ include "rulegen.v2.load" (dict "root" . "out" $rg) }}
+  {{- $rg := dict }}{{ include "rulegen.v3.load" (dict "root" . "out" $rg) }}
   {{- if $rg.render }}...{{ end }}
 */}}
-{{- define "rulegen.v2.load" }}
-{{- $c := dict "root" .root "paramsAt" (dict) "sloAt" (dict) }}
-{{- include "rulegen.v2.rulesFile" $c }}
+{{- define "rulegen.v3.load" }}
+{{- $c := dict "root" .root }}
+{{- include "rulegen.v3.files" $c }}
 {{- $chart := $c.chart }}
-{{- include "rulegen.v2.lines" (list $c.paramsAt $c.text "rulegen-params") }}
-{{- include "rulegen.v2.lines" (list $c.sloAt $c.text "rulegen-slo") }}
-{{- $m := dict }}{{ include "rulegen.v2.maps" (list $m .root.Values (get $chart "valuesKey")) }}
+{{- $p := dict }}{{ include "rulegen.v3.maps" (list $p $chart "params" "slos") }}
+{{- $_ := set $c "params" $p.params }}
+{{- $_ := set $c "sloOf" (dict) }}
+{{- range $name, $slo := $p.slos }}
+{{- if and (kindIs "map" $slo) (kindIs "string" (get $slo "group")) }}
+{{- $_ := set $c.sloOf (get $slo "group") (merge (dict "slo" $name) $slo) }}
+{{- end }}
+{{- end }}
+{{- $m := dict }}{{ include "rulegen.v3.maps" (list $m .root.Values (get $chart "valuesKey")) }}
 {{- $cfg := get $m (get $chart "valuesKey") }}
 {{- $k := dict }}
-{{- include "rulegen.v2.maps" (list $k $cfg "disabled" "customRules" "groups" "slos"
+{{- include "rulegen.v3.maps" (list $k $cfg "disabled" "customRules" "groups" "slos"
       "additionalRuleLabels" "additionalRuleAnnotations" "labels" "annotations") }}
 {{- $_ := set $c "knobs" $k }}
-{{- $gates := include "rulegen.v2.gates" (list .root.Values (get $chart "gates")) }}
+{{- $gates := include "rulegen.v3.gates" (list .root.Values (get $chart "gates")) }}
 {{- $_ := set $c "oldBase" (printf "%s/%s/#" (get $chart "runbookBase") (get $chart "app")) }}
-{{- $_ := set $c "newBase" (include "rulegen.v2.runbookBase" (list $chart (get $cfg "runbookUrl"))) }}
-{{- include "rulegen.v2.groups" $c }}
-{{- include "rulegen.v2.metadata" (dict "c" $c "out" .out) }}
+{{- $_ := set $c "newBase" (include "rulegen.v3.runbookBase" (list $chart (get $cfg "runbookUrl"))) }}
+{{- include "rulegen.v3.groups" $c }}
+{{- include "rulegen.v3.metadata" (dict "c" $c "out" .out) }}
 {{- $_ := set .out "render" (and (eq $gates "true") (gt (len $c.groups) 0)) }}
 {{- $_ := set .out "groups" $c.groups }}
 {{- end }}
 
 {{- /*
-rulegen.v2.maps: reads maps defensively. Takes (list $out $from "key"...); sets $out.<key>
+rulegen.v3.maps: reads maps defensively. Takes (list $out $from "key"...); sets $out.<key>
 to $from.<key> when that is a map, else to an empty dict (also when $from is no map). Returns
 nothing; $from is not changed (the maps in $out are $from's own: copy before changing them).
 Example:
-  {{- $k := dict }}{{ include "rulegen.v2.maps" (list $k .Values.prometheusRule "labels") }}
+  {{- $k := dict }}{{ include "rulegen.v3.maps" (list $k .Values.prometheusRule "labels") }}
   {{- range $name, $value := $k.labels }}...{{ end }}
 */}}
-{{- define "rulegen.v2.maps" }}
+{{- define "rulegen.v3.maps" }}
 {{- $out := first . }}
 {{- $from := index . 1 }}
 {{- range $key := slice . 2 }}
@@ -68,12 +74,12 @@ Example:
 {{- end }}
 
 {{- /*
-rulegen.v2.layers: (list $into $layer...) sets every key of each map $layer into the map
+rulegen.v3.layers: (list $into $layer...) sets every key of each map $layer into the map
 $into, later layers winning; an empty string is a value like any other. Returns nothing.
 Example (labels: the rule's own < global < group < the rule's knob):
-  {{- include "rulegen.v2.layers" (list $labels $k.additionalRuleLabels $group $rule) }}
+  {{- include "rulegen.v3.layers" (list $labels $k.additionalRuleLabels $group $rule) }}
 */}}
-{{- define "rulegen.v2.layers" }}
+{{- define "rulegen.v3.layers" }}
 {{- $into := first . }}
 {{- range $layer := rest . }}
 {{- range $k, $v := $layer }}
@@ -83,63 +89,59 @@ Example (labels: the rule's own < global < group < the rule's knob):
 {{- end }}
 
 {{- /*
-rulegen.v2.rulesFile: takes the context dict $c (with "root", the chart's top-level context)
-and finds the rules file under rules/ whose "# rulegen-chart:" line names this template
-(several specs can render into one chart, each through its own template file). Sets
-$c.chart (that line's settings), $c.rules (the parsed file) and $c.text (its text); fails
-when no file names the template or the file is no YAML. Example:
-  {{- $c := dict "root" . }}{{ include "rulegen.v2.rulesFile" $c }}{{ get $c.chart "app" }}
+rulegen.v3.files: takes the context dict $c (with "root", the chart's top-level context)
+and finds the metadata file rules/*.meta.yaml whose "template" names this template (several
+specs can render into one chart, each through its own template file), then the rules file it
+names under rules/. Sets $c.chart (the metadata: settings, "params", "slos"; see the comments
+in that file) and $c.rules (the parsed rules file); fails when no metadata file names the
+template, its rules file is missing or a file is no YAML. Example:
+  {{- $c := dict "root" . }}{{ include "rulegen.v3.files" $c }}{{ get $c.chart "app" }}
 */}}
-{{- define "rulegen.v2.rulesFile" }}
+{{- define "rulegen.v3.files" }}
 {{- $c := . }}
 {{- $root := .root }}
 {{- $_ := set $c "chart" (dict) }}
-{{- range $path, $_ := $root.Files.Glob "rules/*.rules.yaml" }}
-{{- $text := $root.Files.Get $path }}
-{{- $line := regexFind "(?m)^# rulegen-chart: .*$" $text }}
-{{- $settings := fromJson (trimPrefix "# rulegen-chart: " $line) }}
-{{- $template := get $settings "template" }}
-{{- if and $line (kindIs "string" $template) (hasSuffix (printf "/templates/%s" $template) $root.Template.Name) }}
-{{- $rules := fromYaml $text }}
-{{- $_ := set $c "chart" $settings }}
-{{- $_ := set $c "rules" $rules }}
-{{- $_ := set $c "text" $text }}
-{{- if hasKey $rules "Error" }}
-{{- fail (printf "%s: %s" $path (get $rules "Error")) }}
+{{- range $path, $_ := $root.Files.Glob "rules/*.meta.yaml" }}
+{{- $meta := $root.Files.Get $path | fromYaml }}
+{{- if hasKey $meta "Error" }}
+{{- fail (printf "%s: %s" $path (get $meta "Error")) }}
 {{- end }}
+{{- $template := get $meta "template" }}
+{{- if and (kindIs "string" $template) (hasSuffix (printf "/templates/%s" $template) $root.Template.Name) }}
+{{- $rulesPath := printf "rules/%s" (get $meta "rules") }}
+{{- $text := $root.Files.Get $rulesPath }}
+{{- if not $text }}
+{{- fail (printf "%s: %s names the rules file %s, which is missing or empty; run rulegen build"
+      $root.Template.Name $path $rulesPath) }}
+{{- end }}
+{{- $rules := fromYaml $text }}
+{{- if hasKey $rules "Error" }}
+{{- fail (printf "%s: %s" $rulesPath (get $rules "Error")) }}
+{{- end }}
+{{- $_ := set $c "chart" $meta }}
+{{- $_ := set $c "rules" $rules }}
 {{- end }}
 {{- end }}
 {{- if not (get $c.chart "template") }}
-{{- fail (printf "%s: no rules/*.rules.yaml names this template in its \"# rulegen-chart:\" line; run rulegen build" $root.Template.Name) }}
+{{- fail (printf "%s: no rules/*.meta.yaml names this template (template: ...); run rulegen build"
+      $root.Template.Name) }}
 {{- end }}
 {{- end }}
 
 {{- /*
-rulegen.v2.lines: (list $out $text "kind") reads the rules file's "# <kind>: {...}" lines
-(one JSON object each) into $out, by the object's "at" as a string. The kinds:
-  rulegen-params  alerts with parameters, at "<group>.<rule>" (positions from 0): the expr as
-                  the spec wrote it ([[name]]) and the defaults;
-  rulegen-slo     SLOs, at "<group>": the SLO's name, its ticket alert and, by rule position
-                  in the group, the texts that depend on the objective, written with
-                  [[objective]], [[budget]], [[objective_percent]] and [[budget_percent]].
-Returns nothing. Example:
-  {{- $at := dict }}{{ include "rulegen.v2.lines" (list $at $text "rulegen-params") }}{{ get $at "0.1" }}
+rulegen.v3.text: a text of the metadata file -> the string: a list of pieces (a long text,
+cut so that no line of the file is over 120 characters) joined, else the value as a string.
+Example:
+  {{ include "rulegen.v3.text" (list "up == " "0") }}  -> up == 0
 */}}
-{{- define "rulegen.v2.lines" }}
-{{- $out := first . }}
-{{- $prefix := printf "# %s: " (index . 2) }}
-{{- range $line := regexFindAll (printf "(?m)^%s.*$" $prefix) (index . 1) -1 }}
-{{- $p := fromJson (trimPrefix $prefix $line) }}
-{{- $_ := set $out (toString (get $p "at")) $p }}
-{{- end }}
-{{- end }}
+{{- define "rulegen.v3.text" }}{{ if kindIs "slice" . }}{{ join "" . }}{{ else }}{{ toString . }}{{ end }}{{ end }}
 
 {{- /*
-rulegen.v2.gates: (list .Values $gates) -> "true" when each "a.b" path of $gates is the
+rulegen.v3.gates: (list .Values $gates) -> "true" when each "a.b" path of $gates is the
 boolean true in the values (also when there are no gates), else "". Example:
-  {{- if eq (include "rulegen.v2.gates" (list .Values (list "monitoring.enabled"))) "true" }}
+  {{- if eq (include "rulegen.v3.gates" (list .Values (list "monitoring.enabled"))) "true" }}
 */}}
-{{- define "rulegen.v2.gates" }}
+{{- define "rulegen.v3.gates" }}
 {{- $values := first . }}
 {{- $on := true }}
 {{- range $gate := index . 1 }}
@@ -153,13 +155,13 @@ boolean true in the values (also when there are no gates), else "". Example:
 {{- end }}
 
 {{- /*
-rulegen.v2.runbookBase: (list $chart $runbookUrl) -> what each generated runbook_url starts
+rulegen.v3.runbookBase: (list $chart $runbookUrl) -> what each generated runbook_url starts
 with: "<runbookUrl>/<app>/#" when the knob runbookUrl is a non-empty string (one trailing
 "/" dropped), else the rules file's own "<runbookBase>/<app>/#". A runbook_url the spec wrote
-itself to another address is kept (see rulegen.v2.annotations). Example:
-  {{ include "rulegen.v2.runbookBase" (list $chart "https://wiki/rb/") }}  -> https://wiki/rb/app/#
+itself to another address is kept (see rulegen.v3.annotations). Example:
+  {{ include "rulegen.v3.runbookBase" (list $chart "https://wiki/rb/") }}  -> https://wiki/rb/app/#
 */}}
-{{- define "rulegen.v2.runbookBase" }}
+{{- define "rulegen.v3.runbookBase" }}
 {{- $chart := first . }}
 {{- $url := index . 1 }}
 {{- if and (kindIs "string" $url) $url }}
@@ -170,17 +172,17 @@ itself to another address is kept (see rulegen.v2.annotations). Example:
 {{- end }}
 
 {{- /*
-rulegen.v2.groups: takes the context dict $c of rulegen.v2.load (rules, knobs...); sets
+rulegen.v3.groups: takes the context dict $c of rulegen.v3.load (rules, knobs...); sets
 $c.groups to the rule groups left: each group as the rules file has it, its rules with every
-knob applied (rulegen.v2.group), and only while one rule is left. Returns nothing. Example:
-  {{- include "rulegen.v2.groups" $c }}{{ len $c.groups }}
+knob applied (rulegen.v3.group), and only while one rule is left. Returns nothing. Example:
+  {{- include "rulegen.v3.groups" $c }}{{ len $c.groups }}
 */}}
-{{- define "rulegen.v2.groups" }}
+{{- define "rulegen.v3.groups" }}
 {{- $c := . }}
 {{- $groups := list }}
-{{- range $gi, $group := get $c.rules "groups" }}
-{{- $g := dict "c" $c "group" $group "gi" $gi "rules" (list) }}
-{{- include "rulegen.v2.group" $g }}
+{{- range $group := get $c.rules "groups" }}
+{{- $g := dict "c" $c "group" $group "rules" (list) }}
+{{- include "rulegen.v3.group" $g }}
 {{- if $g.rules }}
 {{- $new := omit $group "rules" }}
 {{- $_ := set $new "rules" $g.rules }}
@@ -191,50 +193,61 @@ knob applied (rulegen.v2.group), and only while one rule is left. Returns nothin
 {{- end }}
 
 {{- /*
-rulegen.v2.group: takes $g, a dict with "c" (the context), "group" (as in the rules file)
-and "gi" (its position); sets $g.rules to its rules left with every knob applied, empty when
+rulegen.v3.group: takes $g, a dict with "c" (the context) and "group" (as in the rules
+file); sets $g.rules to its rules left with every knob applied, empty when
 groups.<name>.enabled or slos.<slo>.enabled is false. Also sets what its rules read: the
-SLO fields of rulegen.v2.slo and the group's additionalRuleLabels/Annotations. Example:
-  {{- $g := dict "c" $c "group" $group "gi" 0 }}{{ include "rulegen.v2.group" $g }}{{ len $g.rules }}
+SLO fields of rulegen.v3.slo, the group's alerts with parameters ($g.params, from the
+metadata file) and the group's additionalRuleLabels/Annotations. Each rule is passed its key
+in the metadata file: its name, "<name>#2" for the second rule of that name in the group,
+and so on. Example:
+  {{- $g := dict "c" $c "group" $group }}{{ include "rulegen.v3.group" $g }}{{ len $g.rules }}
 */}}
-{{- define "rulegen.v2.group" }}
+{{- define "rulegen.v3.group" }}
 {{- $g := . }}
-{{- $m := dict }}{{ include "rulegen.v2.maps" (list $m .c.knobs.groups (get .group "name")) }}
+{{- $m := dict }}{{ include "rulegen.v3.maps" (list $m .c.knobs.groups (get .group "name")) }}
 {{- $toggle := get $m (get .group "name") }}
-{{- include "rulegen.v2.slo" $g }}
+{{- include "rulegen.v3.slo" $g }}
+{{- $pm := dict }}{{ include "rulegen.v3.maps" (list $pm .c.params (get .group "name")) }}
+{{- $_ := set $g "params" (get $pm (get .group "name")) }}
 {{- $_ := set $g "rules" (list) }}
 {{- if not (or $g.sloOff (and (kindIs "bool" (get $toggle "enabled")) (not (get $toggle "enabled")))) }}
-{{- include "rulegen.v2.maps" (list $g $toggle "additionalRuleLabels" "additionalRuleAnnotations") }}
-{{- range $ri, $rule := get $g.group "rules" }}
+{{- include "rulegen.v3.maps" (list $g $toggle "additionalRuleLabels" "additionalRuleAnnotations") }}
+{{- $seen := dict }}
+{{- range $rule := get $g.group "rules" }}
+{{- $name := toString (get $rule "alert" | default (get $rule "record")) }}
+{{- $n := add1 (get $seen $name | default 0) }}{{ $_ := set $seen $name $n }}
+{{- $key := $name }}{{ if gt $n 1 }}{{ $key = printf "%s#%d" $name $n }}{{ end }}
 {{- $r := dict }}
-{{- include "rulegen.v2.rule" (dict "g" $g "rule" $rule "ri" $ri "out" $r) }}
+{{- include "rulegen.v3.rule" (dict "g" $g "rule" $rule "key" $key "out" $r) }}
 {{- if $r }}{{ $_ := set $g "rules" (append $g.rules $r) }}{{ end }}
 {{- end }}
 {{- end }}
 {{- end }}
 
 {{- /*
-rulegen.v2.slo: takes $g of rulegen.v2.group; when the group is an SLO's (a rulegen-slo line
-at its position) reads slos.<slo> from the knobs. Sets $g.slo (the SLO line, or an empty
-dict), $g.sloTexts (its texts by rule position), $g.objective (the texts of slos.<slo>.objective,
-see rulegen.v2.objective, or an empty dict when not set), $g.sloOff (slos.<slo>.enabled is
-false) and $g.ticketOff (slos.<slo>.ticket is false). Example:
-  {{- include "rulegen.v2.slo" $g }}{{ if $g.sloOff }}...{{ end }}
+rulegen.v3.slo: takes $g of rulegen.v3.group; when the group is an SLO's (the metadata
+file's slos.<slo>.group names it) reads slos.<slo> from the knobs. Sets $g.slo (the SLO's
+metadata with its name as "slo", or an empty dict), $g.sloTexts (its texts by rule key),
+$g.objective (the texts of slos.<slo>.objective, see rulegen.v3.objective, or an empty dict
+when not set), $g.sloOff (slos.<slo>.enabled is false) and $g.ticketOff (slos.<slo>.ticket
+is false). Example:
+  {{- include "rulegen.v3.slo" $g }}{{ if $g.sloOff }}...{{ end }}
 */}}
-{{- define "rulegen.v2.slo" }}
+{{- define "rulegen.v3.slo" }}
 {{- $g := . }}
-{{- $m := dict }}{{ include "rulegen.v2.maps" (list $m .c.sloAt (toString .gi)) }}
-{{- $slo := get $m (toString .gi) }}
+{{- $m := dict }}{{ include "rulegen.v3.maps" (list $m .c.sloOf (toString (get .group "name"))) }}
+{{- $slo := get $m (toString (get .group "name")) }}
 {{- $knob := dict }}
 {{- $_ := set $g "objective" (dict) }}
 {{- $_ := set $g "sloTexts" (dict) }}
 {{- if $slo }}
-{{- $k := dict }}{{ include "rulegen.v2.maps" (list $k .c.knobs.slos (get $slo "slo")) }}
+{{- $k := dict }}{{ include "rulegen.v3.maps" (list $k .c.knobs.slos (get $slo "slo")) }}
 {{- $knob = get $k (get $slo "slo") }}
-{{- $t := dict }}{{ include "rulegen.v2.maps" (list $t $slo "rules") }}
+{{- $t := dict }}{{ include "rulegen.v3.maps" (list $t $slo "rules") }}
 {{- $_ := set $g "sloTexts" $t.rules }}
 {{- if hasKey $knob "objective" }}
-{{- $_ := set $g "objective" (include "rulegen.v2.objective" (list (get $knob "objective") (get $slo "slo")) | fromJson) }}
+{{- $_ := set $g "objective"
+      (include "rulegen.v3.objective" (list (get $knob "objective") (get $slo "slo")) | fromJson) }}
 {{- end }}
 {{- end }}
 {{- $_ := set $g "slo" $slo }}
@@ -243,29 +256,32 @@ false) and $g.ticketOff (slos.<slo>.ticket is false). Example:
 {{- end }}
 
 {{- /*
-rulegen.v2.rule: takes (dict "g" $g "rule" $rule "ri" $ri "out" $r), a rule of the rules file
-at position $ri of the group $g (of rulegen.v2.group). Fills the empty dict $r with the rule
+rulegen.v3.rule: takes (dict "g" $g "rule" $rule "key" $key "out" $r), a rule of the rules
+file in the group $g (of rulegen.v3.group), $key its key in the metadata file (see
+rulegen.v3.group). Fills the empty dict $r with the rule
 as it renders (alert or record, expr, for, keep_firing_for, labels, annotations), or leaves
 it empty when disabled.<Rule> is true or it is the ticket alert of an SLO whose ticket is off.
 Labels: the rule's own < additionalRuleLabels < the group's < customRules.<Rule>.labels
-(< customRules.<Alert>.severity, see rulegen.v2.alert). Example:
-  {{- $r := dict }}{{ include "rulegen.v2.rule" (dict "g" $g "rule" $rule "ri" 0 "out" $r) }}
+(< customRules.<Alert>.severity, see rulegen.v3.alert). Example:
+  {{- $r := dict }}{{ include "rulegen.v3.rule" (dict "g" $g "rule" $rule "key" "Up" "out" $r) }}
 */}}
-{{- define "rulegen.v2.rule" }}
+{{- define "rulegen.v3.rule" }}
 {{- $g := .g }}{{ $k := .g.c.knobs }}{{ $rule := .rule }}{{ $r := .out }}
 {{- $name := get $rule "alert" | default (get $rule "record") }}
 {{- $off := get $k.disabled $name }}
 {{- if not (or (and (kindIs "bool" $off) $off) (and $g.ticketOff (eq $name (get $g.slo "ticket")))) }}
-{{- $m := dict }}{{ include "rulegen.v2.maps" (list $m $k.customRules $name) }}
+{{- $m := dict }}{{ include "rulegen.v3.maps" (list $m $k.customRules $name) }}
 {{- $o := get $m $name }}
-{{- $om := dict }}{{ if $o }}{{ include "rulegen.v2.maps" (list $om $o "labels" "params" "annotations") }}{{ end }}
-{{- $texts := dict }}{{ if $g.objective }}{{ include "rulegen.v2.sloTexts" (dict "g" $g "ri" .ri "out" $texts) }}{{ end }}
+{{- $om := dict }}{{ if $o }}{{ include "rulegen.v3.maps" (list $om $o "labels" "params" "annotations") }}{{ end }}
+{{- $texts := dict }}
+{{- if $g.objective }}{{ include "rulegen.v3.sloTexts" (dict "g" $g "key" .key "out" $texts) }}{{ end }}
 {{- $_ := set $r "expr" (get $rule "expr") }}
 {{- if hasKey $texts "expr" }}{{ $_ := set $r "expr" $texts.expr }}{{ end }}
 {{- $labels := deepCopy (get $rule "labels" | default dict) }}
-{{- include "rulegen.v2.layers" (list $labels $k.additionalRuleLabels $g.additionalRuleLabels $om.labels) }}
+{{- include "rulegen.v3.layers" (list $labels $k.additionalRuleLabels $g.additionalRuleLabels $om.labels) }}
 {{- if hasKey $rule "alert" }}
-{{- include "rulegen.v2.alert" (dict "g" $g "rule" $rule "ri" .ri "o" $o "om" $om "texts" $texts "labels" $labels "out" $r) }}
+{{- include "rulegen.v3.alert"
+      (dict "g" $g "rule" $rule "key" .key "o" $o "om" $om "texts" $texts "labels" $labels "out" $r) }}
 {{- else }}
 {{- $_ := set $r "record" (get $rule "record") }}
 {{- end }}
@@ -274,98 +290,104 @@ Labels: the rule's own < additionalRuleLabels < the group's < customRules.<Rule>
 {{- end }}
 
 {{- /*
-rulegen.v2.alert: what only alerts have, for rulegen.v2.rule: takes its dict plus "o" (the
-knob customRules.<Alert>), "om" (that knob's maps), "texts" (rulegen.v2.sloTexts) and
+rulegen.v3.alert: what only alerts have, for rulegen.v3.rule: takes its dict plus "o" (the
+knob customRules.<Alert>), "om" (that knob's maps), "texts" (rulegen.v3.sloTexts) and
 "labels" (the rule's labels, changed in place). Sets $r.alert, customRules.<Alert>.severity
-into the labels, the expr with customRules.<Alert>.params (rulegen.v2.params), for and
+into the labels, the expr with customRules.<Alert>.params (rulegen.v3.params), for and
 keep_firing_for (customRules.<Alert>.for, .keepFiringFor, else the rule's), and
-$r.annotations (rulegen.v2.annotations). Returns nothing. Example:
-  {{- include "rulegen.v2.alert" (dict "g" $g "rule" $rule "ri" 0 "o" $o "om" $om "texts" $t "labels" $l "out" $r) }}
+$r.annotations (rulegen.v3.annotations). Returns nothing. Example:
+  {{- include "rulegen.v3.alert"
+        (dict "g" $g "rule" $rule "key" "Up" "o" $o "om" $om "texts" $t "labels" $l "out" $r) }}
 */}}
-{{- define "rulegen.v2.alert" }}
+{{- define "rulegen.v3.alert" }}
 {{- $r := .out }}{{ $rule := .rule }}{{ $o := .o }}
 {{- $_ := set $r "alert" (get $rule "alert") }}
 {{- if and (kindIs "string" (get $o "severity")) (get $o "severity") }}
 {{- $_ := set .labels "severity" (get $o "severity") }}
 {{- end }}
-{{- $p := get .g.c.paramsAt (printf "%d.%d" .g.gi .ri) }}
+{{- $pm := dict }}{{ include "rulegen.v3.maps" (list $pm .g.params .key) }}
+{{- $p := get $pm .key }}
 {{- if and $p .om.params }}
-{{- $_ := set $r "expr" (include "rulegen.v2.params" (list $p .om.params)) }}
+{{- $_ := set $r "expr" (include "rulegen.v3.params" (list $p .om.params)) }}
 {{- end }}
 {{- $for := get $o "for" | default (get $rule "for") }}
 {{- if $for }}{{ $_ := set $r "for" (toString $for) }}{{ end }}
 {{- $keep := get $o "keepFiringFor" | default (get $rule "keep_firing_for") }}
 {{- if $keep }}{{ $_ := set $r "keep_firing_for" (toString $keep) }}{{ end }}
 {{- $annotations := deepCopy (get $rule "annotations" | default dict) }}
-{{- include "rulegen.v2.annotations" (dict "c" .g.c "g" .g "om" .om "texts" .texts "out" $annotations) }}
+{{- include "rulegen.v3.annotations" (dict "c" .g.c "g" .g "om" .om "texts" .texts "out" $annotations) }}
 {{- $_ := set $r "annotations" $annotations }}
 {{- end }}
 
 {{- /*
-rulegen.v2.annotations: takes (dict "c" $c "g" $g "om" $om "texts" $texts "out" $a), $a a
+rulegen.v3.annotations: takes (dict "c" $c "g" $g "om" $om "texts" $texts "out" $a), $a a
 copy of the alert's own annotations, and changes $a in place: the SLO description with the
-objective of values (rulegen.v2.sloTexts), runbook_url moved from the rules file's base to
-the knob runbookUrl's (rulegen.v2.runbookBase), then additionalRuleAnnotations < the
+objective of values (rulegen.v3.sloTexts), runbook_url moved from the rules file's base to
+the knob runbookUrl's (rulegen.v3.runbookBase), then additionalRuleAnnotations < the
 group's < customRules.<Alert>.annotations. Returns nothing. Example:
-  {{- include "rulegen.v2.annotations" (dict "c" $c "g" $g "om" $om "texts" $t "out" $a) }}
+  {{- include "rulegen.v3.annotations" (dict "c" $c "g" $g "om" $om "texts" $t "out" $a) }}
 */}}
-{{- define "rulegen.v2.annotations" }}
+{{- define "rulegen.v3.annotations" }}
 {{- $a := .out }}{{ $c := .c }}
 {{- if hasKey .texts "description" }}{{ $_ := set $a "description" .texts.description }}{{ end }}
 {{- $url := get $a "runbook_url" }}
 {{- if and (kindIs "string" $url) (hasPrefix $c.oldBase $url) }}
 {{- $_ := set $a "runbook_url" (printf "%s%s" $c.newBase (trimPrefix $c.oldBase $url)) }}
 {{- end }}
-{{- include "rulegen.v2.layers" (list $a $c.knobs.additionalRuleAnnotations .g.additionalRuleAnnotations .om.annotations) }}
+{{- include "rulegen.v3.layers"
+      (list $a $c.knobs.additionalRuleAnnotations .g.additionalRuleAnnotations .om.annotations) }}
 {{- end }}
 
 {{- /*
-rulegen.v2.sloTexts: (dict "g" $g "ri" $ri "out" $t) sets into $t, when slos.<slo>.objective
+rulegen.v3.sloTexts: (dict "g" $g "key" $key "out" $t) sets into $t, when slos.<slo>.objective
 is set for the group $g, the rule's texts that depend on the objective ("expr",
-"description") with that objective filled in (rulegen.v2.fill); else leaves $t empty.
+"description") with that objective filled in (rulegen.v3.fill); else leaves $t empty.
 Returns nothing. Example:
-  {{- $t := dict }}{{ include "rulegen.v2.sloTexts" (dict "g" $g "ri" 2 "out" $t) }}{{ $t.expr }}
+  {{- $t := dict }}{{ include "rulegen.v3.sloTexts" (dict "g" $g "key" "slo:objective:ratio" "out" $t) }}{{ $t.expr }}
 */}}
-{{- define "rulegen.v2.sloTexts" }}
+{{- define "rulegen.v3.sloTexts" }}
 {{- if .g.objective }}
-{{- $m := dict }}{{ include "rulegen.v2.maps" (list $m .g.sloTexts (toString .ri)) }}
-{{- $texts := get $m (toString .ri) }}
+{{- $m := dict }}{{ include "rulegen.v3.maps" (list $m .g.sloTexts .key) }}
+{{- $texts := get $m .key }}
 {{- range $key := list "expr" "description" }}
 {{- if hasKey $texts $key }}
-{{- $_ := set $.out $key (include "rulegen.v2.fill" (list (get $texts $key) $.g.objective)) }}
+{{- $text := include "rulegen.v3.text" (get $texts $key) }}
+{{- $_ := set $.out $key (include "rulegen.v3.fill" (list $text $.g.objective)) }}
 {{- end }}
 {{- end }}
 {{- end }}
 {{- end }}
 
 {{- /*
-rulegen.v2.params: (list $line $set) -> the expr of a rulegen-params $line (as the spec wrote
-it) with each [[name]] replaced by customRules.<Alert>.params.<name> from the map $set
-(rulegen.v2.param), or by the line's default when not set or of no usable kind. Example:
-  {{ include "rulegen.v2.params" (list $line (dict "threshold" 0.95)) }}  -> ... > 0.95
+rulegen.v3.params: (list $p $set) -> the expr of $p, an alert of the metadata file's
+"params" (its expr as the spec wrote it, its defaults), with each [[name]] replaced by
+customRules.<Alert>.params.<name> from the map $set (rulegen.v3.param), or by the default
+when not set or of no usable kind. Example:
+  {{ include "rulegen.v3.params" (list $p (dict "threshold" 0.95)) }}  -> ... > 0.95
 */}}
-{{- define "rulegen.v2.params" }}
+{{- define "rulegen.v3.params" }}
 {{- $line := first . }}
 {{- $set := index . 1 }}
-{{- $expr := get $line "expr" }}
-{{- range $k, $default := get $line "defaults" }}
+{{- $expr := include "rulegen.v3.text" (get $line "expr") }}
+{{- range $k, $d := get $line "defaults" }}
+{{- $default := include "rulegen.v3.text" $d }}
 {{- $v := $default }}
-{{- if hasKey $set $k }}{{ $v = include "rulegen.v2.param" (get $set $k) | default $default }}{{ end }}
+{{- if hasKey $set $k }}{{ $v = include "rulegen.v3.param" (get $set $k) | default $default }}{{ end }}
 {{- $expr = replace (printf "[[%s]]" $k) $v $expr }}
 {{- end }}
 {{- toString $expr }}
 {{- end }}
 
 {{- /*
-rulegen.v2.metadata: (dict "c" $c "out" $rg) sets the PrometheusRule's name, namespace,
+rulegen.v3.metadata: (dict "c" $c "out" $rg) sets the PrometheusRule's name, namespace,
 labels and annotations into $rg. Name: the spec's chart.name, else the chart's fullname
 helper (plus "-<nameSuffix>" for a template other than the default), else the app.
 Namespace: the spec's chart.namespace, else the release's. Labels: the chart's labels
 helper (else name and managed-by) < the knob labels. Annotations: the knob annotations.
 Example:
-  {{- include "rulegen.v2.metadata" (dict "c" $c "out" $rg) }}{{ $rg.name }}
+  {{- include "rulegen.v3.metadata" (dict "c" $c "out" $rg) }}{{ $rg.name }}
 */}}
-{{- define "rulegen.v2.metadata" }}
+{{- define "rulegen.v3.metadata" }}
 {{- $root := .c.root }}{{ $chart := .c.chart }}
 {{- $name := get $chart "name" }}
 {{- if not $name }}
@@ -379,7 +401,7 @@ Example:
 {{- if get $chart "labelsHelper" }}
 {{- $labels = include (get $chart "labelsHelper") $root | fromYaml }}
 {{- end }}
-{{- include "rulegen.v2.layers" (list $labels .c.knobs.labels) }}
+{{- include "rulegen.v3.layers" (list $labels .c.knobs.labels) }}
 {{- $_ := set .out "name" $name }}
 {{- $_ := set .out "namespace" (get $chart "namespace" | default $root.Release.Namespace) }}
 {{- $_ := set .out "labels" $labels }}
@@ -387,18 +409,18 @@ Example:
 {{- end }}
 
 {{- /*
-rulegen.v2.objective: (list $value $slo) -> JSON of the texts an SLO objective of $value
+rulegen.v3.objective: (list $value $slo) -> JSON of the texts an SLO objective of $value
 percent gives (see rulegen/spec/slo.py, ObjectiveTexts): "objective" and "budget" as
 ratios, "objective_percent" and "budget_percent". Computed on decimal digits, not floats,
 so 99.9 gives a budget of exactly 0.001 and the spec's own objective gives back the rules
-file's bytes. $value: as rulegen.v2.percent takes it; fails the render outside (0, 100).
+file's bytes. $value: as rulegen.v3.percent takes it; fails the render outside (0, 100).
 Example:
-  {{ include "rulegen.v2.objective" (list 99.9 "availability") }}
+  {{ include "rulegen.v3.objective" (list 99.9 "availability") }}
   -> {"budget":"0.001","budget_percent":"0.1","objective":"0.999","objective_percent":"99.9"}
 */}}
-{{- define "rulegen.v2.objective" }}
+{{- define "rulegen.v3.objective" }}
 {{- $slo := index . 1 }}
-{{- $text := include "rulegen.v2.percent" . }}
+{{- $text := include "rulegen.v3.percent" . }}
 {{- $parts := splitList "." $text }}
 {{- $frac := "" }}{{ if gt (len $parts) 1 }}{{ $frac = index $parts 1 }}{{ end }}
 {{- $k := len $frac }}
@@ -409,23 +431,23 @@ Example:
 {{- end }}
 {{- $b := sub $total $n }}
 {{- $texts := dict }}
-{{- $_ := set $texts "objective" (include "rulegen.v2.decimal" (list $n (add $k 2))) }}
-{{- $_ := set $texts "budget" (include "rulegen.v2.decimal" (list $b (add $k 2))) }}
-{{- $_ := set $texts "objective_percent" (include "rulegen.v2.decimal" (list $n $k)) }}
-{{- $_ := set $texts "budget_percent" (include "rulegen.v2.decimal" (list $b $k)) }}
+{{- $_ := set $texts "objective" (include "rulegen.v3.decimal" (list $n (add $k 2))) }}
+{{- $_ := set $texts "budget" (include "rulegen.v3.decimal" (list $b (add $k 2))) }}
+{{- $_ := set $texts "objective_percent" (include "rulegen.v3.decimal" (list $n $k)) }}
+{{- $_ := set $texts "budget_percent" (include "rulegen.v3.decimal" (list $b $k)) }}
 {{- toJson $texts }}
 {{- end }}
 
 {{- /*
-rulegen.v2.percent: (list $value $slo) -> $value as decimal text of at most 3 whole and 12
+rulegen.v3.percent: (list $value $slo) -> $value as decimal text of at most 3 whole and 12
 fraction digits, or fails the render naming slos.<$slo>.objective. $value: a number, or a
 string holding a decimal number (--set gives strings); a float Go prints with an exponent
 (0.00001 is 1e-05) is written with 12 decimals, zeros trimmed. Example:
-  {{ include "rulegen.v2.percent" (list 0.00001 "availability") }}  -> 0.00001
+  {{ include "rulegen.v3.percent" (list 0.00001 "availability") }}  -> 0.00001
 */}}
-{{- define "rulegen.v2.percent" }}
+{{- define "rulegen.v3.percent" }}
 {{- $value := first . }}
-{{- $text := include "rulegen.v2.param" $value }}
+{{- $text := include "rulegen.v3.param" $value }}
 {{- if and (kindIs "float64" $value) (regexMatch "e" $text) }}
 {{- $text = trimSuffix "." (regexReplaceAll "0+$" (printf "%.12f" $value) "") }}
 {{- end }}
@@ -436,11 +458,11 @@ string holding a decimal number (--set gives strings); a float Go prints with an
 {{- end }}
 
 {{- /*
-rulegen.v2.decimal: (list $n $d) -> the decimal text of $n x 10^-$d ($n >= 0, whole): no
+rulegen.v3.decimal: (list $n $d) -> the decimal text of $n x 10^-$d ($n >= 0, whole): no
 trailing zeros after the point, no point when whole. Example:
-  {{ include "rulegen.v2.decimal" (list 5 3) }}  -> 0.005      (list 995 1) -> 99.5
+  {{ include "rulegen.v3.decimal" (list 5 3) }}  -> 0.005      (list 995 1) -> 99.5
 */}}
-{{- define "rulegen.v2.decimal" }}
+{{- define "rulegen.v3.decimal" }}
 {{- $d := int (index . 1) }}
 {{- $digits := printf "%0*d" (add $d 1) (index . 0) }}
 {{- $whole := substr 0 (int (sub (len $digits) $d)) $digits }}
@@ -449,12 +471,12 @@ trailing zeros after the point, no point when whole. Example:
 {{- end }}
 
 {{- /*
-rulegen.v2.fill: (list $text $texts) -> $text with [[objective]], [[budget]],
+rulegen.v3.fill: (list $text $texts) -> $text with [[objective]], [[budget]],
 [[objective_percent]] and [[budget_percent]] replaced from the map $texts (the JSON of
-rulegen.v2.objective, read back). Example:
-  {{ include "rulegen.v2.fill" (list "[[objective_percent]]% good" $texts) }}  -> 99.9% good
+rulegen.v3.objective, read back). Example:
+  {{ include "rulegen.v3.fill" (list "[[objective_percent]]% good" $texts) }}  -> 99.9% good
 */}}
-{{- define "rulegen.v2.fill" }}
+{{- define "rulegen.v3.fill" }}
 {{- $s := index . 0 }}
 {{- range $k, $v := index . 1 }}
 {{- $s = replace (printf "[[%s]]" $k) $v $s }}
@@ -463,21 +485,22 @@ rulegen.v2.objective, read back). Example:
 {{- end }}
 
 {{- /*
-rulegen.v2.param: a parameter value from values -> its PromQL text: a string (a duration)
+rulegen.v3.param: a parameter value from values -> its PromQL text: a string (a duration)
 as it is; a number in decimal, whole numbers without ".0" or an exponent (values files give
 float64, --set gives int64); anything else "" (the caller keeps its default). Example:
-  {{ include "rulegen.v2.param" 1000000.0 }}  -> 1000000      "5m" -> 5m      2.5e-07 -> 2.5e-07
+  {{ include "rulegen.v3.param" 1000000.0 }}  -> 1000000      "5m" -> 5m      2.5e-07 -> 2.5e-07
 */}}
-{{- define "rulegen.v2.param" }}
+{{- define "rulegen.v3.param" }}
 {{- if kindIs "string" . }}{{ . }}
 {{- else if or (kindIs "int64" .) (kindIs "int" .) }}{{ . }}
 {{- else if kindIs "float64" . }}
-{{- if and (eq . (float64 (int64 .))) (lt (float64 -1e15) .) (lt . (float64 1e15)) }}{{ int64 . }}{{ else }}{{ . }}{{ end }}
+{{- if and (eq . (float64 (int64 .))) (lt (float64 -1e15) .) (lt . (float64 1e15)) }}{{ int64 . }}
+{{- else }}{{ . }}{{ end }}
 {{- end }}
 {{- end }}
 
 {{- /*
-rulegen.v2.scalar: (list $value $indent) writes $value (a string, or anything toString turns
+rulegen.v3.scalar: (list $value $indent) writes $value (a string, or anything toString turns
 into one) as a YAML scalar that reads back as exactly that string. Not toYaml: Helm's YAML
 writer (go-yaml v2) folds lines longer than 80 characters, quotes differently, drops the
 line break of "\n"-only and NEL texts and writes C1 controls raw. Written with Go's
@@ -495,13 +518,15 @@ call; "and"/"or" stop at the first argument that decides). The scalar is, the fi
   "..."       else: Go's %q quoting (strconv.Quote), whose escapes (\n, \t, \x7f, \u0085,
               \u2028, \ufeff...) are all YAML double-quoted escapes of the same characters.
 Example:
-  expr: {{ include "rulegen.v2.scalar" (list $rule.expr 12) }}
+  expr: {{ include "rulegen.v3.scalar" (list $rule.expr 12) }}
   -> expr: up == 0        expr: "a: b"        expr: |-  (then the lines, at column 12)
 */}}
-{{- define "rulegen.v2.scalar" }}
+{{- define "rulegen.v3.scalar" }}
 {{- $s := toString (index . 0) }}
 {{- $first := substr 0 1 $s }}
-{{- if and $s (eq (trimAll " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~" $s) "")
+{{- if and $s
+      (eq (trimAll
+        " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~" $s) "")
       (or (and (contains $first "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
                (not (contains ": " $s)) (not (contains " #" $s)) (not (hasSuffix " " $s)) (not (hasSuffix ":" $s))
                (or (gt (len $s) 5) (not (has (lower $s) (list "y" "n" "yes" "no" "on" "off" "true" "false" "null")))))
@@ -510,7 +535,8 @@ Example:
 {{- $s }}
 {{- else if and (ne (index . 1) 0) (contains "\n" $s) (not (hasPrefix " " $s)) (not (hasPrefix "\n" $s))
       (not (contains " \n" $s)) (not (hasSuffix " " $s)) (not (hasSuffix "\n\n" $s))
-      (eq (printf "%q" (replace "\n" "" $s)) (printf "\"%s\"" (replace "\"" "\\\"" (replace "\\" "\\\\" (replace "\n" "" $s))))) }}
+      (eq (printf "%q" (replace "\n" "" $s))
+          (printf "\"%s\"" (replace "\"" "\\\"" (replace "\\" "\\\\" (replace "\n" "" $s))))) }}
 {{- if hasSuffix "\n" $s }}|{{ else }}|-{{ end }}
 {{- $pad := repeat (int (index . 1)) " " }}
 {{- range $line := splitList "\n" (trimSuffix "\n" $s) }}

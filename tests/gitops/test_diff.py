@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from rulegen.cli import main
+from rulegen.live.connect import SKIPPED
 
 from helpers import FIXTURES, REPO
 
@@ -88,7 +89,7 @@ def run(capsys, *argv):
 def test_no_change(repo, capsys):
     assert run(capsys, "-C", str(repo), "diff") == (
         0, "rulegen diff HEAD -> working tree: alerts: 0 added, 0 removed, 0 changed; "
-           "recording rules: 0 added, 0 removed, 0 changed\n", "")
+           "recording rules: 0 added, 0 removed, 0 changed\n", f"rulegen: note: {SKIPPED}\n")
     code, out, _ = run(capsys, "-C", str(repo), "diff", "-o", "markdown")
     assert (code, out) == (0, "### Alert changes since `HEAD`\n\nNo alert or recording rule changed.\n")
 
@@ -96,7 +97,7 @@ def test_no_change(repo, capsys):
 def test_text_summary_in_alert_terms(repo, capsys):
     change_everything(repo)
     code, out, err = run(capsys, "-C", str(repo), "diff", "--base", "base")
-    assert (code, err) == (0, "")
+    assert (code, err) == (0, f"rulegen: note: {SKIPPED}\n")  # no Prometheus: no backtest, one line
     assert out.splitlines() == [
         "rulegen diff base -> working tree: alerts: 1 added, 1 removed, 2 changed; "
         "recording rules: 1 added, 1 removed, 0 changed",

@@ -15,10 +15,11 @@ from rulegen.cli import main
 TEMPLATE = "charts/llama-swap/rules/llama-swap.rules.yaml"  # the rules file: where the alerts are
 HELM_TEMPLATE = "charts/llama-swap/templates/prometheusrule.yaml"
 HELPERS = "charts/llama-swap/templates/_rulegen.tpl"
+META = "charts/llama-swap/rules/llama-swap.meta.yaml"
 PAGE = "runbooks/llama-swap.md"
 GENERATED = [TEMPLATE, "charts/llama-swap/values.yaml", "charts/llama-swap/values.schema.json",
              "charts/llama-swap/tests/llama-swap.test.yaml", "mkdocs.yml", "runbooks/alerts.md",
-             "runbooks/assets/rulegen.css", "runbooks/assets/rulegen.js", "runbooks/index.md", PAGE, HELM_TEMPLATE, HELPERS]
+             "runbooks/assets/rulegen.css", "runbooks/assets/rulegen.js", "runbooks/index.md", PAGE, HELM_TEMPLATE, HELPERS, META]
 
 
 @pytest.fixture

@@ -168,7 +168,7 @@ def test_rendered_exprs_pass_promtool(helm_bin, promtool_bin, tmp_path):
     assert f"SUCCESS: {len(items) + 1} rules found" in proc.stdout
 
 
-# --- strings from values, through the template's rulegen.v2.scalar --------------------------
+# --- strings from values, through the template's rulegen.v3.scalar --------------------------
 
 @pytest.fixture(scope="module")
 def values_chart(tmp_path_factory):

@@ -105,10 +105,12 @@ def test_rules_file_reads_as_a_person_writes_it(tmp_path):
     brace, a number, a YAML word), multi-line exprs as literal blocks."""
     spec = make_spec(SMALL)
     text = helm_render.render_rules_file(spec, tmp_path, SITE, ["# header"])
-    settings = [line for line in text.splitlines() if line.startswith("# rulegen-chart: ")]
-    assert settings == ['# rulegen-chart: {"template": "prometheusrule.yaml", "app": "shop", "valuesKey": '
-                        '"prometheusRule", "gates": ["enabled", "monitoring.enabled"], '
-                        '"runbookBase": "https://runbooks.example.com"}']
+    assert not any(line.startswith("# rulegen-") for line in text.splitlines())
+    meta = helm_render.render_meta_file(spec, tmp_path, SITE, ["# header"])
+    assert yaml.safe_load(meta) == {"template": "prometheusrule.yaml", "rules": "shop.rules.yaml", "app": "shop",
+                                    "valuesKey": "prometheusRule", "gates": ["enabled", "monitoring.enabled"],
+                                    "runbookBase": "https://runbooks.example.com"}
+    assert max(len(line) for line in meta.splitlines()) <= 120
     body = "\n".join(line for line in text.splitlines() if line == "# header" or not line.startswith("#")) + "\n"
     assert body == SMALL_RULES
 
@@ -203,15 +205,21 @@ def test_chart_rules_file_of_nasty_strings_passes_promtool_and_reads_back(promto
 
 @pytest.mark.tools
 def test_template_without_its_rules_file_fails_and_says_why(tmp_path, helm_bin):
-    """A chart whose rules file is missing (not copied, or left out by .helmignore) fails
-    helm template with a message naming the template, never renders an empty PrometheusRule."""
+    """A chart whose rules file or metadata file is missing (not copied, or left out by
+    .helmignore) fails helm template with a message naming the template and the file, never
+    renders an empty PrometheusRule or nothing at all."""
     from helpers.helm import write_chart
     chart, _ = write_chart(tmp_path, SMALL)
     (chart / "rules" / "shop.rules.yaml").unlink()
     with pytest.raises(helm_run.HelmError) as e:
         helm_run.template(chart)
-    assert ('shop/templates/prometheusrule.yaml: no rules/*.rules.yaml names this template in its '
-            '"# rulegen-chart:" line; run rulegen build') in str(e.value)
+    assert ("shop/templates/prometheusrule.yaml: rules/shop.meta.yaml names the rules file rules/shop.rules.yaml, "
+            "which is missing or empty; run rulegen build") in str(e.value)
+    (chart / "rules" / "shop.meta.yaml").unlink()
+    with pytest.raises(helm_run.HelmError) as e:
+        helm_run.template(chart)
+    assert ("shop/templates/prometheusrule.yaml: no rules/*.meta.yaml names this template (template: ...); "
+            "run rulegen build") in str(e.value)
 
 
 @pytest.mark.tools

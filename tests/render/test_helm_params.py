@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from rulegen.render import helm as helm_render
 from rulegen.render.plain import rule_groups
@@ -36,18 +37,34 @@ def test_the_spec_expr_holds_the_defaults():
     assert rules["RedisDown"].params == {} and rules["RedisDown"].expr_template is None
 
 
-def test_rules_file_keeps_the_defaults_and_one_line_per_parameterised_alert(tmp_path):
-    text = helm_render.render_rules_file(make_spec(SPEC), tmp_path, SITE, ["# h"])
+def test_rules_file_keeps_the_defaults_and_the_metadata_file_the_exprs_by_name(tmp_path):
+    """The rules file holds the exprs with their defaults and no comment lines; the metadata
+    file holds each parameterised alert by group and name (never by position): its expr as
+    written and its defaults, as plain YAML."""
+    spec = make_spec(SPEC)
+    text = helm_render.render_rules_file(spec, tmp_path, SITE, ["# h"])
     lines = text.splitlines()
-    assert [ln for ln in lines if ln.startswith("# rulegen-params: ")] == [
-        '# rulegen-params: {"at": "0.1", "alert": "RedisMemoryHigh", "expr": "redis_memory_used_bytes / '
-        'redis_memory_max_bytes\\n  > [[threshold]]\\n", "defaults": {"threshold": "0.9"}}',
-        '# rulegen-params: {"at": "0.2", "alert": "RedisRejected", "expr": '
-        '"increase(redis_rejected_connections_total[[[window]]]) > [[count]]", "defaults": {"window": "5m", '
-        '"count": "10"}}']
+    assert not any(ln.startswith("# rulegen-") for ln in lines)
     body = [ln for ln in lines if not ln.startswith("#")]
     assert "        expr: increase(redis_rejected_connections_total[5m]) > 10" in body
     assert not any("[[" in ln for ln in body)
+    meta = helm_render.render_meta_file(spec, tmp_path, SITE, ["# h"])
+    assert yaml.safe_load(meta)["params"] == {"redis": {
+        "RedisMemoryHigh": {"expr": SPEC["groups"][0]["rules"][1]["expr"], "defaults": {"threshold": "0.9"}},
+        "RedisRejected": {"expr": SPEC["groups"][0]["rules"][2]["expr"], "defaults": {"window": "5m", "count": "10"}}}}
+    assert "\n".join(ln for ln in meta.splitlines() if not ln.startswith("#")).split("params:\n")[1] == (
+        "  redis:\n"
+        "    RedisMemoryHigh:\n"
+        "      expr: |\n"
+        "        redis_memory_used_bytes / redis_memory_max_bytes\n"
+        "          > [[threshold]]\n"
+        "      defaults:\n"
+        '        threshold: "0.9"\n'
+        "    RedisRejected:\n"
+        "      expr: increase(redis_rejected_connections_total[[[window]]]) > [[count]]\n"
+        "      defaults:\n"
+        "        window: 5m\n"
+        '        count: "10"')
 
 
 @pytest.fixture(scope="module")

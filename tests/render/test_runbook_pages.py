@@ -126,3 +126,88 @@ def test_editing_outside_a_notes_slot_is_refused(project, capsys):
     page.write_text(page.read_text().replace("## Context", "## Context (edited)"))
     assert build(project) == 1
     assert "runbooks/llama-swap.md: edited by hand" in capsys.readouterr().err
+
+
+# --- an alert's own runbook_url to a team runbook (issue 26 item 5, issue 28 item 5) -----------
+
+def _add_alert_with_runbook_url(project, url: str, name: str = "LlamaSwapWiki") -> None:
+    spec = project / "rules/llama-swap.yaml"
+    spec.write_text(spec.read_text() + f'''
+  - name: wiki
+    rules:
+      - alert: {name}
+        expr: up{{job="llama-swap"}} == 0
+        severity: warning
+        summary: Down.
+        description: Down.
+        annotations:
+          runbook_url: {url!r}
+''')
+
+
+def test_external_team_runbook_is_shown_on_the_page(project):
+    _add_alert_with_runbook_url(project, "https://wiki.example.org/ops/llama_swap(down)")
+    assert build(project) == 0
+    page = (project / "runbooks/llama-swap.md").read_text()
+    section = page[page.index("## LlamaSwapWiki"):]
+    assert ("**Team runbook:** [https://wiki.example.org/ops/llama\\_swap\\(down\\)]"
+            "(https://wiki.example.org/ops/llama_swap%28down%29) (the alert's own `runbook_url`; this page is "
+            "rulegen's runbook)") in section
+    # alerts without their own runbook_url show none
+    down = page[page.index("## LlamaSwapDown"):page.index("## LlamaSwapNoMetrics")]
+    assert "Team runbook" not in down
+
+
+@pytest.mark.parametrize("url", [
+    "javascript:alert(1)",
+    "data:text/html,<script>alert(1)</script>",
+    "https://wiki.example.org/x\" onmouseover=\"alert(1)",
+    "https://wiki.example.org/a b",
+    "//wiki.example.org/no-scheme",
+    "https:///no-host",
+    "https://wiki.example.org/{{ $labels.job }}",
+])
+def test_unsafe_or_unusable_runbook_url_is_not_linked(url):
+    from rulegen.render.runbook import team_runbook
+    assert team_runbook(url, "https://runbooks.example.com/") == ""
+
+
+def test_runbook_url_into_this_site_is_not_a_team_runbook():
+    from rulegen.render.runbook import team_runbook
+    site = "https://runbooks.example.com/"
+    assert team_runbook("https://runbooks.example.com/llama-swap/#llamaswapdown", site) == ""
+    assert team_runbook("https://runbooks.example.com.evil.org/x", site).startswith("[https://runbooks")
+    assert team_runbook("https://wiki.example.org/<b>x</b>", site) == \
+        "[https://wiki.example.org/&lt;b&gt;x&lt;/b&gt;](https://wiki.example.org/%3Cb%3Ex%3C/b%3E)"
+
+
+# --- prometheus_scopes on the pages (issue 26 item 3) ---------------------------------------------
+
+def _scoped_specs():
+    from rulegen.validate import validate_texts
+    alert = ("      - alert: {name}\n        expr: up == 0\n        severity: warning\n        summary: s\n"
+             "        description: d\n{related}")
+    related = "        runbook:\n          related: [{alert: NodeDown}]\n"
+    texts = {}
+    for app, name, rel in (("aaa-capa", "NodeDown", ""), ("bbb-capz", "NodeSlow", related),
+                           ("ccc-capz", "NodeDown", "")):
+        texts[f"rules/{app}.yaml"] = (f"app: {app}\ngroups:\n  - name: g\n    rules:\n"
+                                      + alert.format(name=name, related=rel))
+    res = validate_texts(texts)
+    return {s.app: s for s in res.specs}
+
+
+def test_related_alert_resolves_within_the_scope_and_the_page_names_it():
+    from rulegen.config import Config
+    from rulegen.render.runbook import page_context
+    specs = _scoped_specs()
+    config = Config(prometheus_scopes={"capa": ("*-capa",), "capz": ("*-capz",)})
+    ctx = page_context(specs["bbb-capz"], list(specs.values()), config=config)
+    [slow] = ctx["alerts"]
+    assert slow["related"][0]["link"] == "[NodeDown](ccc-capz.md#nodedown)"   # its Prometheus' NodeDown
+    assert ctx["scope"].startswith("**Loaded by:** the Prometheus of scope `capz`")
+    # no scopes: the first app defining it, and the page says nothing about scopes
+    plain = page_context(specs["bbb-capz"], list(specs.values()))
+    assert (plain["alerts"][0]["related"][0]["link"], plain["scope"]) == ("[NodeDown](aaa-capa.md#nodedown)", "")
+    common = page_context(specs["bbb-capz"], list(specs.values()), config=Config(prometheus_scopes={"capa": ("*-capa",)}))
+    assert common["scope"].startswith("**Loaded by:** every Prometheus")

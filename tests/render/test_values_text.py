@@ -239,3 +239,29 @@ def test_broken_values_yaml_is_rg701_at_the_parsers_position(nasty, capsys):
     assert main(["-C", str(nasty), "build"]) == 1
     err = capsys.readouterr().err
     assert "charts/nasty/values.yaml:4:9: error RG701 cannot update values.yaml" in err
+
+
+# -- compact JSON: values.schema.json a reviewer reads (issue 29: a new chart's schema was 294 lines) --
+
+def test_compact_json_keeps_small_members_on_one_line_and_the_same_data():
+    import json
+    from rulegen.render.values_schema import compact_json
+    doc = {"enabled": {"type": ["boolean", "null"]},
+           "long": {"properties": {f"Alert{i}": {"type": "boolean"} for i in range(8)}}}
+    text = compact_json(doc)
+    assert json.loads(text) == doc
+    assert '  "enabled": {"type": ["boolean", "null"]},' in text.splitlines()
+    # a member too wide for one line opens, one member per line, and closes at its own indent
+    assert '  "long": {' in text.splitlines() and '      "Alert7": {"type": "boolean"}' in text.splitlines()
+    assert all(len(line) <= 100 for line in text.splitlines())
+    assert compact_json([]) == "[]" and compact_json({}) == "{}" and compact_json("é") == '"é"'
+
+
+def test_bundled_values_schemas_are_compact_and_read_back_equal():
+    import json
+    from helpers import REPO
+    from rulegen.render.values_schema import compact_json
+    for path in sorted((REPO / "charts").glob("*/values.schema.json")):
+        text = path.read_text(encoding="utf-8")
+        assert compact_json(json.loads(text)) + "\n" == text, path
+        assert max(len(line) for line in text.splitlines()) <= 120, path

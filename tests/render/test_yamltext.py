@@ -62,3 +62,38 @@ def test_helm_literal_escapes_only_left_delimiters():
 def test_yaml_key_plain_only_for_safe_identifiers():
     assert [yaml_key(k) for k in ["team", "llama-swap", "on", "Null", "y", "~", "a.b", "1x", ""]] == [
         "team", "llama-swap", '"on"', '"Null"', '"y"', '"~"', '"a.b"', '"1x"', '""']
+
+
+# --- long lines of text over several lines (the rules file, issue 29) -------------------------
+
+words = st.lists(st.one_of(st.sampled_from(["a", "b:", "#c", "{{ $labels.x }}", "\"q\"", "\\", "é", "\t", "x" * 30,
+                                            "- d", ": e", "", " ", "ü\u2028", "%", "50%", "'s"]),
+                           st.text(max_size=12)), min_size=1, max_size=40).map(" ".join)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True, database=None)
+@given(s=words, first=st.integers(min_value=4, max_value=40))
+def test_folded_scalars_read_back_exactly_and_fit(s, first):
+    """A long string written over several lines (plain folded, or double-quoted with escaped
+    line breaks) reads back as exactly that string in YAML 1.1 and 1.2; every line fits in 120
+    characters unless one word alone is longer."""
+    from rulegen.render.yamltext import folded_plain, folded_quoted
+    for fold in (folded_plain, folded_quoted):
+        text = fold(s, first, 4)
+        if text is None:
+            continue
+        doc = "k" * (first - 2) + ": " + text + "\n"
+        for parsed in _both(doc):
+            assert parsed == {"k" * (first - 2): s}
+        longest = max(len(double_quoted(w)) for w in s.split(" ")) + 8
+        assert all(len(line) <= max(120, longest) for line in doc.splitlines())
+
+
+def test_folding_is_used_only_for_long_text():
+    from rulegen.render.yamltext import folded_plain, folded_quoted
+    assert folded_plain("short text", 10, 4) is None and folded_quoted("a: b", 10, 4) is None
+    assert folded_plain("a: b " * 40, 10, 4) is None  # not plain: quoted instead
+    assert folded_quoted("x" * 200, 10, 4) is None  # nowhere to cut: one long line
+    assert folded_quoted("line one\nline two " + "y " * 80 + "end", 10, 4) is None  # a literal block
+    text = folded_quoted("The share: " + "word " * 40 + "end", 10, 4)
+    assert text.splitlines()[0].endswith(" \\") and text.splitlines()[1].startswith("    word")

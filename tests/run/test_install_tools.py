@@ -77,8 +77,8 @@ esac
 """
 
 
-#: What the script builds, in order (issues 27, 28: the servers and the routing helper).
-ALL = ["promtool", "prometheus", "alertmanager", "amtool", "rulegen-amroute", "helm"]
+#: What the script builds, in order (issues 27, 28: the servers, the backtest and routing helpers).
+ALL = ["promtool", "prometheus", "rulegen-backtest", "alertmanager", "amtool", "rulegen-amroute", "helm"]
 
 
 def _built(line: str) -> str:
@@ -133,8 +133,8 @@ def test_an_old_build_is_rebuilt_and_a_current_one_kept(tmp_path):
     r, builds = _run(tmp_path)
     assert len(builds) == 1 and "cmd/promtool" in builds[0]  # only promtool's recipe differs
     _, builds = _run(tmp_path, hash_="fedcba9876543210fedcba9876543210fedcba98")
-    # a known revision changes the recipes that stamp it (rulegen-amroute stamps no revision)
-    assert [_built(b) for b in builds] == [t for t in ALL if t != "rulegen-amroute"]
+    # a known revision changes the recipes that stamp it (the rulegen helpers stamp no revision)
+    assert [_built(b) for b in builds] == [t for t in ALL if t not in ("rulegen-amroute", "rulegen-backtest")]
 
 
 def test_revision_falls_back_to_unknown_without_a_pin(tmp_path):
@@ -172,3 +172,24 @@ def test_the_prometheusrule_crd_is_fetched_into_the_tools_folder_without_a_build
     assert (tmp_path / "tools" / "crds" / ".prometheus-operator.version").read_text() == "v0.85.0\n"
     assert not any("prometheus-operator" in b for b in builds)  # promtool and helm only
     assert "PrometheusRule CRD of prometheus-operator v0.85.0" in r.stdout
+
+
+def test_the_backtest_helper_must_pin_the_prometheus_of_promtool(tmp_path):
+    """tools/rulegen-backtest is built on the same Prometheus module as promtool: a copy of the
+    script whose helper pins another version stops with a message naming both."""
+    import shutil
+    copy = tmp_path / "repo"
+    shutil.copytree(REPO / "scripts", copy / "scripts")
+    shutil.copytree(REPO / "tools", copy / "tools")
+    fake = (FAKE_GO.replace('github.com/prometheus/prometheus) echo v0.316.0 ;;',
+                            'github.com/prometheus/prometheus) case "$PWD" in *rulegen-backtest) echo v0.315.0 ;; '
+                            '*) echo v0.316.0 ;; esac ;;'))
+    assert fake != FAKE_GO
+    global_fake = FAKE_GO
+    try:
+        globals()["FAKE_GO"] = fake
+        r, builds = _run(tmp_path, script=copy / "scripts" / "install-tools.sh", ok=False)
+    finally:
+        globals()["FAKE_GO"] = global_fake
+    assert "tools/rulegen-backtest pins github.com/prometheus/prometheus v0.315.0, tools/promtool v0.316.0" in r.stderr
+    assert "rulegen-backtest" not in [_built(b) for b in builds]

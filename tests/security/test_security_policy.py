@@ -347,7 +347,8 @@ def test_a_base_config_this_rulegen_cannot_read_still_decides_fail_or_warn(tmp_p
     text = capsys.readouterr().out
     assert "! RG821 .rulegen.yaml:2: check RG402 switched off (checks.disable)" in text
     assert ("note: .rulegen.yaml at base could not be read (unknown key(s) future_key; known: checks, conventions, "
-            "duplicate_alert_across_apps, runbooks, policy_changes, charts, alertmanager, prometheus); the working tree's checks were compared "
+            "duplicate_alert_across_apps, prometheus_scopes, runbooks, policy_changes, charts, alertmanager, "
+            "prometheus); the working tree's checks were compared "
             "with rulegen's defaults") in text
     from rulegen.gitops import policy
     report = policy.compare(root, "base")
@@ -385,3 +386,32 @@ def test_an_unchanged_baseline_over_unchanged_errors_is_no_change(tmp_path, caps
     assert "RG82" not in capsys.readouterr().out
     assert run(root, "diff", "--base", "base") == 0
     assert "POLICY" not in capsys.readouterr().out
+
+
+# --- prometheus_scopes (issue 26): a scope that hides a duplicate is a weakening ----------------
+
+def _two_apps(root: Path) -> None:
+    for app in ("shop-capa", "shop-capz"):
+        (root / "rules" / f"{app}.yaml").write_text(SPEC.replace("app: shop", f"app: {app}"), encoding="utf-8")
+
+
+def test_scopes_that_hide_a_duplicate_weaken_the_checks(tmp_path, capsys):
+    root = make_repo(tmp_path, None)
+    _two_apps(root)
+    (root / ".rulegen.yaml").write_text('prometheus_scopes:\n  capa: ["*-capa"]\n  capz: ["*-capz"]\n',
+                                        encoding="utf-8")
+    assert run(root, "diff", "--base", "base") == 0
+    text = capsys.readouterr().out
+    assert "! RG823 .rulegen.yaml:1: prometheus_scopes: [] -> [capa, capz]" in text
+    assert "RG412" in text and "ShopDown" in text
+    from rulegen.gitops import policy
+    assert [c.code for c in policy.compare(root, "base").weakening] == ["RG823"]
+
+
+def test_scopes_that_hide_nothing_are_no_weakening(tmp_path, capsys):
+    root = make_repo(tmp_path, None)
+    (root / ".rulegen.yaml").write_text('prometheus_scopes:\n  capa: ["*-capa"]\n', encoding="utf-8")
+    from rulegen.gitops import policy
+    report = policy.compare(root, "base")
+    assert report.weakening == []
+    assert [c.what.split(" (")[0] for c in report.changes] == ["prometheus_scopes: [] -> [capa]"]

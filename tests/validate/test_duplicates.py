@@ -100,7 +100,8 @@ def test_same_prometheusrule_name_in_one_chart_rg415():
     assert res.findings[0].message == (
         "renders the PrometheusRule tt-rules in namespace <release namespace of charts/tt>, like "
         "a.yaml; applied together one would overwrite the other, so give one of them another "
-        "chart.name (or chart.namespace)")
+        "chart.name (or chart.namespace); if the two apps are loaded by different Prometheus servers "
+        "(one per cluster or provider), list each one's apps under `prometheus_scopes` in .rulegen.yaml")
 
 
 def test_same_static_name_and_namespace_in_two_charts_rg415():
@@ -212,3 +213,71 @@ def test_alerts_whose_selectors_pin_different_jobs_are_not_duplicates():
     # up == 0 may return job="a" too: the outputs can collide
     assert run({"a.yaml": text})[0] == [("a.yaml", "RG411", 10, 16)]
     assert run({"a.yaml": text.replace("expr: up == 0", 'expr: up{job="b"} == 0')})[0] == []
+
+
+# --- prometheus_scopes: only apps one Prometheus loads collide (issue 26) ----------------------
+
+def _providers(extra: dict | None = None) -> dict:
+    """The same app rendered once per provider: same alert and PrometheusRule names."""
+    chart = "chart:\n  name: shared-rules\n  namespace: monitoring\n"
+    texts = {f"{app}.yaml": spec(app=app, chart=chart) for app in ("demo-capa", "demo-capz")}
+    texts.update(extra or {})
+    return texts
+
+
+SCOPES = {"capa": ("*-capa",), "capz": ("demo-capz",)}
+
+
+def test_same_names_in_two_prometheus_scopes_pass():
+    found, res = run(_providers(), Config(prometheus_scopes=SCOPES))
+    assert found == []
+    assert res.ok
+
+
+def test_same_names_without_scopes_still_collide():
+    found, res = run(_providers())
+    assert found == [("demo-capz.yaml", "RG415", 3, 9), ("demo-capz.yaml", "RG412", 8, 16)]
+    assert all("prometheus_scopes" in f.message for f in res.findings)
+
+
+def test_same_names_in_one_scope_still_collide():
+    found, res = run(_providers(), Config(prometheus_scopes={"all": ("demo-*",), "capz": ("demo-capz",)}))
+    assert [f[1] for f in found] == ["RG415", "RG412"]
+    assert all("both loaded by the Prometheus of scope all" in f.message for f in res.findings)
+
+
+def test_an_app_in_no_scope_collides_with_every_scope():
+    # a third app common to all clusters (no scope names it) is loaded by each Prometheus
+    common = spec(app="common", groups=(("c", (("DemoDown", "warning"),)),))
+    found, res = run(_providers({"zz-common.yaml": common}), Config(prometheus_scopes=SCOPES))
+    assert found == [("zz-common.yaml", "RG412", 5, 16)]
+    assert "also defined by app 'demo-capa'" in res.findings[0].message
+
+
+def test_rule_twice_in_one_spec_is_not_scoped():
+    # a spec is one PrometheusRule, loaded whole: scopes do not separate its groups
+    text = spec(app="demo-capa", groups=(("a", (("DemoDown", "warning"),)), ("b", (("DemoDown", "warning"),))))
+    found, _ = run({"a.yaml": text}, Config(prometheus_scopes=SCOPES))
+    assert [f[1] for f in found] == ["RG411"]
+
+
+@pytest.mark.parametrize("raw, message", [
+    ({"prometheus_scopes": {"capa": []}}, "list the apps this Prometheus loads"),
+    ({"prometheus_scopes": {"capa": ["Shop_X"]}}, "not an app name or pattern: 'Shop_X'"),
+    ({"prometheus_scopes": {"bad name": ["x"]}}, "is not a scope name"),
+    ({"prometheus_scopes": ["capa"]}, "prometheus_scopes must be a mapping"),
+])
+def test_prometheus_scopes_config_errors(raw, message):
+    from rulegen.config import parse_config
+    from rulegen.findings import RulegenError
+    with pytest.raises(RulegenError, match=message):
+        parse_config(raw)
+
+
+def test_scopes_of_and_share_prometheus():
+    from rulegen.config import parse_config
+    c = parse_config({"prometheus_scopes": {"capa": ["*-capa", "shared"], "capz": ["*-capz", "shared"]}})
+    assert (c.scopes_of("shop-capa"), c.scopes_of("other")) == (frozenset({"capa"}), None)
+    assert c.scopes_of("shared") == frozenset({"capa", "capz"})
+    assert not c.share_prometheus("shop-capa", "shop-capz")
+    assert c.share_prometheus("shop-capa", "shared") and c.share_prometheus("shop-capz", "other")

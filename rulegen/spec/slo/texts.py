@@ -39,7 +39,7 @@ class ObjectiveTexts:
                               decimal_text(slo.objective), decimal_text(slo.budget * 100))
 
 
-#: The texts as placeholders: the rules file's ``# rulegen-slo:`` line holds each rule's expr
+#: The texts as placeholders: the chart's metadata file (``rules/<app>.meta.yaml``) holds each rule's expr
 #: and description written with them, and the chart template fills them in when the values
 #: override the objective (``<valuesKey>.slos.<name>.objective``, see
 #: :func:`objective_templates`). ``[[`` never occurs in PromQL outside a string.

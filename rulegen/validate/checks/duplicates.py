@@ -39,6 +39,13 @@ Codes:
   Bad: two specs with ``chart: {path: charts/tt, name: tt-rules}`` (templates
   ``prometheusrule.yaml`` and ``pr2.yaml``); good: drop ``chart.name`` from one of them (it
   is then named ``<release>-tt-pr2``) or give it another name.
+
+RG412 and RG415 compare only apps one Prometheus loads: with ``prometheus_scopes`` in
+``.rulegen.yaml`` (one scope per cluster or provider, see :mod:`rulegen.config`), the apps of
+``capa`` and those of ``capz`` may share alert and PrometheusRule names (they are deployed to
+different clusters), while two apps of one scope, or an app of no scope (loaded everywhere)
+and any other, are compared as before. RG411 is not scoped: a spec is one PrometheusRule,
+loaded whole by every Prometheus that loads it.
 """
 
 from __future__ import annotations
@@ -153,14 +160,17 @@ def _prefixes(ms: tuple) -> list[str] | None:
 
 
 def check_project(specs, ctx):
-    """Yield RG412-RG415 findings across ``specs`` (reported on the later spec, in file order)."""
+    """Yield RG412-RG415 findings across ``specs`` (reported on the later spec, in file order);
+    RG412 and RG415 only between apps that share a Prometheus
+    (:meth:`rulegen.config.Config.share_prometheus`)."""
     from ...render.helm import rule_identity
 
+    config = ctx.config
     apps: dict[str, object] = {}
     templates: dict[str, object] = {}
-    rule_names: dict[tuple, object] = {}
-    alerts: dict[str, tuple] = {}
-    sev = Severity(ctx.config.duplicate_alert_across_apps)
+    rule_names: dict[tuple, list] = {}
+    alerts: dict[str, list] = {}
+    sev = Severity(config.duplicate_alert_across_apps)
     for spec in sorted(specs, key=lambda s: s.file):
         lf = spec.source
         if spec.app in apps:
@@ -177,25 +187,46 @@ def check_project(specs, ctx):
         else:
             templates.setdefault(tp, spec)
             ident = rule_identity(spec, ctx.root)
-            other = rule_names.setdefault(ident, spec)
-            if other is not spec and other.app != spec.app:
+            earlier = rule_names.setdefault(ident, [])
+            other = next((o for o in earlier if o.app != spec.app and config.share_prometheus(o.app, spec.app)), None)
+            earlier.append(spec)
+            if other is not None:
                 chart = lf.data.get("chart") or {}
                 path = next((("chart", k) for k in ("name", "template", "path") if k in chart), ("app",))
                 yield lf.finding(path, "RG415", f"renders the PrometheusRule {ident[0]} in namespace "
-                                 f"{ident[1]}, like {other.file}; applied together one would "
-                                 "overwrite the other, so give one of them another chart.name (or "
-                                 "chart.namespace)")
+                                 f"{ident[1]}, like {other.file}{_where(config, other.app, spec.app)}; applied "
+                                 "together one would overwrite the other, so give one of them another chart.name "
+                                 f"(or chart.namespace){_scope_hint(config)}")
         local: set[str] = set()
         for r in spec.alerts():
             if r.name in local:
                 continue
             local.add(r.name)
-            other = alerts.get(r.name)
-            if other is not None and other[0] != spec.app:
+            earlier = alerts.setdefault(r.name, [])
+            other = next((o for o in earlier if o[0] != spec.app and config.share_prometheus(o[0], spec.app)), None)
+            if other is not None:
                 line, col = lf.pos(r.path + ("alert",))
                 yield Finding(lf.path, line, col, "RG412", sev,
                               f"alert {r.name!r} is also defined by app {other[0]!r} "
-                              f"({other[1]}); alert names are global in Alertmanager routes, "
-                              "silences and runbook links, so prefix it with the app", r.name)
-            else:
-                alerts.setdefault(r.name, (spec.app, spec.file))
+                              f"({other[1]}){_where(config, other[0], spec.app)}; alert names are global in "
+                              "Alertmanager routes, silences and runbook links, so prefix it with the app"
+                              f"{_scope_hint(config)}", r.name)
+            if not any(o[0] == spec.app for o in earlier):
+                earlier.append((spec.app, spec.file))
+
+
+def _where(config, a: str, b: str) -> str:
+    """`` (both loaded by the Prometheus of scope capa)`` when scopes are set, else ``""``."""
+    if not config.prometheus_scopes:
+        return ""
+    sa, sb = config.scopes_of(a), config.scopes_of(b)
+    if sa is None and sb is None:
+        return " (neither is in a prometheus_scopes scope, so every Prometheus loads both)"
+    shared = sorted((sa or sb) & (sb or sa))
+    return f" (both loaded by the Prometheus of scope {', '.join(shared)})"
+
+
+def _scope_hint(config) -> str:
+    """The way out when the two apps are deployed to different clusters."""
+    return ("; if the two apps are loaded by different Prometheus servers (one per cluster or provider), "
+            "list each one's apps under `prometheus_scopes` in .rulegen.yaml")

@@ -75,6 +75,7 @@ def _chart_paths(spec) -> list[str]:
     c = spec.chart
     return [c.path] + [f"{c.path}/{f}" for f in _CHART_FILES] + [
         f"{c.path}/templates/{c.template}", f"{c.path}/rules/{spec.app}.rules.yaml",
+        f"{c.path}/rules/{spec.app}.meta.yaml",
         f"{c.path}/tests/{spec.app}.test.yaml"]
 
 

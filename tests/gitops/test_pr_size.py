@@ -1,0 +1,57 @@
+"""The size of a new team's first pull request and of a one-knob change (issue 29), measured
+by benchmarks/pr_size_bench.py: the spec of a team with one Deployment, three alerts, a
+recording rule, a 99.5% SLO, runbook text and tests, added with `rulegen new` and edits."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import pytest
+
+from helpers import REPO
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    spec = importlib.util.spec_from_file_location("pr_size_bench", REPO / "benchmarks" / "pr_size_bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules["pr_size_bench"] = bench  # its dataclass looks its module up
+    spec.loader.exec_module(bench)
+    return bench.measure(tmp_path_factory.mktemp("pr") / "project")
+
+
+def test_the_chart_files_of_the_pull_request_are_readable(report):
+    """No SLO test is committed (``rulegen test`` makes them), the chart's generated files
+    have no line over 120 characters, and no metadata rides in comment lines."""
+    chart = {p: n for p, n in report.added.items() if p.startswith("charts/shop/")}
+    assert set(chart) == {"charts/shop/Chart.yaml", "charts/shop/values.yaml", "charts/shop/values.schema.json",
+                          "charts/shop/rules/shop.rules.yaml", "charts/shop/rules/shop.meta.yaml",
+                          "charts/shop/templates/prometheusrule.yaml", "charts/shop/templates/_rulegen.tpl",
+                          "charts/shop/tests/shop.test.yaml"}
+    assert report.generated_tests > 1000  # what `rulegen test` generates for the SLO, not committed
+    assert chart["charts/shop/tests/shop.test.yaml"] <= 100  # the spec's own tests only
+    assert [x for x in report.long_lines if x[0].startswith("charts/")] == []
+    # the copies of the chart library: code only (the documented source is rulegen's own)
+    assert chart["charts/shop/templates/_rulegen.tpl"] + chart["charts/shop/templates/prometheusrule.yaml"] < 400
+    assert chart["charts/shop/rules/shop.meta.yaml"] < 100
+
+
+@pytest.mark.parametrize("what", ["threshold", "for", "label"])
+def test_one_knob_changes_one_line_of_each_generated_chart_file(report, what):
+    """A threshold, a `for` or a label changed in the spec changes one line of the rules file
+    (and its checksum line), nothing in the metadata file."""
+    changed = report.edits[what]
+    assert changed["charts/shop/rules/shop.rules.yaml"] == 2  # the line and the checksum line
+    assert "charts/shop/rules/shop.meta.yaml" not in changed
+    assert not [p for p in changed if p.startswith("charts/shop/templates/")]
+
+
+def test_an_slo_objective_changes_the_rules_file_only_where_it_appears(report):
+    """The metadata file holds no objective (placeholders only), so it does not change; the
+    plain rules file changes on the lines that hold the objective or the budget: the two
+    recording rules, the budget left, two thresholds per burn-rate alert and the generated
+    descriptions."""
+    changed = report.edits["SLO objective"]
+    assert "charts/shop/rules/shop.meta.yaml" not in changed
+    assert changed["charts/shop/rules/shop.rules.yaml"] <= 1 + 3 + 4 * 2 + 4 * 2

@@ -6,7 +6,9 @@ The spec (``templates/starter.yaml.j2``) holds one recording rule (the 5xx ratio
 ``10m``), the runbook blocks of a page (context, facts, explanation, causes, read-only
 diagnosis, PromQL, resolution) and promtool tests on both sides of the threshold (``0.05``
 does not fire, ``0.051`` does) and of ``for`` (not at 9m, at 10m; a dip restarts the wait),
-so that a changed comparison, threshold or duration fails a test.
+so that a changed comparison, threshold, duration, range window or ``job`` matcher fails a
+test (``rulegen test --min-mutation-score 100`` passes on a fresh project; the two mutants
+that drop a ``job`` matcher from one side of the ratio are declared equivalent, with why).
 
 In a new project (no ``.rulegen.yaml``, no other spec under ``rules/``) it also writes
 ``.rulegen.yaml`` with ``policy_changes: fail`` (:func:`write_project_config`), so the project

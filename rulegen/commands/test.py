@@ -32,6 +32,10 @@ def add_parser(sub, common) -> None:
     s.add_argument("--app", action="append", default=[], help="only this app (repeatable)")
     s.add_argument("--alert", action="append", default=[], help="only tests of this rule (repeatable)")
     s.add_argument("--run", dest="name", default=None, help="only tests whose name contains this text")
+    s.add_argument("--base", "--changed-since", dest="base", default=None, metavar="REF",
+                   help="only the rules a pull request touched: those added or changed since Git REF (its "
+                        "base branch), the rules reading them, and every rule of a chart whose own files "
+                        "changed; their tests, and with --mutate their mutants")
     s.add_argument("--junit", default=None, help="write a JUnit XML report to this file")
     s.add_argument("--min-coverage", type=_percent, default=None,
                    help="fail when fewer than this percentage of alerts have both a firing and a non-firing test")
@@ -90,7 +94,7 @@ def _mutate(loaded, outputs, root: Path, apps: list[str], cases: list[TestCase],
     """Run mutation testing (:mod:`rulegen.run.mutation`) on the rules the selected tests
     belong to; prints the report and returns the results."""
     from ..run.mutation import run_mutation
-    rules = {(c.app, c.rule.name) for c in cases} if (args.alert or args.name) else None
+    rules = {(c.app, c.rule.name) for c in cases} if _narrowed(args) else None
     results, rows = run_mutation(loaded, outputs, root, apps, rules, jobs,
                                  progress=lambda line: print(line, file=sys.stderr, flush=True))
     print(f"mutation testing: {len(results)} mutant(s) of {len(rows)} rule(s)", file=out)
@@ -102,6 +106,43 @@ def _mutate(loaded, outputs, root: Path, apps: list[str], cases: list[TestCase],
     else:
         report_mutants(results, rows, out)
     return results
+
+
+def _narrowed(args) -> bool:
+    """Whether the run is narrowed to some rules (``--alert``, ``--run`` or ``--base``)."""
+    return bool(args.alert or args.name or getattr(args, "base", None))
+
+
+def touched_rules(root: Path, base: str, loaded) -> set[tuple[str, str]]:
+    """``(app, rule name)`` of the rules a pull request touched since Git ``base``: added or
+    changed in their spec (:func:`rulegen.gitops.diff.compare_specs`: expr, ``for``, labels,
+    annotations, runbook, tests, group), every rule of an app whose chart has a changed or new
+    file other than the generated ``rules/`` and ``tests/`` (values and templates change what
+    renders), and the rules reading a touched rule (transitively, as mutation testing follows
+    them).
+
+    Raises:
+        RulegenError: not a Git work tree, no such ref, or git failed.
+    """
+    from ..gitops.diff import compare_specs
+    from ..gitops.gitbase import _git, load_base
+    from ..run.mutation import _Deps
+    old_specs, _findings, _n = load_base(root, base, loaded.config)
+    summary = compare_specs(old_specs, loaded.specs)
+    names = {(v.app, v.name.split("{")[0].split("#")[0]) for v in summary.added}
+    names |= {(c.new.app, c.new.name.split("{")[0].split("#")[0]) for c in summary.changed}
+    charts = sorted({s.chart.path.rstrip("/") for s in loaded.specs})
+    files = _git(root, "diff", "--name-only", "--relative", base, "--", *charts).splitlines()
+    files += _git(root, "ls-files", "--others", "--exclude-standard", "--", *charts).splitlines()
+    changed = {c for c in charts if any(f.startswith(c + "/") and not f[len(c) + 1:].startswith(("rules/", "tests/"))
+                                        for f in files)}
+    out: set[tuple[str, str]] = set()
+    for spec in loaded.specs:
+        deps = _Deps(spec)
+        for _g, rule in spec.rules():
+            if spec.chart.path.rstrip("/") in changed or (spec.app, rule.name) in names:
+                out |= {(spec.app, n) for n in deps.dependents(rule)}
+    return out
 
 
 def _check_names(loaded, args) -> None:
@@ -212,11 +253,18 @@ def run_tests(root: Path, args) -> int:
     if any(f.is_error for f in findings):
         print(render_findings(findings), file=sys.stderr)
         return 1
+    # before the SLOs' tests are added: the specs at the base ref have none either
+    touched = touched_rules(root, args.base, loaded) if getattr(args, "base", None) else None
     # the SLOs' tests are generated now, not committed (loading and building make none)
     loaded = replace(loaded, specs=[slo.with_tests(s) for s in loaded.specs])
     all_cases = collect_cases(loaded.specs)
     cases = select(all_cases, args.app, args.alert, args.name)
     _check_names(loaded, args)
+    if touched is not None:
+        cases = [c for c in cases if (c.app, c.rule.name) in touched]
+        if not cases:
+            print(f"no rule with tests changed since {args.base}: nothing to test", file=out)
+            return 0
     # Coverage counts every rule of every selected spec: an app without a single test is
     # uncovered, not left out (importing 12 untested alerts must not read "100%").
     selected_apps = set(args.app) or {s.app for s in loaded.specs}
@@ -245,7 +293,7 @@ def run_tests(root: Path, args) -> int:
     cov = coverage(loaded.specs, cases)
     print(f"promtool test rules: {len(cases)} test group(s) in {len(files)} file(s), "
           f"{len(cases) - len(failed)} passed, {len(failed)} failed", file=out)
-    selected_rules = {(c.app, c.rule.name) for c in cases} if (args.alert or args.name) else None
+    selected_rules = {(c.app, c.rule.name) for c in cases} if _narrowed(args) else None
     cov.rows = [r for r in cov.rows
                 if r.app in selected_apps and (selected_rules is None or (r.app, r.name) in selected_rules)]
     print(f"coverage: {sum(1 for r in cov.rows if r.covered)}/{len(cov.rows)} rules ({cov.percent:.0f}%) "
@@ -322,3 +370,7 @@ def print_score(results: list[MutantResult], out) -> None:
     extra = (f", {eq} declared equivalent" if eq else "") + (f", {invalid} not runnable" if invalid else "") \
         + (f", {excluded} excluded (generated from slos:)" if excluded else "")
     print(f"mutation score: {killed}/{counted} mutants killed ({total_score(results):.0f}%){extra}", file=out)
+    unseen = sum(1 for r in results if r.unseen)
+    if unseen:
+        print(f"skipped: cannot change a test: {unseen} mutant(s) not run, since no test of their rule "
+              "feeds a series their change reaches (they survive, as they would have: counted as before)", file=out)

@@ -366,6 +366,8 @@ def split(text: str):
 
 def defined_name(action: Action) -> str | None:
     """The template name a ``{{ define "name" }}`` action declares, else None."""
+    if not action.body.startswith("define"):
+        return None  # the keyword comes first: no other action needs lexing here
     toks = body_tokens(action.body)
     if toks and len(toks) == 2 and toks[0].val == "define" and toks[1].typ in ("string", "raw"):
         return unquote(toks[1].val)

@@ -62,6 +62,8 @@ class Mutant:
         rule: the mutated rule (a copy; ``expr`` or ``for_`` changed).
         field: ``"expr"`` or ``"for"``: where the change is, for the spec line.
         hint: what test would kill it.
+        site: for a change of one node of ``expr``: (the node of the rule's parsed expr,
+            the node put in its place), which :mod:`rulegen.run.unseen` compares; else None.
     """
 
     kind: str
@@ -69,6 +71,7 @@ class Mutant:
     rule: object
     field: str
     hint: str
+    site: tuple | None = None
 
 
 def _node_list(ast) -> list:
@@ -199,17 +202,23 @@ def _compare_hint(old: str, new: str, n: str) -> str:
     return "a case with a value " + " or ".join(f"{w} {n}" for w in diff)
 
 
-# long: a table: one short block per mutation kind, in the stable order the report lists them
 def expr_mutants(rule) -> list[tuple[str, str, str, str]]:
     """Mutants of ``rule.expr``: ``(kind, text, new expr, hint)`` in a stable order.
     Mutants that do not parse or do not change the expression are left out."""
+    return [m[:4] for m in sited_expr_mutants(rule)]
+
+
+# long: a table: one short block per mutation kind, in the stable order the report lists them
+def sited_expr_mutants(rule) -> list[tuple]:
+    """:func:`expr_mutants` with each mutant's site: ``(kind, text, new expr, hint, (old
+    node, new node))`` (``scale`` changes the whole expression: its site is None)."""
     try:
         ast = pp.parse(for_parser(rule.expr))
     except Exception:
         return []
     nodes = _node_list(ast)
     root = len(nodes) - 1
-    out: list[tuple[str, str, str, str]] = []
+    out: list[tuple] = []
 
     def add(kind, text, index, new, hint):
         if new is None:
@@ -223,7 +232,7 @@ def expr_mutants(rule) -> list[tuple[str, str, str, str]]:
             return
         if mutated.strip() == ast.prettify().strip():
             return
-        out.append((kind, text, mutated, hint))
+        out.append((kind, text, mutated, hint, (nodes[index], new)))
 
     for i, node in enumerate(nodes):
         if isinstance(node, pp.BinaryExpr):
@@ -262,7 +271,9 @@ def expr_mutants(rule) -> list[tuple[str, str, str, str]]:
             for m in ms:
                 if len(ms) == 1 and not node.name:
                     continue  # {a="b"} without it is not a selector
-                c = pp.parse(str(node))
+                c = _try_parse(str(node))
+                if c is None:
+                    break  # promql_parser prints this selector as text it does not read back
                 c.matchers = pp.Matchers([x for x in c.matchers.matchers if str(x) != str(m)])
                 add("matcher", f"matcher `{m}` removed", i, _try_parse(str(c)),
                     f"a case with a series whose `{m.name}` does not match `{m}`, where the alert "
@@ -309,7 +320,7 @@ def expr_mutants(rule) -> list[tuple[str, str, str, str]]:
         try:
             scaled = pp.parse(f"({ast.prettify()}) * 2").prettify()
             out.append(("scale", "output doubled", scaled,
-                        "a promql_expr_test expecting a value other than 0"))
+                        "a promql_expr_test expecting a value other than 0", None))
         except Exception:
             pass
     return out
@@ -363,17 +374,17 @@ def mutants_of(spec: Spec, group, rule) -> list[Mutant]:
     out: list[Mutant] = []
     seen: dict[str, int] = {}
 
-    def add(kind, text, field, new_rule, hint):
+    def add(kind, text, field, new_rule, hint, site=None):
         seen[text] = seen.get(text, 0) + 1
         if seen[text] > 1:
             text = f"{text} (#{seen[text]})"
-        out.append(Mutant(kind, text, new_rule, field, hint))
+        out.append(Mutant(kind, text, new_rule, field, hint, site))
 
-    for kind, text, expr, hint in expr_mutants(rule):
+    for kind, text, expr, hint, site in sited_expr_mutants(rule):
         # an alert with parameters renders its expr_template with the values' parameters: the
         # mutant's expr (defaults in place) takes its place, the parameters stay declared
         template = {"expr_template": expr} if getattr(rule, "params", None) else {}
-        add(kind, text, "expr", replace(rule, expr=expr, tests=list(rule.tests), **template), hint)
+        add(kind, text, "expr", replace(rule, expr=expr, tests=list(rule.tests), **template), hint, site)
     for kind, text, new_for, hint in for_mutants(spec, group, rule):
         add(kind, text, "for", replace(rule, for_=new_for, tests=list(rule.tests)), hint)
     return out

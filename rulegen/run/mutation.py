@@ -11,7 +11,13 @@ small wrong versions (mutants) of it. Each mutant goes through the same path as 
    promtool test file with the spec's own tests that can see it (those asserting on the
    mutated rule or on a rule that reads it), run against the rules those tests need (the
    mutated rule, the rules asserted on, and the recording rules they read), annotations
-   kept as for plain tests (:func:`rulegen.run.testing.write_test_files`);
+   kept as for plain tests (:func:`rulegen.run.testing.write_test_files`). A test group
+   that provably cannot tell the mutant from the rule (:mod:`rulegen.run.unseen`: the
+   changed selector matches none of its input series, say) is left out, and a mutant left
+   with none is not run at all: it survives, as it would have, and the report counts it
+   under "skipped: cannot change a test". A mutant's test groups go one to a file, so the
+   cheapest can run first; a baseline's too, so a group that several rules' baselines share,
+   with the same rules, runs once;
 3. the real rule is laid out the same way (the *baseline*): its tests must pass there, or the
    run stops, so a mutant counts as killed only because of its change;
 4. the test files of the run go to ``promtool test rules`` processes in small batches (at
@@ -81,6 +87,9 @@ class MutantResult:
     invalid: str = ""
     #: why a survivor of a rule generated from ``slos:`` is left out of the score ("": counted)
     excluded: str = ""
+    #: no test of the rule can tell this mutant from the rule (:mod:`rulegen.run.unseen`):
+    #: it was not run, and survives
+    unseen: bool = False
 
     @property
     def killed(self) -> bool:
@@ -235,29 +244,51 @@ def plan_app(spec: Spec, root: Path, work: Path, test_text: str | dict,
     for k, (_g, _rule, m) in enumerate(variants):
         index[k] = -1 if m is None else mi
         mi += m is not None
+    seen_by = _tests_that_see(spec, variants, needs, results, index)
     # a few renders of at most MAX_RULES_PER_RENDER rules each (Helm refuses template files
     # over 5 MiB): each holds, per variant, the groups of the rules its tests need
     chunk: list = []
     size = 0
     for k, (_g, rule, m) in enumerate(variants):
-        chosen, keep = needs[id(rule)]
-        if not chosen:
+        keep = needs[id(rule)][1]
+        if not seen_by[k]:
             continue
         n = sum(1 for _, r in spec.rules() if keep is None or r.name in keep)
         if chunk and size + n > MAX_RULES_PER_RENDER:
-            files += _render_chunk(spec, root, app_dir, chunk, variants, needs, doc, filters, index)
+            files += _render_chunk(spec, root, app_dir, chunk, variants, needs, seen_by, doc, filters, index)
             chunk, size = [], 0
         chunk.append(k)
         size += n
     if chunk:
-        files += _render_chunk(spec, root, app_dir, chunk, variants, needs, doc, filters, index)
+        files += _render_chunk(spec, root, app_dir, chunk, variants, needs, seen_by, doc, filters, index)
     return results, files
 
 
+def _tests_that_see(spec: Spec, variants: list, needs: dict, results: list, index: dict) -> dict:
+    """Variant number -> the tests it runs: a baseline all those that can see its rule, a
+    mutant those of them that could tell it from the rule (:func:`rulegen.run.unseen.cannot_change`);
+    a mutant left with none is marked :attr:`MutantResult.unseen` (it survives unrun)."""
+    from .unseen import cannot_change, records_of
+    records = records_of(spec)
+    out = {}
+    for k, (_g, rule, m) in enumerate(variants):
+        chosen = needs[id(rule)][0]
+        if m is None or not chosen:
+            out[k] = chosen
+            continue
+        out[k] = [t for t in chosen if not cannot_change(rule, m, t, records)]
+        results[index[k]].unseen = not out[k]
+    return out
+
+
 def _render_chunk(spec: Spec, root: Path, app_dir: Path, chunk: list[int], variants: list, needs: dict,
-                  doc: dict, filters: dict, index: dict) -> list:
+                  seen_by: dict, doc: dict, filters: dict, index: dict) -> list:
     """Render the variants numbered in ``chunk`` with one ``plan`` and one ``helm template``
-    and write their promtool files; returns ``(path, rule name, result index)`` per file."""
+    and write their promtool files; returns ``(path, rule name, result index)`` per file. A
+    mutant declared equivalent gets its tests laid out as ``rulegen test`` lays them out;
+    any other mutant, and a baseline, one file per test group: a mutant's cheapest groups
+    run first, and a group several rules' baselines share with the same rules runs once
+    (:func:`_run_rounds`)."""
     from ..render import plan
     # the spec's own groups first, under their own names: the chart's values (and the values
     # schema, which knows each group by name) are the spec's; their rendered rules are not used
@@ -282,12 +313,15 @@ def _render_chunk(spec: Spec, root: Path, app_dir: Path, chunk: list[int], varia
     files = []
     for k in chunk:
         _g, rule, m = variants[k]
-        chosen, keep = needs[id(rule)]
         idx = index[k]
         label = "baseline" if m is None else f"m{idx}"
-        for f in write_test_files(spec, {**doc, "tests": chosen}, by_variant.get(k, []),
-                                  app_dir / f"{_slug(rule.name)}-{label}", filters=filters):
-            files.append((f, rule.name, idx))
+        dest = app_dir / f"{_slug(rule.name)}-{label}"
+        whole = m is not None and m.text in rule.equivalent_mutants
+        parts = [seen_by[k]] if whole else [[t] for t in seen_by[k]]
+        for j, tests in enumerate(parts):
+            for f in write_test_files(spec, {**doc, "tests": tests}, by_variant.get(k, []),
+                                      dest if whole else dest / str(j), filters=filters):
+                files.append((f, rule.name, idx))
     return files
 
 
@@ -373,14 +407,23 @@ def _run_rounds(files: list, results: list[MutantResult], jobs: int, root: Path,
     by any failing test group (its files hold the same rules, so one that promtool cannot
     load is found in the first). A mutant declared equivalent runs all its files in the
     first round, so a note that a test kills it names the same test group. Baselines run
-    whole in the first round.
+    whole in the first round, and a baseline file of the same content (test and rule files)
+    as an earlier one is not run again: it has that one's results.
 
     Raises:
         RulegenError: a rule's tests do not pass on the rule itself (or do not finish).
     """
     per_mutant: dict[int, list] = {}
     first: list = []
+    same: dict = {}  # a baseline file -> an earlier baseline file of the same content
+    seen: dict = {}
     for entry in files:
+        key = _content(entry[0]) if entry[3] < 0 else None
+        if key is not None:
+            if key in seen:
+                same[entry] = seen[key]
+                continue
+            seen[key] = entry
         if entry[3] < 0 or results[entry[3]].equivalent is not None:
             first.append(entry)
         else:
@@ -392,6 +435,10 @@ def _run_rounds(files: list, results: list[MutantResult], jobs: int, root: Path,
     progress = _Progress(sum(len(fs) for fs in per_mutant.values()) + len(first), report)
     while todo:
         outcome = _run_files([e[0] for e in todo], jobs, root, progress)
+        if rnd == 0:  # a baseline file like one that ran has its results
+            for entry, twin in same.items():
+                outcome[str(entry[0])] = outcome.get(str(twin[0]))
+            todo = todo + list(same)
         for f, app, name, i in todo:
             cases = outcome.get(str(f))
             if i < 0:
@@ -407,6 +454,18 @@ def _run_rounds(files: list, results: list[MutantResult], jobs: int, root: Path,
         rnd += 1
         todo = [fs[rnd] for i, fs in per_mutant.items()
                 if rnd < len(fs) and not results[i].killed and not results[i].invalid]
+
+
+def _content(test_file: Path) -> str | None:
+    """The text of a promtool test file and of each rule file it names: its whole input (two
+    files of the same content give the same results); None when unreadable."""
+    try:
+        text = fs_read.read_text(test_file)
+        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        rules = [fs_read.read_text(test_file.parent / str(r)) for r in doc.get("rule_files") or []]
+    except (OSError, RulegenError, UnicodeDecodeError, yaml.YAMLError, AttributeError, TypeError):
+        return None
+    return "\0".join([text, *rules])
 
 
 #: promtool test files per process: small batches, so the work spreads evenly over ``jobs``

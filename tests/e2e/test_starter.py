@@ -1,5 +1,6 @@
 """`rulegen new APP`: a starter that validates, builds and tests green as written, with tests
-strong enough that a changed threshold, comparison, `for` or range fails them."""
+strong enough that a changed threshold, comparison, `for`, range or matcher fails them: a fresh
+project passes `rulegen test --min-mutation-score 100`."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ MUTATIONS = [  # (what, old text, new text): each must fail `rulegen test --app 
     ("for shorter", "for: 10m", "for: 9m"),
     ("for longer", "for: 10m", "for: 11m"),
     ("range longer", '"5.."}[5m]))', '"5.."}[10m]))'),
+    ("range shorter", '"5.."}[5m]))', '"5.."}[2m30s]))'),
+    ("total range shorter", '{job="demo"}[5m]))', '{job="demo"}[2m30s]))'),
+    ("alert without its job matcher", 'ratio_rate5m{job="demo"} > 0.05', "ratio_rate5m > 0.05"),
     ("error codes", 'code=~"5.."', 'code=~"4.."'),
     ("aggregation", "sum by (job) (rate(http_requests_total{job=\"demo\", code", "sum (rate(http_requests_total{job=\"demo\", code"),
 ]
@@ -37,6 +41,18 @@ def test_new_validate_build_test_pass_on_a_clean_project(project, helm_bin, prom
     out = capsys.readouterr().out
     assert "0 failed" in out.splitlines()[-1]
     assert main(["-C", str(project), "check"]) == 0
+
+
+def test_a_fresh_project_kills_every_mutant(tmp_path, helm_bin, promtool_bin, capsys):
+    """`rulegen new` then `rulegen test --min-mutation-score 100` passes: every mutant of the
+    starter is killed, but the two declared equivalent (a `job` matcher on one side of a
+    division that matches on `job`)."""
+    assert main(["-C", str(tmp_path), "new", "shop"]) == 0
+    capsys.readouterr()
+    assert main(["-C", str(tmp_path), "test", "--min-mutation-score", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "SURVIVED" not in out
+    assert "mutation score: 20/20 mutants killed (100%), 2 declared equivalent" in out
 
 
 @pytest.fixture(scope="module")

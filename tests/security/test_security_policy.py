@@ -348,7 +348,7 @@ def test_a_base_config_this_rulegen_cannot_read_still_decides_fail_or_warn(tmp_p
     assert "! RG821 .rulegen.yaml:2: check RG402 switched off (checks.disable)" in text
     assert ("note: .rulegen.yaml at base could not be read (unknown key(s) future_key; known: checks, conventions, "
             "duplicate_alert_across_apps, prometheus_scopes, runbooks, policy_changes, charts, alertmanager, "
-            "prometheus); the working tree's checks were compared "
+            "prometheus, owners); the working tree's checks were compared "
             "with rulegen's defaults") in text
     from rulegen.gitops import policy
     report = policy.compare(root, "base")

@@ -332,6 +332,29 @@ def test_diff_does_not_judge_the_base_by_the_working_trees_alertmanager_config(t
     assert "have errors" not in out, out
 
 
+def test_routing_checks_switched_off_in_a_pull_request_are_policy_changes(tmp_path, capsys):
+    """`alertmanager.config` removed or `paging_severities` emptied turns RG953 (and the rest)
+    off: `rulegen diff` lists each as RG823 with what it hides (it listed nothing)."""
+    am = AM.replace("receiver: shop-pager", "receiver: default").replace("receiver: shop-chat", "receiver: default")
+    root = make(tmp_path, DOWN, am)
+    assert [c[:2] for c in codes(root)] == [("RG953", "ShopDown")]
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "base")
+    cfg = root / ".rulegen.yaml"
+    base_text = cfg.read_text(encoding="utf-8")
+    cfg.write_text(base_text + "  paging_severities: []\n", encoding="utf-8")
+    assert codes(root) == []
+    assert main(["-C", str(root), "diff", "--base", "HEAD"]) == 0
+    out = capsys.readouterr().out
+    assert "! RG823 .rulegen.yaml:5: alertmanager.paging_severities: [critical] -> []" in out, out
+    assert "RG953" in out.split("paging_severities", 1)[1], out
+    cfg.write_text("conventions: {require_runbook_for: []}\n", encoding="utf-8")
+    assert main(["-C", str(root), "diff", "--base", "HEAD"]) == 0
+    out = capsys.readouterr().out
+    assert "alertmanager.config: deploy/alertmanager.yml -> (none) (routing not checked)" in out, out
+
+
 # -- the corpus ------------------------------------------------------------------------------------------
 
 CORPUS_AM = """\

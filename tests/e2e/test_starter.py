@@ -132,3 +132,13 @@ def test_new_says_when_another_specs_errors_keep_the_site_as_it_was(project, cap
     assert ("note: other specs have errors, so the site's home page, alert index and nav (runbooks/index.md, "
             "runbooks/alerts.md, mkdocs.yml) do not list demo yet; `rulegen build` adds it once they validate") in out
     assert {p: (project / p).read_bytes() for p in site} == site
+
+
+def test_the_starter_page_names_no_owner_twice(tmp_path, capsys):
+    """The starter's facts said "Owner: the team that runs shop" while its triage box said the
+    owner is not recorded: one page, two owners. The spec now says where the owner goes."""
+    assert main(["-C", str(tmp_path), "new", "shop"]) == 0
+    spec = (tmp_path / "rules/shop.yaml").read_text(encoding="utf-8")
+    assert "owner: {team:" in spec and "name: Owner" not in spec
+    page = (tmp_path / "runbooks/shop.md").read_text(encoding="utf-8")
+    assert page.count("Owner") == 1, page

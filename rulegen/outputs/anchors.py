@@ -131,8 +131,8 @@ _ATX_PLAIN = re.compile(r"^(#{1,6})[ ]+([A-Za-z0-9][A-Za-z0-9 .,:;()/'-]*?)[ ]*$
 _SETEXT = re.compile(r"^[=-]+[ ]*$")
 _ESCAPED = re.compile(r"\\[\\`*_{}\[\]()>#+\-.!]")
 _LINK = re.compile(r"(?<!!)\[([^\[\]|{}]*)\]\(([^()\s<>\"'\\|\0{}]+)\)")
-#: A character reference, which Python-Markdown keeps aside (and mkdocs does not validate a link
-#: holding one); a bare ``&`` (``?a=1&b=2``) is plain text.
+#: A character reference, which Python-Markdown keeps aside in a link target (and mkdocs does not
+#: validate a link holding one); a bare ``&`` (``?a=1&b=2``) is plain text.
 _ENTITY = re.compile(r"&(?:#[0-9]+|#x[0-9a-fA-F]+|[a-zA-Z0-9]+);")
 #: A link with the attribute list rulegen's pages put right after it (attr_list, inline: a class
 #: such as ``.rg-open``, the silence link's ``data-rg-silence``; no id).
@@ -153,8 +153,6 @@ def _inline_hrefs(text: str, hrefs: list[str], attrs: bool = True) -> bool:
         if len(parts) % 2 == 0:
             return False  # an odd backtick: Markdown pairs it across lines, or leaves it
         text = "\0".join(parts[::2])
-    if "&" in text and _ENTITY.search(text):
-        return False
     if "\\" in text:
         text = _ESCAPED.sub("\0", text)
     if "<" in text:
@@ -164,6 +162,8 @@ def _inline_hrefs(text: str, hrefs: list[str], attrs: bool = True) -> bool:
     if "[" in text or "]" in text:
         link = _LINK_ATTRS if attrs else _LINK
         for m in link.finditer(text):
+            if "&" in m.group(2) and _ENTITY.search(m.group(2)):
+                return False
             hrefs.append(m.group(2))
         text = link.sub("", text)
         if "[" in text or "]" in text:

@@ -1,0 +1,43 @@
+"""Attacker's review of the routing, owners, live Prometheus and chart-metadata features:
+each test is a hostile pull request (or a hostile server) and asserts the safe behaviour."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from rulegen.cli import main
+
+#: Helm template code that, executed, prints a line break and a YAML key of its own.
+HELM_CODE = "Down{{ printf `%c` 10 }}  injected: {{ .Release.Namespace }}"
+
+
+def _rename_alert(project: Path, old: str, new: str) -> None:
+    """Rename alert ``old`` to ``new`` everywhere in the bundled specs (definition and references)."""
+    for spec in (project / "rules").glob("*.yaml"):
+        text = spec.read_text(encoding="utf-8")
+        fixed = re.sub(rf"(alert: *){re.escape(old)}\b", lambda m: m.group(1) + "'" + new + "'", text)
+        fixed = fixed.replace(f"{{alert: {old}}}", f"{{alert: '{new}'}}")
+        if fixed != text:
+            spec.write_text(fixed, encoding="utf-8")
+
+
+@pytest.mark.tools("helm")
+def test_an_alert_name_with_helm_code_stays_text_in_the_alertmanagerconfig(project, capsys, helm_bin):
+    """An alert name (any string Prometheus accepts) reaches the inhibit rules of the chart's
+    AlertmanagerConfig; Helm must output it, not run it (no template or YAML injection)."""
+    _rename_alert(project, "InferenceCacheServerDown", HELM_CODE)
+    assert main(["-C", str(project), "build"]) == 0, capsys.readouterr()
+    chart = project / "charts" / "inferencecache"
+    out = subprocess.run([str(helm_bin), "template", "r", str(chart), "--namespace", "ns1", "-s",
+                          "templates/alertmanagerconfig-inferencecache.yaml"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    import yaml
+    doc = yaml.safe_load(out.stdout)
+    values = [m["value"] for r in doc["spec"]["inhibitRules"] for m in r["sourceMatch"]]
+    assert HELM_CODE in values
+    assert "injected" not in str(doc["spec"]["inhibitRules"][0].keys())

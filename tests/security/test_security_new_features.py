@@ -41,3 +41,27 @@ def test_an_alert_name_with_helm_code_stays_text_in_the_alertmanagerconfig(proje
     values = [m["value"] for r in doc["spec"]["inhibitRules"] for m in r["sourceMatch"]]
     assert HELM_CODE in values
     assert "injected" not in str(doc["spec"]["inhibitRules"][0].keys())
+
+
+@pytest.mark.parametrize("var", ["$prompt", "${path}", "$PROMPT_COMMAND"])
+def test_a_silence_matcher_variable_the_shell_acts_on_is_refused_in_any_case(project, capsys, var):
+    """``silence.matchers: {namespace: $prompt}`` made the page's preamble set ``prompt=...``
+    (zsh's PS1, filled from a crafted link): RG514 for every name, lower-case included."""
+    spec = project / "rules" / "llama-swap.yaml"
+    text = spec.read_text(encoding="utf-8")
+    assert "matchers: {namespace: ai, deployment: llama-swap}" in text
+    spec.write_text(text.replace("matchers: {namespace: ai, deployment: llama-swap}",
+                                 f"matchers: {{namespace: '{var}', deployment: llama-swap}}"), encoding="utf-8")
+    assert main(["-C", str(project), "validate"]) == 1
+    out = capsys.readouterr()
+    assert "RG514" in out.out + out.err
+
+
+def test_a_plain_lower_case_silence_variable_still_passes(project, capsys):
+    spec = project / "rules" / "llama-swap.yaml"
+    text = spec.read_text(encoding="utf-8")
+    spec.write_text(text.replace("matchers: {namespace: ai, deployment: llama-swap}",
+                                 "matchers: {namespace: $ns, deployment: llama-swap}"), encoding="utf-8")
+    main(["-C", str(project), "validate"])
+    out = capsys.readouterr()
+    assert "RG514" not in out.out + out.err

@@ -65,3 +65,40 @@ def test_a_plain_lower_case_silence_variable_still_passes(project, capsys):
     main(["-C", str(project), "validate"])
     out = capsys.readouterr()
     assert "RG514" not in out.out + out.err
+
+
+# --- files the config names: a link that stays in the project but leads into .git ---------------
+
+def _git_checkout(project: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    subprocess.run(["git", "config", "http.https://github.com/.extraheader", "AUTHORIZATION: basic ghs_s3cr3t"],
+                   cwd=project, check=True)
+
+
+def test_an_alertmanager_config_linked_into_git_metadata_is_not_read(project, capsys, monkeypatch):
+    _git_checkout(project)
+    (project / "deploy" / "am.yml").symlink_to("../.git/config")
+    cfg = project / ".rulegen.yaml"
+    cfg.write_text(cfg.read_text(encoding="utf-8").replace("config: deploy/alertmanager.yml",
+                                                           "config: deploy/am.yml"), encoding="utf-8")
+    from rulegen.fs import read as fs_read
+    real = fs_read.read_text
+    opened = []
+    monkeypatch.setattr(fs_read, "read_text", lambda path, *a, **k: (opened.append(str(path)), real(path, *a, **k))[1])
+    main(["-C", str(project), "validate"])
+    out = capsys.readouterr()
+    assert "RG742" in out.out + out.err
+    assert not any(p.endswith("am.yml") for p in opened)
+
+
+@pytest.mark.parametrize("key", ["bearer_token_file", "ca_file"])
+def test_a_prometheus_file_linked_into_git_metadata_is_not_read(project, key):
+    from rulegen.config import prometheus_settings
+    from rulegen.live.connect import LiveError, resolve
+    _git_checkout(project)
+    (project / ".git" / "token").write_text("ghs_s3cr3t\n", encoding="utf-8")  # a one-line file in .git
+    (project / "ci").mkdir()
+    (project / "ci" / "tok").symlink_to("../.git/token")
+    settings = prometheus_settings({"url": "https://prometheus.example.com", key: "ci/tok"})
+    with pytest.raises(LiveError, match="RG742"):
+        resolve(project, settings)

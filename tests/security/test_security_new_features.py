@@ -102,3 +102,70 @@ def test_a_prometheus_file_linked_into_git_metadata_is_not_read(project, key):
     settings = prometheus_settings({"url": "https://prometheus.example.com", key: "ci/tok"})
     with pytest.raises(LiveError, match="RG742"):
         resolve(project, settings)
+
+
+# --- a hostile Prometheus (prometheus.url comes with the pull request) ----------------------------
+
+def _drip_server(headers_first: bool):
+    """A server on 127.0.0.1 that answers one byte every 0.2 s, forever (until stopped):
+    after a complete header when ``headers_first``, else inside the status line."""
+    import socket
+    import threading
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    stop = threading.Event()
+
+    def serve():
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.recv(65536)
+                try:
+                    if headers_first:
+                        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                     b"Content-Length: 100000000\r\n\r\n")
+                    else:
+                        conn.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+                    while not stop.wait(0.2):
+                        conn.sendall(b" ")
+                except OSError:
+                    pass
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    return srv, stop
+
+
+@pytest.mark.parametrize("headers_first", [True, False], ids=["dripping body", "dripping headers"])
+def test_a_dripping_prometheus_cannot_outlast_the_timeout(headers_first):
+    """Each byte arrives before the socket timeout, so only a deadline on the whole request
+    stops it: the request must fail within a little more than the timeout, not hang CI."""
+    import threading
+    import time
+    from rulegen.live.client import Client
+    from rulegen.live.connect import Connection, LiveError
+    srv, stop = _drip_server(headers_first)
+    try:
+        client = Client(Connection(url=f"http://127.0.0.1:{srv.getsockname()[1]}", timeout=1.0))
+        got = []
+
+        def ask():
+            try:
+                client.query("up", 0)
+            except LiveError as e:
+                got.append(e)
+        t = threading.Thread(target=ask, daemon=True)
+        start = time.monotonic()
+        t.start()
+        t.join(15)
+        assert not t.is_alive(), "the request outlived its timeout by far"
+        assert got and "within 1s" in str(got[0]), got
+        assert time.monotonic() - start < 5
+    finally:
+        stop.set()
+        srv.close()

@@ -169,3 +169,26 @@ def test_a_dripping_prometheus_cannot_outlast_the_timeout(headers_first):
     finally:
         stop.set()
         srv.close()
+
+
+def test_hostile_label_values_and_errors_of_a_backtest_reach_no_terminal_or_comment_raw():
+    """Label values, rule labels and error texts come from the server (a pull request can name
+    it): no control character (ESC sequences, CR that ends a Markdown code span) survives
+    into the terminal report or the review comment."""
+    from rulegen.gitops.backtest import DiffRow, diff_markdown, report_text
+    from rulegen.live.backtest import parse
+    evil = "x\x1b]8;;http://evil\x07click\x1b[2J\r<img src=https://evil/p.png>\n- [y](https://evil)\u2028"
+    ep = {"start": "2026-12-01T00:00:00Z", "end": "2026-12-01T01:00:00Z", "ongoing": False,
+          "labels": {"alertname": "A", "pod": evil, evil[:5]: "v"}}
+    doc = {"start": "2026-12-01T00:00:00Z", "end": "2026-12-02T00:00:00Z", "alerts": [{
+        "group": "g", "alert": "A", "index": 0, "expr": "up", "step_seconds": 60, "evaluations": 1,
+        "episodes_total": 1, "firing_seconds": 3600, "longest_seconds": 3600, "label_sets_total": 1,
+        "rule_labels": {"severity": evil}, "episodes": [ep], "episodes_truncated": False,
+        "label_sets": [ep["labels"]], "label_sets_truncated": False, "eval_errors": 1,
+        "first_eval_error": evil, "error": None}]}
+    bt = parse(doc, "http://127.0.0.1:9")
+    text = report_text([("app", bt)], 0, 86400, bt.url)
+    md = "\n".join(diff_markdown([DiffRow("app", "A", None, bt.alerts[0])], (0, 86400), bt.url))
+    for out in (text, md):
+        assert not any(c in out for c in "\x1b\x07\r\u2028"), repr(out)
+    assert "\n- [y]" not in md

@@ -192,3 +192,24 @@ def test_hostile_label_values_and_errors_of_a_backtest_reach_no_terminal_or_comm
     for out in (text, md):
         assert not any(c in out for c in "\x1b\x07\r\u2028"), repr(out)
     assert "\n- [y]" not in md
+
+
+def test_a_backtracking_regex_against_a_long_value_is_decided_in_linear_time(project, capsys):
+    """``reason=~"(a|aa)+c"`` in an expr and a 60-character ``reason`` in a test's
+    input_series held ``rulegen validate`` for years (Python's backtracking regex engine);
+    RE2 decides it at once."""
+    import time
+    from rulegen.promql.matchers import matches
+    start = time.monotonic()
+    assert matches("=~", "(a|aa)+c", "a" * 60) is False
+    assert matches("=~", "(a|aa)+", "a" * 60) is True
+    assert matches("=~", "(.*a){20}x", "a" * 5000) is False
+    assert time.monotonic() - start < 2
+    spec = project / "rules" / "noctaya.yaml"
+    text = spec.read_text(encoding="utf-8")
+    text = text.replace('condition="Degraded", status="True"})', 'condition="Degraded", status="True", reason=~"(a|aa)+c"})', 1)
+    text = text.replace('reason="OOMKilled"', 'reason="' + "a" * 60 + '"', 1)
+    spec.write_text(text, encoding="utf-8")
+    start = time.monotonic()
+    main(["-C", str(project), "validate"])
+    assert time.monotonic() - start < 30

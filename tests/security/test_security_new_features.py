@@ -213,3 +213,17 @@ def test_a_backtracking_regex_against_a_long_value_is_decided_in_linear_time(pro
     start = time.monotonic()
     main(["-C", str(project), "validate"])
     assert time.monotonic() - start < 30
+
+
+def test_a_template_of_adjacent_parameters_does_not_hold_diff():
+    """``rulegen diff`` explains an expr change by the spec's ``[[param]]`` template: adjacent
+    placeholders against an expr the template does not explain took Python's backtracking
+    engine O(n^k); RE2 answers at once, and the values of a repeated placeholder must agree."""
+    import time
+    from rulegen.gitops.diff import _param_values
+    start = time.monotonic()
+    assert _param_values("[[a]][[b]][[c]][[d]][[e]][[f]] > 1", "x" * 3000) is None
+    assert time.monotonic() - start < 2
+    assert _param_values("rate(x[[[w]]]) > [[t]]", "rate(x[5m]) > 0.9") == {"w": "5m", "t": "0.9"}
+    assert _param_values("a [[t]] b [[t]]", "a 1 b 1") == {"t": "1"}
+    assert _param_values("a [[t]] b [[t]]", "a 1 b 2") is None

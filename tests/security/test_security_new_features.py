@@ -227,3 +227,16 @@ def test_a_template_of_adjacent_parameters_does_not_hold_diff():
     assert _param_values("rate(x[[[w]]]) > [[t]]", "rate(x[5m]) > 0.9") == {"w": "5m", "t": "0.9"}
     assert _param_values("a [[t]] b [[t]]", "a 1 b 1") == {"t": "1"}
     assert _param_values("a [[t]] b [[t]]", "a 1 b 2") is None
+
+
+@pytest.mark.parametrize("fmt", ["text", "github"])
+def test_finding_messages_reach_the_terminal_without_control_characters(fmt):
+    """Receiver names (an Alertmanager configuration), alert names and server texts are quoted
+    in findings raw: an OSC 8 link or a screen clear in one reached the CI log."""
+    from rulegen.findings import Finding, Severity
+    from rulegen.formatters import github, text
+    evil = "blackhole\x1b]8;;http://evil\x07\x1b[2J\u202e\r"
+    f = Finding("rules/a.yaml", 1, 1, "RG951", Severity.ERROR, f"receivers: {evil}, default", rule=evil)
+    out = (text if fmt == "text" else github).render([f])
+    assert not any(c in out for c in "\x1b\x07\u202e\r"), repr(out)
+    assert "blackhole" in out

@@ -26,7 +26,7 @@ from .findings import RulegenError
 from .fs import read as fs_read
 from .fs.write import atomic_write
 from .render import jinja
-from .spec import schema_ref
+from .spec import PROJECT_SCHEMA, SCHEMA_PATH, schema_ref
 
 #: An app name rulegen accepts: a DNS label of at most 53 characters (the spec schema's ``app``).
 APP_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,51}[a-z0-9])?$")
@@ -105,5 +105,19 @@ def write_starter(root: Path, app: str, title: str | None = None) -> Path:
         if named and named.group(1) == app:
             raise RulegenError(f"{other.relative_to(root)} already defines app {app}; edit it, or "
                                "choose another app name")
-    text = spec_text(app, title, schema_ref(folder))
+    text = spec_text(app, title, schema_ref(folder, root))
     return atomic_write(path, text, root=root)
+
+
+def write_schema_copy(root: Path) -> Path | None:
+    """Write the spec schema to ``.rulegen/schema.json`` under ``root`` (as ``rulegen import``
+    does), where a spec's ``$schema`` line points when rulegen is installed outside the project
+    (a path into site-packages would differ on every machine); None when the packaged schema
+    lies inside the project (rulegen's own repository) or the copy is current."""
+    if SCHEMA_PATH.resolve().is_relative_to(root.resolve()):
+        return None
+    schema = SCHEMA_PATH.read_text(encoding="utf-8")
+    target = root / PROJECT_SCHEMA
+    if target.is_file() and fs_read.read_text(target, PROJECT_SCHEMA) == schema:
+        return None
+    return atomic_write(target, schema, root=root)

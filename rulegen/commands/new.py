@@ -26,13 +26,16 @@ def add_parser(sub, common) -> None:
 
 def run(args) -> int:
     from ..config import selector_label
-    from ..starter import is_new_project, write_project_config, write_starter
+    from ..starter import is_new_project, write_project_config, write_schema_copy, write_starter
     root = Path(args.root)
     if args.release is not None:
         selector_label("release", args.release, "--release")
     fresh = is_new_project(root)
     path = write_starter(root, args.app, args.title)
     print(f"wrote {path.relative_to(root)}")
+    schema = write_schema_copy(root)
+    if schema is not None:
+        print(f"wrote {schema.relative_to(root)} (the spec schema, for editors: the spec's $schema line names it)")
     if fresh:
         print(f"wrote {write_project_config(root).relative_to(root)} (policy_changes: fail: "
               "`rulegen check --base` fails a pull request that grows the baseline or weakens a check)")

@@ -90,9 +90,12 @@ def _only_apps(loaded, apps: list[str]):
                   findings=[f for f in loaded.findings if f.file in mine])
 
 
-def _mutate(loaded, outputs, root: Path, apps: list[str], cases: list[TestCase], args, jobs: int, out):
+def _mutate(loaded, outputs, root: Path, apps: list[str], cases: list[TestCase], args, jobs: int, out,
+            selected_apps: set | None = None):
     """Run mutation testing (:mod:`rulegen.run.mutation`) on the rules the selected tests
-    belong to; prints the report and returns the results."""
+    belong to; prints the report and returns the results. ``selected_apps``: the apps whose
+    alerts without tests ``--by-alert`` lists (an app with no test at all too), unless the run
+    is narrowed to some rules; None: ``apps``."""
     from ..run.mutation import run_mutation
     rules = {(c.app, c.rule.name) for c in cases} if _narrowed(args) else None
     results, rows = run_mutation(loaded, outputs, root, apps, rules, jobs,
@@ -100,7 +103,9 @@ def _mutate(loaded, outputs, root: Path, apps: list[str], cases: list[TestCase],
     print(f"mutation testing: {len(results)} mutant(s) of {len(rows)} rule(s)", file=out)
     if getattr(args, "by_alert", False):
         from ..run.adoption import mutation_report
-        for line in mutation_report([sp for sp in loaded.specs if sp.app in apps], rows):
+        # the alerts without tests of every selected app, also of an app with none at all
+        report_apps = set(apps) if selected_apps is None or _narrowed(args) else selected_apps
+        for line in mutation_report([sp for sp in loaded.specs if sp.app in report_apps], rows):
             print(line, file=out)
         print_score(results, out)
     else:
@@ -306,7 +311,7 @@ def run_tests(root: Path, args) -> int:
     if getattr(args, "mutate", False) and failed:
         print("mutation testing skipped: the tests must pass on the rules first", file=out)
     elif getattr(args, "mutate", False):
-        mutated = _mutate(loaded, outputs, root, apps, cases, args, jobs, out)
+        mutated = _mutate(loaded, outputs, root, apps, cases, args, jobs, out, selected_apps)
     if args.junit:
         _write_junit(Path(args.junit), cases, mutated)
     print(f"{len(cases) - len(failed)} passed, {len(failed)} failed", file=out)

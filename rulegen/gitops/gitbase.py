@@ -81,7 +81,8 @@ def load_base(root: Path, ref: str, config=None):
 
 def validate_base(root: Path, ref: str, config=None, only=None):
     """(validation result, number of spec files) of the specs under ``rules/`` at Git ``ref``
-    (read with ``git show``), checked with ``config`` (default: rulegen's defaults), no
+    (read with ``git show``), checked with ``config`` (default: rulegen's defaults; no routing
+    through the working tree's Alertmanager configuration), no
     baseline applied. ``only``: a set of paths (relative to ``root``) to read, the others left
     out; None: all.
 
@@ -91,7 +92,7 @@ def validate_base(root: Path, ref: str, config=None, only=None):
     names = [n for n in _git(root, "ls-tree", "-r", "--name-only", ref, "--", SPEC_DIR).splitlines()
              if n.endswith((".yaml", ".yml")) and (only is None or n in only)]
     files = [load_text(_git(root, "show", f"{ref}:./{n}"), n) for n in sorted(names)]
-    ctx = Context(config=config, root=root) if config is not None else Context(root=root)
+    ctx = Context(config=config, root=root, at_ref=True) if config is not None else Context(root=root, at_ref=True)
     return validate(files, ctx), len(files)
 
 

@@ -68,7 +68,9 @@ Codes (``rulegen check --base REF``; warnings when the base ref sets ``policy_ch
   allowed, ``require_summary``/``require_description`` off, a severity dropped from
   ``require_runbook_for``, a triage field dropped from ``require_triage``,
   ``duplicate_alert_across_apps: warning``, ``prometheus_scopes`` that separate apps sharing
-  alert or PrometheusRule names, ``runbooks.allow_html: true``, ``policy_changes: warn``); the
+  alert or PrometheusRule names, ``runbooks.allow_html: true``, ``policy_changes: warn``, a
+  severity dropped from ``owners.require_for`` or ``alertmanager.paging_severities``, a
+  receiver dropped from ``alertmanager.null_receivers``, ``alertmanager.config`` removed); the
   message names the errors it hides. Bad: ``conventions: {require_runbook_for:
   []}`` in a pull request; good: the setting as on the base branch, or changed in a pull
   request of its own that the platform team approves.
@@ -107,6 +109,10 @@ SETTING_CODES = {
     "prometheus_scopes": ("RG412", "RG415"),
     "runbooks.allow_html": (),
     "policy_changes": (),
+    "owners.require_for": ("RG515",),
+    "alertmanager.config": ("RG950", "RG951", "RG952", "RG953", "RG954", "RG955"),
+    "alertmanager.paging_severities": ("RG953",),
+    "alertmanager.null_receivers": ("RG953",),
 }
 
 #: How many hidden findings a message or a table cell names before "and N more".
@@ -346,6 +352,23 @@ def _config_changes(old: Config, new: Config, lines: dict) -> list[tuple]:
         setting("runbooks.allow_html", new.allow_html,
                 f"runbooks.allow_html: {str(old.allow_html).lower()} -> {str(new.allow_html).lower()}"
                 + (" (raw HTML in runbook text reaches the site, cleaned instead of escaped)" if new.allow_html else ""))
+    a, b = set(old.owners.require_for), set(new.owners.require_for)
+    if a != b:
+        setting("owners.require_for", bool(a - b), f"owners.require_for: [{listed(old.owners.require_for)}] -> "
+                f"[{listed(new.owners.require_for)}]")
+    if old.alertmanager_config != new.alertmanager_config:
+        setting("alertmanager.config", new.alertmanager_config is None,
+                f"alertmanager.config: {old.alertmanager_config or '(none)'} -> "
+                f"{new.alertmanager_config or '(none)'}"
+                + (" (routing not checked)" if new.alertmanager_config is None else ""))
+    if old.alertmanager_config is not None and new.alertmanager_config is not None:
+        for key in ("paging_severities", "null_receivers"):
+            a, b = getattr(old, key), getattr(new, key)
+            if set(a) != set(b):
+                # one dropped: a severity no longer must page, or a receiver that pages nobody
+                # counts as paging; either way RG953 reports less
+                setting(f"alertmanager.{key}", bool(set(a) - set(b)),
+                        f"alertmanager.{key}: [{listed(a)}] -> [{listed(b)}]")
     if old.policy_changes != new.policy_changes:
         setting("policy_changes", new.policy_changes == "warn",
                 f"policy_changes: {old.policy_changes} -> {new.policy_changes}"

@@ -91,6 +91,14 @@ def _note(src: str, line: int, code: str, msg: str, error: bool = False, rule: s
     return Finding(src, max(line, 1), 1, code, Severity.ERROR if error else Severity.WARNING, msg, rule)
 
 
+def _promtool_tests(docs: list) -> bool:
+    """Whether ``docs`` (the YAML documents of a file) are a promtool test file: one mapping
+    with a ``tests`` list and no ``groups`` or ``kind``."""
+    d = [x for x in docs if x is not None]
+    return len(d) == 1 and isinstance(d[0], CommentedMap) and isinstance(d[0].get("tests"), list) \
+        and "groups" not in d[0] and "kind" not in d[0]
+
+
 def describe(v) -> str:
     """What a YAML value is, in YAML's words: ``a list``, ``a mapping``, ``a string``, ``a
     number``, ``a boolean``, ``empty (null)``."""
@@ -372,7 +380,12 @@ def read_source(path: Path, display: str, rendered: str | None = None,
         # Helm would compute in them, or the conditions around them, loses no rule
         return [], [n for n in notes if n.code != "RG803"]
     notes.extend(_helm_notes(display, helm_notes, groups_line))
-    if not sets and not any(n.code == "RG801" for n in notes):
+    if not sets and not any(n.code == "RG801" for n in notes) and _promtool_tests(docs):
+        # a test file beside its rules, found by importing their folder: not a source
+        notes = [n for n in notes if n.code != "RG805"] + [_note(
+            display, 1, "RG805", "a promtool test file (`tests:`), not rules; skipped as a source (its "
+            "tests are attached to the rules they exercise when it is given with --tests)")]
+    elif not sets and not any(n.code == "RG801" for n in notes):
         notes.append(_note(display, 1, "RG801", "no rule groups found: neither `groups:` (a rule file) nor "
                            "a PrometheusRule with `spec.groups`", True))
     for rs in sets:

@@ -25,11 +25,14 @@ class Context:
     """What checks may read besides the spec: the project config and root, and ``reference``:
     the project's other specs when only some files are validated (``rulegen validate
     rules/x.yaml``), built for cross-references (recording rules, related alerts) and never
-    reported on."""
+    reported on. ``at_ref``: the specs are a Git ref's (``rulegen diff``, ``check --base``), so
+    checks comparing them with a file of the working tree (the Alertmanager configuration) skip
+    that comparison, which would judge the base by the pull request's file."""
 
     config: Config = field(default_factory=Config)
     root: Path = Path(".")
     reference: list = field(default_factory=list)
+    at_ref: bool = False
 
 
 @dataclass

@@ -33,7 +33,7 @@ def spec_text(i: int, related: str | None = None, alert_of: int | None = None,
     first = f"Svc{alert_of if alert_of is not None else i:02d}Down"
     rel = f"\n          related:\n            - alert: {related}" if related else ""
     return f"""app: {app}
-labels: {{team: t{i % 3}}}
+runbook: {{owner: {{team: t{i % 3}}}}}
 groups:
   - name: {app}
     rules:

@@ -54,12 +54,16 @@ def test_helm_template_gives_the_spec_rules(helm_bin):
     assert pr["apiVersion"] == "monitoring.coreos.com/v1"
     assert pr["metadata"]["name"] == "llama-swap" and pr["metadata"]["namespace"] == "ai"
     spec = build_spec(load_file(REPO / "rules/llama-swap.yaml", "rules/llama-swap.yaml"))
+    # the project's owners.label (.rulegen.yaml) puts each alert's owner team on it, as build does
+    from rulegen.config import load_config
+    from rulegen.spec.owners import add_owner_label
+    add_owner_label(spec, load_config(REPO).owners)
     assert pr["spec"]["groups"] == rule_groups(spec, site_url(REPO))
     down = pr["spec"]["groups"][0]["rules"][0]
     assert down["alert"] == "LlamaSwapDown"
     assert down["expr"] == 'kube_deployment_status_replicas_available{namespace="ai", deployment="llama-swap"} == 0'
     assert down["for"] == "5m"
-    assert down["labels"] == {"severity": "critical", "component": "llama-swap"}
+    assert down["labels"] == {"severity": "critical", "component": "llama-swap", "team": "ai-platform"}
     assert "{{ $labels.namespace }}/{{ $labels.deployment }}" in down["annotations"]["description"]
     assert down["annotations"]["runbook_url"] == "https://runbooks.example.com/llama-swap/#llamaswapdown"
 

@@ -202,3 +202,27 @@ def test_license_is_the_apache_2_text_pyproject_declares():
                                        "                        http://www.apache.org/licenses/"]
     assert "END OF TERMS AND CONDITIONS" in text and "APPENDIX: How to apply the Apache License" in text
     assert len(text.splitlines()) == 201
+
+
+def test_every_option_is_in_its_commands_table_row():
+    """docs/commands.md's table names every option of each command (a short form counts; the
+    row's `--prometheus URL ...` stands for the --prometheus-* options): `test --base REF` was
+    missing from it, so a reader of the table did not learn the pull-request mode."""
+    import argparse
+    from rulegen.cli import parser
+    rows = {}
+    for line in (DOCS / "commands.md").read_text(encoding="utf-8").splitlines():
+        m = re.match(r"\| `rulegen ([\w-]+)", line)
+        if m:
+            rows[m.group(1)] = line
+    sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    missing = []
+    for name, sp in sub.choices.items():
+        row = rows.get(name, "")
+        for a in sp._actions:
+            opts = [o for o in a.option_strings if o not in ("-h", "--help", "-C", "--root")]
+            if not opts or (opts[0].startswith("--prometheus-") and "--prometheus URL ..." in row):
+                continue
+            if not any(re.search(re.escape(o) + r"(?![\w-])", row) for o in opts):
+                missing.append(f"{name} {opts[0]}")
+    assert not missing, missing

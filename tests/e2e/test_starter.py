@@ -132,3 +132,26 @@ def test_new_says_when_another_specs_errors_keep_the_site_as_it_was(project, cap
     assert ("note: other specs have errors, so the site's home page, alert index and nav (runbooks/index.md, "
             "runbooks/alerts.md, mkdocs.yml) do not list demo yet; `rulegen build` adds it once they validate") in out
     assert {p: (project / p).read_bytes() for p in site} == site
+
+
+def test_the_starter_page_names_no_owner_twice(tmp_path, capsys):
+    """The starter's facts said "Owner: the team that runs shop" while its triage box said the
+    owner is not recorded: one page, two owners. The spec now says where the owner goes."""
+    assert main(["-C", str(tmp_path), "new", "shop"]) == 0
+    spec = (tmp_path / "rules/shop.yaml").read_text(encoding="utf-8")
+    assert "owner: {team:" in spec and "name: Owner" not in spec
+    page = (tmp_path / "runbooks/shop.md").read_text(encoding="utf-8")
+    assert page.count("Owner") == 1, page
+
+
+def test_the_starter_names_a_schema_inside_the_project(tmp_path, capsys):
+    """`rulegen new` outside rulegen's repository wrote `$schema=../../<path to the installed
+    package>`: a path of one machine, committed. Now the copy `rulegen import` writes too."""
+    from rulegen.spec import SCHEMA_PATH
+    assert main(["-C", str(tmp_path), "new", "shop"]) == 0
+    assert "wrote .rulegen/schema.json" in capsys.readouterr().out
+    first = (tmp_path / "rules/shop.yaml").read_text(encoding="utf-8").splitlines()[0]
+    assert first == "# yaml-language-server: $schema=../.rulegen/schema.json"
+    assert (tmp_path / ".rulegen/schema.json").read_text(encoding="utf-8") == SCHEMA_PATH.read_text(encoding="utf-8")
+    assert main(["-C", str(tmp_path), "new", "cart"]) == 0
+    assert ".rulegen/schema.json" not in capsys.readouterr().out      # current: not written again

@@ -99,3 +99,15 @@ def test_without_the_scopes_the_providers_collide(adopted, capsys):
     assert _cli(adopted, "validate") == 1
     out = capsys.readouterr().out
     assert "RG412" in out and "RG415" in out
+
+
+def test_by_alert_lists_the_alerts_of_an_app_without_any_test(tmp_path, capsys):
+    """Only the aws provider's tests imported: `test --by-alert` listed under "no test" only
+    the untested alerts of apps that had some test, never the gcp app's (it has none)."""
+    shutil.copytree(SRC, tmp_path / "providers")
+    p = [f"providers/{x}/node-exporter" for x in ("aws", "gcp")]
+    assert _cli(tmp_path, "import", p[0] + ".yaml", p[1] + ".yaml", "--tests", p[0] + ".test.yml") == 0
+    capsys.readouterr()
+    assert _cli(tmp_path, "test", "--by-alert") == 0
+    [line] = [x for x in capsys.readouterr().out.splitlines() if x.startswith("  no test:")]
+    assert f"{APPS['gcp']} HostOutOfMemory" in line and "no test: 3 alert(s)" in line, line

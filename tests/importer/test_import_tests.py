@@ -231,3 +231,20 @@ def test_typed_values_run_green_like_promtool(tmp_path, promtool_bin, helm_bin):
     assert main(["-C", str(tmp_path), "import", "app.rules.yml", "--tests", "app.test.yml"]) == 0
     assert main(["-C", str(tmp_path), "build"]) == 0
     assert main(["-C", str(tmp_path), "test"]) == 0
+
+
+def test_a_folder_holding_its_test_file_imports(tmp_path, capsys):
+    """`rulegen import providers --tests providers/aws/x.test.yml` (the layout docs/import.md
+    names): the test file beside the rules is skipped as a source with a note, not an RG801
+    error that stopped the whole import; a rule-less YAML file that is no test file still is."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for f in SUITE.iterdir():
+        shutil.copy(f, src / f.name)
+    assert main(["-C", str(tmp_path), "import", "src", "--tests", "src/api.test.yml"]) == 0
+    err = capsys.readouterr().err
+    assert "src/api.test.yml:1:1: warning RG805 a promtool test file" in err and "RG801" not in err, err
+    assert [t["name"] for t in _spec(tmp_path)["groups"][0]["rules"][0]["tests"]] == ["error rate"]
+    (src / "other.yml").write_text("foo: [1]\n", encoding="utf-8")
+    assert main(["-C", str(tmp_path), "import", "src", "--force"]) == 1
+    assert "src/other.yml:1:1: error RG801 no rule groups found" in capsys.readouterr().err

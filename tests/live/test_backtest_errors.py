@@ -40,8 +40,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         form = urllib.parse.parse_qs(self.rfile.read(int(self.headers.get("Content-Length", 0))).decode())
         type(self).seen.append((self.path, self.headers, form))
         mode = type(self).mode
-        if mode == "slow":
+        if mode == "slow" or (mode == "500-and-slow" and "slow" in form["query"][0]):
             time.sleep(3)
+        if mode == "500-and-slow":
+            return self._send(500, b"internal error")
         if mode == "500":
             return self._send(500, b"internal error")
         if mode == "token" and self.headers.get("Authorization") != f"Bearer {TOKEN}":
@@ -106,6 +108,17 @@ def test_an_unreachable_url(fake):
 def test_http_500(fake):
     _Handler.mode = "500"
     _fails(Connection(url=fake, timeout=5), "answered HTTP 500")
+
+
+def test_the_failure_is_reported_not_the_cancellation_it_caused(fake):
+    """One alert's request fails while another's is still waiting: the helper cancels the
+    waiting one, and reports the failure, not "cannot reach ...: context canceled" (what a
+    server refusing connections used to print)."""
+    _Handler.mode = "500-and-slow"
+    groups = [{"name": "g", "rules": [{"alert": "Slow", "expr": "slow == 0"}, {"alert": "Fast", "expr": "fast == 0"}]}]
+    with pytest.raises(LiveError, match="answered HTTP 500") as e:
+        replay(Connection(url=fake, timeout=10), groups, 1_000_000, 1_000_600, step=60)
+    assert "canceled" not in str(e.value)
 
 
 def test_a_slow_server_times_out(fake):

@@ -243,7 +243,7 @@ def test_build_says_a_new_chart_is_off_until_its_gates_are_turned_on(project, ca
     # a new user's chart rendered nothing with helm template, and nothing said why
     from rulegen.cli import main
     (project / "rules/orderbook.yaml").write_text(
-        "app: orderbook\ngroups:\n  - name: orderbook\n    rules:\n      - alert: OrderbookDown\n"
+        "app: orderbook\nrunbook:\n  owner: {team: trading}\ngroups:\n  - name: orderbook\n    rules:\n      - alert: OrderbookDown\n"
         "        expr: up{job=\"orderbook\"} == 0\n        for: 5m\n        severity: critical\n"
         "        summary: orderbook is down.\n        description: No orderbook target answers.\n"
         "        runbook:\n          resolution: [Restart the orderbook deployment.]\n", encoding="utf-8")

@@ -11,6 +11,8 @@ SPEC = """\
 app: ci-build
 title: CI Build
 component: false
+runbook:
+  owner: {team: ci}  # the bundled project requires an owner for critical alerts (RG515)
 groups:
   - name: ci-build
     rules:

@@ -311,6 +311,50 @@ def test_diff_quiet_when_routing_is_unchanged(tmp_path, capsys):
     assert "routing" not in out and "PAGING" not in out
 
 
+def test_diff_does_not_judge_the_base_by_the_working_trees_alertmanager_config(tmp_path, capsys):
+    """A pull request changing a route and the alert's `routes_to` together: the base's specs
+    were validated against the pull request's alertmanager.yml, so `diff` said "at HEAD, these
+    specs have errors" (an RG952 the base never had)."""
+    root = make(tmp_path, DOWN + "  routes_to: [shop-pager, shop-chat]\n")
+    assert codes(root) == []
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "base")
+    (root / "deploy/alertmanager.yml").write_text(AM.replace("receiver: shop-pager", "receiver: shop-chat"),
+                                                  encoding="utf-8")
+    spec_file = root / "rules/shop.yaml"
+    spec_file.write_text(spec_file.read_text(encoding="utf-8").replace("[shop-pager, shop-chat]", "[shop-chat]"),
+                         encoding="utf-8")
+    assert codes(root) == []
+    assert main(["-C", str(root), "diff", "--base", "HEAD"]) == 0
+    out = capsys.readouterr().out
+    assert "ShopDown (shop): shop-pager, shop-chat -> shop-chat" in out
+    assert "have errors" not in out, out
+
+
+def test_routing_checks_switched_off_in_a_pull_request_are_policy_changes(tmp_path, capsys):
+    """`alertmanager.config` removed or `paging_severities` emptied turns RG953 (and the rest)
+    off: `rulegen diff` lists each as RG823 with what it hides (it listed nothing)."""
+    am = AM.replace("receiver: shop-pager", "receiver: default").replace("receiver: shop-chat", "receiver: default")
+    root = make(tmp_path, DOWN, am)
+    assert [c[:2] for c in codes(root)] == [("RG953", "ShopDown")]
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "base")
+    cfg = root / ".rulegen.yaml"
+    base_text = cfg.read_text(encoding="utf-8")
+    cfg.write_text(base_text + "  paging_severities: []\n", encoding="utf-8")
+    assert codes(root) == []
+    assert main(["-C", str(root), "diff", "--base", "HEAD"]) == 0
+    out = capsys.readouterr().out
+    assert "! RG823 .rulegen.yaml:5: alertmanager.paging_severities: [critical] -> []" in out, out
+    assert "RG953" in out.split("paging_severities", 1)[1], out
+    cfg.write_text("conventions: {require_runbook_for: []}\n", encoding="utf-8")
+    assert main(["-C", str(root), "diff", "--base", "HEAD"]) == 0
+    out = capsys.readouterr().out
+    assert "alertmanager.config: deploy/alertmanager.yml -> (none) (routing not checked)" in out, out
+
+
 # -- the corpus ------------------------------------------------------------------------------------------
 
 CORPUS_AM = """\

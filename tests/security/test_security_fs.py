@@ -369,8 +369,13 @@ def test_the_package_reads_and_writes_only_through_rulegen_fs():
         "rulegen/render/runbook_index.py": {"/ name).read_text"},
         "rulegen/validate/checks/schema.py": {"SCHEMA_PATH.read_text", "Path(__file__).read_bytes"},
         "rulegen/importer/plan.py": {"SCHEMA_PATH.read_text"},  # the packaged schema, copied into a project
+        "rulegen/starter.py": {"SCHEMA_PATH.read_text"},  # the same, by `rulegen new`
         "rulegen/codecache.py": {"path.read_bytes", "def write_bytes"},  # the per-user cache
         "rulegen/validate/checks/runbook.py": {"codecache.write_bytes", "codecache.read_bytes"},
+        # the rules and private (0600) token/header/CA files of one backtest run, in a
+        # tempfile.TemporaryDirectory made for it
+        "rulegen/live/backtest.py": {"rules.write_text(", "fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL"},
+        "rulegen/live/client.py": {"self._opener.open(req"},           # an HTTP request, not a file
     }
     import re
     pat = re.compile(r"(?<!fs_read)\.(read_text|read_bytes|write_text|write_bytes)\(|\bopen\(|os\.replace\(|shutil\.copy|"

@@ -348,7 +348,7 @@ def test_a_base_config_this_rulegen_cannot_read_still_decides_fail_or_warn(tmp_p
     assert "! RG821 .rulegen.yaml:2: check RG402 switched off (checks.disable)" in text
     assert ("note: .rulegen.yaml at base could not be read (unknown key(s) future_key; known: checks, conventions, "
             "duplicate_alert_across_apps, prometheus_scopes, runbooks, policy_changes, charts, alertmanager, "
-            "prometheus); the working tree's checks were compared "
+            "prometheus, owners); the working tree's checks were compared "
             "with rulegen's defaults") in text
     from rulegen.gitops import policy
     report = policy.compare(root, "base")
@@ -415,3 +415,18 @@ def test_scopes_that_hide_nothing_are_no_weakening(tmp_path, capsys):
     report = policy.compare(root, "base")
     assert report.weakening == []
     assert [c.what.split(" (")[0] for c in report.changes] == ["prometheus_scopes: [] -> [capa]"]
+
+
+def test_owner_requirement_dropped_is_a_weakening(tmp_path, capsys):
+    """`owners.require_for` dropping a severity switches RG515 off for it: RG823, naming the
+    alert it hides (was not compared at all)."""
+    config = "conventions: {require_runbook_for: []}\nowners:\n  require_for: [critical]\n"
+    root = make_repo(tmp_path, config, build=True)
+    add_alert(root)
+    (root / ".rulegen.yaml").write_text(config.replace("[critical]", "[]"), encoding="utf-8")
+    assert run(root, "build") == 0
+    capsys.readouterr()
+    assert run(root, "check", "--base", "base") == 1
+    out = capsys.readouterr().out
+    assert re.search(r"^\.rulegen\.yaml:3:1: error RG823 policy change since base: owners\.require_for: "
+                     r"\[critical\] -> \[\]; it hides 1 finding\(s\): rules/shop\.yaml:\d+:\d+ RG515 ", out, re.M), out

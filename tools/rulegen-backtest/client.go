@@ -155,6 +155,11 @@ func (c *client) post(ctx context.Context, path string, form url.Values) (*apiDa
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if ctx.Err() != nil {
+			// another alert's replay failed and cancelled this one: its error is the one to
+			// report (replayAll skips context.Canceled), not "cannot reach ...: context canceled"
+			return nil, ctx.Err()
+		}
 		var nerr net.Error
 		if errors.As(err, &nerr) && nerr.Timeout() {
 			return nil, &fatalError{fmt.Sprintf("%s did not answer within %s (--timeout)", where, c.http.Timeout)}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/prometheus/promql/parser"
 )
@@ -172,6 +173,30 @@ func TestServerErrorsAreFatalAndPrintNothing(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run([]string{"--rules", rules, "--url", srv.URL, "--start", "1000", "--end", "2000"}, &out, &errb)
 	if code != 3 || out.Len() != 0 || !strings.Contains(errb.String(), "answered HTTP 502") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}
+
+// A replay cancelled because another alert's failed reports that failure, not "context canceled"
+// (a server refusing connections printed "cannot reach ...: context canceled").
+func TestTheFailureIsReportedNotTheCancellationItCaused(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		if strings.Contains(r.Form.Get("query"), "slow") {
+			select { // held until the client gives up on it
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Second):
+			}
+			return
+		}
+		w.WriteHeader(http.StatusBadGateway)
+	}))
+	defer srv.Close()
+	rules := write(t, "groups:\n  - name: g\n    rules:\n      - alert: Slow\n        expr: slow == 0\n"+
+		"      - alert: Fast\n        expr: fast == 0\n")
+	var out, errb bytes.Buffer
+	code := run([]string{"--rules", rules, "--url", srv.URL, "--start", "1000", "--end", "2000", "--parallel", "2"}, &out, &errb)
+	if code != 3 || !strings.Contains(errb.String(), "answered HTTP 502") || strings.Contains(errb.String(), "canceled") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 }

@@ -54,7 +54,9 @@ def check_project(specs, ctx):
     reference = list(getattr(ctx, "reference", None) or [])
     yield from _inhibitions(specs, reference)
     config = ctx.config
-    if not config.alertmanager_config:
+    if not config.alertmanager_config or getattr(ctx, "at_ref", False):
+        # a Git ref's specs are not routed through the working tree's configuration: `rulegen
+        # diff` routes each side through its own (rulegen.gitops.routing_diff)
         return
     try:
         routing = route_project(specs, ctx.root, config, reference)

@@ -250,8 +250,9 @@ class Client:
         if self._ctx is not None:
             handlers.append(_HTTPS(watch.socks, self._ctx))
         with watch:  # also over the error's handling: an HTTP error's body is read too
+            opener = urllib.request.build_opener(*handlers)
             try:
-                with urllib.request.build_opener(*handlers).open(req, timeout=self.conn.timeout) as resp:
+                with opener.open(req, timeout=self.conn.timeout) as resp:
                     return self._read(resp, deadline, path)
             except LiveError:
                 raise

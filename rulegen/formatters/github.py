@@ -3,9 +3,14 @@ so findings show as annotations on the pull request's diff."""
 
 from __future__ import annotations
 
+from .text import printable
+
 
 def _esc(s: str) -> str:
-    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A workflow-command value: ``%``, CR and LF percent-encoded (GitHub decodes them), every
+    other control character written as its escape (:func:`rulegen.formatters.text.printable`)."""
+    lines = s.replace("%", "%25").replace("\r", "%0D").split("\n")
+    return "%0A".join(printable(line) for line in lines)
 
 
 def _prop(s: str) -> str:

@@ -261,12 +261,19 @@ def refuse_link_out(root: Path, rel: str) -> None:
 
     Raises:
         rulegen.findings.RulegenError: ``"RG742 <rel> is a symlink to <target>, outside the
-            project; ..."``.
+            project; ..."`` (or leads into ``.git``; ``RG760``: a special file).
     """
-    link = escaping_link(root, rel)
-    if link is not None:
-        raise RulegenError(f"{describe('RG742', link[0], link[1])}; {rel} was not read: make it a "
-                           "regular file of the project")
+    problem = first_problem(root, rel)
+    if problem is not None:
+        raise RulegenError(f"{problem}; {rel} was not read: make it a regular file of the project")
+
+
+def first_problem(root: Path, rel: str) -> str | None:
+    """Why file ``rel`` of ``root`` must not be read (:func:`describe` of the first
+    :func:`tree_problems` entry: a symlink leading out, a link into ``.git``, a special file),
+    or None. For every file a path in ``.rulegen.yaml`` names (a pull request sets it)."""
+    found = tree_problems(root, rel, limit=1)
+    return describe(*found[0]) if found else None
 
 
 def refuse_outside(root: Path, rel: str, what: str) -> None:

@@ -306,17 +306,31 @@ def _param_values(template: str, expr: str) -> dict | None:
     read ``expr``, or None when it does not match."""
     import re
 
+    import re2
+
     from ..spec.model import PARAM_RE
-    pattern, seen, pos = "", set(), 0
+    # RE2 (linear time): with Python's backtracking engine, a template of a few adjacent
+    # placeholders against an expr it does not explain took polynomial time of high degree (a
+    # pull request sets the template). RE2 has no back-references: a repeated placeholder is a
+    # group of its own, and its values must agree.
+    pattern, names, pos = "", [], 0
     for m in PARAM_RE.finditer(template):
         pattern += re.escape(template[pos:m.start()])
-        name = m.group(1)
-        pattern += f"(?P={name})" if name in seen else f"(?P<{name}>.+?)"
-        seen.add(name)
+        pattern += "(.+?)"
+        names.append(m.group(1))
         pos = m.end()
     pattern += re.escape(template[pos:])
-    m = re.fullmatch(pattern, expr, re.S)
-    return m.groupdict() if m else None
+    try:
+        m = re2.compile(f"(?s:{pattern})").fullmatch(expr)
+    except re2.error:
+        return None
+    if not m:
+        return None
+    out: dict = {}
+    for name, value in zip(names, m.groups()):
+        if out.setdefault(name, value) != value:
+            return None
+    return out
 
 
 def _expr_phrase(template: str | None, old: str, new: str) -> str:

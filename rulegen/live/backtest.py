@@ -128,6 +128,13 @@ def _stamp(text: str) -> float:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
+def _shown(labels) -> dict:
+    """Labels from the server (label values, templated rule labels: a pull request can name
+    the server) as they may be printed or put in a review comment: control characters of names
+    and values replaced (:func:`rulegen.live.client.clean`), values at most 1,000 characters."""
+    return {clean(k, 200): clean(v, 1000) for k, v in dict(labels).items()}
+
+
 def parse(doc: dict, url: str) -> Backtest:
     """The helper's JSON document as a :class:`Backtest`.
 
@@ -137,18 +144,18 @@ def parse(doc: dict, url: str) -> Backtest:
     try:
         alerts = []
         for a in doc["alerts"]:
-            eps = [Episode(_stamp(e["start"]), _stamp(e["end"]), bool(e["ongoing"]), dict(e["labels"]))
+            eps = [Episode(_stamp(e["start"]), _stamp(e["end"]), bool(e["ongoing"]), _shown(e["labels"]))
                    for e in a["episodes"]]
             alerts.append(AlertReplay(
                 group=str(a["group"]), alert=str(a["alert"]), index=int(a["index"]), expr=str(a["expr"]),
                 step=float(a["step_seconds"]), evaluations=int(a["evaluations"]),
                 episodes_total=int(a["episodes_total"]), firing_seconds=float(a["firing_seconds"]),
                 longest_seconds=float(a["longest_seconds"]), label_sets_total=int(a["label_sets_total"]),
-                rule_labels=dict(a.get("rule_labels") or {}),
+                rule_labels=_shown(a.get("rule_labels") or {}),
                 episodes=eps, episodes_truncated=bool(a["episodes_truncated"]),
-                label_sets=[dict(s) for s in a["label_sets"]], label_sets_truncated=bool(a["label_sets_truncated"]),
-                eval_errors=int(a["eval_errors"]), first_eval_error=a.get("first_eval_error") or None,
-                error=a.get("error") or None))
+                label_sets=[_shown(s) for s in a["label_sets"]], label_sets_truncated=bool(a["label_sets_truncated"]),
+                eval_errors=int(a["eval_errors"]), first_eval_error=clean(a["first_eval_error"], 500) if a.get("first_eval_error") else None,
+                error=clean(a["error"], 500) if a.get("error") else None))
         return Backtest(url=url, start=_stamp(doc["start"]), end=_stamp(doc["end"]), alerts=alerts)
     except (KeyError, TypeError, ValueError) as e:
         raise LiveError(f"{TOOL} answered a document rulegen cannot read ({type(e).__name__}: {clean(e, 120)})") from None

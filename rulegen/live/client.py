@@ -17,6 +17,7 @@ than the bounds:
 
 from __future__ import annotations
 
+import http.client
 import json
 import socket
 import ssl
@@ -49,6 +50,70 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None  # urllib then raises HTTPError with the 3xx status
 
 
+class _Tracked:
+    """Connection classes for :class:`_Deadline` handlers: each socket they open is noted in
+    ``socks`` (a list), so a watchdog can shut it at the request's deadline."""
+
+    @staticmethod
+    def factory(cls, socks: list):
+        def make(host, **kw):
+            conn = cls(host, **kw)
+
+            def create(*a, **k):
+                sock = socket.create_connection(*a, **k)
+                socks.append(sock)
+                return sock
+            conn._create_connection = create
+            return conn
+        return make
+
+
+class _HTTP(urllib.request.HTTPHandler):
+    def __init__(self, socks: list):
+        super().__init__()
+        self.socks = socks
+
+    def http_open(self, req):  # noqa: D102 (urllib's hook)
+        return self.do_open(_Tracked.factory(http.client.HTTPConnection, self.socks), req)
+
+
+class _HTTPS(urllib.request.HTTPSHandler):
+    def __init__(self, socks: list, context):
+        super().__init__(context=context)
+        self.socks, self.ctx = socks, context
+
+    def https_open(self, req):  # noqa: D102 (urllib's hook)
+        return self.do_open(_Tracked.factory(http.client.HTTPSConnection, self.socks), req, context=self.ctx)
+
+
+class _Deadline:
+    """The whole of one request (connect, TLS, status line, headers, body) within ``seconds``:
+    a socket timeout bounds only the wait for each next byte, so a server answering one byte
+    at a time would otherwise hold CI for ever. At the deadline the request's sockets are shut,
+    which ends any read blocked on them; ``fired`` then says the failure is the deadline's."""
+
+    def __init__(self, seconds: float):
+        self.socks: list = []
+        self.fired = False
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+
+    def _fire(self) -> None:
+        self.fired = True
+        for sock in list(self.socks):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def __enter__(self):
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._timer.cancel()
+
+
 class Client:
     """The HTTP API of the Prometheus ``conn`` describes.
 
@@ -72,16 +137,14 @@ class Client:
         self.warnings: list[str] = []
         self.requests = 0
         self._lock = threading.Lock()  # a client may be shared by threads (the series checks are)
-        handlers = [_NoRedirect()]
+        self._ctx = None
         if conn.url.startswith("https://"):
-            ctx = ssl.create_default_context()
+            self._ctx = ssl.create_default_context()
             if conn.ca_pem is not None:
                 try:
-                    ctx = ssl.create_default_context(cadata=conn.ca_pem)
+                    self._ctx = ssl.create_default_context(cadata=conn.ca_pem)
                 except (ssl.SSLError, ValueError) as e:
                     raise LiveError(f"Prometheus at {conn.url}: the CA bundle is not valid PEM: {clean(e)}") from None
-            handlers.append(urllib.request.HTTPSHandler(context=ctx))
-        self._opener = urllib.request.build_opener(*handlers)
 
     # -- the endpoints ----------------------------------------------------------------------
 
@@ -182,9 +245,29 @@ class Client:
     def _fetch(self, req, path: str) -> bytes:
         where = f"Prometheus at {self.url}"
         deadline = _time.monotonic() + self.conn.timeout
+        watch = _Deadline(self.conn.timeout)
+        handlers = [_NoRedirect(), _HTTP(watch.socks)]
+        if self._ctx is not None:
+            handlers.append(_HTTPS(watch.socks, self._ctx))
+        with watch:  # also over the error's handling: an HTTP error's body is read too
+            opener = urllib.request.build_opener(*handlers)
+            try:
+                with opener.open(req, timeout=self.conn.timeout) as resp:
+                    return self._read(resp, deadline, path)
+            except LiveError:
+                raise
+            except Exception as e:  # noqa: BLE001 (after the deadline, any failure is the deadline's)
+                if watch.fired:
+                    raise LiveError(f"{where}: no answer from {path} within {self.conn.timeout:g}s "
+                                    "(--prometheus-timeout / prometheus.timeout)") from None
+                self._failed(e, path)
+                raise
+
+    def _failed(self, error: Exception, path: str):
+        """Raise the :class:`LiveError` for a request that failed with ``error``."""
+        where = f"Prometheus at {self.url}"
         try:
-            with self._opener.open(req, timeout=self.conn.timeout) as resp:
-                return self._read(resp, deadline, path)
+            raise error
         except urllib.error.HTTPError as e:
             raise LiveError(self._status_error(e, path)) from None
         except urllib.error.URLError as e:

@@ -9,7 +9,7 @@ Hostile input: ``.rulegen.yaml`` comes with the pull request, so
 * its URL is plain http(s) (no other scheme, no user info), checked by
   :func:`rulegen.config.live_url`;
 * its ``bearer_token_file`` and ``ca_file`` are paths inside the project (as written, and on
-  the disk: a symlink leading out is refused, :func:`rulegen.fs.containment.escaping_link`);
+  the disk: a symlink leading out or into ``.git`` is refused, :func:`rulegen.fs.containment.first_problem`);
 * a token or headers given on the command line (the CI's secrets, from any path the CI names)
   are sent only when the URL is given on the command line too: otherwise a pull request could
   point ``prometheus.url`` at its own server and collect the CI's token;
@@ -25,7 +25,7 @@ from pathlib import Path
 from ..config import CONFIG_FILE, PrometheusSettings, header, live_url, seconds
 from ..findings import RulegenError
 from ..fs import read as fs_read
-from ..fs.containment import describe, escaping_link
+from ..fs.containment import first_problem
 from .options import CliOptions
 
 #: The one line printed when no Prometheus is configured.
@@ -115,10 +115,11 @@ def resolve(root: Path, settings: PrometheusSettings, cli: CliOptions | None = N
 
 
 def _inside(root: Path, rel: str, what: str) -> Path:
-    """``root/rel`` after refusing a symlink on the way that leads outside the project."""
-    link = escaping_link(root, rel)
-    if link is not None:
-        raise LiveError(f"{CONFIG_FILE}: {what}: {describe('RG742', link[0], link[1])}; it was not read")
+    """``root/rel`` after refusing a symlink on the way that leads outside the project or into
+    ``.git``, and a special file."""
+    refused = first_problem(root, rel)  # a link out, or into .git (the CI's credentials)
+    if refused is not None:
+        raise LiveError(f"{CONFIG_FILE}: {what}: {refused}; it was not read")
     return Path(root) / rel
 
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 import functools
 import re
 
+import re2
+
 #: promql_parser's ``MatchOp`` (as ``str(op)``) -> the operator as PromQL writes it.
 OPS = {"MatchOp.Equal": "=", "MatchOp.NotEqual": "!=", "MatchOp.Re": "=~", "MatchOp.NotRe": "!~"}
 
@@ -44,8 +46,9 @@ def selector_matchers(vs) -> list[tuple[str, str, str]]:
 
 @functools.lru_cache(maxsize=4096)
 def regex(pattern: str):
-    """``pattern`` compiled so that ``fullmatch`` decides as Prometheus' matcher does, or None
-    when Python's :mod:`re` would read it otherwise than RE2 (or not at all)."""
+    """``pattern`` compiled (by RE2, ``google-re2``) so that ``fullmatch`` decides as
+    Prometheus' matcher does, or None when Python's :mod:`re` would read it otherwise than RE2
+    (or not at all): the verdicts stay those rulegen gave before it matched with RE2."""
     if _NOT_LIKE_RE2.search(pattern):
         return None
     ignorecase = "(?i" in pattern or re.search(r"\(\?[ms]*i", pattern) is not None
@@ -53,8 +56,15 @@ def regex(pattern: str):
         return None  # Python's ASCII flag would also make (?i) ASCII-only; RE2's is Unicode
     flags = re.DOTALL | (0 if ignorecase else re.ASCII)
     try:
-        return re.compile(pattern.replace("(?U)", ""), flags)  # (?U) only changes which match
+        re.compile(pattern.replace("(?U)", ""), flags)  # (?U) only changes which match
     except (re.error, ValueError, OverflowError):
+        return None
+    # Matched by RE2 itself, in time linear in the value: Python's backtracking engine takes
+    # exponential time on a regex such as (a|aa)+c, and both the regex (a spec) and the values
+    # (a spec's input_series, a live Prometheus a pull request names) are hostile.
+    try:
+        return re2.compile(f"(?s:{pattern})")
+    except (re2.error, ValueError, TypeError):
         return None
 
 

@@ -18,6 +18,7 @@ import json
 
 from ..routing import inhibit
 from . import ownership
+from .yamltext import helm_literal
 
 #: The values knob (under ``<valuesKey>``, only in a chart with inhibit rules), its comment in
 #: values.yaml and its schema.
@@ -41,12 +42,17 @@ def has_rules(spec) -> bool:
 
 def render(spec) -> str | None:
     """The template text (checksum placeholder unfilled), or None when ``spec`` declares no
-    inhibit rule. Names and labels are JSON strings (JSON is YAML); alert and label names are
-    plain identifiers (the spec schema), so nothing here is read as a Helm action."""
+    inhibit rule. Names and labels are JSON strings (JSON is YAML) made Helm-literal
+    (:func:`rulegen.render.yamltext.helm_literal`): an alert name may be any string Prometheus
+    accepts, ``{{`` included, and Helm outputs it as text, never runs it."""
     rules = inhibit.inhibit_rules(spec)
     if not rules:
         return None
-    q = json.dumps
+    q = json.dumps  # a string literal inside a Helm action (``{{`` there is text)
+
+    def text(value) -> str:  # a JSON value in the template's text: Helm-literal
+        return helm_literal(json.dumps(value))
+
     gates = " ".join(q(g) for g in spec.chart.gates)
     lines = [
         ownership.comment("helm", ownership.notice(spec.file)),
@@ -70,9 +76,9 @@ def render(spec) -> str | None:
         "metadata:",
         f"  name: {{{{ printf \"%s-%s\" .Release.Name {q(spec.app + '-inhibit-rules')} | trunc 63 | trimSuffix \"-\" "
         "| toJson }}",
-        "  namespace: " + (q(spec.chart.namespace) if spec.chart.namespace else "{{ .Release.Namespace | toJson }}"),
+        "  namespace: " + (text(spec.chart.namespace) if spec.chart.namespace else "{{ .Release.Namespace | toJson }}"),
         "  labels:",
-        f"    app.kubernetes.io/name: {q(spec.app)}",
+        f"    app.kubernetes.io/name: {text(spec.app)}",
         "    app.kubernetes.io/managed-by: {{ .Release.Service | toJson }}",
         "    {{- range $name, $value := $l.labels }}",
         "    {{ $name | toJson }}: {{ $value | toString | toJson }}",
@@ -81,9 +87,9 @@ def render(spec) -> str | None:
         "  inhibitRules:",
     ]
     for r in rules:
-        lines.append(f"    - sourceMatch: {q(r['sourceMatch'])}")
-        lines.append(f"      targetMatch: {q(r['targetMatch'])}")
+        lines.append(f"    - sourceMatch: {text(r['sourceMatch'])}")
+        lines.append(f"      targetMatch: {text(r['targetMatch'])}")
         if r.get("equal"):
-            lines.append(f"      equal: {q(r['equal'])}")
+            lines.append(f"      equal: {text(r['equal'])}")
     lines.append("{{- end }}")
     return "\n".join(lines) + "\n"

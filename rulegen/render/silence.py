@@ -89,9 +89,11 @@ def command(spec, group, rule, silence: dict | None, records: dict, alertmanager
     given = (silence or {}).get("matchers")
     if given:
         for label, value in given.items():
-            if re.fullmatch(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", value):
+            var = value.strip("${}")
+            if re.fullmatch(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", value) and triage.unplain_reason(var) is not None:
+                words.append(f"{label}={triage.shell_quote(f'‹{label}›')}")  # RG514: never set such a name
+            elif re.fullmatch(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", value):
                 words.append(f'{label}="{value}"')
-                var = value.strip("${}")
                 pairs.append((var, triage.label_of(var, rule.runbook.get("variables")) or label))
             else:
                 words.append(f"{label}={triage.shell_quote(value)}")

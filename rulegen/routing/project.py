@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..findings import RulegenError
 from ..fs import read as fs_read
-from ..fs.containment import describe, escaping_link, lexical_problem
+from ..fs.containment import first_problem, lexical_problem
 from ..promql import labelflow
 from ..tools import amroute
 from .labelsets import alert_label_set, chart_values
@@ -99,9 +99,9 @@ def read_config(root: Path, rel: str) -> str:
     problem = lexical_problem(rel)
     if problem is not None:
         raise ConfigProblem(rel, f"{problem[0]} it {problem[1]}")
-    link = escaping_link(root, rel)
-    if link is not None:
-        raise ConfigProblem(rel, f"{describe('RG742', link[0], link[1])}; it was not read")
+    refused = first_problem(root, rel)  # a link out, or into .git (the CI's credentials)
+    if refused is not None:
+        raise ConfigProblem(rel, f"{refused}; it was not read")
     try:
         return fs_read.read_text(root / rel, rel)
     except FileNotFoundError:

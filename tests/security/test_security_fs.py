@@ -375,7 +375,7 @@ def test_the_package_reads_and_writes_only_through_rulegen_fs():
         # the rules and private (0600) token/header/CA files of one backtest run, in a
         # tempfile.TemporaryDirectory made for it
         "rulegen/live/backtest.py": {"rules.write_text(", "fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL"},
-        "rulegen/live/client.py": {"self._opener.open(req"},           # an HTTP request, not a file
+        "rulegen/live/client.py": {"opener.open(req"},           # an HTTP request, not a file
     }
     import re
     pat = re.compile(r"(?<!fs_read)\.(read_text|read_bytes|write_text|write_bytes)\(|\bopen\(|os\.replace\(|shutil\.copy|"

@@ -203,12 +203,13 @@ def _declared_variables(spec):
         matchers = silence.get("matchers") if isinstance(silence, dict) else None
         for label, value in (matchers if isinstance(matchers, dict) else {}).items():
             m = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", value) if isinstance(value, str) else None
-            if m and label_of(m.group(1), declared if isinstance(declared, dict) else None) is not None:
+            # every $VAR: the silence's preamble sets it, a lower-case one too (zsh's prompt, path)
+            if m:
                 why = unplain_reason(m.group(1))
                 if why is not None:
                     yield lf.finding(base + ("silence", "matchers", label), "RG514",
                                      _unplain_message(m.group(1), why, label_of(
-                                         m.group(1), declared if isinstance(declared, dict) else None)),
+                                         m.group(1), declared if isinstance(declared, dict) else None) or label),
                                      rule=rule)
 
 

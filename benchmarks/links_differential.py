@@ -35,6 +35,15 @@ SNIPPETS = [
     "## **B** { #bb }", "<http://x>", "    more text [i](#j)", "- item [k](#l)", "  continuation [m](#n)",
     "| a | b |\n|---|---|\n| [c](#d) | e |", "## x { #y }\n    [z](#w)", "## Same { #same }", "## Same",
     "## same-1", "## Same { #same_1 }", "1. `a` [b](#c) `d`", "x `[e](f)`", "``a`b``", "[a](#b) [c](d.md)",
+    # the triage box's constructs (issue 28): link attribute lists, summaries, pairs, bare &
+    "Open in [P](https://p.example.com/graph?g0.expr=up&g0.tab=1){ .rg-open }", "[o](#p){ .rg-open } · [g](h.md){ .rg-open }",
+    '[s](https://am.example.com/#/silences/new?filter=%7B%7D){ .rg-silence-link data-rg-silence="name namespace" }',
+    "[a](#b){ #c }", "[a](#b) { .rg-open }", "[a](#b){ .rg-open }{ #c }", "[a](#b){: .rg-open }", "{ .rg-open }",
+    "## [h](#i){ .rg-open } { #hh }", "- [l](#m){ .rg-open }", "| [t](#u){ .rg-open } | v |", "[q](?a=1&amp;b=2)",
+    "[q](?a=1&b=2) &copy; [r](#s&#35;t)", "<summary>Silence it: amtool or Alertmanager</summary>",
+    '<details class="rg-silence rg-wrap" markdown>\n<summary>Silence it: amtool</summary>\n\n[x](#y)\n\n</details>',
+    '- <span class="rg-pair" data-rg-pair="long=1h short=5m">**14.4x** over 1h [p](#q)</span>',
+    '<span class="rg-pair" data-rg-pair="long=1h short=5m">x</span>', "**Owner:** a · **Escalate:** `b`; [c](#d)",
 ]
 
 

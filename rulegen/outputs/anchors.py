@@ -120,20 +120,31 @@ _WRAPPER = re.compile(r'<(?P<open>div|details) class="rg-[a-z0-9-]+(?: rg-[a-z0-
                       r'(?: data-app="[a-z0-9-]+")? markdown>'
                       r'|</(?P<close>div|details)>'
                       r'|<div id="(?P<empty>rg-[a-z0-9-]+)" class="rg-[a-z0-9-]+"></div>'
-                      r'|(?P<summary><summary>Rule details</summary>)')
-_SUMMARY = "<summary>Rule details</summary>"
-_OWN_INLINE = re.compile(r'<span class="rg-[a-z0-9-]+(?: rg-[a-z0-9-]+)*">|</span>|<br>')
+                      r'|(?P<summary><summary>[A-Za-z][A-Za-z0-9 ,.:;()/-]*</summary>)')
+#: The summary line of a ``<details>`` wrapper: plain words ("Rule details", "Silence it: amtool").
+_SUMMARY = re.compile(r"<summary>[A-Za-z][A-Za-z0-9 ,.:;()/-]*</summary>")
+#: rulegen's badge/summary/burn-rate-pair spans and <br>: no id, no link.
+_OWN_INLINE = re.compile(r'<span class="rg-[a-z0-9-]+(?: rg-[a-z0-9-]+)*"(?: data-rg-pair="[A-Za-z0-9 .:=_-]*")?>'
+                         r'|</span>|<br>')
 _ATX_ID = re.compile(r"^(#{1,6})[ ]+([^#\n]*?)[ ]+\{[ ]?#([A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*)[ ]?\}[ ]*$")
 _ATX_PLAIN = re.compile(r"^(#{1,6})[ ]+([A-Za-z0-9][A-Za-z0-9 .,:;()/'-]*?)[ ]*$")
 _SETEXT = re.compile(r"^[=-]+[ ]*$")
 _ESCAPED = re.compile(r"\\[\\`*_{}\[\]()>#+\-.!]")
-_LINK = re.compile(r"(?<!!)\[([^\[\]|]*)\]\(([^()\s<>\"'\\&|\0]+)\)")
+_LINK = re.compile(r"(?<!!)\[([^\[\]|{}]*)\]\(([^()\s<>\"'\\|\0{}]+)\)")
+#: A character reference, which Python-Markdown keeps aside in a link target (and mkdocs does not
+#: validate a link holding one); a bare ``&`` (``?a=1&b=2``) is plain text.
+_ENTITY = re.compile(r"&(?:#[0-9]+|#x[0-9a-fA-F]+|[a-zA-Z0-9]+);")
+#: A link with the attribute list rulegen's pages put right after it (attr_list, inline: a class
+#: such as ``.rg-open``, the silence link's ``data-rg-silence``; no id).
+_LINK_ATTRS = re.compile(_LINK.pattern + r'(?:\{ \.rg-[a-z0-9-]+(?: \.rg-[a-z0-9-]+)*'
+                         r'(?: data-rg-silence="[A-Za-z0-9_ ]*")? \})?')
 _LEAD = re.compile(r"^[ >*+-]*(?:\d+\.)?[ >]*")
 
 
-def _inline_hrefs(text: str, hrefs: list[str]) -> bool:
+def _inline_hrefs(text: str, hrefs: list[str], attrs: bool = True) -> bool:
     """Append the link targets of one line of inline Markdown; False when the line holds
-    anything the fast path does not read exactly."""
+    anything the fast path does not read exactly. ``attrs``: a link may carry rulegen's own
+    attribute list (:data:`_LINK_ATTRS`; not in headings, whose attribute list is their id)."""
     # code spans, then escapes, as Python-Markdown does first; a stand-in keeps their place
     if "`" in text:
         if "``" in text or "\\`" in text:
@@ -145,16 +156,19 @@ def _inline_hrefs(text: str, hrefs: list[str]) -> bool:
     if "\\" in text:
         text = _ESCAPED.sub("\0", text)
     if "<" in text:
-        text = _OWN_INLINE.sub("\0", text)  # rulegen's badge/summary spans and <br>: no id, no link
-    if "<" in text or "{" in text or "}" in text:
+        text = _OWN_INLINE.sub("\0", text)
+    if "<" in text:
         return False
     if "[" in text or "]" in text:
-        for m in _LINK.finditer(text):
+        link = _LINK_ATTRS if attrs else _LINK
+        for m in link.finditer(text):
+            if "&" in m.group(2) and _ENTITY.search(m.group(2)):
+                return False
             hrefs.append(m.group(2))
-        rest = _LINK.sub("", text)
-        if "[" in rest or "]" in rest:
+        text = link.sub("", text)
+        if "[" in text or "]" in text:
             return False
-    return True
+    return "{" not in text and "}" not in text
 
 
 # Over 80 lines on purpose: one state machine over the page's lines (fence, wrappers, what the
@@ -182,7 +196,7 @@ def _fast_ids(text: str) -> tuple[set[str], list[str], list[str]] | None:
             prev = "blank"
             expect = None
             continue
-        if expect is not None and not (expect == "summary" and line == _SUMMARY):
+        if expect is not None and not (expect == "summary" and _SUMMARY.fullmatch(line)):
             return None
         if line[0] == "<" and not _COMMENT.match(line) and not _OWN_INLINE.match(line):
             # rulegen's own md_in_html wrappers, written exactly so: each on its own line,
@@ -228,7 +242,7 @@ def _fast_ids(text: str) -> tuple[set[str], list[str], list[str]] | None:
                 return None  # a heading right under a table row or a paragraph
             m = _ATX_ID.match(line)
             if m:
-                if "*" in line or "_" in m.group(2) or not _inline_hrefs(m.group(2), hrefs):
+                if "*" in line or "_" in m.group(2) or not _inline_hrefs(m.group(2), hrefs, attrs=False):
                     return None
                 headings.append((m.group(3), None))
             else:

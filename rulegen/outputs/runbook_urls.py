@@ -99,14 +99,31 @@ def static_runbook_url(spec, group, rule, values: dict | None = None) -> str | N
     """The ``runbook_url`` annotation that the spec or the chart's default ``values`` set for
     alert ``rule`` (``customRules``, group and global ``additionalRuleAnnotations``, the
     spec's own annotation, in that order), or None when the chart generates it."""
+    found = _static(spec, group, rule, values)
+    return found[0] if found is not None else None
+
+
+def _static(spec, group, rule, values: dict | None) -> tuple[str, bool] | None:
+    """:func:`static_runbook_url` and whether the spec's own annotation set it."""
     cfg = _knobs(spec, values)
     for src in (_get(cfg, "customRules", rule.name, "annotations"),
                 _get(cfg, "groups", group.name, "additionalRuleAnnotations"),
                 cfg.get("additionalRuleAnnotations"),
                 rule.annotations):
         if isinstance(src, dict) and src.get("runbook_url"):
-            return str(src["runbook_url"])
+            return str(src["runbook_url"]), src is rule.annotations
     return None
+
+
+def _url_pos(spec, group, rule, values: dict | None) -> tuple[int, int]:
+    """(line, col) in ``spec.file`` of the reference a ``runbook_url`` finding reports: the
+    spec's own ``annotations.runbook_url`` when that is the URL the chart renders, else the
+    alert itself (whose name makes the generated URL's page and anchor; a URL set in the
+    chart's values is named in the message)."""
+    found = _static(spec, group, rule, values)
+    if found is not None and found[1]:
+        return spec.source.pos(rule.path + ("annotations", "runbook_url"))
+    return spec.source.pos(rule.path)
 
 
 def is_absolute_http_url(url: str) -> bool:
@@ -170,13 +187,13 @@ def _alert(spec, group, rule, values: dict, ctx) -> list[Finding]:
         # a runbook_url written by hand (an imported upstream rule's, a wiki page): an
         # external link, whose form is all there is to check here
         if not is_absolute_http_url(url):
-            line, col = spec.source.pos(rule.path)
+            line, col = _url_pos(spec, group, rule, values)
             findings.append(error(spec.file, line, col, "RG712",
                                   f"{rule.name}: runbook_url {url!r} is neither under the runbook site "
                                   f"{base} nor an absolute http(s) URL, so a notification cannot open "
                                   "it; write the full address (https://host/path)", rule.name))
     elif outside:
-        line, col = spec.source.pos(rule.path)
+        line, col = _url_pos(spec, group, rule, values)
         findings.append(error(spec.file, line, col, "RG712",
                               f"{rule.name}: runbook_url {url} is not under the runbook site {base} "
                               "(mkdocs.yml site_url); set runbookUrl in values.yaml or site_url to the same base",
@@ -188,7 +205,7 @@ def _alert(spec, group, rule, values: dict, ctx) -> list[Finding]:
     frag = unquote(frag)
 
     def fail(kind, detail):
-        line, col = spec.source.pos(rule.path)
+        line, col = _url_pos(spec, group, rule, values)
         if kind == "page":
             findings.append(error(spec.file, line, col, "RG710",
                                   f"{rule.name}: runbook_url {url} opens page '{path or '/'}' but the site has "

@@ -86,7 +86,10 @@ def test_renamed_alert_heading_is_caught_with_the_missing_anchor(project):
     rg711 = [f for f in found if f.code == "RG711"]
     assert len(rg711) == 1
     f = rg711[0]
-    assert (f.file, f.line, f.rule) == ("rules/llama-swap.yaml", 50, "LlamaSwapDown")
+    # the URL is generated from the alert's name, so the finding points at the alert itself
+    # (found in the spec, not a fixed line: the bundled spec grows)
+    line = (project / "rules/llama-swap.yaml").read_text().split("\n").index("      - alert: LlamaSwapDown") + 1
+    assert (f.file, f.line, f.col, f.rule) == ("rules/llama-swap.yaml", line, 9, "LlamaSwapDown")
     assert f.message.startswith("LlamaSwapDown: runbook_url https://runbooks.example.com/llama-swap/#llamaswapdown "
                                 "opens runbooks/llama-swap.md but it has no anchor #llamaswapdown (missing anchor)")
     # the related link from LlamaSwapNoMetrics and the page/index links break too
@@ -141,6 +144,24 @@ def test_runbook_url_outside_the_site(project, parallel, monkeypatch):
     assert codes(found) == [("RG712", "LlamaSwapDown"), ("RG712", "LlamaSwapNoMetrics")]
     assert "runbook_url https://wiki.example.org/runbooks/llama-swap/#llamaswapdown is not under the runbook site " \
            "https://runbooks.example.com/" in found[0].message
+
+
+def test_spec_runbook_url_to_a_missing_anchor_points_at_the_annotation(project):
+    """A runbook_url the spec writes itself: the finding is at that annotation (line and
+    column of its value), not at the alert."""
+    spec = project / "rules/llama-swap.yaml"
+    text = spec.read_text()
+    old = "        summary: llama-swap has no available replica.\n"
+    assert text.count(old) == 1
+    spec.write_text(text.replace(old, old + "        annotations:\n"
+                                 "          runbook_url: https://runbooks.example.com/llama-swap/#llamaswapdwn\n"))
+    specs, outputs = planned(project)
+    found = check_links(outputs, specs, project)
+    assert codes(found) == [("RG711", "LlamaSwapDown")]
+    lines = spec.read_text().split("\n")
+    line = next(i for i, x in enumerate(lines, 1) if "#llamaswapdwn" in x)
+    assert (found[0].line, found[0].col) == (line, lines[line - 1].index("https://") + 1)
+    assert "no anchor #llamaswapdwn (missing anchor)" in found[0].message
 
 
 @pytest.mark.parametrize("parallel", [False, True])

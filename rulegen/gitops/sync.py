@@ -60,7 +60,6 @@ import os
 import re
 import subprocess
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import yaml
@@ -112,13 +111,28 @@ def _crd_schema(path: str, mtime: float) -> dict:
     return schema
 
 
+#: The validator made for a schema (by its id, with the schema kept alive): made once per run,
+#: not once per PrometheusRule.
+_VALIDATORS: dict[int, tuple] = {}
+
+
+def _draft4(schema: dict):
+    """The ``jsonschema`` Draft 4 validator of ``schema``, made once per schema object."""
+    kept = _VALIDATORS.get(id(schema))
+    if kept is None or kept[0] is not schema:
+        import jsonschema
+        if len(_VALIDATORS) >= 8:
+            _VALIDATORS.clear()
+        kept = _VALIDATORS[id(schema)] = (schema, jsonschema.Draft4Validator(schema))
+    return kept[1]
+
+
 def crd_errors(obj: dict, schema: dict) -> list[tuple[tuple, str]]:
     """Problems of the PrometheusRule ``obj`` against the CRD's openAPIV3Schema ``schema``, as
     (path inside the object, message): the JSON Schema errors (``jsonschema``, draft 4
     semantics as OpenAPI v3 uses) and duplicate keys of ``x-kubernetes-list-type: map`` lists."""
-    import jsonschema
     out = []
-    for e in sorted(jsonschema.Draft4Validator(schema).iter_errors(obj), key=lambda e: list(map(str, e.path))):
+    for e in sorted(_draft4(schema).iter_errors(obj), key=lambda e: list(map(str, e.path))):
         out.append((tuple(e.path), e.message))
 
     def lists(node, sch, path):
@@ -345,8 +359,7 @@ def sync_findings(loaded, root: Path, charts: list[str] | None = None) -> list[F
                 findings.append(_missing(f"charts.values_files.{chart}: {extra} does not exist"))
             else:
                 jobs.append((chart, gates, extra))
-    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
-        results = list(pool.map(lambda j: _render(root, helm, *j), jobs))
+    results = _render_all(root, jobs)
     rendered = []
     for found, docs in results:
         findings += found
@@ -364,35 +377,59 @@ def _read(root: Path, path: str) -> str:
         return ""
 
 
-def _render(root: Path, helm, chart: str, gates: tuple, extra: str | None):
-    """Render ``chart`` with its values.yaml (and ``extra``): (findings, [(chart, values file,
-    PrometheusRule), ...])."""
+def _render_all(root: Path, jobs: list) -> list:
+    """Render each job ``(chart, gates, extra values file or None)`` with the chart's
+    values.yaml (and the extra file): per job (findings, [(chart, values file, PrometheusRule),
+    ...]). All jobs are rendered at once (:func:`rulegen.tools.helm.template_many`, exactly
+    as ``helm template`` of each alone), then those whose values leave the gates off and
+    render no PrometheusRule once more with the gates on, so the PrometheusRule is checked
+    anyway."""
+    def shown(job) -> str:
+        return job[2] or f"{job[0]}/values.yaml"
+
+    def values(job) -> tuple:
+        return (str(root / job[2]),) if job[2] else ()
+    first = helm.template_many([helm.Job(root / j[0], values(j)) for j in jobs], root)
+    out: list = [None] * len(jobs)
+    again = []
+    for i, (job, r) in enumerate(zip(jobs, first)):
+        chart, gates, extra = job
+        if isinstance(r, subprocess.TimeoutExpired):
+            out[i] = [Finding(shown(job), 0, 0, "RG735", Severity.ERROR,
+                              f"helm template of {chart} with {shown(job)} did not finish within {helm.TIMEOUT_S} s")], []
+        elif isinstance(r, helm.HelmError):
+            out[i] = _values_error(root, r, chart, extra), []
+        elif isinstance(r, BaseException):
+            raise r
+        elif not r.prometheus_rules() and gates:  # the values leave the gates off: turn them on
+            again.append(i)
+        else:
+            out[i] = [], [(chart, shown(job), pr) for pr in r.prometheus_rules()]
+    on = helm.template_many([helm.Job(root / jobs[i][0], values(jobs[i]), tuple(f"{g}=true" for g in jobs[i][1]))
+                             for i in again], root)
+    for i, r in zip(again, on):
+        chart, gates, _extra = jobs[i]
+        if isinstance(r, (helm.HelmError, subprocess.TimeoutExpired)):
+            out[i] = [Finding(shown(jobs[i]), 0, 0, "RG735", Severity.ERROR,
+                              f"helm template of {chart} with {shown(jobs[i])} and its gates ({', '.join(gates)}) on "
+                              f"fails, so turning it on would fail the Argo CD sync: {str(r)[:500]}")], []
+        elif isinstance(r, BaseException):
+            raise r
+        else:
+            out[i] = [], [(chart, shown(jobs[i]), pr) for pr in r.prometheus_rules()]
+    return out
+
+
+def _values_error(root: Path, e: Exception, chart: str, extra: str | None) -> list[Finding]:
+    """RG735 findings for helm's error ``e`` rendering ``chart`` with its values.yaml (and
+    ``extra``)."""
     own = f"{chart}/values.yaml"
-    shown = extra or own
     files = [(own, _read(root, own))] + ([(extra, _read(root, extra))] if extra else [])
-    args = ["--values", str(root / extra)] if extra else []
     try:
-        out = helm.template(root / chart, root=root, extra_args=args)
-    except subprocess.TimeoutExpired:
-        return [Finding(shown, 0, 0, "RG735", Severity.ERROR,
-                        f"helm template of {chart} with {shown} did not finish within {helm.TIMEOUT_S} s")], []
-    except helm.HelmError as e:
-        try:
-            schema = json.loads(_read(root, f"{chart}/values.schema.json") or "null")
-        except ValueError:
-            schema = None
-        return values_findings(str(e), files, schema if isinstance(schema, dict) else None, chart, shown), []
-    rules = out.prometheus_rules()
-    if not rules and gates:  # the values leave the gates off: check what turning them on renders
-        try:
-            out = helm.template(root / chart, root=root, extra_args=args,
-                                set_values=[f"{g}=true" for g in gates])
-        except (helm.HelmError, subprocess.TimeoutExpired) as e:
-            return [Finding(shown, 0, 0, "RG735", Severity.ERROR,
-                            f"helm template of {chart} with {shown} and its gates ({', '.join(gates)}) on "
-                            f"fails, so turning it on would fail the Argo CD sync: {str(e)[:500]}")], []
-        rules = out.prometheus_rules()
-    return [], [(chart, shown, pr) for pr in rules]
+        schema = json.loads(_read(root, f"{chart}/values.schema.json") or "null")
+    except ValueError:
+        schema = None
+    return values_findings(str(e), files, schema if isinstance(schema, dict) else None, chart, extra or own)
 
 
 def _crd_and_webhook(rendered: list, schema: dict, root: Path) -> list[Finding]:
@@ -414,7 +451,7 @@ def _crd_and_webhook(rendered: list, schema: dict, root: Path) -> list[Finding]:
                                     "rejects it, so the Argo CD sync would fail", rule_name))
         if errors:
             continue
-        body = yaml.safe_dump(pr.get("spec") or {}, sort_keys=False, allow_unicode=True)
+        body = _rule_file(pr.get("spec") or {})
         if len(body.encode("utf-8")) > MAX_RULE_BYTES:
             findings.append(Finding(shown, 0, 0, "RG737", Severity.ERROR,
                                     f"{what}: its rules are {len(body.encode('utf-8'))} bytes as a rule file, "
@@ -446,6 +483,22 @@ def _crd_and_webhook(rendered: list, schema: dict, root: Path) -> list[Finding]:
                                         "(Prometheus' rule parser) rejects it, so the Argo CD sync would fail",
                                         rule_name))
     return findings
+
+
+def _rule_file(spec) -> str:
+    """The PrometheusRule's ``spec`` as a rule file (YAML) for promtool and the size limit.
+    libyaml's emitter (five times faster) folds long strings elsewhere than PyYAML's, which
+    promtool reads alike (its messages drop the positions); the size figure is PyYAML's, so
+    a body near the limit is made by PyYAML."""
+    dumper = getattr(yaml, "CSafeDumper", None)
+    if dumper is not None:
+        try:
+            body = yaml.dump(spec, Dumper=dumper, sort_keys=False, allow_unicode=True)
+            if len(body.encode("utf-8")) < MAX_RULE_BYTES // 2:
+                return body
+        except yaml.YAMLError:
+            pass
+    return yaml.safe_dump(spec, sort_keys=False, allow_unicode=True)
 
 
 def _rule_name(pr: dict, path: tuple) -> str:

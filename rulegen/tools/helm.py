@@ -2,11 +2,19 @@
 
 Commands used (Helm 3 docs): ``helm template RELEASE CHART --namespace NS --set k=v ...``
 (with ``--values FILE`` for structured overrides) and ``helm lint CHART``.
+
+:func:`template_many` renders many charts at once through ``rulegen-helmrender``
+(``tools/rulegen-helmrender``), which runs ``helm template``'s own code of the pinned Helm
+module for each chart in one process, so a project of a hundred charts pays Helm's start-up
+once; what it cannot render (and everything, when it is not installed) is rendered by the
+real ``helm template``, whose error text the findings quote.
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,11 +81,99 @@ def template(chart: Path, values: list[str] | None = None, set_values: list[str]
         proc = process.run(args, timeout=TIMEOUT_S)
     if proc.returncode != 0:
         raise HelmError(f"helm template {chart} failed: {proc.stderr.strip()}")
+    return _rendered(proc.stdout, chart)
+
+
+def _rendered(text: str, chart: Path) -> Rendered:
+    """``helm template`` output ``text`` of ``chart`` with its documents parsed."""
     # libyaml when available: a chart can render megabytes (same documents as safe_load_all)
     # aliases expanding too far (a "billion laughs" in a template): RG105 before any walk
-    docs = [d for d in yamlbound.load_all(proc.stdout, getattr(yaml, "CSafeLoader", yaml.SafeLoader),
+    docs = [d for d in yamlbound.load_all(text, getattr(yaml, "CSafeLoader", yaml.SafeLoader),
                                           f"helm template {chart}") if d is not None]
-    return Rendered(text=proc.stdout, documents=docs)
+    return Rendered(text=text, documents=docs)
+
+
+#: rulegen's batch renderer (``tools/rulegen-helmrender``), built beside helm.
+HELPER = "rulegen-helmrender"
+#: Renders of the real ``helm template`` run at once when the helper cannot do them.
+WORKERS = 2
+
+
+@dataclass(frozen=True)
+class Job:
+    """One render for :func:`template_many`: ``helm template RELEASE chart --namespace NS
+    --values F... --set S...`` with ``values_files`` (paths, applied in order after the
+    chart's values.yaml, later wins) and ``set_values`` (``--set`` strings)."""
+
+    chart: Path
+    values_files: tuple[str, ...] = ()
+    set_values: tuple[str, ...] = ()
+
+
+def template_many(jobs: list[Job], root: Path | None = None, release: str = DEFAULT_RELEASE,
+                  namespace: str = DEFAULT_NAMESPACE) -> list:
+    """Each of ``jobs`` rendered as :func:`template` renders it alone, in order: a
+    :class:`Rendered` (the same text and documents) or the exception :func:`template` raises
+    for it (:class:`HelmError` with helm's own message, ``subprocess.TimeoutExpired``, or a
+    :class:`rulegen.findings.RulegenError` of the document check), returned, not raised.
+
+    All jobs go to one ``rulegen-helmrender`` process (see the module docstring); each job it
+    does not render, or all of them when it is missing, fails or runs longer than
+    :data:`TIMEOUT_S` seconds, is rendered by the real ``helm template``, :data:`WORKERS` at
+    a time.
+
+    Raises:
+        RulegenError: helm is not installed, or would come from the project (RG761, RG762).
+    """
+    find.require("helm", root)
+    out: list = [None] * len(jobs)
+    for i, text in enumerate(_helper(jobs, root, release, namespace)):
+        if text is not None:
+            out[i] = _try(lambda t=text, j=jobs[i]: _rendered(t, j.chart))
+    rest = [i for i, r in enumerate(out) if r is None]
+
+    def one(i: int):
+        j = jobs[i]
+        args = [a for f in j.values_files for a in ("--values", str(f))]
+        return _try(lambda: template(j.chart, set_values=list(j.set_values), release=release,
+                                     namespace=namespace, root=root, extra_args=args))
+    if len(rest) > 1:
+        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+            done = list(pool.map(one, rest))
+    else:
+        done = [one(i) for i in rest]
+    for i, r in zip(rest, done):
+        out[i] = r
+    return out
+
+
+def _try(fn):
+    """``fn()``, or the :class:`HelmError`, timeout or RulegenError it raised."""
+    try:
+        return fn()
+    except (RulegenError, process.TimeoutExpired) as e:
+        return e
+
+
+def _helper(jobs: list[Job], root: Path | None, release: str, namespace: str) -> list:
+    """The manifest text ``rulegen-helmrender`` rendered for each job, None where it did not
+    (all None when it is not installed or fails as a whole)."""
+    none = [None] * len(jobs)
+    tool = find.find(HELPER, root) if jobs else None
+    if tool is None:
+        return none
+    request = json.dumps({"jobs": [{"release": release, "namespace": namespace, "chart": str(j.chart),
+                                    "values": [str(f) for f in j.values_files], "set": list(j.set_values)}
+                                   for j in jobs]})
+    try:
+        proc = process.run([tool], timeout=TIMEOUT_S, input=request)
+        results = json.loads(proc.stdout)["results"] if proc.returncode == 0 else None
+    except (OSError, process.TimeoutExpired, ValueError, KeyError, TypeError):
+        return none
+    if not isinstance(results, list) or len(results) != len(jobs):
+        return none
+    return [r["manifest"] if isinstance(r, dict) and r.get("ok") is True and isinstance(r.get("manifest"), str)
+            else None for r in results]
 
 
 def lint(chart: Path, values: list[str] | None = None, root: Path | None = None) -> tuple[bool, str]:

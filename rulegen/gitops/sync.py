@@ -326,6 +326,46 @@ def sync_findings(loaded, root: Path, charts: list[str] | None = None) -> list[F
     """The findings of this module's checks (``RG735``-``RG738``) for the charts of
     ``loaded.specs`` (or only ``charts``, project-relative folders), each rendered with its own
     values.yaml and every extra values file of ``loaded.config.values_files``."""
+    with start(loaded, root, charts) as check:
+        return check.findings()
+
+
+class SyncCheck:
+    """The sync check of a project with its renders started (:func:`start`), so they run
+    while rulegen does other work; :meth:`findings` waits for them. A context manager:
+    leaving it stops renders still running."""
+
+    def __init__(self, root: Path, findings: list[Finding], jobs: list | None = None, schema: dict | None = None,
+                 batch=None):
+        self.root, self._findings, self.jobs, self.schema, self.batch = root, findings, jobs or [], schema, batch
+
+    def __enter__(self) -> "SyncCheck":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the renders if they still run."""
+        if self.batch is not None:
+            self.batch.close()
+
+    def findings(self) -> list[Finding]:
+        """The findings (see :func:`sync_findings`), in the order a check reports them."""
+        if self.batch is None:
+            return list(self._findings)
+        findings = list(self._findings)
+        rendered = []
+        for found, docs in _render_all(self.root, self.jobs, self.batch):
+            findings += found
+            rendered += docs
+        return findings + _crd_and_webhook(rendered, self.schema, self.root)
+
+
+def start(loaded, root: Path, charts: list[str] | None = None) -> SyncCheck:
+    """Start the sync check (see :func:`sync_findings`): every render it needs is started at
+    once (:class:`rulegen.tools.helm.Batch`), each job (chart, values file) as it is and, when
+    the chart has gates, with them on (used when the values leave them off)."""
     root = Path(root)
     chart_gates: dict[str, tuple] = {}
     for s in loaded.specs:
@@ -334,14 +374,15 @@ def sync_findings(loaded, root: Path, charts: list[str] | None = None) -> list[F
     if charts is not None:
         chart_gates = {c: g for c, g in chart_gates.items() if c in charts}
     if not chart_gates:
-        return []
+        return SyncCheck(root, [])
     if find.find("helm", root) is None or find.find("promtool", root) is None:
-        return [_missing("the Argo CD sync check (values, CRD schema, webhook) did not run: helm or promtool "
-                         f"is not installed; {find.INSTALL_HINT}")]
+        return SyncCheck(root, [_missing("the Argo CD sync check (values, CRD schema, webhook) did not run: helm "
+                                         f"or promtool is not installed; {find.INSTALL_HINT}")])
     crd = crd_path(root)
     if not crd.is_file():
-        return [_missing(f"the Argo CD sync check did not run: the Prometheus Operator's CRD schema is not at "
-                         f"{crd}; run scripts/install-tools.sh (it fetches the pinned module's CRD)")]
+        return SyncCheck(root, [_missing(f"the Argo CD sync check did not run: the Prometheus Operator's CRD schema "
+                                         f"is not at {crd}; run scripts/install-tools.sh (it fetches the pinned "
+                                         "module's CRD)")])
     schema = _crd_schema(str(crd), crd.stat().st_mtime)
     findings: list[Finding] = []
     jobs = []
@@ -359,13 +400,18 @@ def sync_findings(loaded, root: Path, charts: list[str] | None = None) -> list[F
                 findings.append(_missing(f"charts.values_files.{chart}: {extra} does not exist"))
             else:
                 jobs.append((chart, gates, extra))
-    results = _render_all(root, jobs)
-    rendered = []
-    for found, docs in results:
-        findings += found
-        rendered += docs
-    findings += _crd_and_webhook(rendered, schema, root)
-    return findings
+    return SyncCheck(root, findings, jobs, schema, helm.Batch(_batch_jobs(root, jobs), root))
+
+
+def _values(root: Path, job) -> tuple:
+    """The extra values file of ``job`` (chart, gates, extra or None) as helm is given it."""
+    return (str(root / job[2]),) if job[2] else ()
+
+
+def _batch_jobs(root: Path, jobs: list) -> list:
+    """The renders of ``jobs``: each as it is, then each one with gates with its gates on."""
+    return [helm.Job(root / j[0], _values(root, j)) for j in jobs] + [
+        helm.Job(root / j[0], _values(root, j), tuple(f"{g}=true" for g in j[1])) for j in jobs if j[1]]
 
 
 def _read(root: Path, path: str) -> str:
@@ -377,20 +423,18 @@ def _read(root: Path, path: str) -> str:
         return ""
 
 
-def _render_all(root: Path, jobs: list) -> list:
-    """Render each job ``(chart, gates, extra values file or None)`` with the chart's
-    values.yaml (and the extra file): per job (findings, [(chart, values file, PrometheusRule),
-    ...]). All jobs are rendered at once (:func:`rulegen.tools.helm.template_many`, exactly
-    as ``helm template`` of each alone), then those whose values leave the gates off and
-    render no PrometheusRule once more with the gates on, so the PrometheusRule is checked
-    anyway."""
+def _render_all(root: Path, jobs: list, batch) -> list:
+    """Per job ``(chart, gates, extra values file or None)`` of :func:`start`: (findings,
+    [(chart, values file, PrometheusRule), ...]) of the chart rendered with its values.yaml
+    (and the extra file), exactly as ``helm template`` of each alone renders it; for the jobs
+    whose values leave the gates off and render no PrometheusRule, the render with the gates
+    on, so the PrometheusRule is checked anyway."""
     def shown(job) -> str:
         return job[2] or f"{job[0]}/values.yaml"
-
-    def values(job) -> tuple:
-        return (str(root / job[2]),) if job[2] else ()
-    first = helm.template_many([helm.Job(root / j[0], values(j)) for j in jobs], root)
-    out: list = [None] * len(jobs)
+    n = len(jobs)
+    gated = {i: n + k for k, i in enumerate(i for i, j in enumerate(jobs) if j[1])}  # job -> its gates-on render
+    first = batch.results(list(range(n)))
+    out: list = [None] * n
     again = []
     for i, (job, r) in enumerate(zip(jobs, first)):
         chart, gates, extra = job
@@ -405,10 +449,10 @@ def _render_all(root: Path, jobs: list) -> list:
             again.append(i)
         else:
             out[i] = [], [(chart, shown(job), pr) for pr in r.prometheus_rules()]
-    on = helm.template_many([helm.Job(root / jobs[i][0], values(jobs[i]), tuple(f"{g}=true" for g in jobs[i][1]))
-                             for i in again], root)
-    for i, r in zip(again, on):
+    on = batch.results([gated[i] for i in again])
+    for i in again:
         chart, gates, _extra = jobs[i]
+        r = on[gated[i]]
         if isinstance(r, (helm.HelmError, subprocess.TimeoutExpired)):
             out[i] = [Finding(shown(jobs[i]), 0, 0, "RG735", Severity.ERROR,
                               f"helm template of {chart} with {shown(jobs[i])} and its gates ({', '.join(gates)}) on "

@@ -116,35 +116,99 @@ def template_many(jobs: list[Job], root: Path | None = None, release: str = DEFA
     :class:`Rendered` (the same text and documents) or the exception :func:`template` raises
     for it (:class:`HelmError` with helm's own message, ``subprocess.TimeoutExpired``, or a
     :class:`rulegen.findings.RulegenError` of the document check), returned, not raised.
-
-    All jobs go to one ``rulegen-helmrender`` process (see the module docstring); each job it
-    does not render, or all of them when it is missing, fails or runs longer than
-    :data:`TIMEOUT_S` seconds, is rendered by the real ``helm template``, :data:`WORKERS` at
-    a time.
+    The same as ``Batch(jobs, ...).results()`` (see :class:`Batch`).
 
     Raises:
         RulegenError: helm is not installed, or would come from the project (RG761, RG762).
     """
-    find.require("helm", root)
-    out: list = [None] * len(jobs)
-    for i, text in enumerate(_helper(jobs, root, release, namespace)):
-        if text is not None:
-            out[i] = _try(lambda t=text, j=jobs[i]: _rendered(t, j.chart))
-    rest = [i for i, r in enumerate(out) if r is None]
+    with Batch(jobs, root, release, namespace) as batch:
+        return batch.results()
 
-    def one(i: int):
-        j = jobs[i]
-        args = [a for f in j.values_files for a in ("--values", str(f))]
-        return _try(lambda: template(j.chart, set_values=list(j.set_values), release=release,
-                                     namespace=namespace, root=root, extra_args=args))
-    if len(rest) > 1:
-        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-            done = list(pool.map(one, rest))
-    else:
-        done = [one(i) for i in rest]
-    for i, r in zip(rest, done):
-        out[i] = r
-    return out
+
+class Batch:
+    """Renders of ``jobs`` (:class:`Job`) started at once, so they run while rulegen does other
+    work: all of them go to one ``rulegen-helmrender`` process (see the module docstring),
+    started here; :meth:`results` waits for it. Each job it does not render, or all of them
+    when it is missing, fails or runs longer than :data:`TIMEOUT_S` seconds, is rendered by
+    the real ``helm template`` when asked for, :data:`WORKERS` at a time. Use it as a context
+    manager (or call :meth:`close`): leaving stops the helper if it still runs.
+
+    Raises:
+        RulegenError: helm is not installed, or would come from the project (RG761, RG762).
+    """
+
+    def __init__(self, jobs: list[Job], root: Path | None = None, release: str = DEFAULT_RELEASE,
+                 namespace: str = DEFAULT_NAMESPACE):
+        find.require("helm", root)
+        self.jobs, self.root, self.release, self.namespace = list(jobs), root, release, namespace
+        self._started = None
+        self._texts: list | None = None
+        self._out: list = [None] * len(self.jobs)
+        tool = find.find(HELPER, root) if self.jobs else None
+        if tool is not None:
+            request = json.dumps({"jobs": [{"release": release, "namespace": namespace, "chart": str(j.chart),
+                                            "values": [str(f) for f in j.values_files], "set": list(j.set_values)}
+                                           for j in self.jobs]})
+            try:
+                self._started = process.start([tool], timeout=TIMEOUT_S, input=request)
+            except OSError:
+                self._started = None
+
+    def __enter__(self) -> "Batch":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the helper if it still runs and remove its files."""
+        if self._started is not None:
+            self._started.close()
+            self._started = None
+
+    def results(self, wanted: list[int] | None = None) -> list:
+        """The outcome of each job (as :func:`template_many` says), or of the jobs at indexes
+        ``wanted`` only (the others: None unless asked for before); each job is rendered (or
+        its text parsed) once however often it is asked for."""
+        texts = self._helper_texts()
+        out = self._out
+        indexes = range(len(self.jobs)) if wanted is None else wanted
+        for i in indexes:
+            if out[i] is None and texts[i] is not None:
+                out[i] = _try(lambda t=texts[i], j=self.jobs[i]: _rendered(t, j.chart))
+        rest = [i for i in indexes if out[i] is None]
+
+        def one(i: int):
+            j = self.jobs[i]
+            args = [a for f in j.values_files for a in ("--values", str(f))]
+            return _try(lambda: template(j.chart, set_values=list(j.set_values), release=self.release,
+                                         namespace=self.namespace, root=self.root, extra_args=args))
+        if len(rest) > 1:
+            with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+                done = list(pool.map(one, rest))
+        else:
+            done = [one(i) for i in rest]
+        for i, r in zip(rest, done):
+            out[i] = r
+        return list(out)
+
+    def _helper_texts(self) -> list:
+        """The manifest text the helper rendered for each job, None where it did not (all None
+        when it is not installed or fails as a whole); waits for it the first time."""
+        if self._texts is None:
+            self._texts = [None] * len(self.jobs)
+            if self._started is not None:
+                try:
+                    proc = self._started.wait()
+                    results = json.loads(proc.stdout)["results"] if proc.returncode == 0 else None
+                except (OSError, process.TimeoutExpired, ValueError, KeyError, TypeError):
+                    results = None
+                finally:
+                    self.close()
+                if isinstance(results, list) and len(results) == len(self.jobs):
+                    self._texts = [r["manifest"] if isinstance(r, dict) and r.get("ok") is True
+                                   and isinstance(r.get("manifest"), str) else None for r in results]
+        return self._texts
 
 
 def _try(fn):
@@ -153,27 +217,6 @@ def _try(fn):
         return fn()
     except (RulegenError, process.TimeoutExpired) as e:
         return e
-
-
-def _helper(jobs: list[Job], root: Path | None, release: str, namespace: str) -> list:
-    """The manifest text ``rulegen-helmrender`` rendered for each job, None where it did not
-    (all None when it is not installed or fails as a whole)."""
-    none = [None] * len(jobs)
-    tool = find.find(HELPER, root) if jobs else None
-    if tool is None:
-        return none
-    request = json.dumps({"jobs": [{"release": release, "namespace": namespace, "chart": str(j.chart),
-                                    "values": [str(f) for f in j.values_files], "set": list(j.set_values)}
-                                   for j in jobs]})
-    try:
-        proc = process.run([tool], timeout=TIMEOUT_S, input=request)
-        results = json.loads(proc.stdout)["results"] if proc.returncode == 0 else None
-    except (OSError, process.TimeoutExpired, ValueError, KeyError, TypeError):
-        return none
-    if not isinstance(results, list) or len(results) != len(jobs):
-        return none
-    return [r["manifest"] if isinstance(r, dict) and r.get("ok") is True and isinstance(r.get("manifest"), str)
-            else None for r in results]
 
 
 def lint(chart: Path, values: list[str] | None = None, root: Path | None = None) -> tuple[bool, str]:

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.tools("helm", "promtool", "rulegen-helmrender")
 def _per_chart(monkeypatch) -> None:
     """Make :func:`helm.template_many` render every job with the real helm, one process each
     (the helper answers nothing): how `check` rendered before the helper."""
-    monkeypatch.setattr(helm, "_helper", lambda jobs, *a: [None] * len(jobs))
+    monkeypatch.setattr(helm, "HELPER", "rulegen-no-such-helper")
 
 
 def _check(root: Path, capsys) -> tuple[int, str]:
@@ -61,7 +61,8 @@ def test_the_helper_prints_what_helm_template_prints(tmp_path, shared_dir):
     assert main(["-C", str(imported), "build"]) == 0
     gates = {s.chart.path: s.chart.gates for s in load_project(imported).specs}
     jobs += [helm.Job(imported / c, set_values=tuple(f"{g}=true" for g in gates[c])) for c in sorted(gates)]
-    texts = helm._helper(jobs, REPO, helm.DEFAULT_RELEASE, helm.DEFAULT_NAMESPACE)
+    with helm.Batch(jobs, REPO) as batch:
+        texts = batch._helper_texts()
     assert None not in texts
     for job, text in zip(jobs, texts):
         args = [a for f in job.values_files for a in ("--values", f)]

@@ -196,18 +196,20 @@ def _prepare(root: Path) -> dict:
     from rulegen.gitops import sync
     from rulegen.tools import process
     started: list[str] = []
-    run = process.run
+    run, start = process.run, process.start
 
-    def counted(args, **kw):
-        started.append(Path(str(args[0])).name)
-        return run(args, **kw)
-    process.run = counted
+    def counted(fn):
+        def wrapped(args, **kw):
+            started.append(Path(str(args[0])).name)
+            return fn(args, **kw)
+        return wrapped
+    process.run, process.start = counted(run), counted(start)
     try:
         t = time.perf_counter()
         sync.sync_findings(loaded, root)
         phases["sync check (helm, CRD, webhook)"] = time.perf_counter() - t
     finally:
-        process.run = run
+        process.run, process.start = run, start
     phases["processes the sync check started"] = ", ".join(
         f"{n} x{started.count(n)}" for n in dict.fromkeys(started)) or "none"
     return phases

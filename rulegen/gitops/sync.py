@@ -5,14 +5,14 @@ Kubernetes API server checks every PrometheusRule against the Prometheus Operato
 and the operator's admission webhook parses its rule groups with Prometheus' rule parser.
 ``check`` does the same before the merge:
 
-1. every chart of the project's specs is rendered as ``helm template`` renders it
-   (:class:`rulegen.tools.helm.Batch`: all renders in one ``rulegen-helmrender`` process
-   running Helm's own code, the real helm for what it cannot render) with its own
-   ``values.yaml`` and, once each, with every extra values file the project names for it in
-   ``.rulegen.yaml`` (``charts.values_files``: one per environment or cluster); when the
+1. every chart of the project's specs is rendered as ``helm template`` renders it with its
+   own ``values.yaml`` and, once each, with every extra values file the project names for it
+   in ``.rulegen.yaml`` (``charts.values_files``: one per environment or cluster); when the
    values leave the chart's gates off, its render with the gates on is checked instead, so
-   the PrometheusRule is checked anyway. :func:`start` starts the renders, so they run while
-   ``check`` plans the outputs;
+   the PrometheusRule is checked anyway. All renders run in one ``rulegen-helmrender``
+   process (Helm's own code of the pinned module, see :class:`rulegen.tools.helm.Batch`),
+   started before ``check`` plans the outputs; what it cannot render is rendered by the real
+   ``helm template``, whose error the finding quotes;
 2. every rendered PrometheusRule is validated against the ``v1`` schema of the
    ``monitoring.coreos.com_prometheusrules.yaml`` CRD published in the
    ``github.com/prometheus-operator/prometheus-operator`` Go module, pinned in

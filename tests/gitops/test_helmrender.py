@@ -47,14 +47,44 @@ def _jobs(root: Path) -> list[helm.Job]:
     return jobs
 
 
+def _library_layout(root: Path) -> tuple[Path, Path]:
+    """A chart whose helpers come from a library chart it links in as a subchart
+    (``charts/app/charts/lib -> ../../lib``, listed in its dependencies), the layout that
+    moves rulegen's helpers out of each chart; and one listing a dependency it does not
+    carry (helm refuses it)."""
+    lib = root / "charts" / "lib"
+    (lib / "templates").mkdir(parents=True)
+    (lib / "Chart.yaml").write_text("apiVersion: v2\nname: lib\ntype: library\nversion: 0.1.0\n", encoding="utf-8")
+    (lib / "templates" / "_lib.tpl").write_text('{{- define "lib.rule" -}}\nalert: {{ .name }}\nexpr: up == 0\n'
+                                                "for: 5m\n{{- end }}\n", encoding="utf-8")
+    app = root / "charts" / "app"
+    (app / "templates").mkdir(parents=True)
+    (app / "charts").mkdir()
+    (app / "charts" / "lib").symlink_to("../../lib")
+    (app / "Chart.yaml").write_text("apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n"
+                                    "  - name: lib\n    version: 0.1.0\n", encoding="utf-8")
+    (app / "values.yaml").write_text("enabled: true\n", encoding="utf-8")
+    (app / "templates" / "rule.yaml").write_text(
+        "{{- if .Values.enabled }}\napiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata:\n"
+        "  name: {{ .Release.Name }}-app\nspec:\n  groups:\n    - name: app\n      rules:\n"
+        '        - {{- include "lib.rule" (dict "name" "AppDown") | nindent 10 }}\n{{- end }}\n', encoding="utf-8")
+    missing = root / "charts" / "missing-dep"
+    (missing / "templates").mkdir(parents=True)
+    (missing / "Chart.yaml").write_text("apiVersion: v2\nname: missing-dep\nversion: 0.1.0\ndependencies:\n"
+                                        "  - name: lib\n    version: 0.1.0\n", encoding="utf-8")
+    return app, missing
+
+
 def test_the_helper_prints_what_helm_template_prints(tmp_path, shared_dir):
     """The helper's text for each job equals `helm template`'s stdout byte for byte: the
     bundled charts (each three ways), kube-prometheus-stack's own chart (hundreds of
-    templates, helpers, `.Capabilities`) and the chart `rulegen import` made of it."""
+    templates, helpers, `.Capabilities`), the charts `rulegen import` made of it, and a chart
+    taking its helpers from a linked library subchart."""
     root = tmp_path / "p"
     shutil.copytree(REPO / "charts", root / "charts")
     jobs = _jobs(root)
-    jobs.append(helm.Job(KPS_CHART))
+    app, _missing = _library_layout(tmp_path / "lib-layout")
+    jobs += [helm.Job(KPS_CHART), helm.Job(app), helm.Job(app, set_values=("enabled=false",))]
     imported = tmp_path / "kps"
     assert main(["-C", str(imported), "import", str(KPS_CHART), "--release", "kps", "--namespace", "monitoring",
                  "--kube-version", "1.33.0"]) == 0
@@ -72,13 +102,15 @@ def test_the_helper_prints_what_helm_template_prints(tmp_path, shared_dir):
 
 
 def test_template_many_is_template_of_each_job(tmp_path):
-    """Same result or same error per job, whether the helper renders it or helm does."""
+    """Same result or same error per job, whether the helper renders it or helm does: a bad
+    value, a missing chart, a chart with a library subchart, one missing its dependency."""
     root = tmp_path / "p"
     shutil.copytree(REPO / "charts", root / "charts")
     bad = root / "bad-values.yaml"
     bad.write_text("prometheusRule:\n  customRules:\n    X:\n      severity: page\n", encoding="utf-8")
+    app, missing = _library_layout(tmp_path / "lib-layout")
     jobs = _jobs(root) + [helm.Job(root / "charts" / "noctaya", values_files=(str(bad),)),
-                          helm.Job(root / "charts" / "missing")]
+                          helm.Job(root / "charts" / "missing"), helm.Job(app), helm.Job(missing)]
     many = helm.template_many(jobs, REPO)
     for job, got in zip(jobs, many):
         args = [a for f in job.values_files for a in ("--values", f)]

@@ -188,3 +188,80 @@ def test_a_budget_computed_from_the_objective_would_move_the_thresholds(tmp_path
     groups = [{"name": group.name, "rules": rules}, {"name": "old", "rules": _rule_doc(spec, group, old=True)}]
     run = _run(tmp_path, groups, [_pair_test(spec, group, w) for w in spec.slos[0].windows])
     assert run.returncode != 0 and not all(c.passed for c in run.cases)
+
+
+@pytest.mark.tools("promtool")
+def test_a_label_on_the_error_ratio_only_silences_the_alerts(tmp_path, promtool_bin):
+    """What RG364 guards against, measured: an error ratio recorded with a label the budget
+    lacks (``customRules.<recording rule>.labels``) matches no budget, so an all-bad ratio
+    fires nothing; with the same labels on both, it pages."""
+    spec, group = _expanded("99.5")
+    s = spec.slos[0]
+    labels = dict(sorted(group.rules[0].all_labels(spec.labels, group.labels).items()))
+    rules = [r for r in _rule_doc(spec, group, old=False)]
+
+    def run(extra: dict) -> int:
+        series = [{"series": series_text(slo_mod.SLI_RECORD.format(window=slo_mod.format_ms(ms)),
+                                         dict(sorted({**labels, **extra}.items()))),
+                   "values": "1x10"} for ms in s.record_windows()]
+        tests = [{"interval": "1m", "input_series": series,
+                  "alert_rule_test": [{"eval_time": "5m", "alertname": s.alert_name("page"), "exp_alerts": []}]}]
+        return _run(tmp_path, [{"name": group.name, "rules": rules}], tests).returncode
+
+    assert run({"cluster": "eu"}) == 0  # quiet: nothing to compare with
+    assert run({}) != 0  # the same input pages when the labels agree
+
+
+GROUP_KNOB = "    demo-slo-availability:\n      enabled: true\n"
+
+
+def _chart_project(tmp_path: Path, old: str, new: str) -> Path:
+    """A built project of :data:`SPEC` whose chart values.yaml has ``old`` replaced by ``new``."""
+    import shutil
+    from rulegen.cli import main
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "demo.yaml").write_text(SPEC.format(objective="99.5"), encoding="utf-8")
+    shutil.copy(REPO / "mkdocs.yml", tmp_path / "mkdocs.yml")
+    assert main(["-C", str(tmp_path), "build"]) == 0
+    values = tmp_path / "charts/demo/values.yaml"
+    text = values.read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    values.write_text(text.replace(old, new), encoding="utf-8")
+    return tmp_path
+
+
+def _custom(*names: str) -> tuple[str, str]:
+    return "  customRules: {}\n", "  customRules:\n" + "".join(
+        f'    "{n}":\n      labels: {{cluster: eu}}\n' for n in names)
+
+
+@pytest.mark.parametrize("edit, bad", [
+    (_custom("slo:sli_error:ratio_rate1h"), True),
+    (_custom(slo_mod.BUDGET_RECORD), True),
+    # the same labels on every recording rule of the SLO, or on the group: the sides agree
+    (_custom(*[slo_mod.SLI_RECORD.format(window=w) for w in ("5m", "30m", "1h", "2h", "6h", "1d", "3d", "30d")],
+             slo_mod.BUDGET_RECORD, slo_mod.OBJECTIVE_RECORD, slo_mod.REMAINING_RECORD), False),
+    ((GROUP_KNOB, GROUP_KNOB + "      additionalRuleLabels: {cluster: eu}\n"), False),
+    (_custom("DemoAvailabilityFastBurn"), False),
+])
+def test_rg364_labels_on_some_recording_rules_of_an_slo(tmp_path, capsys, edit, bad):
+    from rulegen.cli import main
+    root = _chart_project(tmp_path, *edit)
+    capsys.readouterr()
+    code = main(["-C", str(root), "check"])
+    out = capsys.readouterr().out
+    if bad:
+        line = next(i for i, x in enumerate((root / "charts/demo/values.yaml").read_text().splitlines(), 1)
+                    if x == "      labels: {cluster: eu}")
+        assert code != 0 and f"charts/demo/values.yaml:{line}:7: error RG364" in out, out
+        assert "prometheusRule.groups.demo-slo-availability.additionalRuleLabels" in out
+    else:
+        assert "RG364" not in out, out
+
+
+def test_rg364_is_quiet_on_the_bundled_project():
+    from rulegen.outputs import knobs
+    from rulegen.pipeline import load_project, plan_project
+    loaded = load_project(REPO)
+    outputs, _ = plan_project(loaded)
+    assert [f for f in knobs.check(outputs, loaded.specs) if f.code == "RG364"] == []

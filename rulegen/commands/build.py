@@ -48,7 +48,8 @@ def run(args) -> int:
         return EXIT_FAIL
     partial = bool(args.paths)
     if new_spec:
-        outputs = [o for o in outputs if o.source in (new_spec, "")]
+        from ..render import library
+        outputs = [o for o in outputs if o.source in (new_spec, "", library.SOURCE)]
         partial, loaded_files = False, {new_spec}
     else:
         loaded_files = {s.file for s in loaded.specs} if partial else None

@@ -6,6 +6,8 @@ touching the disk: ``build`` writes them (:mod:`rulegen.gitops.write`), ``check`
 next stage, :mod:`rulegen.outputs`. One module per output:
 
 * :mod:`.helm` the chart's rules file and its Helm-gated PrometheusRule template,
+* :mod:`.library` the project's chart library (``charts/rulegen-library``) and each chart's
+  symlink to it,
 * :mod:`.values` the chart's ``values.yaml`` keys and ``values.schema.json``,
 * :mod:`.promtool_tests` promtool test files,
 * :mod:`.runbook` runbook pages, home page and alert index (:mod:`.notes`: their team notes),
@@ -52,13 +54,17 @@ class Output:
         owned: True for files rulegen generates whole (they carry the generated-file notice and
             a checksum, and hand edits are refused); False for files people share with rulegen
             (``values.yaml``, ``values.schema.json``, ``mkdocs.yml``), which are merged.
-        source: the spec file it comes from, or ``""`` for site-wide files.
+        source: the spec file it comes from, or ``""`` for site-wide files
+            (:data:`rulegen.render.library.SOURCE` for the chart library's files).
+        link: True for a symlink (the link of a chart to the chart library,
+            :mod:`rulegen.render.library`): ``content`` is the link's text, its target.
     """
 
     path: str
     content: str
     owned: bool
     source: str = ""
+    link: bool = False
 
 
 class SharedFileError(ValueError):
@@ -127,7 +133,7 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     """
     # imported here, not at module level: validation imports rulegen.render.helm and
     # rulegen.render.promtool_tests for a helper each, and should not pay for ruamel and Jinja
-    from . import runbook, site
+    from . import library, runbook, site
     cfg = config if config is not None else load_config(root)
     ordered = sorted(specs, key=lambda s: s.app)
     in_chart: dict[str, list[Spec]] = {}
@@ -153,10 +159,14 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
         if fmt == "rules":
             outs.append(Output(f"rules-out/{spec.app}.rules.yaml", rules, True, src))
         else:
-            for path, text in rules:  # the rules file, the template and its helpers
-                if path not in planned_chart_files:  # helpers: once per chart
+            for path, text in rules:  # the rules file, its metadata file and the template
+                if path not in planned_chart_files:  # a template several specs share: once
                     planned_chart_files.add(path)
                     outs.append(Output(path, text, True, src))
+            link = library.link_path(spec.chart.path)
+            if link not in planned_chart_files:  # the chart's symlink to the chart library
+                planned_chart_files.add(link)
+                outs.append(Output(link, library.link_target(spec.chart.path), True, src, link=True))
             if chart_files is None:  # several specs in this chart: each merges into the text planned before it
                 chart_files = job.values_files(spec, shared_text)
             for path, text, finding in chart_files:
@@ -172,6 +182,8 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
         findings.extend(page_findings)
         outs.append(Output(f"{RUNBOOK_DIR}/{spec.app}.md", page, True, src))
     outs.extend(shared.values())
+    if specs and fmt != "rules":  # the chart library, once per project
+        outs.extend(Output(path, _sealed(text), True, library.SOURCE) for path, text in library.files())
     if specs:
         outs.extend(_site_files(specs, root, findings, cfg.owners))
     return sorted(outs, key=lambda o: o.path), findings

@@ -6,6 +6,7 @@ Commands used (Helm 3 docs): ``helm template RELEASE CHART --namespace NS --set 
 
 from __future__ import annotations
 
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,31 @@ from . import find, process
 DEFAULT_RELEASE = "rulegen-test"
 DEFAULT_NAMESPACE = "default"
 TIMEOUT_S = 300
+
+
+#: Helm's warning for a symlink it follows while loading a chart (``walk.go``), in Helm 3:
+#: ``found symbolic link in path: <link> resolves to <target>. Contents of linked file
+#: included and used``.
+_LINK_WARNING = re.compile(r"^(?:walk\.go:\d+: )?found symbolic link in path: (?P<link>.+) resolves to "
+                           r"(?P<target>.+)\. Contents of linked file included and used$")
+
+
+#: The chart library's name (:data:`rulegen.render.library.NAME`; this floor does not import render).
+NAME = "rulegen-library"
+
+
+def without_link_warnings(stderr: str) -> str:
+    """``stderr`` of helm without its warning for each app chart's link to the chart library
+    (``<chart>/charts/rulegen-library`` resolving to a folder ``rulegen-library``,
+    :mod:`rulegen.render.library`), which every render of a chart prints; every other line,
+    a warning for any other link included, is kept."""
+    keep = []
+    for line in stderr.splitlines(keepends=True):
+        m = _LINK_WARNING.match(line.rstrip("\r\n"))
+        if m and m.group("link").endswith(f"/charts/{NAME}") and m.group("target").endswith(f"/{NAME}"):
+            continue
+        keep.append(line)
+    return "".join(keep)
 
 
 class HelmError(RulegenError):
@@ -72,7 +98,7 @@ def template(chart: Path, values: list[str] | None = None, set_values: list[str]
         args += list(extra_args or [])
         proc = process.run(args, timeout=TIMEOUT_S)
     if proc.returncode != 0:
-        raise HelmError(f"helm template {chart} failed: {proc.stderr.strip()}")
+        raise HelmError(f"helm template {chart} failed: {without_link_warnings(proc.stderr).strip()}")
     # libyaml when available: a chart can render megabytes (same documents as safe_load_all)
     # aliases expanding too far (a "billion laughs" in a template): RG105 before any walk
     docs = [d for d in yamlbound.load_all(proc.stdout, getattr(yaml, "CSafeLoader", yaml.SafeLoader),
@@ -97,5 +123,5 @@ def lint(chart: Path, values: list[str] | None = None, root: Path | None = None)
             f.write_text(v, encoding="utf-8")
             args += ["--values", str(f)]
         proc = process.run(args, timeout=TIMEOUT_S)
-    return proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.returncode == 0, proc.stdout + without_link_warnings(proc.stderr)
 

@@ -21,6 +21,12 @@ Codes:
   or has a shape rulegen cannot extend safely (the message says which). Fix the file by hand
   and rerun ``rulegen build``. Bad: a ``values.yaml`` holding ``monitoring: [enabled``; good:
   ``monitoring: {enabled: false}``.
+* ``RG772`` (warning) a chart's ``Chart.yaml`` does not declare the chart library
+  (``charts/rulegen-library``, the chart's subchart through a symlink) in its
+  ``dependencies``, and rulegen cannot add it: the file is no YAML mapping, or its
+  ``dependencies`` is not a block list. ``helm template`` and Argo CD render the chart, but
+  ``helm lint`` fails. Bad: ``dependencies: [{name: redis}]``; good: a block list, to which
+  ``build`` adds ``- name: rulegen-library`` with ``version: 3.0.0``.
 """
 
 from __future__ import annotations
@@ -175,8 +181,8 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
                 else:
                     shared[path] = Output(path, text, False, src)
             cpath = f"{spec.chart.path}/Chart.yaml"
-            if cpath not in shared and not (root / cpath).is_file():
-                shared[cpath] = Output(cpath, site.chart_yaml(spec), False, src)
+            if cpath not in shared:
+                _chart_yaml(root, cpath, spec, src, shared, findings)
         if tfile is not None:
             outs.append(Output(test_file_path(spec), ownership.seal(tfile), True, src))
         findings.extend(page_findings)
@@ -187,6 +193,29 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     if specs:
         outs.extend(_site_files(specs, root, findings, cfg.owners))
     return sorted(outs, key=lambda o: o.path), findings
+
+
+def _chart_yaml(root: Path, cpath: str, spec: Spec, src: str, shared: dict, findings: list) -> None:
+    """Plan the chart's ``Chart.yaml``: a new one (:func:`rulegen.render.site.chart_yaml`) for a
+    new chart; for every chart, the chart library declared in its ``dependencies`` when it is
+    not (:func:`rulegen.render.library.declare`, for ``helm lint``), else nothing; RG772
+    when rulegen cannot add it."""
+    from . import library, site
+    try:
+        existing = _read(root, cpath, exact=True) if (root / cpath).exists() or (root / cpath).is_symlink() else None
+    except (SharedFileError, fs_read.InputRefused):
+        existing, text = "", None
+    else:
+        text = library.declare(site.chart_yaml(spec) if existing is None else existing)
+    if text is None:
+        findings.append(Finding(cpath, 1, 1, "RG772", Severity.WARNING,
+                                f"{cpath} does not declare the chart library among its dependencies, and rulegen "
+                                "cannot add it (not a YAML mapping, or `dependencies` is not a block list): "
+                                "`helm template` renders, but `helm lint` fails (\"chart metadata is missing these "
+                                f"dependencies\"); add `- name: {library.NAME}` with `version: {library.VERSION}` "
+                                "to its dependencies (no repository)"))
+    elif text != existing:
+        shared[cpath] = Output(cpath, text, False, src)
 
 
 @dataclass(frozen=True)

@@ -147,3 +147,42 @@ def is_old_copy(root: Path, chart_path: str) -> bool:
         return ownership.source_of(fs_read.read_text(p)) == OLD_COPY_SOURCE
     except (OSError, UnicodeDecodeError, fs_read.InputRefused):
         return False
+
+
+#: The chart library's version (its Chart.yaml; the ``v3`` of the ``rulegen.v3.*`` names).
+VERSION = "3.0.0"
+_DECLARATION = ("  - name: {name}  # rulegen's chart library: the symlink charts/{name}\n"
+                "    version: {version}\n")
+
+
+def declare(text: str) -> str | None:
+    """``text`` of an app chart's ``Chart.yaml`` with the chart library declared in its
+    ``dependencies`` (``name: rulegen-library``, no ``repository``: Helm takes the unpacked
+    subchart in ``charts/``, and ``helm dependency build`` keeps it), which ``helm lint`` wants
+    for every subchart; ``helm template`` renders without it. ``text`` itself when it declares
+    it already; the item is added at the end (no ``dependencies`` key) or first in a block
+    list, every other line kept as written; None when the file is no YAML mapping or its
+    ``dependencies`` is of another shape (rulegen does not rewrite it)."""
+    import re
+    import yaml
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    deps = data.get("dependencies")
+    nl = "\r\n" if "\r\n" in text else "\n"
+    item = _DECLARATION.format(name=NAME, version=VERSION).replace("\n", nl)
+    if isinstance(deps, list) and any(isinstance(d, dict) and d.get("name") == NAME for d in deps):
+        return text
+    if "dependencies" not in data:
+        return text + ("" if text.endswith("\n") or not text else nl) + "dependencies:" + nl + item
+    m = re.search(r"^dependencies:[ \t]*(?:#[^\r\n]*)?\r?\n(?P<indent>[ \t]*)- ", text, re.M)
+    if not isinstance(deps, list) or m is None:
+        return None
+    indent = m.group("indent")
+    lines = item.splitlines(keepends=True)
+    block = "".join(indent + ln[2:] for ln in lines)
+    at = m.start("indent")
+    return text[:at] + block + text[at:]

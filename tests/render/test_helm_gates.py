@@ -43,7 +43,7 @@ def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("project")
     for name in ("rules", "charts", "runbooks", "deploy"):  # deploy: the Alertmanager config .rulegen.yaml names
         if (REPO / name).exists():
-            shutil.copytree(REPO / name, root / name)
+            shutil.copytree(REPO / name, root / name, symlinks=True)
     for name in ("mkdocs.yml", ".rulegen.yaml"):
         if (REPO / name).exists():
             shutil.copy(REPO / name, root / name)

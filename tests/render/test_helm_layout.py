@@ -132,7 +132,7 @@ def _build(root: Path, capsys) -> str:
 
 
 def _copy(src: Path, dest: Path) -> Path:
-    shutil.copytree(src, dest)
+    shutil.copytree(src, dest, symlinks=True)
     return dest
 
 

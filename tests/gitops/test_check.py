@@ -180,7 +180,7 @@ def test_partial_check_and_build_leave_other_specs_files_alone(project, capsys):
     code, out, _ = run(capsys, "-C", str(project), "check", "rules/llama-swap.yaml")
     assert (code, out) == (0, "check: 10 generated file(s) up to date\n")
     code, out, _ = run(capsys, "-C", str(project), "build", "rules/llama-swap.yaml")
-    assert (code, out) == (0, "1 spec(s): 0 file(s) written, 8 unchanged\noutputs: 1 chart rules file(s), "
+    assert (code, out) == (0, "1 spec(s): 0 file(s) written, 10 unchanged\noutputs: 1 chart rules file(s), "
                               "1 promtool test file(s), 1 runbook page(s); run `rulegen test` to run the promtool tests\n")
     assert stale.exists()
     assert snapshot(project) == before
@@ -221,7 +221,7 @@ def test_leftover_temp_file_is_reported_and_build_removes_it(project, capsys):
     code, out, _ = run(capsys, "-C", str(project), "build")
     assert code == 0
     assert out.splitlines()[:2] == [f"removed leftover charts/llama-swap/templates/{name}",
-                                    "1 spec(s): 0 file(s) written, 13 unchanged"]
+                                    "1 spec(s): 0 file(s) written, 15 unchanged"]
     assert not tmp.exists()
 
 

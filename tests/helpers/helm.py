@@ -4,7 +4,8 @@
   tests can feed strings the validators would never see);
 * :func:`write_chart` writes a throw-away chart: Chart.yaml, optional ``_helpers.tpl`` with the
   ``<chart>.fullname``/``<chart>.labels`` helpers (as ``helm create`` names them), and the
-  chart files rulegen makes (rules file, template, helpers, values.yaml, values.schema.json);
+  chart files rulegen makes (rules file, template, values.yaml, values.schema.json) with the
+  chart library and the chart's link to it (:func:`write_library`);
 * :func:`strict_load_all` parses YAML like PyYAML's safe loader but refuses duplicate keys;
 * :func:`crd_validator` is a jsonschema validator for the PrometheusRule CRD fixture.
 """
@@ -66,6 +67,7 @@ def write_chart(root: Path, data: dict, helpers: bool = True, values_text: str |
                                                       ownership.checksum_line("yaml")]):
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(ownership.seal(text), encoding="utf-8")
+    write_library(root, spec.chart.path)
     vtext = values_mod.render_values(spec, values_text, SITE)
     if gates_on:
         v = yaml.safe_load(vtext)
@@ -79,6 +81,19 @@ def write_chart(root: Path, data: dict, helpers: bool = True, values_text: str |
     (chart / "values.yaml").write_text(vtext, encoding="utf-8")
     (chart / "values.schema.json").write_text(values_mod.render_values_schema(spec, None), encoding="utf-8")
     return chart, spec
+
+
+def write_library(root: Path, chart_path: str) -> None:
+    """The project's chart library under ``root`` (as ``rulegen build`` writes it) and the
+    chart's symlink to it (:mod:`rulegen.render.library`)."""
+    from rulegen.render import library
+    for path, text in library.files():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(ownership.seal(text), encoding="utf-8")
+    link = root / library.link_path(chart_path)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if not link.is_symlink():
+        link.symlink_to(library.link_target(chart_path))
 
 
 class _StrictLoader(yaml.SafeLoader):

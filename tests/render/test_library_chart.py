@@ -312,3 +312,19 @@ def test_diff_renders_the_base_chart_with_its_library(built, capsys):
     assert code == 0, out + err
     assert "values not compared" not in out + err
     assert "LlamaSwapDown severity critical -> info (values)" in out, out
+
+
+@pytest.mark.tools("helm")
+def test_a_values_schema_closed_at_the_top_accepts_the_librarys_values(built, capsys):
+    """Helm puts an empty map under each subchart's name into the values; a chart whose own
+    values.schema.json is closed at the top gets rulegen-library in its properties."""
+    import json
+    schema = built / "charts/llama-swap/values.schema.json"
+    doc = json.loads(schema.read_text(encoding="utf-8"))
+    doc["additionalProperties"] = False
+    schema.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(helm_run.HelmError, match="additional properties 'rulegen-library' not allowed"):
+        helm_run.template(built / "charts/llama-swap", root=REPO)
+    assert _run(capsys, built, "build")[0] == 0
+    assert json.loads(schema.read_text(encoding="utf-8"))["properties"]["rulegen-library"] == {"type": "object"}
+    assert helm_run.template(built / "charts/llama-swap", root=REPO).prometheus_rules()

@@ -6,6 +6,7 @@
   ``<chart>.fullname``/``<chart>.labels`` helpers (as ``helm create`` names them), and the
   chart files rulegen makes (rules file, template, values.yaml, values.schema.json) with the
   chart library and the chart's link to it (:func:`write_library`);
+* :func:`write_outputs` writes planned outputs as they are (links as symlinks);
 * :func:`strict_load_all` parses YAML like PyYAML's safe loader but refuses duplicate keys;
 * :func:`crd_validator` is a jsonschema validator for the PrometheusRule CRD fixture.
 """
@@ -84,8 +85,9 @@ def write_chart(root: Path, data: dict, helpers: bool = True, values_text: str |
 
 
 def write_library(root: Path, chart_path: str) -> None:
-    """The project's chart library under ``root`` (as ``rulegen build`` writes it) and the
-    chart's symlink to it (:mod:`rulegen.render.library`)."""
+    """The project's chart library under ``root`` (as ``rulegen build`` writes it), the
+    chart's symlink to it and its entry in the chart's Chart.yaml, when there is one
+    (:mod:`rulegen.render.library`)."""
     from rulegen.render import library
     for path, text in library.files():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
@@ -94,6 +96,23 @@ def write_library(root: Path, chart_path: str) -> None:
     link.parent.mkdir(parents=True, exist_ok=True)
     if not link.is_symlink():
         link.symlink_to(library.link_target(chart_path))
+    chart_yaml = root / chart_path / "Chart.yaml"
+    if chart_yaml.is_file():  # declared, as build does, for helm lint
+        chart_yaml.write_text(library.declare(chart_yaml.read_text(encoding="utf-8")), encoding="utf-8")
+
+
+def write_outputs(root: Path, outputs) -> None:
+    """Write planned outputs (:func:`rulegen.render.plan`) under ``root`` as they are, without
+    rulegen's checks: files as text, the chart library links as symlinks."""
+    for o in outputs:
+        p = root / o.path
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if o.link:
+            if p.is_symlink():
+                p.unlink()
+            p.symlink_to(o.content)
+        else:
+            p.write_text(o.content, encoding="utf-8")
 
 
 class _StrictLoader(yaml.SafeLoader):

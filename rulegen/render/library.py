@@ -83,10 +83,8 @@ def link_state(root: Path, rel: str) -> tuple[str, str | None]:
     p = os.path.join(root, rel)
     try:
         st = os.lstat(p)
-    except FileNotFoundError:
+    except OSError:  # missing, under a file, under a link loop (ELOOP): nothing Helm would load
         return "missing", None
-    except OSError:
-        return "other", None
     if stat.S_ISLNK(st.st_mode):
         try:
             return "link", os.readlink(p)

@@ -84,7 +84,7 @@ ID = "paths"
 
 #: The spec's chart-relative paths build writes or test and render read.
 _CHART_FILES = ("Chart.yaml", "values.yaml", "values.schema.json", "templates", "templates/_helpers.tpl",
-                "templates/_rulegen.tpl", "rules", "tests")
+                "templates/_rulegen.tpl", "rules", "tests", "charts", "charts/rulegen-library")
 
 
 def _chart_paths(spec) -> list[str]:

@@ -150,7 +150,8 @@ def compare(outputs, root: Path, fmt: str = "helm", sources=None) -> Status:
     if sources is None and fmt == "helm":  # a link of a chart no spec renders into any more
         for p in sorted(root.glob(f"charts/*/charts/{library.NAME}")):
             rel = p.relative_to(root).as_posix()
-            if rel not in planned and library.link_state(root, rel) == ("link", library.link_target(rel.rsplit("/", 2)[0])):
+            ours = ("link", library.link_target(rel.rsplit("/", 2)[0]))  # only rulegen's own link
+            if rel not in planned and library.link_state(root, rel) == ours:
                 st.stale.append(rel)
     return st
 

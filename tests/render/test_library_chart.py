@@ -328,3 +328,15 @@ def test_a_values_schema_closed_at_the_top_accepts_the_librarys_values(built, ca
     assert _run(capsys, built, "build")[0] == 0
     assert json.loads(schema.read_text(encoding="utf-8"))["properties"]["rulegen-library"] == {"type": "object"}
     assert helm_run.template(built / "charts/llama-swap", root=REPO).prometheus_rules()
+
+
+def test_a_chart_no_spec_renders_into_loses_its_link(built, capsys):
+    spec = built / "rules/llama-swap.yaml"
+    spec.write_text(spec.read_text(encoding="utf-8").replace("  path: charts/llama-swap\n",
+                                                             "  path: charts/llama-swap-2\n", 1), encoding="utf-8")
+    code, out, err = _run(capsys, built, "build")
+    assert code == 0, out + err
+    assert f"removed {LINK}" in out.splitlines()
+    assert not (built / LINK).is_symlink()
+    assert os.readlink(built / "charts/llama-swap-2/charts/rulegen-library") == "../../rulegen-library"
+    assert (built / "charts/rulegen-library/templates/_rulegen.tpl").is_file()  # the other chart's

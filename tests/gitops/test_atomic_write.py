@@ -81,7 +81,7 @@ def _copy_project(dest: Path) -> Path:
     three rulegen processes, so the other specs would only make each of them slower."""
     (dest / "rules").mkdir(parents=True)
     shutil.copy(REPO / "rules/llama-swap.yaml", dest / "rules/llama-swap.yaml")
-    shutil.copytree(REPO / "charts/llama-swap", dest / "charts/llama-swap")
+    shutil.copytree(REPO / "charts/llama-swap", dest / "charts/llama-swap", symlinks=True)
     shutil.copytree(REPO / "runbooks", dest / "runbooks")
     shutil.copy(REPO / "mkdocs.yml", dest / "mkdocs.yml")
     return dest
@@ -116,7 +116,7 @@ def versions(tmp_path_factory):
     old_root = _copy_project(tmp_path_factory.mktemp("old") / "p")
     assert _rulegen(old_root, "build", "--force").returncode == 0
     new_root = tmp_path_factory.mktemp("new") / "p"
-    shutil.copytree(old_root, new_root)
+    shutil.copytree(old_root, new_root, symlinks=True)
     _change_spec(new_root)
     assert _rulegen(new_root, "build").returncode == 0
     old, new = _tree(old_root), _tree(new_root)
@@ -147,7 +147,7 @@ def test_killed_build_leaves_each_file_old_or_new(versions, tmp_path):
 def _kill_and_recover(versions, root: Path, mode: str, n: int) -> None:
     old_root, old, new, changed = versions
     where = f"killed at {mode} {n}"
-    shutil.copytree(old_root, root)
+    shutil.copytree(old_root, root, symlinks=True)
     _change_spec(root)
     proc = subprocess.run([sys.executable, "-c", KILLER, mode, str(n), str(root)],
                           capture_output=True, text=True, timeout=300)

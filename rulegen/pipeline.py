@@ -123,10 +123,9 @@ def _reference_specs(root: Path, files: list[Path], ctx: Context) -> list[Spec]:
 def warm_render() -> None:
     """Import what rendering and the link check use and compile the templates (about a quarter
     of a second), so that it overlaps loading, and a child forked to render inherits it."""
-    from .outputs import links  # noqa: F401  (markdown's toc slugify, through anchor)
+    import markdown.extensions.toc  # noqa: F401  (the link check's slugify; anchor() of odd names)
+    from .outputs import links  # noqa: F401
     from .render import helm, jinja, promtool_tests, runbook, site, values  # noqa: F401
-    from .render.slug import anchor
-    anchor("rulegen")
     env = jinja.environment()
     for name in ("runbook_page.md.j2", "home.md.j2", "alerts_index.md.j2"):
         env.get_template(name)

@@ -74,8 +74,11 @@ def load_project(root: Path, paths: list[str] | None = None, meanwhile=None,
         return check_file(load_contained(f, root), ctx)
 
     # validate(load_paths(targets, root), ctx), each file loaded and checked on two cores
-    # when there are many (rulegen.parallel); same findings, same order
-    result = finish(split_map(one, files, meanwhile), ctx)
+    # when there are many (rulegen.parallel); same findings, same order. The first file is
+    # checked before the fork: what the checks import or prepare on first use (the schema's
+    # compiled validator, ...) is then done once, and the forked child inherits it
+    first = [one(f) for f in files[:1]]
+    result = finish(first + split_map(one, files[1:], meanwhile), ctx)
     findings = result.findings
     if use_baseline:
         app_of = {s.file: s.app for s in result.specs}

@@ -30,14 +30,22 @@ def test_anchor_is_the_toc_slug(name, expected):
 
 
 def test_anchor_fast_path_is_the_toc_slug():
-    # anchor() lower-cases plain names without importing Markdown: the same as slugify on
-    # every character class slugify treats differently, alone and in combination
+    # anchor() slugs printable-ASCII names without importing Markdown: the same as slugify on
+    # every name of one or two printable ASCII characters, on three-character names of the
+    # characters slugify treats differently, and on random longer names (fixed seed)
     import itertools
-    pieces = ["A", "z", "0", "_", "-", "--", " ", "\t", ":", ".", "{x}", "Ä", "ß", "日", "\u00a0", "ﬁ", "İ", ""]
-    names = ["".join(p) for n in (1, 2, 3) for p in itertools.product(pieces, repeat=n)]
+    import random
+    ascii_chars = [chr(c) for c in range(0x20, 0x7f)]
+    names = ["".join(p) for n in (1, 2) for p in itertools.product(ascii_chars, repeat=n)]
+    names += ["".join(p) for p in itertools.product(["A", "z", "0", "_", "-", " ", ":", "("], repeat=3)]
+    rng = random.Random(25)
+    names += ["".join(rng.choice(ascii_chars) for _ in range(rng.randint(3, 40))) for _ in range(20000)]
+    names += ["Tab\there", "Ärger", "x\x1cy", "\u00a0a"]  # not printable ASCII: slugify itself
     for name in names:
         if slugify(name, "-"):  # (names that slug to nothing get a hash, tested below)
             assert anchor(name) == slugify(name, "-"), repr(name)
+        else:
+            assert re.fullmatch(r"alert-[0-9a-f]{8}", anchor(name)), repr(name)
 
 
 def test_anchor_fast_path_on_the_corpus_alert_names(shared_dir):

@@ -35,7 +35,7 @@ import re
 from ...findings import Severity
 from ...promql.syntax import MAX_NESTING, nesting, nodes, parse
 from ...spec.model import PARAM_RE
-from ...tools import find, process
+from ...tools import find
 
 ID = "promql"
 
@@ -181,6 +181,8 @@ def promtool_errors(exprs: tuple, root=None) -> dict:
     import json
     import tempfile
     from pathlib import Path
+
+    from ...tools import process
 
     try:
         exe = find.find("promtool", Path(root) if root is not None else None)

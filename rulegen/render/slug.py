@@ -52,6 +52,11 @@ def anchor(name: str) -> str:
     return "alert-" + hashlib.sha1(name.encode("utf-8")).hexdigest()[:8]
 
 
+#: The site's URL when mkdocs.yml names none (``runbook_url`` of generated rules and tests;
+#: :mod:`rulegen.render.site` reads it from here, so the checks need not import ruamel).
+DEFAULT_SITE_URL = "https://runbooks.example.com/"
+
+
 def page_path(app: str) -> str:
     """The runbook page of an app, relative to the site's docs folder (``<app>.md``)."""
     return f"{app}.md"

@@ -59,7 +59,7 @@ def expr_position(lf, path) -> tuple[int, int]:
     """(line, col) of the first character of the expression text at ``path`` (skips a ``|``
     or ``>`` block-scalar header onto the next line)."""
     line, col = lf.pos(path)
-    lines = lf.text.splitlines()
+    lines = lf.lines()
     if 0 < line <= len(lines):
         rest = lines[line - 1][col - 1:].lstrip()
         if rest[:1] in ("|", ">"):

@@ -145,7 +145,7 @@ def project(tmp_path: Path) -> Path:
     Alertmanager configuration it names, deploy/) in a temp folder."""
     for name in ("rules", "charts", "runbooks", "deploy"):
         if (REPO / name).exists():
-            shutil.copytree(REPO / name, tmp_path / name)
+            shutil.copytree(REPO / name, tmp_path / name, symlinks=True)
     for name in ("mkdocs.yml", ".rulegen.yaml"):
         if (REPO / name).exists():
             shutil.copy(REPO / name, tmp_path / name)

@@ -117,7 +117,7 @@ DEFAULT_SEVERITIES = ("critical", "warning", "info")
 
 #: Schema of an SLO objective override: a percentage strictly between 0 and 100, as a number or
 #: as a string (``--set`` gives strings for decimals) of at most 3 whole and 12 decimal digits,
-#: the forms the chart template computes with (``rulegen.v3.objective``, which also rejects a
+#: the forms the chart template computes with (``rulegen.v3.budget``, which also rejects a
 #: string outside (0, 100), as a schema pattern cannot say it readably).
 OBJECTIVE = {"type": ["number", "string"], "exclusiveMinimum": 0, "exclusiveMaximum": 100,
              "pattern": r"^[0-9]{1,3}([.][0-9]{1,12})?$",
@@ -271,6 +271,11 @@ def _values_schema_text(existing: str | None, gates: tuple[str, ...], values_key
     for gate in gates:  # a gate under the values key is a key the closed knobs object allows
         if gate.split(".")[0] == values_key:
             _set_schema(doc, gate.split("."), GATE_SCHEMA, keep=True)
+    if doc.get("additionalProperties") is False:  # a closed top level: Helm adds the chart library's
+        # values (an empty map under its name, as for every subchart), which must not fail it
+        props = doc.setdefault("properties", {})
+        if isinstance(props, dict) and "rulegen-library" not in props:
+            props["rulegen-library"] = {"type": "object"}
     # json.dumps escapes line breaks inside strings, so every "\n" here is a line ending.
     try:
         text = compact_json(doc) + "\n"

@@ -16,13 +16,14 @@ import stat
 from pathlib import Path
 
 from ..findings import RulegenError
-from . import process
 
 #: Tools rulegen runs (all built by ``scripts/install-tools.sh``): the Prometheus server and
 #: Alertmanager serve the live-Prometheus and routing features and their tests;
 #: ``rulegen-amroute`` is rulegen's routing helper on the pinned Alertmanager packages;
-#: ``rulegen-backtest`` (``tools/rulegen-backtest``) replays alerting rules for ``rulegen backtest``.
-NAMES = ("helm", "promtool", "prometheus", "alertmanager", "amtool", "rulegen-amroute", "rulegen-backtest")
+#: ``rulegen-backtest`` (``tools/rulegen-backtest``) replays alerting rules for ``rulegen backtest``;
+#: ``rulegen-helmrender`` (``tools/rulegen-helmrender``) renders many charts in one process.
+NAMES = ("helm", "promtool", "prometheus", "alertmanager", "amtool", "rulegen-amroute", "rulegen-backtest",
+         "rulegen-helmrender")
 INSTALL_HINT = ("install the pinned tools with: scripts/install-tools.sh (needs Go and the Go module proxy; "
                 "it builds into $RULEGEN_TOOLS_DIR/bin, else ~/.cache/rulegen/tools/bin)")
 #: The folder a project must not carry (older rulegen took tools from ``<project>/.tools/bin``).
@@ -91,6 +92,7 @@ def project_tools(root: Path) -> tuple[str, str] | None:
                 continue
             if stat.S_ISLNK(lst.st_mode) or (stat.S_ISREG(lst.st_mode) and lst.st_mode & 0o111):
                 return Path(p).relative_to(root).as_posix(), f"is an executable named {name}"
+    from . import process  # (subprocess: imported only by the runs that start one)
     try:
         git = system_program("git", root)
         if git is None:

@@ -104,7 +104,7 @@ def site(tmp_path_factory):
     exe = chromium()
     project = tmp_path_factory.mktemp("project")
     for name in ("rules", "charts", "runbooks", "deploy"):  # deploy: the Alertmanager config .rulegen.yaml names
-        shutil.copytree(REPO / name, project / name)
+        shutil.copytree(REPO / name, project / name, symlinks=True)
     for name in ("mkdocs.yml", ".rulegen.yaml"):
         if (REPO / name).exists():
             shutil.copy(REPO / name, project / name)

@@ -113,10 +113,10 @@ TMP_RE = re.compile(r"^\.(.+)\.(\d+)\.[^.]+\.rulegen-tmp$")
 
 def _copy_project(dest: Path) -> Path:
     """The bundled project with only its smallest spec (llama-swap): each kill point runs
-    three rulegen processes, so the other specs would only make each of them slower."""
+    three rulegen commands, so the other specs would only make each of them slower."""
     (dest / "rules").mkdir(parents=True)
     shutil.copy(REPO / "rules/llama-swap.yaml", dest / "rules/llama-swap.yaml")
-    shutil.copytree(REPO / "charts/llama-swap", dest / "charts/llama-swap")
+    shutil.copytree(REPO / "charts/llama-swap", dest / "charts/llama-swap", symlinks=True)
     shutil.copytree(REPO / "runbooks", dest / "runbooks")
     shutil.copy(REPO / "mkdocs.yml", dest / "mkdocs.yml")
     return dest
@@ -151,7 +151,7 @@ def versions(tmp_path_factory):
     old_root = _copy_project(tmp_path_factory.mktemp("old") / "p")
     assert _rulegen(old_root, "build", "--force").returncode == 0
     new_root = tmp_path_factory.mktemp("new") / "p"
-    shutil.copytree(old_root, new_root)
+    shutil.copytree(old_root, new_root, symlinks=True)
     _change_spec(new_root)
     assert _rulegen(new_root, "build").returncode == 0
     old, new = _tree(old_root), _tree(new_root)
@@ -182,7 +182,7 @@ def test_killed_build_leaves_each_file_old_or_new(versions, tmp_path, capsys):
 def _kill_and_recover(versions, root: Path, mode: str, n: int, capsys) -> None:
     old_root, old, new, changed = versions
     where = f"killed at {mode} {n}"
-    shutil.copytree(old_root, root)
+    shutil.copytree(old_root, root, symlinks=True)
     _change_spec(root)
     log = root.parent / f"{root.name}.log"
     status = _killed_build(mode, n, root, log)

@@ -100,6 +100,8 @@ def render_asset(name: str, header_lines: list[str], specs: list[Spec] | None = 
         import json
         alerts = sorted({(r.name, f"{page_url(spec.app)}#{anchor(r.name)}") for spec in specs or [] for r in spec.alerts()})
         # JSON with "<" escaped: nothing in a name can end a script or open markup
-        data = json.dumps([list(a) for a in alerts], ensure_ascii=True).replace("<", "\\u003c")
+        # one alert a line: a new alert adds a line to the diff, not a wider one
+        rows = ",\n".join("  " + json.dumps(list(a), ensure_ascii=True).replace("<", "\\u003c") for a in alerts)
+        data = f"[\n{rows}\n]" if rows else "[]"
         text += f"\n/* the site's alerts, for search: [name, page/#anchor] */\nvar RG_ALERTS = {data};\n"
     return "\n".join(header_lines) + "\n" + text

@@ -21,3 +21,10 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
 SHARED = REPO.parent / "shared"
 CORPUS = SHARED / "corpus" / "awesome-prometheus-alerts" / "rules"
+
+
+def flat(text: str) -> str:
+    """``text`` with every run of whitespace as one space: how Markdown reads a paragraph that
+    the generated pages wrap at 120 characters (rulegen.render.wrap), for asserting a
+    sentence of a page whatever line it is broken on."""
+    return " ".join(text.split())

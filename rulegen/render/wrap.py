@@ -264,7 +264,9 @@ def safe_start(atom: str) -> bool:
         return not atom.startswith("```")
     if first == "!":
         return atom.startswith("![")
-    return first in "‹«\"'(\\&[$/%@"
+    if first == "<":  # an inline span (the badge, a burn-rate pair): never an HTML block
+        return atom.startswith(("<span ", "</span>"))
+    return first in "‹«·—–\"'(\\&[$/%@"
 
 
 def wrap_line(line: str, width: int = WIDTH) -> str:
@@ -289,10 +291,13 @@ def wrap_line(line: str, width: int = WIDTH) -> str:
             rows[-1].append(w)
             size += 1 + len(w)
             continue
+        back = next((j for j in range(len(rows[-1]) - 1, 0, -1) if safe_start(rows[-1][j])), 0)
         if safe_start(w):
             rows.append([w])
-        elif len(rows[-1]) > 1 and safe_start(rows[-1][-1]):
-            rows.append([rows[-1].pop(), w])  # break before the atom ahead instead
+        elif back:
+            moved = rows[-1][back:]  # break before the last atom that may start a line instead
+            del rows[-1][back:]
+            rows.append(moved + [w])
         else:
             rows[-1].append(w)  # no place to break: the line stays wider
             size += 1 + len(w)

@@ -11,6 +11,7 @@ from rulegen.cli import main
 from rulegen.outputs.anchors import page_ids
 from rulegen.render.slug import anchor
 
+from helpers import flat
 from helpers.samples import add_templated_alert
 
 
@@ -37,24 +38,28 @@ def test_anchor_of_a_name_without_ascii_is_stable_and_distinct():
 
 def test_llama_swap_page_has_every_seed_fact(project):
     assert build(project) == 0
-    page = (project / "runbooks/llama-swap.md").read_text()
+    text = (project / "runbooks/llama-swap.md").read_text()
+    page = flat(text)  # the page's paragraphs are wrapped at 120 characters
     # where the rule lives and when it renders
     assert ("**Where the rule lives:** `charts/llama-swap/rules/llama-swap.rules.yaml` in the chart "
             "`charts/llama-swap` renders the PrometheusRule `llama-swap` in namespace `ai`, group `llama-swap`.") in page
     assert "only when `enabled` and `monitoring.enabled` are true in `charts/llama-swap/values.yaml`" in page
-    # per alert: severity and component, fires-when sentence with the expr and the for, PromQL as code
+    # per alert: severity badge, component and group, fires-when sentence with the expr and the for (each
+    # on a line of its own), PromQL as code, each once
     assert "## LlamaSwapDown { #llamaswapdown }" in page
-    assert "**Severity:** critical · **Component:** llama-swap · **Group:** llama-swap · **For:** 5m" in page
-    assert ("Fires when `kube_deployment_status_replicas_available{namespace=\"ai\", deployment=\"llama-swap\"} == 0` "
-            "holds (returns at least one series) continuously for **5m**") in page
-    assert "```promql\nabsent(up{job=\"llama-swap\", namespace=\"ai\"} == 1)\n```" in page
+    assert '<span class="rg-sev rg-sev-critical">critical</span> llama-swap has no available replica.' in page
+    assert "**Component:** llama-swap · **Group:** llama-swap" in page
+    assert ("Fires when `kube_deployment_status_replicas_available{namespace=\"ai\", deployment=\"llama-swap\"} == 0`\n"
+            "holds (returns at least one series)\ncontinuously for **5m**") in text
+    assert text.count("kube_deployment_status_replicas_available{namespace=\"ai\", deployment=\"llama-swap\"} == 0") == 1
+    assert "```promql\nabsent(up{job=\"llama-swap\", namespace=\"ai\"} == 1)\n```" in text
     # facts table, causes, read-only commands, resolution, related link
     assert "| Node pin | `k8s-worker-home-2` (B60) |" in page
     assert "### Likely causes { #llamaswapdown-likely-causes }" in page
-    assert "```bash\nkubectl -n ai get pods -l app.kubernetes.io/name=llama-swap -o wide\n" in page
+    assert "```bash\nkubectl -n ai get pods -l app.kubernetes.io/name=llama-swap -o wide\n" in text
     assert "### Resolution { #llamaswapdown-resolution }" in page
     assert "- [LlamaSwapNoMetrics](#llamaswapnometrics): usually fires alongside" in page
-    ids, heading_ids, _ = page_ids(page)
+    ids, heading_ids, _ = page_ids(text)
     assert {"llamaswapdown", "llamaswapnometrics", "context"} <= ids
     assert len(heading_ids) == len(set(heading_ids))
 

@@ -228,26 +228,41 @@ def test_alert_index_fits_the_screen_and_filters(site, browser, width, height):
     browser.screenshot(SHOTS / f"alert-index-{width}x{height}.png")
     g = browser.js("""(() => ({
       page: document.documentElement.scrollWidth, width: innerWidth,
-      tables: Array.from(document.querySelectorAll(".rg-index table")).map(t => [t.scrollWidth, t.clientWidth,
-              t.parentElement.scrollWidth, t.parentElement.clientWidth]),
+      items: Array.from(document.querySelectorAll(".rg-app > ul > li")).map(li => [li.scrollWidth, li.clientWidth,
+              li.querySelector(".rg-sev") !== null, li.querySelector(".rg-team") !== null,
+              li.querySelector(".rg-summary").getBoundingClientRect().top >= li.querySelector("a").getBoundingClientRect().bottom - 1]),
       filters: Array.from(document.querySelectorAll("#rg-filters select")).map(s => s.getAttribute("aria-label")),
       first: Array.from(document.querySelectorAll(".rg-app")).map(s =>
-             s.querySelector("tbody tr td a").textContent),
+             s.querySelector("ul > li > a").textContent),
     }))()""")
     assert g["page"] <= g["width"]
-    assert g["tables"] and all(sw <= cw and psw <= pcw for sw, cw, psw, pcw in g["tables"]), g["tables"]
+    # issue 29: one list item per alert (no table rows wider than a diff line): each fits, has
+    # its badge and team, and its summary on a line below the name
+    assert len(g["items"]) == 15
+    assert all(sw <= cw and sev and team and below for sw, cw, sev, team, below in g["items"]), g["items"]
     assert g["filters"] == ["App", "Severity", "Team"]
     # root causes first within each app
     assert g["first"] == ["InferenceCacheServerDown", "LlamaSwapDown", "NoctayaLLMServiceDegraded"]
     shown = browser.js("""(() => {
       const s = document.querySelector("#rg-filters select[aria-label=Severity]");
       s.value = "critical"; s.dispatchEvent(new Event("change"));
-      return Array.from(document.querySelectorAll(".rg-index tbody tr"))
-        .filter(tr => tr.offsetParent !== null).map(tr => tr.querySelector("a").textContent);
+      return Array.from(document.querySelectorAll(".rg-app > ul > li"))
+        .filter(li => li.offsetParent !== null).map(li => li.querySelector("a").textContent);
     })()""")
     # one row per alert name (the index shows same-name rules once)
     critical = sorted({r.name for s in load_project(project).specs for r in s.alerts() if r.severity == "critical"})
     assert sorted(shown) == critical
+    # the team filter reads the item's team span; an app with no alert shown is hidden
+    shown = browser.js("""(() => {
+      document.querySelector("#rg-filters select[aria-label=Severity]").value = "";
+      const t = document.querySelector("#rg-filters select[aria-label=Team]");
+      t.value = "ai-platform"; t.dispatchEvent(new Event("change"));
+      return [Array.from(document.querySelectorAll(".rg-app > ul > li")).filter(li => li.offsetParent !== null)
+                .map(li => li.querySelector("a").textContent),
+              Array.from(document.querySelectorAll(".rg-app")).filter(s => s.offsetParent !== null)
+                .map(s => s.getAttribute("data-app"))];
+    })()""")
+    assert shown == [["LlamaSwapDown", "LlamaSwapNoMetrics"], ["llama-swap"]]
 
 
 @pytest.mark.parametrize("query, anchor_, exact", [

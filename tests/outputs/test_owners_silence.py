@@ -197,7 +197,7 @@ def test_owner_label_team_column_and_silence_on_the_built_page(tmp_path):
     rules = yaml.safe_load((root / "charts/shop/rules/shop.rules.yaml").read_text())
     assert [r["labels"]["team"] for g in rules["groups"] for r in g["rules"]] == ["payments", "payments"]
     index = (root / "runbooks/alerts.md").read_text()
-    assert re.search(r"\| \[ShopCheckoutFailing\].*\| payments \|", index)
+    assert re.search(r"^- \[ShopCheckoutFailing\].*\n  · team <span class=\"rg-team\">payments</span>\n", index, re.M)
     page = (root / "runbooks/shop.md").read_text()
     box = page[page.index("## ShopCheckoutFailing"):page.index("## ShopNoMetrics")]
     box = box[:box.index("\n</div>\n")]

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import yaml
 
 from rulegen.cli import main
@@ -47,8 +49,9 @@ def test_title_is_shown_in_the_nav_home_index_and_page(project, capsys):
     index = (root / "runbooks/alerts.md").read_text()
     # the index groups alerts under each app's title
     assert "\n## [CI Build](ci-build.md) { #app-ci-build }\n" in index
-    assert ("| [CiBuildQueueStuck](ci-build.md#cibuildqueuestuck)<br><span class=\"rg-summary\">The CI queue "
-            "holds more than 100 jobs.</span> |") in index
+    assert re.search(r"^- \[CiBuildQueueStuck\]\(ci-build\.md#cibuildqueuestuck\) <span class=\"rg-sev rg-sev-warning\">"
+                     r"warning</span>\n  · team <span class=\"rg-team\">[^<\n]+</span>\n"
+                     r"  <span class=\"rg-summary\">The CI queue holds more than 100 jobs\.</span>\n", index, re.M)
     page = (root / "runbooks/ci-build.md").read_text()
     assert "\n# CI Build alert runbook\n" in page
 

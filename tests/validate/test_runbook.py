@@ -328,15 +328,17 @@ def test_every_bundled_critical_alert_has_its_triage_fields():
 
 def test_alert_index_groups_by_app_with_root_causes_first():
     text = (REPO / "runbooks/alerts.md").read_text()
-    order = re.findall(r"^\| \[(\w+)\]", text, re.M)
+    order = re.findall(r"^- \[(\w+)\]", text, re.M)  # one list item per alert
     assert order.index("InferenceCacheServerDown") < order.index("InferenceCacheBackendProbeError")
     assert order.index("InferenceCacheServerDown") < order.index("InferenceCacheBackendProbeFailed")
     assert order.index("LlamaSwapDown") < order.index("LlamaSwapNoMetrics")
     assert order.index("NoctayaLLMServiceDegraded") < order.index("NoctayaGatewayActivationTimeouts")
     assert [a for a in re.findall(r'data-app="([^"]+)"', text)] == ["inferencecache", "llama-swap", "noctaya"]
-    assert "{{" not in text and "| Severity |" in text and "rg-sev-critical" in text
+    assert "{{" not in text and "rg-sev-critical" in text and '· team <span class="rg-team">kv-cache</span>' in text
+    assert max(len(line) for line in text.splitlines()) <= 120  # issue 29: a list, not wide table rows
     # cause -> symptoms from inhibited_by only (issue 28: no guessed "fires together" pairs)
-    assert "symptom of [InferenceCacheServerDown](inferencecache.md#inferencecacheserverdown)" in text
+    assert ('<span class="rg-inhibits">symptom of [InferenceCacheServerDown]'
+            '(inferencecache.md#inferencecacheserverdown)</span>') in text
 
 
 def test_llama_swap_page_names_one_values_path():

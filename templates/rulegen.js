@@ -109,7 +109,8 @@
   function fillSilences(values) {
     var links = document.querySelectorAll("a[data-rg-silence]");
     Array.prototype.forEach.call(links, function (a) {
-      var href = a.getAttribute("href");
+      /* a long address is written over lines (the page's width); a browser drops the newlines */
+      var href = a.getAttribute("href").replace(/[\t\n\r]/g, "");
       var at = href.indexOf("?filter=");
       if (at < 0) { return; }
       var filter;

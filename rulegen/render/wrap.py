@@ -71,7 +71,7 @@ def wrap_markdown(text: str, width: int = WIDTH) -> str:
                 end += 1
             table = lines[i:end]
             if max(len(x) for x in table) > width:
-                out.extend(wrap_line(x, width) for x in _table_as_list(table))
+                out.extend(split_links(wrap_line(x, width), width) for x in _table_as_list(table))
             else:
                 out.extend(table)
             i = end
@@ -83,7 +83,7 @@ def wrap_markdown(text: str, width: int = WIDTH) -> str:
         # an indented line is a list item's text or a paragraph's next line, never indented code
         # (the pages' code is fenced): wrapped only where that is sure
         wrap = len(line) > width and (not line.startswith("    ") or in_list or bool(out and out[-1].strip()))
-        out.append(wrap_line(line, width) if wrap else line)
+        out.append(split_links(wrap_line(line, width), width) if wrap else line)
         i += 1
     return "\n".join(out)
 
@@ -305,3 +305,93 @@ def wrap_line(line: str, width: int = WIDTH) -> str:
         size = len(indent) + sum(len(x) for x in rows[-1]) + len(rows[-1]) - 1
     text = "\n".join((lead if j == 0 else indent) + " ".join(r) for j, r in enumerate(rows))
     return text + hard
+
+
+#: rulegen's own links with a long address ("Open in Prometheus", the silence form): a label of
+#: words, an absolute address of URL characters only, rulegen's attribute list.
+_OWN_LINK = re.compile(r'\[([A-Za-z][A-Za-z0-9 ]*)\]\((https?://[A-Za-z0-9%._~:/?#&=+-]+)\)'
+                       r'\{ \.(rg-[a-z0-9-]+)(?: (data-rg-silence="[A-Za-z0-9_ ]*"))? \}')
+
+
+def split_links(text: str, width: int = WIDTH) -> str:
+    """``text`` (lines :func:`wrap_line` made) with each of rulegen's own links that still
+    makes a line wider than ``width`` (:data:`_OWN_LINK`: an "Open in Prometheus" link with its
+    query, the Alertmanager silence form) written as an HTML link whose address goes on over
+    lines of their own: ``<a class="rg-open" href="https://...`` / ``%7Bjob%3D...`` /
+    ``...">Prometheus</a>``. A browser drops the newlines of an address (the URL standard
+    removes tabs and newlines), so the link opens the same page, with or without script.
+
+    A continuation line holds only URL characters and starts with a letter, digit or ``%``
+    (never Markdown block syntax; not indented, where spaces would enter the address); a
+    break never falls inside a ``%XX`` escape or a character reference (``&amp;``). The link
+    check's fast path reads exactly this form (:mod:`rulegen.outputs.anchors`); it adds no id
+    and no link that mkdocs validates (raw HTML). A long run of ``-._~`` in the address (which
+    percent-encoding keeps) is written as ``%XX`` escapes, equivalent, so it can break too."""
+    if not any(len(line) > width for line in text.split("\n")):
+        return text
+    out = []
+    for line in text.split("\n"):
+        out.extend(_split_line(line, width) if len(line) > width else [line])
+    return "\n".join(out)
+
+
+def _split_line(line: str, width: int) -> list[str]:
+    lines: list[str] = []
+    cur, at = "", 0
+    for m in _OWN_LINK.finditer(line):
+        cur += line[at:m.start()]
+        at = m.end()
+        if len(cur) + len(m.group(0)) <= width:
+            cur += m.group(0)
+            continue
+        label, url, cls, data = m.groups()
+        head = f'<a class="{cls}"' + (f" {data}" if data else "") + ' href="'
+        href = _encode_runs(url).replace("&", "&amp;")
+        if cur.strip(" ") and len(cur) + len(head) + 20 > width:  # the tag starts a line of its own
+            lines.append(cur.rstrip(" "))
+            cur = ""
+        cur += head
+        tail = f'">{label}</a>'
+        p = 0
+        while True:
+            limit = p + max(width - len(cur), 1)
+            if limit >= len(href) and len(cur) + len(href) - p + len(tail) > width:
+                limit = max(len(href) - 1 - (len(cur) + len(href) - p + len(tail) - width), p + 1)
+            q = _break(href, p, limit)
+            cur += href[p:q]
+            if q >= len(href):
+                break
+            lines.append(cur)
+            cur, p = "", q
+        cur += tail
+    return lines + [cur + line[at:]]
+
+
+def _encode_runs(url: str) -> str:
+    """``url`` with each run of 40 or more of ``-._~`` after its first ``=`` (in a query value,
+    where percent-encoding kept them) written as ``%XX`` escapes, which read the same
+    (RFC 3986: equivalent), so that the address can break inside the run."""
+    at = url.find("=") + 1
+    if at <= 0:
+        return url
+    return url[:at] + re.sub(r"[-._~]{40,}", lambda m: "".join(f"%{ord(c):02X}" for c in m.group(0)), url[at:])
+
+
+def _break(href: str, start: int, limit: int) -> int:
+    """Where the part of ``href`` on a line that begins at ``start`` ends: the last place up to
+    ``limit`` before a letter, digit or ``%`` that is inside no ``%XX`` and no ``&...;``; the
+    end of ``href`` when it fits; the first such place after ``limit`` when none is before."""
+    if limit >= len(href):
+        return len(href)
+
+    def ok(q: int) -> bool:
+        c = href[q]
+        if not (c.isascii() and c.isalnum() or c == "%") or "%" in href[max(q - 2, 0):q]:
+            return False
+        amp = href.rfind("&", 0, q)
+        return amp < 0 or href.find(";", amp) < 0 or href.find(";", amp) < q
+
+    for q in range(limit, start, -1):
+        if ok(q):
+            return q
+    return next((q for q in range(limit + 1, len(href)) if ok(q)), len(href))

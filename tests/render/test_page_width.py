@@ -221,3 +221,57 @@ def test_one_fact_per_line_in_fires_when():
                                          "continuously for **5m**,",
                                          "and keeps firing for **10m** after it stops holding."]
 
+
+
+# --- rulegen's own long links: the address over lines (issue 29 item 3) ------------------------
+
+@pytest.mark.parametrize("query", [
+    'kube_deployment_status_replicas_available{namespace="ai", deployment="llama-swap"} == 0',
+    'sum by (job) (rate(http_requests_total{job=~"a|b", path!~"/x/.*"}[5m])) / ' * 4 + "1",
+    'up{job="' + "~" * 300 + '"} == 0',  # a run of characters percent-encoding keeps
+    'up{job="' + "-._~" * 80 + '", x="&amp;#&lt;"} == 0',
+])
+def test_long_query_and_silence_links_keep_their_address_over_lines(query):
+    """An "Open in Prometheus" or silence-form link longer than a line is HTML whose address
+    goes on over lines of URL characters: no line over the width, the browser's address (its
+    newlines dropped) is the one the Markdown link had, the HTML passes the safety check, and
+    the link check's fast path reads the page as rendering does."""
+    from urllib.parse import quote, unquote
+    from helpers import links
+    from rulegen.outputs.anchors import _fast_ids, _render_ids
+    from rulegen.render.runbook import QueryLinks
+    ql = QueryLinks("https://prometheus.example.com", "https://grafana.example.com")
+    silence = (f"[Open a silence in Alertmanager](https://am.example.com/#/silences/new?filter="
+               f"{quote('{alertname=' + chr(34) + query + chr(34) + '}', safe='')})"
+               '{ .rg-silence-link data-rg-silence="namespace service" }')
+    text = (f"# P {{ #p }}\n\n{ql.markdown([query])}\n\n{ql.markdown([query, 'up'])}\n\n"
+            f"- Budget left now: `x` (1 = untouched) · {ql.markdown([query])} then [p](#p)\n\n"
+            f"| Fact | Value |\n|---|---|\n| Budget | {ql.markdown([query])} |\n\n"
+            f'<div class="rg-triage" markdown>\n\n{silence}\n\n</div>\n')
+    out = wrap_markdown(text)
+    assert over_wide(out) == []
+    # the address a browser opens: the same, up to escapes of characters that need none (RFC 3986)
+    want = [(label, unquote(url)) for label, url in links(text)]
+    assert [(label, unquote(url)) for label, url in links(out)] == want and len(want) == 12
+    html = safe.to_html(out)
+    assert safe.html_problems(html) == []
+    assert html.count('<a class="rg-open" href="https://prometheus.example.com/graph?g0.expr=') >= 4
+    assert _fast_ids(out) is not None and _fast_ids(out) == _render_ids(out)
+    assert wrap_markdown(out) == out
+    hrefs = re.findall(r'href="([^"]*)"', out)
+    assert sum("\n" in h for h in hrefs) >= 5
+    for h in hrefs:  # each line of an address: URL characters, starting with no Markdown syntax
+        assert all(re.fullmatch(r"[A-Za-z0-9%][A-Za-z0-9%._~:/?#&;=+-]*", x) for x in h.split("\n")[1:]), h
+
+
+def test_a_split_address_is_what_a_browser_opens():
+    """The URL standard drops tabs and newlines from an address (what browsers do): the split
+    href, read so, is the Markdown link's address; a short link stays Markdown."""
+    from rulegen.render.runbook import QueryLinks
+    ql = QueryLinks("https://prometheus.example.com", None)
+    assert wrap_markdown(ql.markdown(["up"])) == ql.markdown(["up"])
+    long = 'max by (namespace, name) (demo_condition{status="False", reason="' + "x" * 90 + '"}) > 0'
+    out = wrap_markdown(ql.markdown([long]))
+    href = re.search(r'href="([^"]*)"', out, re.S).group(1)
+    assert "\n" in href and max(len(x) for x in out.split("\n")) <= WIDTH
+    assert href.replace("\n", "").replace("&amp;", "&") == ql.urls(long)[0][1]

@@ -23,15 +23,15 @@ def run_once(cmd: list[str], ok_codes=(0,), cwd: Path | None = None, env=None) -
 
 
 def time_pair(a: list[str], b: list[str], repeat: int, cwd: Path | None = None, a_ok=(0,), b_ok=(0,),
-              a_env=None) -> tuple[list[float], list[float]]:
+              a_env=None, b_env=None) -> tuple[list[float], list[float]]:
     """Wall times of ``repeat`` runs of ``a`` and of ``b``, alternating (so a shift in machine
     load hits both), after one untimed run of each."""
     run_once(a, a_ok, cwd, a_env)
-    run_once(b, b_ok, cwd)
+    run_once(b, b_ok, cwd, b_env)
     ta, tb = [], []
     for _ in range(repeat):
         ta.append(run_once(a, a_ok, cwd, a_env))
-        tb.append(run_once(b, b_ok, cwd))
+        tb.append(run_once(b, b_ok, cwd, b_env))
     return ta, tb
 
 

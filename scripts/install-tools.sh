@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the pinned promtool and Prometheus server (3.x), Alertmanager and amtool (and rulegen's
-# routing helper rulegen-amroute on the same Alertmanager packages), and helm (3.x)
+# routing helper rulegen-amroute on the same Alertmanager packages), and helm (3.x) with
+# rulegen's batch renderer rulegen-helmrender on the same Helm packages
 # from their Go modules into the per-user tools cache,
 # ${XDG_CACHE_HOME:-$HOME/.cache}/rulegen/tools/bin, outside every checkout: rulegen runs on
 # pull requests, and a tool inside the checkout could be replaced by one (rulegen never runs a
@@ -176,6 +177,21 @@ build helm "$root/tools/helm" $h/cmd/helm "" \
 -X $h/pkg/lint/rules.k8sVersionMajor=1 -X $h/pkg/lint/rules.k8sVersionMinor=$k8s_minor \
 -X $h/pkg/chartutil.k8sVersionMajor=1 -X $h/pkg/chartutil.k8sVersionMinor=$k8s_minor"
 
+# rulegen-helmrender: rulegen's own helper on the pinned Helm packages (tools/rulegen-helmrender,
+# a copy of tools/helm's go.mod and go.sum, so the same dependency versions): renders many charts
+# in one process the way `helm template` renders each (`rulegen check`'s sync check). Stamped
+# with helm's -X flags (`.Capabilities` must say what helm says) and a hash of its source.
+hr="$root/tools/rulegen-helmrender"
+if [[ "$(cd "$hr" && go list -m -f '{{.Version}}' $module)" != "$version" ]]; then
+  echo "install-tools.sh: tools/rulegen-helmrender must pin $module $version as tools/helm does" >&2
+  exit 2
+fi
+version="$version+src.$(cat "$hr"/go.mod "$hr"/go.sum "$hr"/main.go | sha256sum | cut -c1-12)"
+build rulegen-helmrender "$hr" . "" \
+  "-X $h/internal/version.version=${version%%+*} -X $h/internal/version.metadata= \
+-X $h/internal/version.gitCommit=$commit -X $h/internal/version.gitTreeState=clean \
+-X $h/pkg/chartutil.k8sVersionMajor=1 -X $h/pkg/chartutil.k8sVersionMinor=$k8s_minor"
+
 # the PrometheusRule CRD: source only, copied out of the pinned module (nothing is built)
 module=github.com/prometheus-operator/prometheus-operator
 info=$(module_json "$root/tools/prometheus-operator" $module)
@@ -192,4 +208,5 @@ echo "PrometheusRule CRD of prometheus-operator $version in $crds"
 "$bin/prometheus" --version | head -1
 "$bin/alertmanager" --version | head -1
 echo "rulegen-amroute $(cat "$bin/.rulegen-amroute.version" | cut -d' ' -f1)"
+echo "rulegen-helmrender $(cat "$bin/.rulegen-helmrender.version" | cut -d' ' -f1)"
 "$bin/helm" version --short

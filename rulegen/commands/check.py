@@ -136,24 +136,38 @@ def _run(root: Path, paths, stream, fmt: str, base: str | None = None, force_pol
         out("check: validation failed; fix the errors above, then run `rulegen build` "
             "(drift was not checked)")
         return EXIT_FAIL
-    outputs, plan_findings = plan_project(loaded, fmt)
-    findings += plan_findings
-    if any(f.is_error for f in plan_findings):
-        out(render(findings, "text"))
-        _policy_summary(out, policy_findings, base)
-        out("check: some outputs could not be made; fix the errors above (drift was not checked)")
-        return EXIT_FAIL
     partial = bool(paths)
-    outputs = write.scope(outputs, partial)
-    findings += loaded.config.apply(list(links.check_links(outputs, loaded.specs, root)))
-    if fmt == "helm":  # what the Argo CD sync of the charts would reject (rulegen.gitops.sync)
+    # what the Argo CD sync of the charts would reject (rulegen.gitops.sync): its helm renders
+    # start now and run while the outputs are planned; an error starting them is raised where
+    # the sync check's findings are taken, as when it started there
+    synced, sync_error = None, None
+    if fmt == "helm":
         from ..gitops import sync
-        charts = sorted({s.chart.path for s in loaded.specs}) if partial else None
-        # a knob naming no rule is RG730 already (with its own advice): not again as RG735
-        seen = {(f.file, f.line, f.col) for f in findings if f.code == "RG730"}
-        findings += loaded.config.apply(sync.selector_findings(loaded.config, root)
-                                        + [f for f in sync.sync_findings(loaded, root, charts)
-                                           if (f.file, f.line, f.col) not in seen])
+        try:
+            synced = sync.start(loaded, root, sorted({s.chart.path for s in loaded.specs}) if partial else None)
+        except Exception as e:  # noqa: BLE001 (raised below, in its place)
+            sync_error = e
+    try:
+        outputs, plan_findings = plan_project(loaded, fmt)
+        findings += plan_findings
+        if any(f.is_error for f in plan_findings):
+            out(render(findings, "text"))
+            _policy_summary(out, policy_findings, base)
+            out("check: some outputs could not be made; fix the errors above (drift was not checked)")
+            return EXIT_FAIL
+        outputs = write.scope(outputs, partial)
+        findings += loaded.config.apply(list(links.check_links(outputs, loaded.specs, root)))
+        if fmt == "helm":
+            # a knob naming no rule is RG730 already (with its own advice): not again as RG735
+            seen = {(f.file, f.line, f.col) for f in findings if f.code == "RG730"}
+            selector = sync.selector_findings(loaded.config, root)
+            if sync_error is not None:
+                raise sync_error
+            findings += loaded.config.apply(selector + [f for f in synced.findings()
+                                                        if (f.file, f.line, f.col) not in seen])
+    finally:
+        if synced is not None:
+            synced.close()
     from ..gitops.live import series_findings
     found, note = series_findings(root, loaded.config, loaded.specs, live)
     findings += loaded.config.apply(found)

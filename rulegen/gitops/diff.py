@@ -185,7 +185,27 @@ def compare_specs(old_specs, new_specs) -> Summary:
         fields = _changed_fields(old[k], new[k])
         if fields:
             s.changed.append(Change(old[k], new[k], fields))
+    s.notes.extend(objective_notes(old_specs, new_specs))
     return s
+
+
+def objective_notes(old_specs, new_specs) -> list[str]:
+    """A line per SLO whose objective changed, in alert terms: the objective is written in one
+    rule (``slo:error_budget:ratio``, listed as a changed recording rule), which every
+    burn-rate alert of the SLO reads, so the alerts' own exprs do not change."""
+    from ..spec.slo import percent
+    before = {(sp.app, x.name): x for sp in old_specs for x in sp.slos}
+    out = []
+    for sp in new_specs:
+        for x in sp.slos:
+            was = before.get((sp.app, x.name))
+            if was is not None and was.objective != x.objective:
+                alerts = ", ".join(dict.fromkeys(x.alert_name(w.severity) for w in x.windows))
+                out.append(f"SLO {x.name} ({sp.app}): objective {percent(was.objective / 100)} -> "
+                           f"{percent(x.objective / 100)} (error budget {percent(was.budget)} -> "
+                           f"{percent(x.budget)}); its burn-rate alerts {alerts} read the budget, so they "
+                           f"fire at other error ratios though their exprs are unchanged")
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

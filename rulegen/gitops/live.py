@@ -7,19 +7,22 @@ command line (:func:`rulegen.live.connect.resolve`)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..findings import Finding
-from ..live.client import Client
 from ..live.connect import SKIPPED, resolve
 from ..live.options import CliOptions
-from ..live.series import LiveRule, check_series
 from ..spec.durations import DurationError, parse_ms
-from ..validate.checks.positions import offset_position
-from ..validate.checks.promql import expr_position
+
+if TYPE_CHECKING:
+    from ..live.series import LiveRule
 
 
 def live_rules(specs) -> list[LiveRule]:
     """Every rule of ``specs`` (loaded :class:`rulegen.spec.Spec`) as a :class:`LiveRule`."""
+    from ..live.series import LiveRule
+    from ..validate.checks.positions import offset_position
+    from ..validate.checks.promql import expr_position
     out = []
     for spec in specs:
         lf = spec.source
@@ -55,4 +58,7 @@ def series_findings(root: Path, config, specs, cli: CliOptions | None = None,
     conn = resolve(root, config.prometheus, cli)
     if conn is None:
         return [], SKIPPED
+    # the HTTP client and the series checks only when a Prometheus is configured
+    from ..live.client import Client
+    from ..live.series import check_series
     return check_series(Client(conn), live_rules(specs), now=now), None

@@ -5,11 +5,14 @@ Kubernetes API server checks every PrometheusRule against the Prometheus Operato
 and the operator's admission webhook parses its rule groups with Prometheus' rule parser.
 ``check`` does the same before the merge:
 
-1. every chart of the project's specs is rendered by the real helm (:mod:`rulegen.run.helm`)
-   with its own ``values.yaml`` and, once each, with every extra values file the project names
-   for it in ``.rulegen.yaml`` (``charts.values_files``: one per environment or cluster); when
-   the values leave the chart's gates off, it is rendered again with the gates on, so the
-   PrometheusRule is checked anyway;
+1. every chart of the project's specs is rendered as ``helm template`` renders it with its
+   own ``values.yaml`` and, once each, with every extra values file the project names for it
+   in ``.rulegen.yaml`` (``charts.values_files``: one per environment or cluster); when the
+   values leave the chart's gates off, its render with the gates on is checked instead, so
+   the PrometheusRule is checked anyway. All renders run in one ``rulegen-helmrender``
+   process (Helm's own code of the pinned module, see :class:`rulegen.tools.helm.Batch`),
+   started before ``check`` plans the outputs; what it cannot render is rendered by the real
+   ``helm template``, whose error the finding quotes;
 2. every rendered PrometheusRule is validated against the ``v1`` schema of the
    ``monitoring.coreos.com_prometheusrules.yaml`` CRD published in the
    ``github.com/prometheus-operator/prometheus-operator`` Go module, pinned in
@@ -60,7 +63,6 @@ import os
 import re
 import subprocess
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import yaml
@@ -112,13 +114,28 @@ def _crd_schema(path: str, mtime: float) -> dict:
     return schema
 
 
+#: The validator made for a schema (by its id, with the schema kept alive): made once per run,
+#: not once per PrometheusRule.
+_VALIDATORS: dict[int, tuple] = {}
+
+
+def _draft4(schema: dict):
+    """The ``jsonschema`` Draft 4 validator of ``schema``, made once per schema object."""
+    kept = _VALIDATORS.get(id(schema))
+    if kept is None or kept[0] is not schema:
+        import jsonschema
+        if len(_VALIDATORS) >= 8:
+            _VALIDATORS.clear()
+        kept = _VALIDATORS[id(schema)] = (schema, jsonschema.Draft4Validator(schema))
+    return kept[1]
+
+
 def crd_errors(obj: dict, schema: dict) -> list[tuple[tuple, str]]:
     """Problems of the PrometheusRule ``obj`` against the CRD's openAPIV3Schema ``schema``, as
     (path inside the object, message): the JSON Schema errors (``jsonschema``, draft 4
     semantics as OpenAPI v3 uses) and duplicate keys of ``x-kubernetes-list-type: map`` lists."""
-    import jsonschema
     out = []
-    for e in sorted(jsonschema.Draft4Validator(schema).iter_errors(obj), key=lambda e: list(map(str, e.path))):
+    for e in sorted(_draft4(schema).iter_errors(obj), key=lambda e: list(map(str, e.path))):
         out.append((tuple(e.path), e.message))
 
     def lists(node, sch, path):
@@ -312,6 +329,46 @@ def sync_findings(loaded, root: Path, charts: list[str] | None = None) -> list[F
     """The findings of this module's checks (``RG735``-``RG738``) for the charts of
     ``loaded.specs`` (or only ``charts``, project-relative folders), each rendered with its own
     values.yaml and every extra values file of ``loaded.config.values_files``."""
+    with start(loaded, root, charts) as check:
+        return check.findings()
+
+
+class SyncCheck:
+    """The sync check of a project with its renders started (:func:`start`), so they run
+    while rulegen does other work; :meth:`findings` waits for them. A context manager:
+    leaving it stops renders still running."""
+
+    def __init__(self, root: Path, findings: list[Finding], jobs: list | None = None, schema: dict | None = None,
+                 batch=None):
+        self.root, self._findings, self.jobs, self.schema, self.batch = root, findings, jobs or [], schema, batch
+
+    def __enter__(self) -> "SyncCheck":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the renders if they still run."""
+        if self.batch is not None:
+            self.batch.close()
+
+    def findings(self) -> list[Finding]:
+        """The findings (see :func:`sync_findings`), in the order a check reports them."""
+        if self.batch is None:
+            return list(self._findings)
+        findings = list(self._findings)
+        rendered = []
+        for found, docs in _render_all(self.root, self.jobs, self.batch):
+            findings += found
+            rendered += docs
+        return findings + _crd_and_webhook(rendered, self.schema, self.root)
+
+
+def start(loaded, root: Path, charts: list[str] | None = None) -> SyncCheck:
+    """Start the sync check (see :func:`sync_findings`): every render it needs is started at
+    once (:class:`rulegen.tools.helm.Batch`), each job (chart, values file) as it is and, when
+    the chart has gates, with them on (used when the values leave them off)."""
     root = Path(root)
     chart_gates: dict[str, tuple] = {}
     for s in loaded.specs:
@@ -320,14 +377,15 @@ def sync_findings(loaded, root: Path, charts: list[str] | None = None) -> list[F
     if charts is not None:
         chart_gates = {c: g for c, g in chart_gates.items() if c in charts}
     if not chart_gates:
-        return []
+        return SyncCheck(root, [])
     if find.find("helm", root) is None or find.find("promtool", root) is None:
-        return [_missing("the Argo CD sync check (values, CRD schema, webhook) did not run: helm or promtool "
-                         f"is not installed; {find.INSTALL_HINT}")]
+        return SyncCheck(root, [_missing("the Argo CD sync check (values, CRD schema, webhook) did not run: helm "
+                                         f"or promtool is not installed; {find.INSTALL_HINT}")])
     crd = crd_path(root)
     if not crd.is_file():
-        return [_missing(f"the Argo CD sync check did not run: the Prometheus Operator's CRD schema is not at "
-                         f"{crd}; run scripts/install-tools.sh (it fetches the pinned module's CRD)")]
+        return SyncCheck(root, [_missing(f"the Argo CD sync check did not run: the Prometheus Operator's CRD schema "
+                                         f"is not at {crd}; run scripts/install-tools.sh (it fetches the pinned "
+                                         "module's CRD)")])
     schema = _crd_schema(str(crd), crd.stat().st_mtime)
     findings: list[Finding] = []
     jobs = []
@@ -345,14 +403,18 @@ def sync_findings(loaded, root: Path, charts: list[str] | None = None) -> list[F
                 findings.append(_missing(f"charts.values_files.{chart}: {extra} does not exist"))
             else:
                 jobs.append((chart, gates, extra))
-    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
-        results = list(pool.map(lambda j: _render(root, helm, *j), jobs))
-    rendered = []
-    for found, docs in results:
-        findings += found
-        rendered += docs
-    findings += _crd_and_webhook(rendered, schema, root)
-    return findings
+    return SyncCheck(root, findings, jobs, schema, helm.Batch(_batch_jobs(root, jobs), root))
+
+
+def _values(root: Path, job) -> tuple:
+    """The extra values file of ``job`` (chart, gates, extra or None) as helm is given it."""
+    return (str(root / job[2]),) if job[2] else ()
+
+
+def _batch_jobs(root: Path, jobs: list) -> list:
+    """The renders of ``jobs``: each as it is, then each one with gates with its gates on."""
+    return [helm.Job(root / j[0], _values(root, j)) for j in jobs] + [
+        helm.Job(root / j[0], _values(root, j), tuple(f"{g}=true" for g in j[1])) for j in jobs if j[1]]
 
 
 def _read(root: Path, path: str) -> str:
@@ -364,35 +426,57 @@ def _read(root: Path, path: str) -> str:
         return ""
 
 
-def _render(root: Path, helm, chart: str, gates: tuple, extra: str | None):
-    """Render ``chart`` with its values.yaml (and ``extra``): (findings, [(chart, values file,
-    PrometheusRule), ...])."""
+def _render_all(root: Path, jobs: list, batch) -> list:
+    """Per job ``(chart, gates, extra values file or None)`` of :func:`start`: (findings,
+    [(chart, values file, PrometheusRule), ...]) of the chart rendered with its values.yaml
+    (and the extra file), exactly as ``helm template`` of each alone renders it; for the jobs
+    whose values leave the gates off and render no PrometheusRule, the render with the gates
+    on, so the PrometheusRule is checked anyway."""
+    def shown(job) -> str:
+        return job[2] or f"{job[0]}/values.yaml"
+    n = len(jobs)
+    gated = {i: n + k for k, i in enumerate(i for i, j in enumerate(jobs) if j[1])}  # job -> its gates-on render
+    first = batch.results(list(range(n)))
+    out: list = [None] * n
+    again = []
+    for i, (job, r) in enumerate(zip(jobs, first)):
+        chart, gates, extra = job
+        if isinstance(r, subprocess.TimeoutExpired):
+            out[i] = [Finding(shown(job), 0, 0, "RG735", Severity.ERROR,
+                              f"helm template of {chart} with {shown(job)} did not finish within {helm.TIMEOUT_S} s")], []
+        elif isinstance(r, helm.HelmError):
+            out[i] = _values_error(root, r, chart, extra), []
+        elif isinstance(r, BaseException):
+            raise r
+        elif not r.prometheus_rules() and gates:  # the values leave the gates off: turn them on
+            again.append(i)
+        else:
+            out[i] = [], [(chart, shown(job), pr) for pr in r.prometheus_rules()]
+    on = batch.results([gated[i] for i in again])
+    for i in again:
+        chart, gates, _extra = jobs[i]
+        r = on[gated[i]]
+        if isinstance(r, (helm.HelmError, subprocess.TimeoutExpired)):
+            out[i] = [Finding(shown(jobs[i]), 0, 0, "RG735", Severity.ERROR,
+                              f"helm template of {chart} with {shown(jobs[i])} and its gates ({', '.join(gates)}) on "
+                              f"fails, so turning it on would fail the Argo CD sync: {str(r)[:500]}")], []
+        elif isinstance(r, BaseException):
+            raise r
+        else:
+            out[i] = [], [(chart, shown(jobs[i]), pr) for pr in r.prometheus_rules()]
+    return out
+
+
+def _values_error(root: Path, e: Exception, chart: str, extra: str | None) -> list[Finding]:
+    """RG735 findings for helm's error ``e`` rendering ``chart`` with its values.yaml (and
+    ``extra``)."""
     own = f"{chart}/values.yaml"
-    shown = extra or own
     files = [(own, _read(root, own))] + ([(extra, _read(root, extra))] if extra else [])
-    args = ["--values", str(root / extra)] if extra else []
     try:
-        out = helm.template(root / chart, root=root, extra_args=args)
-    except subprocess.TimeoutExpired:
-        return [Finding(shown, 0, 0, "RG735", Severity.ERROR,
-                        f"helm template of {chart} with {shown} did not finish within {helm.TIMEOUT_S} s")], []
-    except helm.HelmError as e:
-        try:
-            schema = json.loads(_read(root, f"{chart}/values.schema.json") or "null")
-        except ValueError:
-            schema = None
-        return values_findings(str(e), files, schema if isinstance(schema, dict) else None, chart, shown), []
-    rules = out.prometheus_rules()
-    if not rules and gates:  # the values leave the gates off: check what turning them on renders
-        try:
-            out = helm.template(root / chart, root=root, extra_args=args,
-                                set_values=[f"{g}=true" for g in gates])
-        except (helm.HelmError, subprocess.TimeoutExpired) as e:
-            return [Finding(shown, 0, 0, "RG735", Severity.ERROR,
-                            f"helm template of {chart} with {shown} and its gates ({', '.join(gates)}) on "
-                            f"fails, so turning it on would fail the Argo CD sync: {str(e)[:500]}")], []
-        rules = out.prometheus_rules()
-    return [], [(chart, shown, pr) for pr in rules]
+        schema = json.loads(_read(root, f"{chart}/values.schema.json") or "null")
+    except ValueError:
+        schema = None
+    return values_findings(str(e), files, schema if isinstance(schema, dict) else None, chart, extra or own)
 
 
 def _crd_and_webhook(rendered: list, schema: dict, root: Path) -> list[Finding]:
@@ -414,7 +498,7 @@ def _crd_and_webhook(rendered: list, schema: dict, root: Path) -> list[Finding]:
                                     "rejects it, so the Argo CD sync would fail", rule_name))
         if errors:
             continue
-        body = yaml.safe_dump(pr.get("spec") or {}, sort_keys=False, allow_unicode=True)
+        body = _rule_file(pr.get("spec") or {})
         if len(body.encode("utf-8")) > MAX_RULE_BYTES:
             findings.append(Finding(shown, 0, 0, "RG737", Severity.ERROR,
                                     f"{what}: its rules are {len(body.encode('utf-8'))} bytes as a rule file, "
@@ -446,6 +530,22 @@ def _crd_and_webhook(rendered: list, schema: dict, root: Path) -> list[Finding]:
                                         "(Prometheus' rule parser) rejects it, so the Argo CD sync would fail",
                                         rule_name))
     return findings
+
+
+def _rule_file(spec) -> str:
+    """The PrometheusRule's ``spec`` as a rule file (YAML) for promtool and the size limit.
+    libyaml's emitter (five times faster) folds long strings elsewhere than PyYAML's, which
+    promtool reads alike (its messages drop the positions); the size figure is PyYAML's, so
+    a body near the limit is made by PyYAML."""
+    dumper = getattr(yaml, "CSafeDumper", None)
+    if dumper is not None:
+        try:
+            body = yaml.dump(spec, Dumper=dumper, sort_keys=False, allow_unicode=True)
+            if len(body.encode("utf-8")) < MAX_RULE_BYTES // 2:
+                return body
+        except yaml.YAMLError:
+            pass
+    return yaml.safe_dump(spec, sort_keys=False, allow_unicode=True)
 
 
 def _rule_name(pr: dict, path: tuple) -> str:

@@ -6,7 +6,7 @@ reads them, with the specs they come from and the site on disk, and reports what
 wrong. One module per check, each emitting and documenting its own codes:
 
 * :mod:`.knobs` keys of a chart's ``values.yaml`` that name nothing the chart has (``RG730``,
-  ``RG363``);
+  ``RG363``), or give labels to some of an SLO's recording rules only (``RG364``);
 * :mod:`.settings` what ``mkdocs.yml`` must say for the pages (``RG512``, ``RG717``);
 * :mod:`.links` link integrity of the runbook site (``RG709``-``RG719``), from
   :mod:`.pages` (the site's pages), :mod:`.anchors` (a page's ids and links),

@@ -1,4 +1,5 @@
-"""Knobs in a chart's ``values.yaml`` that name nothing the chart has.
+"""Knobs in a chart's ``values.yaml`` that name nothing the chart has, or that would silence an
+SLO's alerts.
 
 Run on the planned outputs (:func:`rulegen.outputs.check_plan`): the ``values.yaml`` that
 ``build`` would write, merged from people's keys and rulegen's, read against the rules,
@@ -15,6 +16,12 @@ Codes:
   name: ``<valuesKey>.slos.<name>`` would set both. Bad: SLO ``checkout`` in
   ``rules/shop.yaml`` and in ``rules/cart.yaml``, both in ``charts/shop``; good: names
   apart (``cart-checkout``), or ``chart.values_key`` apart.
+* ``RG364`` the chart's ``values.yaml`` gives some of an SLO's recording rules labels the
+  others do not get (``customRules.<recording rule>.labels``): each burn-rate alert compares a
+  window's error ratio with the recorded budget (``slo:error_budget:ratio``) on all labels,
+  so a label on one side only leaves nothing to compare and the SLO's alerts never fire. Bad:
+  ``customRules: {"slo:sli_error:ratio_rate1h": {labels: {cluster: eu}}}``; good: the label for
+  the whole group, ``groups: {shop-slo-checkout: {additionalRuleLabels: {cluster: eu}}}``.
 """
 
 from __future__ import annotations
@@ -56,7 +63,57 @@ def check(outputs, specs, fmt: str = "helm") -> list[Finding]:
                 msg = _knob_hint(msg, key, rule_names, group_names, {x.name for s in mine for x in s.slos})
                 findings.append(Finding(vpath, line, col, "RG730", Severity.ERROR, msg))
             findings += _slo_names(mine, path, key)
+            findings += _slo_record_labels(planned[vpath], vpath, mine, key)
     return findings
+
+
+def _slo_record_labels(text: str, vpath: str, mine: list, key: str) -> list[Finding]:
+    """``RG364`` at ``customRules.<name>.labels`` of ``values.yaml`` text (path ``vpath``) for
+    each recording rule of an SLO of ``mine`` (the specs of one chart and values key ``key``)
+    whose labels there are not what every recording rule of that SLO gets (a name left out
+    gets none)."""
+    try:
+        root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except Exception:
+        return []
+    custom = _child(_child(root, key), "customRules")
+    if not isinstance(custom, yaml.MappingNode):
+        return []
+    given: dict = {}  # rule name -> (labels as text pairs, the labels key node)
+    for k, v in custom.value:
+        labels = _child(v, "labels")
+        if isinstance(k, yaml.ScalarNode) and isinstance(labels, yaml.MappingNode):
+            pairs = frozenset((getattr(a, "value", None), getattr(b, "value", None)) for a, b in labels.value)
+            given[k.value] = (pairs, next(n for n, _ in v.value if getattr(n, "value", None) == "labels"))
+    findings = []
+    for s in mine:
+        for g in s.groups:
+            if g.slo is None:
+                continue
+            records = sorted({r.name for r in g.rules if not r.is_alert})
+            sets = {given.get(n, (frozenset(), None))[0] for n in records}
+            if len(sets) < 2:
+                continue
+            for n in records:
+                if n in given:
+                    node = given[n][1]
+                    findings.append(Finding(
+                        vpath, node.start_mark.line + 1, node.start_mark.column + 1, "RG364", Severity.ERROR,
+                        f"{key}.customRules.{n}.labels: labels on some recording rules of SLO {g.slo} "
+                        f"(group {g.name}) only: its burn-rate alerts compare each error ratio with "
+                        "slo:error_budget:ratio on all labels and would never fire; set them for the whole "
+                        f"group ({key}.groups.{g.name}.additionalRuleLabels) or for every rule "
+                        f"({key}.additionalRuleLabels)"))
+    return findings
+
+
+def _child(node, key):
+    """The value node of ``key`` in the YAML mapping ``node`` (None when absent or no mapping)."""
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode) and k.value == key:
+                return v
+    return None
 
 
 def _slo_names(mine: list, path: str, key: str) -> list[Finding]:

@@ -22,6 +22,8 @@ valid template. :func:`split` cuts text into text and :class:`Action` pieces;
 
 from __future__ import annotations
 
+import functools
+
 import re
 from dataclasses import dataclass
 
@@ -376,4 +378,11 @@ def defined_name(action: Action) -> str | None:
 
 def defined_names(text: str) -> list[str]:
     """The names of the templates ``text`` defines (``{{ define "x.fullname" }}``), in order."""
-    return [n for kind, a in split(text) if kind == "action" and (n := defined_name(a)) is not None]
+    return list(_defined_names(text))
+
+
+@functools.lru_cache(maxsize=64)
+def _defined_names(text: str) -> tuple[str, ...]:
+    # every chart of a project carries the same helper file (_rulegen.tpl, thousands of
+    # actions), asked about three times per chart: lexed once per text
+    return tuple(n for kind, a in split(text) if kind == "action" and (n := defined_name(a)) is not None)

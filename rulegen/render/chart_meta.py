@@ -8,9 +8,9 @@ besides the rules themselves, as plain, commented YAML that the template reads w
   values key, gates, runbook base, name, namespace, the chart's fullname/labels helpers;
 * ``params``: alerts with parameters, by group name then alert name, each with its expr as the
   spec wrote it (``[[name]]`` placeholders) and the defaults;
-* ``slos``: SLOs by name, each with its rule group, its ticket alert and, by rule name, the
-  texts that hold the objective written with ``[[objective]]``-style placeholders
-  (:func:`rulegen.spec.slo.objective_templates`).
+* ``slos``: SLOs by name, each with its rule group, its ticket alert, and the name and expr
+  (written with ``[[budget]]``) of the one rule that holds the objective, as the error budget
+  (:func:`rulegen.spec.slo.objective_template`).
 
 Rules are found by name, never by position, so inserting an alert changes only the lines of
 that alert. A name that occurs more than once in a group (a warning and a critical alert of
@@ -130,26 +130,22 @@ def _params_lines(spec: Spec) -> list[str]:
 
 def _slo_lines(spec: Spec) -> list[str]:
     from ..spec import slo as slo_mod
-    groups = {g.name: g for g in spec.groups}
+    groups = {g.name for g in spec.groups}
     lines: list[str] = []
     for s in spec.slos:
-        g = groups.get(s.group_name)
-        if g is None:
+        if s.group_name not in groups:
             continue
-        keys = rule_keys([r.name for r in g.rules])
+        rule, expr = slo_mod.objective_template(s)
         lines.append(f"  {yaml_key(s.name)}:")
         lines += _value("group", s.group_name, 4)
         lines += _value("ticket", s.alert_name("ticket"), 4)
-        lines.append("    rules:")
-        for index, texts in slo_mod.objective_templates(s).items():
-            lines.append(f"      {yaml_key(keys[index])}:")
-            for k, text in texts.items():
-                lines += _value(k, text, 8)
+        lines += _value("budgetRule", rule, 4)
+        lines += _value("budgetExpr", expr, 4)
     if not lines:
         return []
-    return ["# SLOs by name: their rule group, their ticket alert and, by rule name, the texts that hold",
-            "# the objective, written with [[objective]], [[budget]] (ratios) and [[objective_percent]],",
-            "# [[budget_percent]]. Used only when slos.<name>.objective is set in the values.",
+    return ["# SLOs by name: their rule group, their ticket alert, and the one rule that holds the objective",
+            "# (as the error budget; the SLO's other rules read its series) with its expr written with",
+            "# [[budget]]. Used only when slos.<name>.objective is set in the values.",
             "slos:", *lines]
 
 

@@ -34,9 +34,9 @@ one of its rules is not disabled, so ``rules: null`` cannot happen.
 * ``customRules.<Alert>.params.<name>``: a parameter of the alert's expr (``[[name]]`` in the
   spec, see :class:`rulegen.spec.model.Param`) instead of its default;
 * ``slos.<slo>.{enabled, ticket, objective}``: an SLO's rules (its group), its ticket alert,
-  and its objective in percent (the objective and budget recording rules, the budget left,
-  the burn-rate thresholds and the generated descriptions; computed on decimal digits, see
-  ``rulegen.v3.objective``);
+  and its objective in percent (written into the one rule that holds it, the
+  ``slo:error_budget:ratio`` recording rule, as the budget: every other rule of the SLO reads
+  that series; computed on decimal digits, see ``rulegen.v3.budget``);
 * ``runbookUrl``: base URL of the runbook site; each alert links to
   ``<runbookUrl>/<app>/#<anchor>`` (a ``runbook_url`` the spec sets to another address is kept);
 * ``labels`` / ``annotations`` on the PrometheusRule itself (e.g. ``release:

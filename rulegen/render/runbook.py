@@ -512,8 +512,10 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
         alerts[-1]["routing"] = (routing or {}).get(r.name, "")
         by_name[r.name] = alerts[-1]
     slo_page.attach_links(spec, by_name, links)  # an SLO alert's budget-left and burn-rate links
+    # an SLO's recording rules are described in its section (rulegen.render.slo_page), which
+    # states the objective once: listing them here would repeat the budget rule's literal
     records = [{"name": inline_code(r.name), "expr": fence(r.expr, "promql"), "group": md_text(g.name)}
-               for g, r in spec.rules() if not r.is_alert]
+               for g, r in spec.rules() if not r.is_alert and g.slo is None]
     gates = list(spec.chart.gates)
     no_owner = [a["heading"] for a in alerts if not a["owner"]]
     return {

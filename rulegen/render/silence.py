@@ -35,13 +35,26 @@ _TEMPLATE_LABEL = re.compile(r'\$labels\.([A-Za-z_][A-Za-z0-9_]*)|index\s+\$labe
 _PLAIN_LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+_RECORDS: tuple = ((), {}, [])
+
+
 def recording_rules(specs) -> dict:
-    """Recording rules of ``specs`` for the label flow: name -> [(expr, labels)]."""
+    """Recording rules of ``specs`` for the label flow: name -> [(expr, labels)].
+
+    Every page of a build asks for those of the same specs: the last answer is reused when
+    called again with the very same spec objects in the same order (as
+    :func:`rulegen.render.runbook.alert_index` does). Callers must not change the dict."""
+    global _RECORDS
+    specs = list(specs)
+    key = tuple(map(id, specs))
+    if _RECORDS[0] == key and all(a is b for a, b in zip(_RECORDS[2], specs)):
+        return _RECORDS[1]
     out: dict = {}
     for spec in specs:
         for g, r in spec.rules():
             if not r.is_alert:
                 out.setdefault(r.name, []).append((r.expr, r.all_labels(spec.labels, g.labels)))
+    _RECORDS = (key, out, specs)
     return out
 
 

@@ -1,10 +1,14 @@
 """The SLO section of an app's runbook page (one per entry of ``slos:``).
 
-What whoever is paged or ticketed needs first: the objective and period, the error budget in
-bad minutes and in events per period, the SLI's counters, and the burn-rate table (factor,
-long and short window, the error ratio that trips it, the share of the budget gone when it
-fires, the time to exhaust the budget at that pace, and whether it pages or opens a ticket,
-linked to the alert's own section). The section's id is
+What whoever is paged or ticketed needs first: the objective and period with the error budget
+it leaves (in bad minutes and in events per period) and the error ratio that trips each pair,
+the SLI's counters, and the burn-rate table (factor, long and short window, the share of the
+budget gone when it fires, the time to exhaust the budget at that pace, and whether it pages
+or opens a ticket, linked to the alert's own section). Everything that depends on the
+objective is in the one "Objective" fact (the rules say "the error budget" and read the
+recorded budget), so an edit of the objective changes one line of the page; the SLO's
+recording rules are described here, not listed with the app's other recording rules (whose
+list would show the budget rule's literal again). The section's id is
 :func:`rulegen.spec.slo.section_id`; each burn-rate alert's section opens with a link to it,
 so its ``runbook_url`` leads here in one click. The numbers come from
 :mod:`rulegen.spec.slo` (the rules' own), never retyped.
@@ -80,7 +84,8 @@ def section(s, values_key: str, md_text, inline_code, fence, links=None) -> dict
     """Template data of SLO ``s`` (a :class:`rulegen.spec.slo.SLO`); the renderer's Markdown
     helpers are passed in. Keys: ``id``, ``title``, ``description`` (Markdown), ``facts``
     (pairs of Markdown cells), ``rows`` (the burn-rate table), ``records`` (PromQL block),
-    ``meaning`` (Markdown paragraphs)."""
+    ``group_rules`` (Markdown paragraphs: the SLO's recording rules, without the budget's
+    literal), ``meaning`` (Markdown paragraphs)."""
     minutes = Decimal(s.period_ms) / Decimal(slo_mod.MINUTE_MS)
     bad_minutes = minutes * s.budget
     per = Decimal(1) / s.budget
@@ -100,14 +105,17 @@ def section(s, values_key: str, md_text, inline_code, fence, links=None) -> dict
                + (" (error ratio = 1 - good/total)" if s.kind == "good" else ""))
     names = {sev: s.alert_name(sev) for sev in ("page", "ticket")}
     group = s.group_name
+    trips = ", ".join(f"{slo_mod.percent(w.factor * s.budget)} ({slo_mod.decimal_text(w.factor)}x)"
+                      for w in s.windows)
     facts = [
-        ("Objective", f"{slo_mod.decimal_text(s.objective)}% of events good over {s.period} (rolling)"),
+        # the one line that states the objective and what follows from it (see the docstring)
+        ("Objective", f"{slo_mod.decimal_text(s.objective)}% of events good over {s.period} (rolling); error "
+                      f"budget {budget_text}; the pairs below fire above an error ratio of {trips}"),
         ("SLI", sli),
-        ("Error budget", budget_text),
         ("Rule group", inline_code(group)),
         ("Knobs", f"`{values_key}.slos.{s.name}.enabled: false` turns the SLO off, `.ticket: false` keeps "
                   f"the pages only, `.objective: <percent>` sets another objective for the alerts (this page and "
-                  f"the generated tests keep the spec's {slo_mod.decimal_text(s.objective)}%)"),
+                  f"the generated tests keep the spec's)"),
         ("Budget left now", inline_code(budget_query(s))
          + " (1 = untouched, 0 = spent, below 0 = overspent)"
          + (" · " + links.markdown([budget_query(s)]) if links else "")),
@@ -119,13 +127,25 @@ def section(s, values_key: str, md_text, inline_code, fence, links=None) -> dict
         rows.append({
             "factor": f"{slo_mod.decimal_text(w.factor)}x",
             "long": w.long, "short": w.short,
-            "ratio": slo_mod.percent(w.factor * s.budget),
             "spent": slo_mod.percent(spent.quantize(Decimal("0.0001"))),
             "exhaust": slo_mod.human(slo_mod.exhaustion_ms(s.period_ms, w.factor)),
             "alert": f"{w.severity}: [{md_text(name)}](#{anchor(name)})",
         })
     records = "\n".join(s.record_selector(slo_mod.SLI_RECORD.format(window=slo_mod.format_ms(ms)))
                         for ms in s.record_windows())
+    first_window = slo_mod.format_ms(s.record_windows()[0])
+    period_record = slo_mod.SLI_RECORD.format(window=s.period)
+    group_rules = [
+        f"The rule group {inline_code(group)} records these, and one more rule holds the objective: "
+        f"{inline_code(slo_mod.BUDGET_RECORD)}, the error budget as a ratio (the chart's `objective` knob "
+        f"rewrites it). The objective {inline_code(slo_mod.OBJECTIVE_RECORD)} is one minus it, and each "
+        f"burn-rate alert compares a window's error ratio with the factor times it. Each "
+        f"{inline_code(slo_mod.SLI_RECORD.format(window='<window>'))}, here over {first_window}:",
+        fence(s.sli_expr(first_window), "promql"),
+        f"The error ratio over the whole period, {inline_code(period_record)}, is the same over "
+        f"{s.period}; the budget left, {inline_code(slo_mod.REMAINING_RECORD)}, is:",
+        fence(slo_mod.remaining_expr(s), "promql"),
+    ]
     fastest = s.windows[0]
     meaning = [
         f"**{md_text(names['page'])} (page)** means the budget goes in days at this pace "
@@ -145,6 +165,7 @@ def section(s, values_key: str, md_text, inline_code, fence, links=None) -> dict
         "facts": facts,
         "rows": rows,
         "records": fence(records, "promql"),
+        "group_rules": group_rules,
         "meaning": meaning,
         "first_alert": names["page"],
     }
@@ -160,6 +181,5 @@ def burn_pairs(r, pairs: dict) -> list[dict]:
         return []
     s, w = found
     return [{"key": f"long={w.long} short={w.short}",
-             "text": f"**{slo_mod.decimal_text(w.factor)}x** over {w.long} and {w.short}: errors above "
-                     f"{slo_mod.percent(w.factor * s.budget)}, budget gone in "
+             "text": f"**{slo_mod.decimal_text(w.factor)}x** over {w.long} and {w.short}: budget gone in "
                      f"{slo_mod.human(slo_mod.exhaustion_ms(s.period_ms, w.factor))}"}]

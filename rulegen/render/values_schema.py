@@ -117,7 +117,7 @@ DEFAULT_SEVERITIES = ("critical", "warning", "info")
 
 #: Schema of an SLO objective override: a percentage strictly between 0 and 100, as a number or
 #: as a string (``--set`` gives strings for decimals) of at most 3 whole and 12 decimal digits,
-#: the forms the chart template computes with (``rulegen.v3.objective``, which also rejects a
+#: the forms the chart template computes with (``rulegen.v3.budget``, which also rejects a
 #: string outside (0, 100), as a schema pattern cannot say it readably).
 OBJECTIVE = {"type": ["number", "string"], "exclusiveMinimum": 0, "exclusiveMaximum": 100,
              "pattern": r"^[0-9]{1,3}([.][0-9]{1,12})?$",

@@ -17,6 +17,7 @@ Routes that match on them are routed as if the label were absent.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import yaml
@@ -37,11 +38,18 @@ def chart_values(root: Path, spec, read=None) -> dict:
         return {}
     try:
         text = read(rel) if read is not None else fs_read.read_text_or_none(root / rel, rel)
-        data = yamlbound.safe_load(text, rel) if text else None
+        data = _parsed(text, rel, yamlbound.max_values()) if text else None
     except (yaml.YAMLError, OSError, ValueError):
         return {}
     knobs = data.get(spec.chart.values_key) if isinstance(data, dict) else None
     return knobs if isinstance(knobs, dict) else {}
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(text: str, rel: str, _limit: int):
+    # validation's routing check and the pages' routing lines both read every chart's
+    # values.yaml: parsed once per text and alias limit (the knobs are only read, never changed)
+    return yamlbound.safe_load(text, rel)
 
 
 def _strings(d) -> dict:

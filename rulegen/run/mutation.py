@@ -36,12 +36,14 @@ equivalents in, and a matcher in them is the spec's ``sli`` selector copied as w
 every series the generated tests feed carries that matcher's value (``job="api"`` on both the
 bad and the total counter), removing it changes nothing they can see, and the mutant tests
 only rulegen's generator (whose own tests cover it). Such a surviving ``matcher`` mutant of a
-generated rule is *excluded* from the score, with the reason printed (:data:`GENERATED_REASON`),
-so every valid SLO can reach 100%; any other survivor of a generated rule still counts.
+generated rule is *excluded* from the score, with the reason printed (:data:`GENERATED_REASON`;
+:data:`SIDE_REASON` for an ``slo``/``slo_service`` matcher of a burn-rate alert, whose other
+side keeps it), so every valid SLO can reach 100%; any other survivor of a generated rule counts.
 """
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -64,6 +66,11 @@ WORK_DIR = ".rulegen/mutate"
 GENERATED_REASON = ("generated from SLO {slo}: the matcher is the spec's `sli` selector copied as written, and "
                     "every series the generated tests feed carries it, so only rulegen's generator could drop "
                     "it (its own tests cover that); excluded from the score")
+
+#: Why a surviving ``slo``/``slo_service`` matcher mutant of a generated burn-rate alert is not counted.
+SIDE_REASON = ("generated from SLO {slo}: the comparison matches this SLO's error ratio with its recorded budget "
+               "on all labels, and the other side's selector keeps the `{label}` matcher, so dropping it here "
+               "changes no result (an equivalent mutant); excluded from the score")
 
 #: rules per combined render: Helm refuses a template file over 5 MiB (a rule renders to
 #: well under 1 KiB, so 2,000 stay far below it)
@@ -369,8 +376,12 @@ def exclude_generated(results: list[MutantResult]) -> None:
         if r.killed or r.invalid or r.equivalent is not None or r.mutant.kind != "matcher":
             continue
         slo = next((g.slo for g in r.spec.groups if g.slo is not None and any(x is r.rule for x in g.rules)), None)
+        side = _SIDE.match(r.mutant.text) if r.rule.is_alert else None  # slo/slo_service matcher removed
         if slo is not None:
-            r.excluded = GENERATED_REASON.format(slo=slo)
+            r.excluded = SIDE_REASON.format(slo=slo, label=side.group(1)) if side else GENERATED_REASON.format(slo=slo)
+
+
+_SIDE = re.compile(r"^matcher `(slo|slo_service)=\"[^`]*` removed")
 
 
 def _steps(test_file: Path) -> int:

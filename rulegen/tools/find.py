@@ -21,8 +21,10 @@ from . import process
 #: Tools rulegen runs (all built by ``scripts/install-tools.sh``): the Prometheus server and
 #: Alertmanager serve the live-Prometheus and routing features and their tests;
 #: ``rulegen-amroute`` is rulegen's routing helper on the pinned Alertmanager packages;
-#: ``rulegen-backtest`` (``tools/rulegen-backtest``) replays alerting rules for ``rulegen backtest``.
-NAMES = ("helm", "promtool", "prometheus", "alertmanager", "amtool", "rulegen-amroute", "rulegen-backtest")
+#: ``rulegen-backtest`` (``tools/rulegen-backtest``) replays alerting rules for ``rulegen backtest``;
+#: ``rulegen-helmrender`` (``tools/rulegen-helmrender``) renders many charts in one process.
+NAMES = ("helm", "promtool", "prometheus", "alertmanager", "amtool", "rulegen-amroute", "rulegen-backtest",
+         "rulegen-helmrender")
 INSTALL_HINT = ("install the pinned tools with: scripts/install-tools.sh (needs Go and the Go module proxy; "
                 "it builds into $RULEGEN_TOOLS_DIR/bin, else ~/.cache/rulegen/tools/bin)")
 #: The folder a project must not carry (older rulegen took tools from ``<project>/.tools/bin``).

@@ -2,11 +2,19 @@
 
 Commands used (Helm 3 docs): ``helm template RELEASE CHART --namespace NS --set k=v ...``
 (with ``--values FILE`` for structured overrides) and ``helm lint CHART``.
+
+:func:`template_many` renders many charts at once through ``rulegen-helmrender``
+(``tools/rulegen-helmrender``), which runs ``helm template``'s own code of the pinned Helm
+module for each chart in one process, so a project of a hundred charts pays Helm's start-up
+once; what it cannot render (and everything, when it is not installed) is rendered by the
+real ``helm template``, whose error text the findings quote.
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,11 +81,142 @@ def template(chart: Path, values: list[str] | None = None, set_values: list[str]
         proc = process.run(args, timeout=TIMEOUT_S)
     if proc.returncode != 0:
         raise HelmError(f"helm template {chart} failed: {proc.stderr.strip()}")
+    return _rendered(proc.stdout, chart)
+
+
+def _rendered(text: str, chart: Path) -> Rendered:
+    """``helm template`` output ``text`` of ``chart`` with its documents parsed."""
     # libyaml when available: a chart can render megabytes (same documents as safe_load_all)
     # aliases expanding too far (a "billion laughs" in a template): RG105 before any walk
-    docs = [d for d in yamlbound.load_all(proc.stdout, getattr(yaml, "CSafeLoader", yaml.SafeLoader),
+    docs = [d for d in yamlbound.load_all(text, getattr(yaml, "CSafeLoader", yaml.SafeLoader),
                                           f"helm template {chart}") if d is not None]
-    return Rendered(text=proc.stdout, documents=docs)
+    return Rendered(text=text, documents=docs)
+
+
+#: rulegen's batch renderer (``tools/rulegen-helmrender``), built beside helm.
+HELPER = "rulegen-helmrender"
+#: Renders of the real ``helm template`` run at once when the helper cannot do them.
+WORKERS = 2
+
+
+@dataclass(frozen=True)
+class Job:
+    """One render for :func:`template_many`: ``helm template RELEASE chart --namespace NS
+    --values F... --set S...`` with ``values_files`` (paths, applied in order after the
+    chart's values.yaml, later wins) and ``set_values`` (``--set`` strings)."""
+
+    chart: Path
+    values_files: tuple[str, ...] = ()
+    set_values: tuple[str, ...] = ()
+
+
+def template_many(jobs: list[Job], root: Path | None = None, release: str = DEFAULT_RELEASE,
+                  namespace: str = DEFAULT_NAMESPACE) -> list:
+    """Each of ``jobs`` rendered as :func:`template` renders it alone, in order: a
+    :class:`Rendered` (the same text and documents) or the exception :func:`template` raises
+    for it (:class:`HelmError` with helm's own message, ``subprocess.TimeoutExpired``, or a
+    :class:`rulegen.findings.RulegenError` of the document check), returned, not raised.
+    The same as ``Batch(jobs, ...).results()`` (see :class:`Batch`).
+
+    Raises:
+        RulegenError: helm is not installed, or would come from the project (RG761, RG762).
+    """
+    with Batch(jobs, root, release, namespace) as batch:
+        return batch.results()
+
+
+class Batch:
+    """Renders of ``jobs`` (:class:`Job`) started at once, so they run while rulegen does other
+    work: all of them go to one ``rulegen-helmrender`` process (see the module docstring),
+    started here; :meth:`results` waits for it. Each job it does not render, or all of them
+    when it is missing, fails or runs longer than :data:`TIMEOUT_S` seconds, is rendered by
+    the real ``helm template`` when asked for, :data:`WORKERS` at a time. Use it as a context
+    manager (or call :meth:`close`): leaving stops the helper if it still runs.
+
+    Raises:
+        RulegenError: helm is not installed, or would come from the project (RG761, RG762).
+    """
+
+    def __init__(self, jobs: list[Job], root: Path | None = None, release: str = DEFAULT_RELEASE,
+                 namespace: str = DEFAULT_NAMESPACE):
+        find.require("helm", root)
+        self.jobs, self.root, self.release, self.namespace = list(jobs), root, release, namespace
+        self._started = None
+        self._texts: list | None = None
+        self._out: list = [None] * len(self.jobs)
+        tool = find.find(HELPER, root) if self.jobs else None
+        if tool is not None:
+            request = json.dumps({"jobs": [{"release": release, "namespace": namespace, "chart": str(j.chart),
+                                            "values": [str(f) for f in j.values_files], "set": list(j.set_values)}
+                                           for j in self.jobs]})
+            try:
+                self._started = process.start([tool], timeout=TIMEOUT_S, input=request)
+            except OSError:
+                self._started = None
+
+    def __enter__(self) -> "Batch":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the helper if it still runs and remove its files."""
+        if self._started is not None:
+            self._started.close()
+            self._started = None
+
+    def results(self, wanted: list[int] | None = None) -> list:
+        """The outcome of each job (as :func:`template_many` says), or of the jobs at indexes
+        ``wanted`` only (the others: None unless asked for before); each job is rendered (or
+        its text parsed) once however often it is asked for."""
+        texts = self._helper_texts()
+        out = self._out
+        indexes = range(len(self.jobs)) if wanted is None else wanted
+        for i in indexes:
+            if out[i] is None and texts[i] is not None:
+                out[i] = _try(lambda t=texts[i], j=self.jobs[i]: _rendered(t, j.chart))
+        rest = [i for i in indexes if out[i] is None]
+
+        def one(i: int):
+            j = self.jobs[i]
+            args = [a for f in j.values_files for a in ("--values", str(f))]
+            return _try(lambda: template(j.chart, set_values=list(j.set_values), release=self.release,
+                                         namespace=self.namespace, root=self.root, extra_args=args))
+        if len(rest) > 1:
+            with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+                done = list(pool.map(one, rest))
+        else:
+            done = [one(i) for i in rest]
+        for i, r in zip(rest, done):
+            out[i] = r
+        return list(out)
+
+    def _helper_texts(self) -> list:
+        """The manifest text the helper rendered for each job, None where it did not (all None
+        when it is not installed or fails as a whole); waits for it the first time."""
+        if self._texts is None:
+            self._texts = [None] * len(self.jobs)
+            if self._started is not None:
+                try:
+                    proc = self._started.wait()
+                    results = json.loads(proc.stdout)["results"] if proc.returncode == 0 else None
+                except (OSError, process.TimeoutExpired, ValueError, KeyError, TypeError):
+                    results = None
+                finally:
+                    self.close()
+                if isinstance(results, list) and len(results) == len(self.jobs):
+                    self._texts = [r["manifest"] if isinstance(r, dict) and r.get("ok") is True
+                                   and isinstance(r.get("manifest"), str) else None for r in results]
+        return self._texts
+
+
+def _try(fn):
+    """``fn()``, or the :class:`HelmError`, timeout or RulegenError it raised."""
+    try:
+        return fn()
+    except (RulegenError, process.TimeoutExpired) as e:
+        return e
 
 
 def lint(chart: Path, values: list[str] | None = None, root: Path | None = None) -> tuple[bool, str]:

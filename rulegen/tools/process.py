@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 #: Variables passed through from rulegen's own environment when set; nothing else is.
@@ -60,3 +61,67 @@ def run(args: list, *, cwd: str | os.PathLike | None = None, timeout: float, tex
         return subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, timeout=timeout,
                               env=env, **({"input": input} if input is not None else {"stdin": subprocess.DEVNULL}),
                               **kw)
+
+
+class Started:
+    """A program :func:`start` started: :meth:`wait` for its outcome, :meth:`close` to stop it
+    (when still running) and remove its private home and files."""
+
+    def __init__(self, args: list, timeout: float, input: str, set_env: dict[str, str] | None):
+        self._timeout = timeout
+        self._tmp = tempfile.TemporaryDirectory(prefix="rulegen-home-")
+        home = Path(self._tmp.name)
+        (home / "home").mkdir()
+        # stdin and stdout are files, not pipes: the program never waits for rulegen to read
+        (home / "stdin").write_text(input, encoding="utf-8")
+        self._out = open(home / "stdout", "w+b")  # noqa: SIM115 (closed in close())
+        self._err = open(home / "stderr", "w+b")  # noqa: SIM115
+        self._args = [str(a) for a in args]
+        env = {**environment(home / "home"), **(set_env or {})}
+        try:
+            with open(home / "stdin", "rb") as stdin:
+                self._proc = subprocess.Popen(self._args, stdin=stdin, stdout=self._out, stderr=self._err, env=env)
+        except BaseException:
+            self._proc = None
+            self.close()
+            raise
+        self._started = time.monotonic()
+
+    def wait(self) -> subprocess.CompletedProcess:
+        """Wait for the program (at most the rest of its ``timeout``) and return what it did as
+        :func:`run` does (text output).
+
+        Raises:
+            subprocess.TimeoutExpired: it ran longer than ``timeout`` seconds (it is killed).
+        """
+        left = max(0.0, self._timeout - (time.monotonic() - self._started))
+        try:
+            code = self._proc.wait(timeout=left)
+        except subprocess.TimeoutExpired:
+            self.close()
+            raise
+        text = []
+        for f in (self._out, self._err):
+            f.seek(0)
+            text.append(f.read().decode("utf-8", errors="replace"))
+        return subprocess.CompletedProcess(self._args, code, text[0], text[1])
+
+    def close(self) -> None:
+        """Kill the program if it still runs; remove its files and private home."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
+        self._out.close()
+        self._err.close()
+        self._tmp.cleanup()
+
+
+def start(args: list, *, timeout: float, input: str, set_env: dict[str, str] | None = None) -> Started:
+    """Start ``args`` as :func:`run` would run it (same environment, a fresh private home, no
+    shell), with ``input`` (text) on stdin, and return at once: the caller does other work
+    while it runs, then calls :meth:`Started.wait` (and always :meth:`Started.close`).
+
+    Raises:
+        FileNotFoundError: the program does not exist.
+    """
+    return Started(args, timeout, input, set_env)

@@ -227,10 +227,9 @@ and so on. Example:
 {{- /*
 rulegen.v3.slo: takes $g of rulegen.v3.group; when the group is an SLO's (the metadata
 file's slos.<slo>.group names it) reads slos.<slo> from the knobs. Sets $g.slo (the SLO's
-metadata with its name as "slo", or an empty dict), $g.sloTexts (its texts by rule key),
-$g.objective (the texts of slos.<slo>.objective, see rulegen.v3.objective, or an empty dict
-when not set), $g.sloOff (slos.<slo>.enabled is false) and $g.ticketOff (slos.<slo>.ticket
-is false). Example:
+metadata with its name as "slo", or an empty dict), $g.budget (the error budget of
+slos.<slo>.objective as decimal text, see rulegen.v3.budget, or "" when not set), $g.sloOff
+(slos.<slo>.enabled is false) and $g.ticketOff (slos.<slo>.ticket is false). Example:
   {{- include "rulegen.v3.slo" $g }}{{ if $g.sloOff }}...{{ end }}
 */}}
 {{- define "rulegen.v3.slo" }}
@@ -238,16 +237,12 @@ is false). Example:
 {{- $m := dict }}{{ include "rulegen.v3.maps" (list $m .c.sloOf (toString (get .group "name"))) }}
 {{- $slo := get $m (toString (get .group "name")) }}
 {{- $knob := dict }}
-{{- $_ := set $g "objective" (dict) }}
-{{- $_ := set $g "sloTexts" (dict) }}
+{{- $_ := set $g "budget" "" }}
 {{- if $slo }}
 {{- $k := dict }}{{ include "rulegen.v3.maps" (list $k .c.knobs.slos (get $slo "slo")) }}
 {{- $knob = get $k (get $slo "slo") }}
-{{- $t := dict }}{{ include "rulegen.v3.maps" (list $t $slo "rules") }}
-{{- $_ := set $g "sloTexts" $t.rules }}
 {{- if hasKey $knob "objective" }}
-{{- $_ := set $g "objective"
-      (include "rulegen.v3.objective" (list (get $knob "objective") (get $slo "slo")) | fromJson) }}
+{{- $_ := set $g "budget" (include "rulegen.v3.budget" (list (get $knob "objective") (get $slo "slo"))) }}
 {{- end }}
 {{- end }}
 {{- $_ := set $g "slo" $slo }}
@@ -261,6 +256,8 @@ file in the group $g (of rulegen.v3.group), $key its key in the metadata file (s
 rulegen.v3.group). Fills the empty dict $r with the rule
 as it renders (alert or record, expr, for, keep_firing_for, labels, annotations), or leaves
 it empty when disabled.<Rule> is true or it is the ticket alert of an SLO whose ticket is off.
+When slos.<slo>.objective is set, the SLO's budget rule (the metadata file's budgetRule, the
+one rule that holds the objective) gets the budgetExpr with [[budget]] replaced by $g.budget.
 Labels: the rule's own < additionalRuleLabels < the group's < customRules.<Rule>.labels
 (< customRules.<Alert>.severity, see rulegen.v3.alert). Example:
   {{- $r := dict }}{{ include "rulegen.v3.rule" (dict "g" $g "rule" $rule "key" "Up" "out" $r) }}
@@ -273,15 +270,15 @@ Labels: the rule's own < additionalRuleLabels < the group's < customRules.<Rule>
 {{- $m := dict }}{{ include "rulegen.v3.maps" (list $m $k.customRules $name) }}
 {{- $o := get $m $name }}
 {{- $om := dict }}{{ if $o }}{{ include "rulegen.v3.maps" (list $om $o "labels" "params" "annotations") }}{{ end }}
-{{- $texts := dict }}
-{{- if $g.objective }}{{ include "rulegen.v3.sloTexts" (dict "g" $g "key" .key "out" $texts) }}{{ end }}
 {{- $_ := set $r "expr" (get $rule "expr") }}
-{{- if hasKey $texts "expr" }}{{ $_ := set $r "expr" $texts.expr }}{{ end }}
+{{- if and $g.budget (eq .key (toString (get $g.slo "budgetRule"))) }}
+{{- $_ := set $r "expr" (replace "[[budget]]" $g.budget (include "rulegen.v3.text" (get $g.slo "budgetExpr"))) }}
+{{- end }}
 {{- $labels := deepCopy (get $rule "labels" | default dict) }}
 {{- include "rulegen.v3.layers" (list $labels $k.additionalRuleLabels $g.additionalRuleLabels $om.labels) }}
 {{- if hasKey $rule "alert" }}
 {{- include "rulegen.v3.alert"
-      (dict "g" $g "rule" $rule "key" .key "o" $o "om" $om "texts" $texts "labels" $labels "out" $r) }}
+      (dict "g" $g "rule" $rule "key" .key "o" $o "om" $om "labels" $labels "out" $r) }}
 {{- else }}
 {{- $_ := set $r "record" (get $rule "record") }}
 {{- end }}
@@ -291,13 +288,13 @@ Labels: the rule's own < additionalRuleLabels < the group's < customRules.<Rule>
 
 {{- /*
 rulegen.v3.alert: what only alerts have, for rulegen.v3.rule: takes its dict plus "o" (the
-knob customRules.<Alert>), "om" (that knob's maps), "texts" (rulegen.v3.sloTexts) and
-"labels" (the rule's labels, changed in place). Sets $r.alert, customRules.<Alert>.severity
+knob customRules.<Alert>), "om" (that knob's maps) and "labels" (the rule's labels, changed
+in place). Sets $r.alert, customRules.<Alert>.severity
 into the labels, the expr with customRules.<Alert>.params (rulegen.v3.params), for and
 keep_firing_for (customRules.<Alert>.for, .keepFiringFor, else the rule's), and
 $r.annotations (rulegen.v3.annotations). Returns nothing. Example:
   {{- include "rulegen.v3.alert"
-        (dict "g" $g "rule" $rule "key" "Up" "o" $o "om" $om "texts" $t "labels" $l "out" $r) }}
+        (dict "g" $g "rule" $rule "key" "Up" "o" $o "om" $om "labels" $l "out" $r) }}
 */}}
 {{- define "rulegen.v3.alert" }}
 {{- $r := .out }}{{ $rule := .rule }}{{ $o := .o }}
@@ -315,47 +312,25 @@ $r.annotations (rulegen.v3.annotations). Returns nothing. Example:
 {{- $keep := get $o "keepFiringFor" | default (get $rule "keep_firing_for") }}
 {{- if $keep }}{{ $_ := set $r "keep_firing_for" (toString $keep) }}{{ end }}
 {{- $annotations := deepCopy (get $rule "annotations" | default dict) }}
-{{- include "rulegen.v3.annotations" (dict "c" .g.c "g" .g "om" .om "texts" .texts "out" $annotations) }}
+{{- include "rulegen.v3.annotations" (dict "c" .g.c "g" .g "om" .om "out" $annotations) }}
 {{- $_ := set $r "annotations" $annotations }}
 {{- end }}
 
 {{- /*
-rulegen.v3.annotations: takes (dict "c" $c "g" $g "om" $om "texts" $texts "out" $a), $a a
-copy of the alert's own annotations, and changes $a in place: the SLO description with the
-objective of values (rulegen.v3.sloTexts), runbook_url moved from the rules file's base to
-the knob runbookUrl's (rulegen.v3.runbookBase), then additionalRuleAnnotations < the
+rulegen.v3.annotations: takes (dict "c" $c "g" $g "om" $om "out" $a), $a a copy of the
+alert's own annotations, and changes $a in place: runbook_url moved from the rules file's
+base to the knob runbookUrl's (rulegen.v3.runbookBase), then additionalRuleAnnotations < the
 group's < customRules.<Alert>.annotations. Returns nothing. Example:
-  {{- include "rulegen.v3.annotations" (dict "c" $c "g" $g "om" $om "texts" $t "out" $a) }}
+  {{- include "rulegen.v3.annotations" (dict "c" $c "g" $g "om" $om "out" $a) }}
 */}}
 {{- define "rulegen.v3.annotations" }}
 {{- $a := .out }}{{ $c := .c }}
-{{- if hasKey .texts "description" }}{{ $_ := set $a "description" .texts.description }}{{ end }}
 {{- $url := get $a "runbook_url" }}
 {{- if and (kindIs "string" $url) (hasPrefix $c.oldBase $url) }}
 {{- $_ := set $a "runbook_url" (printf "%s%s" $c.newBase (trimPrefix $c.oldBase $url)) }}
 {{- end }}
 {{- include "rulegen.v3.layers"
       (list $a $c.knobs.additionalRuleAnnotations .g.additionalRuleAnnotations .om.annotations) }}
-{{- end }}
-
-{{- /*
-rulegen.v3.sloTexts: (dict "g" $g "key" $key "out" $t) sets into $t, when slos.<slo>.objective
-is set for the group $g, the rule's texts that depend on the objective ("expr",
-"description") with that objective filled in (rulegen.v3.fill); else leaves $t empty.
-Returns nothing. Example:
-  {{- $t := dict }}{{ include "rulegen.v3.sloTexts" (dict "g" $g "key" "slo:objective:ratio" "out" $t) }}{{ $t.expr }}
-*/}}
-{{- define "rulegen.v3.sloTexts" }}
-{{- if .g.objective }}
-{{- $m := dict }}{{ include "rulegen.v3.maps" (list $m .g.sloTexts .key) }}
-{{- $texts := get $m .key }}
-{{- range $key := list "expr" "description" }}
-{{- if hasKey $texts $key }}
-{{- $text := include "rulegen.v3.text" (get $texts $key) }}
-{{- $_ := set $.out $key (include "rulegen.v3.fill" (list $text $.g.objective)) }}
-{{- end }}
-{{- end }}
-{{- end }}
 {{- end }}
 
 {{- /*
@@ -409,16 +384,14 @@ Example:
 {{- end }}
 
 {{- /*
-rulegen.v3.objective: (list $value $slo) -> JSON of the texts an SLO objective of $value
-percent gives (see rulegen/spec/slo.py, ObjectiveTexts): "objective" and "budget" as
-ratios, "objective_percent" and "budget_percent". Computed on decimal digits, not floats,
-so 99.9 gives a budget of exactly 0.001 and the spec's own objective gives back the rules
-file's bytes. $value: as rulegen.v3.percent takes it; fails the render outside (0, 100).
-Example:
-  {{ include "rulegen.v3.objective" (list 99.9 "availability") }}
-  -> {"budget":"0.001","budget_percent":"0.1","objective":"0.999","objective_percent":"99.9"}
+rulegen.v3.budget: (list $value $slo) -> the error budget an SLO objective of $value percent
+leaves, as a ratio in decimal text (see rulegen/spec/slo/texts.py, budget_text): 100 minus
+the objective, over 100. Computed on decimal digits, not floats, so 99.9 gives exactly 0.001
+and the spec's own objective gives back the rules file's bytes. $value: as
+rulegen.v3.percent takes it; fails the render outside (0, 100). Example:
+  {{ include "rulegen.v3.budget" (list 99.9 "availability") }}  -> 0.001
 */}}
-{{- define "rulegen.v3.objective" }}
+{{- define "rulegen.v3.budget" }}
 {{- $slo := index . 1 }}
 {{- $text := include "rulegen.v3.percent" . }}
 {{- $parts := splitList "." $text }}
@@ -429,13 +402,7 @@ Example:
 {{- if not (and (gt $n 0) (lt $n $total)) }}
 {{- fail (printf "slos.%s.objective: %s is not between 0 and 100 (exclusive)" $slo $text) }}
 {{- end }}
-{{- $b := sub $total $n }}
-{{- $texts := dict }}
-{{- $_ := set $texts "objective" (include "rulegen.v3.decimal" (list $n (add $k 2))) }}
-{{- $_ := set $texts "budget" (include "rulegen.v3.decimal" (list $b (add $k 2))) }}
-{{- $_ := set $texts "objective_percent" (include "rulegen.v3.decimal" (list $n $k)) }}
-{{- $_ := set $texts "budget_percent" (include "rulegen.v3.decimal" (list $b $k)) }}
-{{- toJson $texts }}
+{{- include "rulegen.v3.decimal" (list (sub $total $n) (add $k 2)) }}
 {{- end }}
 
 {{- /*
@@ -468,20 +435,6 @@ trailing zeros after the point, no point when whole. Example:
 {{- $whole := substr 0 (int (sub (len $digits) $d)) $digits }}
 {{- $frac := regexReplaceAll "0+$" (substr (int (sub (len $digits) $d)) (len $digits) $digits) "" }}
 {{- $whole }}{{ if $frac }}.{{ $frac }}{{ end }}
-{{- end }}
-
-{{- /*
-rulegen.v3.fill: (list $text $texts) -> $text with [[objective]], [[budget]],
-[[objective_percent]] and [[budget_percent]] replaced from the map $texts (the JSON of
-rulegen.v3.objective, read back). Example:
-  {{ include "rulegen.v3.fill" (list "[[objective_percent]]% good" $texts) }}  -> 99.9% good
-*/}}
-{{- define "rulegen.v3.fill" }}
-{{- $s := index . 0 }}
-{{- range $k, $v := index . 1 }}
-{{- $s = replace (printf "[[%s]]" $k) $v $s }}
-{{- end }}
-{{- $s }}
 {{- end }}
 
 {{- /*

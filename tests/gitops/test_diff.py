@@ -432,3 +432,30 @@ def test_gates_off_lists_each_gate_not_true(tmp_path):
                                           encoding="utf-8")
     assert gates_off(tmp_path, ["enabled", "monitoring.enabled", "x.on", "x.on"]) == ["monitoring.enabled", "x.on"]
     assert gates_off(tmp_path / "missing", ["enabled"]) == ["enabled"]
+
+
+SLO_SPEC = """\
+app: demo
+slos:
+  - name: availability
+    objective: {objective}
+    sli:
+      events:
+        bad: http_requests_total{{job="api", code=~"5.."}}
+        total: http_requests_total{{job="api"}}
+"""
+
+
+def test_an_slo_objective_change_is_told_in_alert_terms():
+    """The objective is one rule (the budget); the diff names the SLO, both objectives and the
+    alerts that read it, whose own exprs do not change (issue 29)."""
+    from rulegen.gitops.diff import compare_specs
+    from rulegen.spec import build_spec, load_text
+    old = [build_spec(load_text(SLO_SPEC.format(objective="99.5"), "rules/demo.yaml"))]
+    new = [build_spec(load_text(SLO_SPEC.format(objective="99.9"), "rules/demo.yaml"))]
+    s = compare_specs(old, new)
+    assert [(c.new.name, c.fields) for c in s.changed] == [("slo:error_budget:ratio", ["expr"])]
+    assert s.notes == ["SLO availability (demo): objective 99.5% -> 99.9% (error budget 0.5% -> 0.1%); its burn-rate "
+                       "alerts DemoAvailabilityFastBurn, DemoAvailabilitySlowBurn read the budget, so they fire at "
+                       "other error ratios though their exprs are unchanged"]
+    assert compare_specs(old, old).notes == []

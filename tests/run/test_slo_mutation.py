@@ -42,7 +42,7 @@ slos:
 
 def _results(survive: set[str], rule_name: str):
     spec = build_spec(load_text(SPEC, "rules/demo.yaml"))
-    (group, rule), = [(g, r) for g, r in spec.rules() if r.name == rule_name]
+    group, rule = [(g, r) for g, r in spec.rules() if r.name == rule_name][0]  # an SLO alert: its first pair
     out = []
     for m in mutants_of(spec, group, rule):
         res = MutantResult(spec.app, spec, rule, m)
@@ -76,6 +76,22 @@ def test_surviving_matcher_mutants_of_a_generated_slo_rule_are_excluded_with_the
     results = _results(set(removed), record)
     exclude_generated(results)
     assert total_score(results) == 100
+
+
+def test_an_slo_matcher_survivor_of_a_burn_rate_alert_is_excluded_as_equivalent():
+    """A burn-rate alert compares each error ratio with the recorded budget on all labels,
+    both selectors naming the SLO: one losing its `slo` or `slo_service` matcher compares
+    the same series (issue 29: the objective in one rule). Any other survivor still counts."""
+    alert = "DemoAvailabilityFastBurn"
+    texts = [r.mutant.text for r in _results(set(), alert)]
+    side = [t for t in texts if t.startswith(("matcher `slo=", "matcher `slo_service=")) and "removed" in t]
+    assert len(side) == 8  # 4 selectors (2 error ratios, 2 budgets) x 2 matchers
+    other = next(t for t in texts if not t.startswith("matcher"))
+    results = _results(set(side) | {other}, alert)
+    exclude_generated(results)
+    assert sorted(r.mutant.text for r in results if r.excluded) == sorted(side)
+    assert all("the other side's selector keeps the `slo" in r.excluded for r in results if r.excluded)
+    assert total_score(results) < 100  # the other survivor still counts
 
 
 def test_a_matcher_survivor_of_a_written_rule_still_counts():

@@ -342,6 +342,28 @@ def test_every_program_gets_the_reduced_environment(outside, monkeypatch):
     _check_env(outside / "any.env")
 
 
+def test_a_program_started_in_the_background_gets_the_reduced_environment(outside, monkeypatch):
+    """process.start (the sync check's batch renderer runs while rulegen plans) hands on the
+    same reduced environment as process.run, and its private home is gone after close()."""
+    _planted(monkeypatch, outside)
+    fake_tool(outside / "any", outside / "any.env")
+    started = process.start([outside / "any"], timeout=60, input="{}")
+    assert started.wait().returncode == 0
+    started.close()
+    _check_env(outside / "any.env")
+
+
+def test_the_batch_renderer_gets_the_reduced_environment(project, outside, monkeypatch):
+    """rulegen-helmrender, and helm for what it does not render, run reduced too."""
+    _planted(monkeypatch, outside)
+    for name in ("helm", "rulegen-helmrender"):
+        fake_tool(outside / "trusted" / "bin" / name, outside / f"{name}.env")
+    [rendered] = helm.template_many([helm.Job(project / "charts/llama-swap")], root=project)
+    assert rendered.documents == []  # the fake helper answered nothing: the fake helm rendered
+    _check_env(outside / "rulegen-helmrender.env")
+    _check_env(outside / "helm.env")
+
+
 def test_the_bash_check_runs_with_the_reduced_environment(outside, monkeypatch):
     """BASH_ENV names a file bash runs at start; the command check must not hand it on."""
     from rulegen.validate.checks import runbook

@@ -303,7 +303,7 @@ def test_expansion_is_ordinary_rules_in_one_group():
     g = s.groups[1]
     records = [r.name for r in g.rules if not r.is_alert]
     assert records == [f"slo:sli_error:ratio_rate{w}" for w in ("5m", "30m", "1h", "2h", "6h", "1d", "3d")] + [
-        "slo:objective:ratio", "slo:error_budget:ratio", "slo:sli_error:ratio_rate30d",
+        "slo:error_budget:ratio", "slo:objective:ratio", "slo:sli_error:ratio_rate30d",
         "slo:period_error_budget_remaining:ratio"]
     alerts = [(r.name, r.severity, r.labels["long"], r.labels["short"]) for r in g.rules if r.is_alert]
     assert alerts == [("DemoAvailabilityFastBurn", "critical", "1h", "5m"),
@@ -311,9 +311,20 @@ def test_expansion_is_ordinary_rules_in_one_group():
                       ("DemoAvailabilitySlowBurn", "warning", "1d", "2h"),
                       ("DemoAvailabilitySlowBurn", "warning", "3d", "6h")]
     fast = next(r for r in g.rules if r.is_alert)
-    assert fast.expr == ('slo:sli_error:ratio_rate1h{slo="availability", slo_service="demo"} > (14.4 * 0.005)\n'
+    budget = 'slo:error_budget:ratio{slo="availability", slo_service="demo"}'
+    assert fast.expr == ('slo:sli_error:ratio_rate1h{slo="availability", slo_service="demo"}\n'
+                         f"  > 14.4 * {budget}\n"
                          "and on ()\n"
-                         'slo:sli_error:ratio_rate5m{slo="availability", slo_service="demo"} > (14.4 * 0.005)')
+                         'slo:sli_error:ratio_rate5m{slo="availability", slo_service="demo"}\n'
+                         f"  > 14.4 * {budget}")
+    # the objective is written once: the budget rule's literal, which every other rule reads
+    by_name = {r.name: r for r in g.rules if not r.is_alert}
+    assert by_name["slo:error_budget:ratio"].expr == "vector(0.005)"
+    assert by_name["slo:objective:ratio"].expr == f"1 - {budget}"
+    assert by_name["slo:period_error_budget_remaining:ratio"].expr == (
+        '1 - slo:sli_error:ratio_rate30d{slo="availability", slo_service="demo"}\n'
+        f"  / {budget}")
+    assert not [r for r in g.rules if r.name != "slo:error_budget:ratio" and "0.005" in r.expr + str(r.annotations)]
     r5m = g.rules[0]
     assert r5m.expr == ('sum(rate(http_requests_total{job="api", code=~"5.."}[5m]))\n/\n'
                         'sum(rate(http_requests_total{job="api"}[5m]))')
@@ -459,12 +470,13 @@ def rendered(tmp_path_factory, helm_bin, promtool_bin) -> tuple[list[Path], dict
                                                     ("3", "2.8", 1), ("1", "1.05", 0), ("1", "0.95", 1)])
 def test_changing_a_factor_in_the_rendered_rules_fails_a_generated_test(rendered, factor, mutant, window):
     test_files, texts = rendered
-    needle = f"({factor} * 0.005)"
+    needle = f"> {factor} * slo:error_budget:ratio{{"
     try:
         for rules, text in texts.items():
             assert text.count(needle) == 2  # the long and the short window of the pair
             at = text.index(needle) if window == 0 else text.index(needle, text.index(needle) + 1)
-            rules.write_text(text[:at] + f"({mutant} * 0.005)" + text[at + len(needle):], encoding="utf-8")
+            rules.write_text(text[:at] + f"> {mutant} * slo:error_budget:ratio{{" + text[at + len(needle):],
+                             encoding="utf-8")
         run = promtool.test_rules(test_files, cwd=test_files[0].parent, root=REPO)
     finally:
         for rules, text in texts.items():
@@ -568,7 +580,7 @@ def test_objective_override_renders_what_a_spec_with_that_objective_renders(tmp_
     want = _helm(helm_bin, direct / "charts/demo")
     assert got == want
     budget = slo_mod.decimal_text((Decimal(100) - Decimal(written)) / 100)
-    assert f"(14.4 * {budget})" in got[-4]["expr"] and f"({written}% good" in got[-4]["annotations"]["description"]
+    assert [r["expr"] for r in got if r.get("record") == "slo:error_budget:ratio"] == [f"vector({budget})"]
 
 
 def test_objective_override_a_float_go_prints_with_an_exponent(tmp_path, helm_bin):
@@ -578,7 +590,7 @@ def test_objective_override_a_float_go_prints_with_an_exponent(tmp_path, helm_bi
     run = _helm_values(helm_bin, root / "charts/demo",
                        "prometheusRule:\n  slos:\n    availability:\n      objective: 0.00001\n")
     assert run.returncode == 0, run.stderr
-    assert "expr: vector(0.0000001)\n" in run.stdout and "expr: vector(0.9999999)\n" in run.stdout
+    assert "expr: vector(0.9999999)\n" in run.stdout
 
 
 def test_objective_override_equal_to_the_spec_changes_no_byte(tmp_path, helm_bin):
@@ -605,8 +617,9 @@ def test_objective_override_keeps_a_description_the_spec_wrote(tmp_path, helm_bi
     fast = [r for r in rules if r.get("alert") == "DemoAvailabilityFastBurn"]
     slow = [r for r in rules if r.get("alert") == "DemoAvailabilitySlowBurn"]
     assert [r["annotations"]["description"] for r in fast] == ["Burning fast at 99.5."] * 2
-    assert all("(14.4 * 0.01)" in r["expr"] or "(6 * 0.01)" in r["expr"] for r in fast)
-    assert all("(99% good over 30d)" in r["annotations"]["description"] for r in slow)
+    assert [r["expr"] for r in rules if r.get("record") == "slo:error_budget:ratio"] == ["vector(0.01)"]
+    # the generated descriptions state no objective: the override has nothing else to rewrite
+    assert all("times its error budget" in r["annotations"]["description"] for r in slow)
 
 
 @pytest.mark.parametrize("values, error", [
@@ -645,11 +658,15 @@ def test_runbook_section_and_links(tmp_path, capsys):
     assert main(["-C", str(root), "build"]) == 0
     page = (root / "runbooks/demo.md").read_text(encoding="utf-8")
     assert "## SLO: availability { #slo-availability }" in page
-    assert "**216 bad minutes** per 30d (3h 36m of total outage)" in page and "**5 bad of every 1,000 events**" in page
-    for row in ("| 14.4x | 1h | 5m | 7.2% | 2% | 2d 2h | page: [DemoAvailabilityFastBurn](#demoavailabilityfastburn) |",
-                "| 6x | 6h | 30m | 3% | 5% | 5d | page: [DemoAvailabilityFastBurn](#demoavailabilityfastburn) |",
-                "| 3x | 1d | 2h | 1.5% | 10% | 10d | ticket: [DemoAvailabilitySlowBurn](#demoavailabilityslowburn) |",
-                "| 1x | 3d | 6h | 0.5% | 10% | 30d | ticket: [DemoAvailabilitySlowBurn](#demoavailabilityslowburn) |"):
+    # the objective and everything that follows from it, in one line of the page
+    (line,) = [x for x in page.splitlines() if "99.5" in x or "0.5%" in x]
+    assert line.startswith("| Objective | 99.5% of events good over 30d (rolling); error budget 0.5% of events: ")
+    assert "**216 bad minutes** per 30d (3h 36m of total outage)" in line and "**5 bad of every 1,000 events**" in line
+    assert "fire above an error ratio of 7.2% (14.4x), 3% (6x), 1.5% (3x), 0.5% (1x)" in line
+    for row in ("| 14.4x | 1h | 5m | 2% | 2d 2h | page: [DemoAvailabilityFastBurn](#demoavailabilityfastburn) |",
+                "| 6x | 6h | 30m | 5% | 5d | page: [DemoAvailabilityFastBurn](#demoavailabilityfastburn) |",
+                "| 3x | 1d | 2h | 10% | 10d | ticket: [DemoAvailabilitySlowBurn](#demoavailabilityslowburn) |",
+                "| 1x | 3d | 6h | 10% | 30d | ticket: [DemoAvailabilitySlowBurn](#demoavailabilityslowburn) |"):
         assert row in page
     # the SLO section sits right before its page alert's section, and each alert links back to it
     assert page.index("{ #slo-availability }") < page.index("{ #demoavailabilityfastburn }")

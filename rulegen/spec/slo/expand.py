@@ -1,6 +1,6 @@
 """Expanding an :class:`~rulegen.spec.slo.reading.SLO` into a rule group of plain rules (the
-SLI and metadata recording rules, one alert rule per window pair) and the objective templates
-the chart fills in when the values override the objective."""
+SLI and metadata recording rules, one alert rule per window pair), and the budget rule's expr
+template the chart fills in when the values override the objective."""
 
 from __future__ import annotations
 
@@ -9,22 +9,24 @@ from ...promql.series import decimal_text
 from ..durations import format_ms
 from ..model import Group, Rule
 from .reading import SLO
-from .texts import OBJECTIVE_PLACEHOLDERS, ObjectiveTexts, _alert_expr, _default_texts, _texts
+from .texts import BUDGET_PLACEHOLDER, alert_expr, budget_expr, objective_expr, texts
 from .windows import (BUDGET_RECORD, OBJECTIVE_RECORD, REMAINING_RECORD, SLI_RECORD, BurnWindow, exhaustion_ms,
-                      human, percent)
+                      human)
+
 
 def _runbook(slo: SLO, severity: str, w: BurnWindow, given: dict) -> dict:
     """The alert's runbook content: the spec's, with a generated opening (on the first pair of
     the alert only: the page shows a name's rules in one section) and defaults for what the
     spec leaves out."""
     pairs = [x for x in slo.windows if x.severity == severity]
+    # no number here depends on the objective: the SLO's section on the page states it (and
+    # the budget and the error ratios it gives) once, so an objective edit changes one line
     rules = "; ".join(
-        f"{decimal_text(x.factor)}x over {x.long} and {x.short} (error ratio above "
-        f"{percent(x.factor * slo.budget)}: the {slo.period} budget lasts "
+        f"{decimal_text(x.factor)}x over {x.long} and {x.short} (the {slo.period} budget lasts "
         f"{human(exhaustion_ms(slo.period_ms, x.factor))} at that pace)" for x in pairs)
     opening = (f"This alert has one rule per window pair and fires while "
                f"the error ratio over both windows of a pair is above the factor times the "
-               f"{percent(slo.budget)} budget: {rules}. The short window lets a pair resolve within "
+               f"error budget: {rules}. The short window lets a pair resolve within "
                f"that window of the errors stopping.")
     rb = dict(given)
     rb["explanation"] = opening + ("\n\n" + given["explanation"].strip() if given.get("explanation") else "")
@@ -42,9 +44,8 @@ def _runbook(slo: SLO, severity: str, w: BurnWindow, given: dict) -> dict:
     if "impact" not in given:
         # true whichever pair fired: the lowest factor's ratio is exceeded by every pair
         first = min(pairs, key=lambda x: x.factor)
-        rb["impact"] = (f"More than {percent(first.factor * slo.budget)} of the events SLO {slo.name} counts "
-                        f"are bad (the objective allows {percent(slo.budget)}): at this pace the "
-                        f"{slo.period} error budget is gone in "
+        rb["impact"] = (f"Bad events of SLO {slo.name} are above {decimal_text(first.factor)}x the share its "
+                        f"error budget allows: at this pace the {slo.period} error budget is gone in "
                         f"{human(exhaustion_ms(slo.period_ms, first.factor))}"
                         + (" or less." if severity == "page" else "."))
     if "causes" not in given:
@@ -61,37 +62,20 @@ def _runbook(slo: SLO, severity: str, w: BurnWindow, given: dict) -> dict:
     return rb
 
 
-def _objective_expr(slo: SLO, texts: ObjectiveTexts | None = None) -> str:
-    return f"vector({(texts or ObjectiveTexts.of(slo)).objective})"
-
-
-def _budget_expr(slo: SLO, texts: ObjectiveTexts | None = None) -> str:
-    return f"vector({(texts or ObjectiveTexts.of(slo)).budget})"
-
-
-def _remaining_expr(slo: SLO, texts: ObjectiveTexts | None = None) -> str:
+def remaining_expr(slo: SLO) -> str:
+    """The expr of the budget-left rule: one minus the period's error ratio over the recorded budget."""
     period_record = SLI_RECORD.format(window=slo.period)
-    return f"1 - {slo.record_selector(period_record)} / {(texts or ObjectiveTexts.of(slo)).budget}"
+    return f"1 - {slo.record_selector(period_record)}\n  / {slo.record_selector(BUDGET_RECORD)}"
 
 
-def objective_templates(slo: SLO) -> dict[int, dict[str, str]]:
-    """What depends on the objective in the group :func:`expand` makes, written with
-    :data:`OBJECTIVE_PLACEHOLDERS`: rule index in the group -> ``{"expr": ...}`` and, for an
-    alert whose description is generated (not the spec's), ``"description"``. The objective
-    and budget recording rules, the budget left, and each window pair's alert. Filling the
-    placeholders with :meth:`ObjectiveTexts.of` gives back exactly the expanded rules'
-    texts (tested), so the chart renders the same bytes when the override equals the spec."""
-    ph = OBJECTIVE_PLACEHOLDERS
-    n = len(slo.record_windows())
-    out: dict[int, dict[str, str]] = {n: {"expr": _objective_expr(slo, ph)}, n + 1: {"expr": _budget_expr(slo, ph)},
-                                      n + 3: {"expr": _remaining_expr(slo, ph)}}
-    for i, w in enumerate(slo.windows):
-        entry = {"expr": _alert_expr(slo, w, ph)}
-        sev = slo.entry.get(w.severity) or {}
-        if "description" not in sev and "description" not in (sev.get("annotations") or {}):
-            entry["description"] = _default_texts(slo, w, ph)[1]
-        out[n + 4 + i] = entry
-    return out
+def objective_template(slo: SLO) -> tuple[str, str]:
+    """What the chart rewrites when the values override ``slo``'s objective: the name of the
+    one rule that holds it (``slo:error_budget:ratio``; every other rule of the SLO reads that
+    series) and its expr with :data:`BUDGET_PLACEHOLDER` for the budget
+    (``vector([[budget]])``). Filling in the SLO's own budget gives back the expanded rule's
+    expr exactly (tested), so the chart renders the same bytes when the override equals the
+    spec."""
+    return BUDGET_RECORD, budget_expr(slo, BUDGET_PLACEHOLDER)
 
 
 def expand(slo: SLO, app_labels: dict, default_component: str | None):
@@ -112,21 +96,23 @@ def expand(slo: SLO, app_labels: dict, default_component: str | None):
                           path=slo.path + ("sli",), labels=dict(rec_labels)))
     period_record = SLI_RECORD.format(window=slo.period)
     rules += [
-        Rule(kind="record", name=OBJECTIVE_RECORD, expr=_objective_expr(slo),
+        # the budget first: the objective, the budget left and the alerts read its series,
+        # and Prometheus evaluates a group's rules in order, each seeing the ones before
+        Rule(kind="record", name=BUDGET_RECORD, expr=budget_expr(slo),
              path=slo.path + ("objective",), labels=dict(rec_labels)),
-        Rule(kind="record", name=BUDGET_RECORD, expr=_budget_expr(slo),
+        Rule(kind="record", name=OBJECTIVE_RECORD, expr=objective_expr(slo),
              path=slo.path + ("objective",), labels=dict(rec_labels)),
         Rule(kind="record", name=period_record, expr=slo.sli_expr(slo.period),
              path=slo.path + ("period",), labels=dict(rec_labels)),
-        Rule(kind="record", name=REMAINING_RECORD, expr=_remaining_expr(slo),
+        Rule(kind="record", name=REMAINING_RECORD, expr=remaining_expr(slo),
              path=slo.path + ("period",), labels=dict(rec_labels)),
     ]
     for w in slo.windows:
         sev = entry.get(w.severity) or {}
-        annotations = _texts(slo, w)
+        annotations = texts(slo, w)
         annotations.update(sev.get("annotations") or {})
         comp = sev.get("component", default_component)
-        rule = Rule(kind="alert", name=slo.alert_name(w.severity), expr=_alert_expr(slo, w),
+        rule = Rule(kind="alert", name=slo.alert_name(w.severity), expr=alert_expr(slo, w),
                     path=slo.path + (w.severity,) if w.severity in entry else slo.path,
                     severity=sev.get("severity", "critical" if w.severity == "page" else "warning"),
                     component=comp if isinstance(comp, str) and comp else None,

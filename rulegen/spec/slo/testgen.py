@@ -16,7 +16,7 @@ from ..durations import format_ms
 from ..model import Spec, Test
 from .reading import SLO
 from .scenario import MARGIN, Scenario
-from .texts import _texts
+from .texts import texts as alert_texts
 from .windows import (BUDGET_RECORD, MINUTE_MS, OBJECTIVE_RECORD, REMAINING_RECORD, SLI_RECORD, BurnWindow,
                       window_text)
 
@@ -39,11 +39,15 @@ def with_tests(spec: Spec) -> Spec:
             groups.append(g)
             continue
         rules = [replace(r, tests=list(r.tests)) for r in g.rules]
+        # the labels the SLO's recording rules give their series (the app's, the SLO's,
+        # slo and slo_service): a test that feeds recorded series directly gives them these,
+        # as the alerts match those series with the recorded budget on all labels
+        recorded = rules[0].all_labels(spec.labels, g.labels)
         first_alert: dict = {}
         alerts = [r for r in rules if r.is_alert]
         for w, rule in zip(slo.windows, alerts):
             first_alert.setdefault(w.severity, rule)
-        for sev, items in tests(slo).items():
+        for sev, items in tests(slo, recorded).items():
             target = rules[0] if sev == "record" else first_alert[sev]
             for i, (name, data) in enumerate(items):
                 target.tests.append(Test(name, {"name": name, **data}, target.path + ("tests", i)))
@@ -54,21 +58,25 @@ def with_tests(spec: Spec) -> Spec:
 _TESTS: dict = {}
 
 
-def tests(slo: SLO) -> dict[str, list[tuple[str, dict]]]:
+def tests(slo: SLO, recorded: dict | None = None) -> dict[str, list[tuple[str, dict]]]:
     """:func:`make_tests`, made once per SLO (validation and expansion both ask; callers must
-    not change the result). Keyed by what the tests depend on: the app and the entry."""
+    not change the result). Keyed by what the tests depend on: the app, the entry and
+    ``recorded``."""
     import json
-    key = (slo.app, slo.index, json.dumps(slo.entry, sort_keys=True, default=str))
+    key = (slo.app, slo.index, json.dumps(slo.entry, sort_keys=True, default=str),
+           json.dumps(recorded or {}, sort_keys=True))
     if key not in _TESTS:
         if len(_TESTS) > 4096:
             _TESTS.clear()
-        _TESTS[key] = make_tests(slo)
+        _TESTS[key] = make_tests(slo, recorded)
     return _TESTS[key]
 
 
-def make_tests(slo: SLO) -> dict[str, list[tuple[str, dict]]]:
+def make_tests(slo: SLO, recorded: dict | None = None) -> dict[str, list[tuple[str, dict]]]:
     """The generated promtool tests of ``slo`` by the rule they sit under (``page``,
-    ``ticket``, ``record``): ``(name, test data in the spec's test format)``.
+    ``ticket``, ``record``): ``(name, test data in the spec's test format)``. ``recorded``:
+    the labels of the series the SLO's recording rules write (default: ``slo`` and
+    ``slo_service`` only), which the tests that feed recorded series directly give them.
 
     For every window pair, a steady burn just above its factor makes it fire by the end of its
     short window, and one just under leaves it quiet (the 1x pair: a 1x burn never pages and
@@ -82,10 +90,11 @@ def make_tests(slo: SLO) -> dict[str, list[tuple[str, dict]]]:
     out: dict = {"page": [], "ticket": [], "record": []}
     names = {sev: slo.alert_name(sev) for sev in ("page", "ticket")}
     series_labels = {"slo": slo.name, "slo_service": slo.app}
+    labels = {**(recorded or {}), **slo.selector_labels}
 
     # Same-name rules (the two pairs of one alert) may differ in their annotations: a test
     # states the annotations in which a pair differs from the first pair of its name
-    texts = {w: _texts(slo, w) for w in slo.windows}
+    texts = {w: alert_texts(slo, w) for w in slo.windows}
     first = {sev: next(w for w in slo.windows if w.severity == sev) for sev in ("page", "ticket")}
 
     def expected(w: BurnWindow) -> dict:
@@ -128,8 +137,8 @@ def make_tests(slo: SLO) -> dict[str, list[tuple[str, dict]]]:
         out[w.severity].append((f"a burn just under {f}x does not fire on {w.long} and {w.short}",
                                 {"interval": "1m", "input_series": sc.input_series(),
                                  "alert_rule_test": expect(sc, short)}))
-        out[w.severity].extend(_window_tests(slo, w, expect))
-        out[w.severity].append(_boundary_test(slo, w, names[w.severity], expected(w)))
+        out[w.severity].extend(_window_tests(slo, w, expect, labels))
+        out[w.severity].append(_boundary_test(slo, w, names[w.severity], expected(w), labels))
         if w.severity == "page":
             burning = 2 * short
             sc = Scenario(slo, [(burning, min(Decimal(1), w.factor * (1 + MARGIN) * slo.budget)),
@@ -143,7 +152,7 @@ def make_tests(slo: SLO) -> dict[str, list[tuple[str, dict]]]:
     return out
 
 
-def _window_tests(slo: SLO, w: BurnWindow, expect) -> list[tuple[str, dict]]:
+def _window_tests(slo: SLO, w: BurnWindow, expect, labels: dict) -> list[tuple[str, dict]]:
     """Each window of pair ``w`` decides on its own. After a clean history (twice the short
     window), a burn at 2.5x the factor fills the short window at once but fires only when
     the long window's ratio crosses the factor: quiet just before, firing just after. After
@@ -175,7 +184,7 @@ def _window_tests(slo: SLO, w: BurnWindow, expect) -> list[tuple[str, dict]]:
         _require(sc, clean + fire, w, True)
         out.append((f"a new burn fires on {w.long} and {w.short} only once the {w.long} window crosses "
                     f"{decimal_text(w.factor)}x",
-                    {"interval": sc.interval, "input_series": sc.input_series() + _decoys(slo, w, sc),
+                    {"interval": sc.interval, "input_series": sc.input_series() + _decoys(slo, w, sc, labels),
                      "alert_rule_test": expect(sc, clean + quiet) + expect(sc, clean + fire)}))
     under = min(Decimal(1), w.factor * (1 - MARGIN) * slo.budget)
     over = min(Decimal(1), w.factor * (1 + MARGIN) * slo.budget)
@@ -183,19 +192,21 @@ def _window_tests(slo: SLO, w: BurnWindow, expect) -> list[tuple[str, dict]]:
     if w not in sc.firing(2 * short_m, w.severity) and w in sc.firing(3 * short_m, w.severity):
         out.append((f"after a burn, the {w.short} window decides: quiet just under "
                     f"{decimal_text(w.factor)}x, firing just over",
-                    {"interval": sc.interval, "input_series": sc.input_series() + _decoys(slo, w, sc),
+                    {"interval": sc.interval, "input_series": sc.input_series() + _decoys(slo, w, sc, labels),
                      "alert_rule_test": expect(sc, 2 * short_m) + expect(sc, 3 * short_m)}))
     return out
 
 
-def _boundary_test(slo: SLO, w: BurnWindow, alertname: str, expected: dict) -> tuple[str, dict]:
-    """Pair ``w``'s recording-rule series fed directly: each window in turn exactly at the
-    threshold (the float the alert computes, written so it reads back equal) while the other burns at twice
-    it, then both at twice it. ``>`` keeps the alert quiet at the threshold; ``>=`` would not."""
-    # the float Prometheus computes for the alert's `(factor * budget)`, as text that reads back the same
+def _boundary_test(slo: SLO, w: BurnWindow, alertname: str, expected: dict, labels: dict) -> tuple[str, dict]:
+    """Pair ``w``'s recording-rule series fed directly (with ``labels``, those the recording
+    rules give them): each window in turn exactly at the threshold (the float the alert
+    computes, written so it reads back equal) while the other burns at twice it, then both
+    at twice it. ``>`` keeps the alert quiet at the threshold; ``>=`` would not."""
+    # the float Prometheus computes for the alert's `factor * slo:error_budget:ratio` (the
+    # budget rule's literal), as text that reads back the same
     thr, hot = exact_number(float(w.factor) * float(slo.budget)), decimal_text(2 * w.factor * slo.budget)
-    long_rec = slo.record_selector(SLI_RECORD.format(window=w.long))
-    short_rec = slo.record_selector(SLI_RECORD.format(window=w.short))
+    long_rec = series_text(SLI_RECORD.format(window=w.long), dict(sorted(labels.items())))
+    short_rec = series_text(SLI_RECORD.format(window=w.short), dict(sorted(labels.items())))
     if long_rec == short_rec:  # short periods: both windows scaled to the 2m floor, one series
         return (f"exactly at {decimal_text(w.factor)}x on {w.long} does not fire",
                 {"interval": "1m", "input_series": [{"series": long_rec, "values": f"{thr}x6 {hot}x6"}],
@@ -210,18 +221,21 @@ def _boundary_test(slo: SLO, w: BurnWindow, alertname: str, expected: dict) -> t
                                           "exp_alerts": [expected]}]})
 
 
-def _decoys(slo: SLO, w: BurnWindow, sc: Scenario) -> list[dict]:
+def _decoys(slo: SLO, w: BurnWindow, sc: Scenario, labels: dict) -> list[dict]:
     """Recording-rule series of pair ``w``'s windows that belong to another SLO of the app and
-    to this SLO's name in another app, all bad (error ratio 1) from start to end of ``sc``.
+    to this SLO's name in another app (``labels``, the recorded series' labels, with another
+    ``slo`` or ``slo_service``), all bad (error ratio 1) from start to end of ``sc``.
     The alert must ignore them: in the tests above one window of the pair burns and the other
-    does not, so an alert that lost its ``slo`` or ``slo_service`` matcher on the quiet window
-    (``and on ()`` keeps any match) would fire, or fire with the decoy's labels."""
+    does not, so an alert that read them on the quiet window (``and on ()`` keeps any match)
+    would fire, or fire with the decoy's labels. (Each window's comparison matches its error
+    ratio with this SLO's recorded budget on all labels, which already keeps them out when
+    one selector loses its ``slo`` or ``slo_service`` matcher: such a mutant is equivalent,
+    see :data:`rulegen.run.mutation.GENERATED_REASON`.)"""
     out = []
     for window in (w.long, w.short):
         record = SLI_RECORD.format(window=window)
-        for labels in ({**slo.selector_labels, "slo": slo.name + "-other"},
-                       {**slo.selector_labels, "slo_service": slo.app + "-other"}):
-            out.append({"series": series_text(record, dict(sorted(labels.items()))),
+        for other in ({**labels, "slo": slo.name + "-other"}, {**labels, "slo_service": slo.app + "-other"}):
+            out.append({"series": series_text(record, dict(sorted(other.items()))),
                         "values": f"1x{sc.horizon // sc.step}"})
     return out
 
@@ -256,7 +270,9 @@ def _record_test(slo: SLO) -> dict:
             checks.append({"expr": f"count(abs({rec} - {exact_number(sc.ratio(t, ms // MINUTE_MS))}) < 1e-9)",
                            "eval_time": when, "exp_samples": [{"labels": "{}", "value": 1}]})
     mean = sc.ratio(at, slo.period_ms // MINUTE_MS)
-    for expr in (f"{slo.record_selector(OBJECTIVE_RECORD)} == {decimal_text(slo.objective / 100)}",
+    # the budget is the rule's literal; the objective is 1 - budget as float64 computes it
+    # (equal to the objective's own float for every objective tried, but not promised)
+    for expr in (f"{slo.record_selector(OBJECTIVE_RECORD)} == {exact_number(1 - budget)}",
                  f"{slo.record_selector(BUDGET_RECORD)} == {decimal_text(slo.budget)}",
                  f"abs({slo.record_selector(REMAINING_RECORD)} - {exact_number(1 - mean / budget)}) < 1e-9"):
         checks.append({"expr": f"count({expr})", "eval_time": "1h",

@@ -1,73 +1,83 @@
-"""The texts of an SLO's generated rules that hold the objective: alert exprs, summaries and
-descriptions, with the objective as numbers or as the placeholders the chart fills in."""
+"""The texts of an SLO's generated rules: the budget recording rule (the one place the
+objective is written), the burn-rate alert exprs that read it, summaries and descriptions.
+
+The objective is written once, as the error budget in the ``slo:error_budget:ratio`` recording
+rule (``vector(0.005)`` for 99.5%); every other rule reads that series: the objective
+(``1 - budget``), the budget left, and each burn-rate alert (``ratio > 14.4 * budget``). So an
+edit of the objective changes one line of the rules file, and the chart's objective knob
+rewrites one expr. The budget is the literal rather than the objective because
+``14.4 * 0.005`` is then the very float the old literal thresholds gave (``1 - 0.995`` is
+``0.0050000000000000044`` in float64), and ``1 - 0.005`` gives back ``0.995`` exactly.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal
 
 from ...promql.series import decimal_text
 from .reading import SLO
-from .windows import SLI_RECORD, BurnWindow, exhaustion_ms, human, percent
+from .windows import BUDGET_RECORD, SLI_RECORD, BurnWindow, exhaustion_ms, human, percent
+
+#: The placeholder of the budget in the chart's metadata file (``rules/<app>.meta.yaml``):
+#: the template writes the budget of ``<valuesKey>.slos.<name>.objective`` there. ``[[``
+#: never occurs in PromQL outside a string.
+BUDGET_PLACEHOLDER = "[[budget]]"
+
 
 def section_id(name: str) -> str:
     """Heading id of the SLO's section on the runbook page (``slo-<name>``)."""
     return f"slo-{name}"
 
 
-def threshold_text(w: BurnWindow, budget: Decimal | str) -> str:
-    """The alert threshold as PromQL, ``(14.4 * 0.005)``: factor times error budget (a ratio,
-    or its text: :data:`OBJECTIVE_PLACEHOLDERS` writes ``(14.4 * [[budget]])``)."""
-    return f"({decimal_text(w.factor)} * {budget if isinstance(budget, str) else decimal_text(budget)})"
+def budget_text(slo: SLO) -> str:
+    """The error budget as PromQL number text: ``0.005`` for 99.5%."""
+    return decimal_text(slo.budget)
 
 
-@dataclass(frozen=True)
-class ObjectiveTexts:
-    """How the objective appears in the generated rules, as text: ``objective`` and ``budget``
-    as ratios (``0.995``, ``0.005``: in exprs), ``objective_percent`` and ``budget_percent``
-    (``99.5``, ``0.5``: in the generated descriptions)."""
-
-    objective: str
-    budget: str
-    objective_percent: str
-    budget_percent: str
-
-    @staticmethod
-    def of(slo: "SLO") -> "ObjectiveTexts":
-        """The texts of ``slo``'s own objective."""
-        return ObjectiveTexts(decimal_text(slo.objective / 100), decimal_text(slo.budget),
-                              decimal_text(slo.objective), decimal_text(slo.budget * 100))
+def budget_expr(slo: SLO, budget: str | None = None) -> str:
+    """The expr of the ``slo:error_budget:ratio`` rule: ``vector(0.005)``; ``budget``: the
+    text to write in place of the SLO's own budget (:data:`BUDGET_PLACEHOLDER`)."""
+    return f"vector({budget_text(slo) if budget is None else budget})"
 
 
-#: The texts as placeholders: the chart's metadata file (``rules/<app>.meta.yaml``) holds each rule's expr
-#: and description written with them, and the chart template fills them in when the values
-#: override the objective (``<valuesKey>.slos.<name>.objective``, see
-#: :func:`objective_templates`). ``[[`` never occurs in PromQL outside a string.
-OBJECTIVE_PLACEHOLDERS = ObjectiveTexts("[[objective]]", "[[budget]]", "[[objective_percent]]", "[[budget_percent]]")
+def objective_expr(slo: SLO) -> str:
+    """The expr of the ``slo:objective:ratio`` rule: one minus the recorded budget."""
+    return f"1 - {slo.record_selector(BUDGET_RECORD)}"
 
 
-def _alert_expr(slo: SLO, w: BurnWindow, texts: ObjectiveTexts | None = None) -> str:
-    thr = threshold_text(w, (texts or ObjectiveTexts.of(slo)).budget)
-    return (f"{slo.record_selector(SLI_RECORD.format(window=w.long))} > {thr}\n"
+def threshold_text(slo: SLO, w: BurnWindow) -> str:
+    """The alert threshold as PromQL: the factor times the recorded budget,
+    ``14.4 * slo:error_budget:ratio{slo="...", slo_service="..."}``. The budget series
+    carries the same labels as the SLI series it is compared with (both are the SLO's
+    recording rules, whole-SLO sums with the same rule labels), so the comparison matches
+    them one to one without ``on()``."""
+    return f"{decimal_text(w.factor)} * {slo.record_selector(BUDGET_RECORD)}"
+
+
+def alert_expr(slo: SLO, w: BurnWindow) -> str:
+    """The expr of pair ``w``'s alert rule: the error ratio over the long window above the
+    threshold, and over the short window too."""
+    thr = threshold_text(slo, w)
+    return (f"{slo.record_selector(SLI_RECORD.format(window=w.long))}\n  > {thr}\n"
             f"and on ()\n"
-            f"{slo.record_selector(SLI_RECORD.format(window=w.short))} > {thr}")
+            f"{slo.record_selector(SLI_RECORD.format(window=w.short))}\n  > {thr}")
 
 
-def _default_texts(slo: SLO, w: BurnWindow, texts: ObjectiveTexts | None = None) -> tuple[str, str]:
-    nums = texts or ObjectiveTexts.of(slo)
+def default_texts(slo: SLO, w: BurnWindow) -> tuple[str, str]:
+    """The generated ``summary`` and ``description`` of pair ``w``'s alert rule. Neither
+    states the objective (the runbook page does, once): they say what the pair measures."""
     exhaust = human(exhaustion_ms(slo.period_ms, w.factor))
     spent = percent(w.factor * Decimal(w.long_ms) / Decimal(slo.period_ms))
     summary = (f"SLO {slo.name} of {slo.app} is burning its error budget {decimal_text(w.factor)}x "
                f"too fast (over {w.long} and {w.short}).")
-    description = (f"The share of bad events of SLO {slo.name} ({nums.objective_percent}% good over "
-                   f"{slo.period}) has been above {decimal_text(w.factor)} times the {nums.budget_percent}% "
-                   f"budget over both the last {w.long} and the last {w.short}: {spent} of the {slo.period} "
-                   f"budget went in {w.long}, and at this pace all of it goes in {exhaust}.")
+    description = (f"The share of bad events of SLO {slo.name} has been above {decimal_text(w.factor)} times "
+                   f"its error budget over both the last {w.long} and the last {w.short}: {spent} of the "
+                   f"{slo.period} budget went in {w.long}, and at this pace all of it goes in {exhaust}.")
     return summary, description
 
 
-def _texts(slo: SLO, w: BurnWindow) -> dict:
+def texts(slo: SLO, w: BurnWindow) -> dict:
     """The ``summary`` and ``description`` of pair ``w``'s alert rule: the spec's, else generated."""
     sev = slo.entry.get(w.severity) or {}
-    summary, description = _default_texts(slo, w)
+    summary, description = default_texts(slo, w)
     return {"summary": sev.get("summary", summary), "description": sev.get("description", description)}

@@ -351,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         if bundled.exists():
             shutil.rmtree(bundled)
         for name in ("rules", "charts", "runbooks"):
-            shutil.copytree(REPO / name, bundled / name)
+            shutil.copytree(REPO / name, bundled / name, symlinks=True)
         shutil.copy(REPO / "mkdocs.yml", bundled / "mkdocs.yml")
         _prepare(bundled)
         setup = time.perf_counter() - t0

@@ -46,7 +46,7 @@ REPO = Path(__file__).resolve().parents[1]
 def copy_project(dest: Path) -> Path:
     """The bundled project copied into ``dest``; returns ``dest``."""
     for name in ("rules", "charts", "runbooks"):
-        shutil.copytree(REPO / name, dest / name)
+        shutil.copytree(REPO / name, dest / name, symlinks=True)
     shutil.copy(REPO / "mkdocs.yml", dest / "mkdocs.yml")
     return dest
 

@@ -138,7 +138,7 @@ def main() -> int:
         for k in ("A", "B"):
             fresh = work / f"run-{k}"
             shutil.rmtree(fresh, ignore_errors=True)
-            shutil.copytree(src[k], fresh)
+            shutil.copytree(src[k], fresh, symlinks=True)
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             took = run_once(rulegen + ["-C", str(fresh), "build"], cwd=REPO, env=env)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)

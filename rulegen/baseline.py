@@ -51,7 +51,6 @@ from .findings import Finding, RulegenError, Severity
 from .fs import read as fs_read
 from .fs.containment import refuse_link_out
 from .fs import yamlbound
-from .fs.write import atomic_write
 
 BASELINE_FILE = ".rulegen-baseline.yaml"
 #: Codes a baseline can hold: naming and conventions (team policy), not correctness.
@@ -181,6 +180,7 @@ def dump(entries) -> str:
 def write(root: Path, entries) -> Path:
     """Write the baseline file for ``entries`` through the one writer (:mod:`rulegen.fs.write`;
     ``RG747`` when it would lead outside ``root``)."""
+    from .fs.write import atomic_write  # only `rulegen baseline` and `import` write it
     return atomic_write(root / BASELINE_FILE, dump(entries), root=root)
 
 

@@ -33,7 +33,6 @@ import stat
 import sys
 from pathlib import Path
 
-from .fs.write import atomic_write
 
 #: Sub-folder name under the cache root.
 FOLDER = "codecache"
@@ -108,6 +107,7 @@ def write_bytes(name: str, data: bytes) -> None:
     d = cache_dir()
     if d is None or not writable():
         return
+    from .fs.write import atomic_write  # only on a miss: most runs read
     try:  # the one writer: exclusive temporary file, rename; a cache need not survive a crash
         atomic_write(d / name, _MAGIC + _digest(name, data) + data, sync=False)
     except OSError:

@@ -74,8 +74,11 @@ def load_project(root: Path, paths: list[str] | None = None, meanwhile=None,
         return check_file(load_contained(f, root), ctx)
 
     # validate(load_paths(targets, root), ctx), each file loaded and checked on two cores
-    # when there are many (rulegen.parallel); same findings, same order
-    result = finish(split_map(one, files, meanwhile), ctx)
+    # when there are many (rulegen.parallel); same findings, same order. The first file is
+    # checked before the fork: what the checks import or prepare on first use (the schema's
+    # compiled validator, ...) is then done once, and the forked child inherits it
+    first = [one(f) for f in files[:1]]
+    result = finish(first + split_map(one, files[1:], meanwhile), ctx)
     findings = result.findings
     if use_baseline:
         app_of = {s.file: s.app for s in result.specs}
@@ -123,10 +126,9 @@ def _reference_specs(root: Path, files: list[Path], ctx: Context) -> list[Spec]:
 def warm_render() -> None:
     """Import what rendering and the link check use and compile the templates (about a quarter
     of a second), so that it overlaps loading, and a child forked to render inherits it."""
-    from .outputs import links  # noqa: F401  (markdown's toc slugify, through anchor)
+    import markdown.extensions.toc  # noqa: F401  (the link check's slugify; anchor() of odd names)
+    from .outputs import links  # noqa: F401
     from .render import helm, jinja, promtool_tests, runbook, site, values  # noqa: F401
-    from .render.slug import anchor
-    anchor("rulegen")
     env = jinja.environment()
     for name in ("runbook_page.md.j2", "home.md.j2", "alerts_index.md.j2"):
         env.get_template(name)

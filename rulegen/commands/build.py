@@ -48,7 +48,8 @@ def run(args) -> int:
         return EXIT_FAIL
     partial = bool(args.paths)
     if new_spec:
-        outputs = [o for o in outputs if o.source in (new_spec, "")]
+        from ..render import library
+        outputs = [o for o in outputs if o.source in (new_spec, "", library.SOURCE)]
         partial, loaded_files = False, {new_spec}
     else:
         loaded_files = {s.file for s in loaded.specs} if partial else None
@@ -62,12 +63,13 @@ def run(args) -> int:
         return EXIT_FAIL
     for p in write.clean_temp_files(root, outputs, args.format):
         print("removed leftover " + p)
+    gates_of = {f"{s.chart.path}/Chart.yaml": (s.chart.path, s.chart.gates) for s in loaded.specs}
+    new_charts = {p for p in gates_of if not (root / p).exists()}
     touched = write.apply(outputs, root, status)
     for p in touched:
         print(("removed " if p in status.stale else "wrote ") + p)
-    gates_of = {f"{s.chart.path}/Chart.yaml": (s.chart.path, s.chart.gates) for s in loaded.specs}
     for p in touched:
-        if p in gates_of and p not in status.stale:  # a Chart.yaml is only written for a new chart
+        if p in new_charts and p not in status.stale:
             chart, gates = gates_of[p]
             print(f"new chart {chart}: its PrometheusRule renders only when {' and '.join(gates)} "
                   f"are true; {chart}/values.yaml sets them false until you turn them on there "

@@ -109,6 +109,19 @@ def _policy_summary(out, policy_findings: list, base: str | None) -> None:
             f"reported only, as {base}'s .rulegen.yaml says policy_changes: warn")
 
 
+def _missing_links(outputs, root: Path) -> list:
+    """RG770 for each chart whose link to the chart library is missing (one that is something
+    else is RG770 of validation, :mod:`rulegen.validate.checks.paths`)."""
+    from ..findings import Finding, Severity
+    from ..render import library
+    out = []
+    for o in outputs:
+        if o.link and library.link_state(root, o.path)[0] == "missing":
+            out.append(Finding(o.path, 0, 0, "RG770", Severity.ERROR,
+                               library.missing_link_message(o.path.rsplit("/", 2)[0])))
+    return out
+
+
 def _run(root: Path, paths, stream, fmt: str, base: str | None = None, force_policy: bool = False,
          live=None) -> int:
     from ..gitops import write
@@ -156,6 +169,7 @@ def _run(root: Path, paths, stream, fmt: str, base: str | None = None, force_pol
             out("check: some outputs could not be made; fix the errors above (drift was not checked)")
             return EXIT_FAIL
         outputs = write.scope(outputs, partial)
+        findings += _missing_links(outputs, root)
         findings += loaded.config.apply(list(links.check_links(outputs, loaded.specs, root)))
         if fmt == "helm":
             # a knob naming no rule is RG730 already (with its own advice): not again as RG735
@@ -181,7 +195,8 @@ def _run(root: Path, paths, stream, fmt: str, base: str | None = None, force_pol
     status = write.compare(outputs, root, fmt, sources)
     by_path = {o.path: o for o in outputs}
     for path in status.changed:
-        out(unified_diff(path, write.read(root / path), by_path[path].content).rstrip("\n"))
+        if not by_path[path].link:  # a link: RG770 above
+            out(unified_diff(path, write.read(root / path), by_path[path].content).rstrip("\n"))
     for path in status.hand_edited:
         out(f"hand-edited: {path}: changed by hand since rulegen generated it; move the change "
             "into the spec (or a runbook notes slot) and run `rulegen build`, or run "

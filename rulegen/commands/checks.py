@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 import sys
 
-from .. import checkdocs
 from . import EXIT_OK, EXIT_USAGE, err
 
 NAME = "checks"
@@ -22,6 +21,7 @@ def add_parser(sub, common) -> None:
 
 
 def run(args) -> int:
+    from .. import checkdocs
     if args.code:
         known = checkdocs.codes()
         code = args.code.upper()

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 from ..fs.containment import refuse_outside
-from ..fs.write import write_all
 from ..findings import RulegenError
 from ..formatters import render as render_notes
 
@@ -123,6 +122,7 @@ def run_import(args) -> int:
         return 1
     by_app = {s.app: s for s in result.specs}
     # all or nothing, every file inside the project with no symlink leading out (RG747)
+    from ..fs.write import write_all
     write_all(root, {Path(os.path.relpath(p, root)).as_posix(): text for p, text in plan["files"].items()})
     for m in plan["messages"]:
         print(m)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import xml.etree.ElementTree as ET
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -219,6 +218,7 @@ def _write_junit(path: Path, cases: list, mutated) -> None:
     write_junit(path, cases)
     if mutated is not None:
         from ..run.mutation import write_junit as write_mutation_junit
+        import xml.etree.ElementTree as ET
         write_mutation_junit(path, mutated, ET.parse(path).getroot())
 
 

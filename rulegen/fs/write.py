@@ -32,6 +32,7 @@ Codes:
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import secrets
 import shutil
@@ -155,12 +156,16 @@ def _commit(tmp: Path, path: Path, sync: bool = True) -> None:
         pass
 
 
-def write_all(root: Path, files: dict, remove=()) -> list[str]:
-    """Write ``files`` (``{path relative to root: text or bytes}``) and remove the files of
-    ``remove``, all or nothing; returns the relative paths touched, in the order given.
+def write_all(root: Path, files: dict, remove=(), links: dict | None = None) -> list[str]:
+    """Write ``files`` (``{path relative to root: text or bytes}``) and ``links``
+    (``{path relative to root: symlink text}``: the chart library links of
+    :mod:`rulegen.render.library`, each made at a fresh temporary name and renamed over its
+    path, so a link or file already there is replaced, never followed) and remove the files
+    of ``remove``, all or nothing; returns the relative paths touched, in the order given
+    (links after files).
 
-    Every file is first written to its temporary file; only when all of them are there are
-    they renamed over their targets, so a write that fails (a folder on the path, no
+    Every file and link is first written to its temporary name; only when all of them are there
+    are they renamed over their targets, so a write that fails (a folder on the path, no
     permission, a full disk) changes nothing: the temporary files and the folders made for
     them are removed again.
 
@@ -168,10 +173,16 @@ def write_all(root: Path, files: dict, remove=()) -> list[str]:
         rulegen.findings.RulegenError: a symlink on a path leads outside ``root`` (``RG747``,
             naming the link), or a file cannot be written; nothing was written.
     """
+    links = dict(links or {})
     seen: dict = {}
     for path in list(files) + list(remove):
         refuse_escaping(root, path, seen)
-    blocked = unwritable(root, files)
+    for path in links:  # the link itself is replaced: only the folders on its way must stay inside
+        parent, _, name = Path(path).as_posix().rpartition("/")
+        refuse_escaping(root, parent or ".", seen)
+        if not name or name in (".", ".."):
+            raise RulegenError(f"{path} cannot be written as a link (nothing was written)")
+    blocked = unwritable(root, files) + unlinkable(root, links)
     if blocked:  # found before anything is written: either all or nothing
         raise RulegenError(f"{blocked[0]} cannot be written: it, or a folder on its path, exists as "
                            "something else (a folder, a FIFO, a dangling symlink...); remove or "
@@ -179,7 +190,7 @@ def write_all(root: Path, files: dict, remove=()) -> list[str]:
     staged: list[tuple[Path, Path]] = []
     made: list[Path] = []  # folders made here, deepest last
     try:
-        for path, content in files.items():
+        for path, content in list(files.items()) + list(links.items()):
             target = Path(root, path)
             missing = []
             parent = target.parent
@@ -187,7 +198,7 @@ def write_all(root: Path, files: dict, remove=()) -> list[str]:
                 missing.append(parent)
                 parent = parent.parent
             try:
-                staged.append((_stage(target, content), target))
+                staged.append((_stage(target, content) if path in files else _stage_link(target, content), target))
             finally:
                 made.extend(d for d in reversed(missing) if d.is_dir())
     except OSError as e:
@@ -213,6 +224,40 @@ def write_all(root: Path, files: dict, remove=()) -> list[str]:
         except FileNotFoundError:
             pass
     return touched
+
+
+def _stage_link(path: Path, target: str) -> Path:
+    """A new symlink with text ``target`` at a fresh temporary name beside ``path`` (missing
+    parent folders made); a name taken (by anything) is skipped. Returns its name."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for _ in range(100):
+        tmp = path.parent / f".{path.name[:160]}.{os.getpid()}.{secrets.token_hex(6)}{TMP_SUFFIX}"
+        try:
+            os.symlink(target, tmp)
+            return tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {path}")
+
+
+def unlinkable(root: Path, paths) -> list[str]:
+    """Those of ``paths`` (relative to ``root``) where a symlink cannot replace what is there:
+    something other than a symlink or a regular file (a folder), or under a parent that is
+    not a folder."""
+    bad = []
+    for path in paths:
+        p = Path(root, path)
+        try:
+            mode = os.lstat(p).st_mode
+        except FileNotFoundError:
+            bad += [path] if unwritable(root, [path]) else []
+            continue
+        except NotADirectoryError:
+            bad.append(path)
+            continue
+        if not (stat.S_ISLNK(mode) or stat.S_ISREG(mode)):
+            bad.append(path)
+    return bad
 
 
 def unwritable(root: Path, paths) -> list[str]:
@@ -256,11 +301,12 @@ def fresh_dir(root: Path, path) -> Path:
     return p.resolve()
 
 
-def copy_tree(src: Path, dst: Path, skip: tuple = ()) -> None:
+def copy_tree(src: Path, dst: Path, skip: tuple = (), skip_paths: tuple = ()) -> None:
     """Copy the folder ``src`` to ``dst`` (made when missing) as ``shutil.copytree`` does with
     links followed, except that every file is read through :func:`rulegen.fs.read.read_bytes`
     (a FIFO or device is refused, ``RG760``; the size is checked first, ``RG756``) and written
-    through :func:`atomic_write`; folders named in ``skip`` (at any depth) are left out, and a
+    through :func:`atomic_write`; folders named in ``skip`` (at any depth) and the entries at
+    the POSIX paths ``skip_paths`` (relative to ``src``, not followed) are left out, and a
     folder reached twice through links is copied once.
 
     Raises:
@@ -273,10 +319,12 @@ def copy_tree(src: Path, dst: Path, skip: tuple = ()) -> None:
             dirs[:] = []
             continue
         seen.add(real)
-        dirs[:] = sorted(d for d in dirs if d not in skip)
+        at = Path(os.path.relpath(here, src)).as_posix()
+        left = {posixpath.relpath(s, at) for s in skip_paths if at == "." or s.startswith(at + "/")}
+        dirs[:] = sorted(d for d in dirs if d not in skip and d not in left)
         out = Path(dst, os.path.relpath(here, src))
         out.mkdir(parents=True, exist_ok=True)
-        for name in sorted(files):
+        for name in sorted(set(files) - left):
             atomic_write(out / name, fs_read.read_bytes(Path(here, name)), sync=False)
 
 
@@ -300,7 +348,7 @@ def temp_files(root: Path, dirs) -> list[str]:
         if rel is None or escaping_link(root, rel, seen) is not None:
             continue
         for p in Path(d).glob("*" + TMP_SUFFIX):
-            if p.name.startswith(".") and p.is_file():
+            if p.name.startswith(".") and (p.is_file() or p.is_symlink()):  # a link: a chart library link's
                 found.add(p.relative_to(root).as_posix())
     return sorted(found)
 

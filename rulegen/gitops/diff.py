@@ -217,12 +217,18 @@ VALUE_FIELDS = ("expr", "for", "keep_firing_for", "severity", "labels", "annotat
 
 def changed_charts(root: Path, base: str, chart_paths) -> list[str]:
     """Those of ``chart_paths`` (relative to ``root``) with a file changed between ``base`` and
-    the working tree, or untracked, other than under ``tests/`` (promtool test files)."""
+    the working tree, or untracked, other than under ``tests/`` (promtool test files); a
+    change of the chart library (``charts/rulegen-library/``, which every chart holds through
+    its link) counts for every chart."""
+    from ..render import library
     paths = sorted(set(chart_paths))
     if not paths:
         return []
-    names = _git(root, "diff", "--name-only", "--relative", base, "--", *paths).splitlines()
-    names += _git(root, "ls-files", "--others", "--exclude-standard", "--", *paths).splitlines()
+    names = _git(root, "diff", "--name-only", "--relative", base, "--", *paths, library.LIBRARY_DIR).splitlines()
+    names += _git(root, "ls-files", "--others", "--exclude-standard", "--", *paths,
+                  library.LIBRARY_DIR).splitlines()
+    if any(n.startswith(library.LIBRARY_DIR + "/") for n in names):
+        return paths
     out = []
     for chart in paths:
         prefix = chart.rstrip("/") + "/"
@@ -235,24 +241,50 @@ def export_chart(root: Path, ref: str, chart: str, dest: Path) -> bool:
     """Write the files of folder ``chart`` at Git ``ref`` under ``dest`` (``git archive``);
     False when ``ref`` has no such folder.
 
+    A chart that links to the chart library at ``ref`` (``<chart>/charts/rulegen-library``,
+    :mod:`rulegen.render.library`) gets the library folder at ``ref`` beside it, under
+    ``dest`` as in the repository, so the link resolves there.
+
     Raises:
         RulegenError: git failed, or the folder holds a symlink leading outside it or a
-            special file (RG742, RG760; tarfile's ``data`` filter refuses them).
+            special file (RG742, RG760; tarfile's ``data`` filter refuses them), or a
+            ``charts/rulegen-library`` that is not the link rulegen makes (RG770).
     """
-    import io
-    import tarfile
+    from ..render import library
     if not _git(root, "ls-tree", "--name-only", ref, "--", chart).strip():
         return False
-    proc = process.run([_git_program(root), "archive", "--format=tar", ref, "--", chart], cwd=root, timeout=60, text=False)
+    _extract(root, ref, chart, dest)
+    problem = library.link_problem(dest, chart)
+    if problem is not None:
+        raise RulegenError(f"RG770 at {ref}: {problem}; nothing was read through it")
+    if library.link_state(dest, library.link_path(chart))[0] == "link" \
+            and _git(root, "ls-tree", "--name-only", ref, "--", library.LIBRARY_DIR).strip():
+        _extract(root, ref, library.LIBRARY_DIR, dest)
+    return True
+
+
+def _refuse_wrong_link(root: Path, chart: str) -> None:
+    """Raise RG770 when ``chart``'s ``charts/rulegen-library`` is not the link rulegen makes."""
+    from ..render import library
+    problem = library.link_problem(root, chart)
+    if problem is not None:
+        raise RulegenError(f"RG770 {problem}; nothing was read through it")
+
+
+def _extract(root: Path, ref: str, folder: str, dest: Path) -> None:
+    """``git archive`` of ``folder`` at ``ref`` extracted under ``dest`` (see :func:`export_chart`)."""
+    import io
+    import tarfile
+    proc = process.run([_git_program(root), "archive", "--format=tar", ref, "--", folder], cwd=root, timeout=60,
+                       text=False)
     if proc.returncode != 0:
-        raise RulegenError(f"git archive {ref} -- {chart} failed: {proc.stderr.decode(errors='replace').strip()}")
+        raise RulegenError(f"git archive {ref} -- {folder} failed: {proc.stderr.decode(errors='replace').strip()}")
     with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
         try:
             tar.extractall(dest, filter="data")
         except tarfile.FilterError as e:
             code = "RG760" if isinstance(e, tarfile.SpecialFileError) else "RG742"
             raise RulegenError(f"{code} {e.tarinfo.name} at {ref} {e}; nothing was read through it") from None
-    return True
 
 
 def _rendered_rules(chart: Path, values: list, root: Path) -> tuple[bool, dict[tuple, dict]]:
@@ -460,6 +492,7 @@ def values_effects(root: Path, base: str, old_specs, new_specs) -> tuple[list[tu
                     where = dest / chart if export_chart(root, base, chart, dest) else None
                 else:
                     refuse_tree(root, chart, "chart folder")
+                    _refuse_wrong_link(root, chart)
                 sides.append(None if where is None or not (where / "Chart.yaml").is_file()
                              else _side(where, keys_gates, root))
             except RulegenError as e:

@@ -6,6 +6,8 @@ touching the disk: ``build`` writes them (:mod:`rulegen.gitops.write`), ``check`
 next stage, :mod:`rulegen.outputs`. One module per output:
 
 * :mod:`.helm` the chart's rules file and its Helm-gated PrometheusRule template,
+* :mod:`.library` the project's chart library (``charts/rulegen-library``) and each chart's
+  symlink to it,
 * :mod:`.values` the chart's ``values.yaml`` keys and ``values.schema.json``,
 * :mod:`.promtool_tests` promtool test files,
 * :mod:`.runbook` runbook pages, home page and alert index (:mod:`.notes`: their team notes),
@@ -19,6 +21,12 @@ Codes:
   or has a shape rulegen cannot extend safely (the message says which). Fix the file by hand
   and rerun ``rulegen build``. Bad: a ``values.yaml`` holding ``monitoring: [enabled``; good:
   ``monitoring: {enabled: false}``.
+* ``RG772`` (warning) a chart's ``Chart.yaml`` does not declare the chart library
+  (``charts/rulegen-library``, the chart's subchart through a symlink) in its
+  ``dependencies``, and rulegen cannot add it: the file is no YAML mapping, or its
+  ``dependencies`` is not a block list. ``helm template`` and Argo CD render the chart, but
+  ``helm lint`` fails. Bad: ``dependencies: [{name: redis}]``; good: a block list, to which
+  ``build`` adds ``- name: rulegen-library`` with ``version: 3.0.0``.
 """
 
 from __future__ import annotations
@@ -52,13 +60,17 @@ class Output:
         owned: True for files rulegen generates whole (they carry the generated-file notice and
             a checksum, and hand edits are refused); False for files people share with rulegen
             (``values.yaml``, ``values.schema.json``, ``mkdocs.yml``), which are merged.
-        source: the spec file it comes from, or ``""`` for site-wide files.
+        source: the spec file it comes from, or ``""`` for site-wide files
+            (:data:`rulegen.render.library.SOURCE` for the chart library's files).
+        link: True for a symlink (the link of a chart to the chart library,
+            :mod:`rulegen.render.library`): ``content`` is the link's text, its target.
     """
 
     path: str
     content: str
     owned: bool
     source: str = ""
+    link: bool = False
 
 
 class SharedFileError(ValueError):
@@ -127,7 +139,7 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     """
     # imported here, not at module level: validation imports rulegen.render.helm and
     # rulegen.render.promtool_tests for a helper each, and should not pay for ruamel and Jinja
-    from . import runbook, site
+    from . import library, runbook, site
     cfg = config if config is not None else load_config(root)
     ordered = sorted(specs, key=lambda s: s.app)
     in_chart: dict[str, list[Spec]] = {}
@@ -153,10 +165,14 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
         if fmt == "rules":
             outs.append(Output(f"rules-out/{spec.app}.rules.yaml", rules, True, src))
         else:
-            for path, text in rules:  # the rules file, the template and its helpers
-                if path not in planned_chart_files:  # helpers: once per chart
+            for path, text in rules:  # the rules file, its metadata file and the template
+                if path not in planned_chart_files:  # a template several specs share: once
                     planned_chart_files.add(path)
                     outs.append(Output(path, text, True, src))
+            link = library.link_path(spec.chart.path)
+            if link not in planned_chart_files:  # the chart's symlink to the chart library
+                planned_chart_files.add(link)
+                outs.append(Output(link, library.link_target(spec.chart.path), True, src, link=True))
             if chart_files is None:  # several specs in this chart: each merges into the text planned before it
                 chart_files = job.values_files(spec, shared_text)
             for path, text, finding in chart_files:
@@ -165,16 +181,41 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
                 else:
                     shared[path] = Output(path, text, False, src)
             cpath = f"{spec.chart.path}/Chart.yaml"
-            if cpath not in shared and not (root / cpath).is_file():
-                shared[cpath] = Output(cpath, site.chart_yaml(spec), False, src)
+            if cpath not in shared:
+                _chart_yaml(root, cpath, spec, src, shared, findings)
         if tfile is not None:
             outs.append(Output(test_file_path(spec), ownership.seal(tfile), True, src))
         findings.extend(page_findings)
         outs.append(Output(f"{RUNBOOK_DIR}/{spec.app}.md", page, True, src))
     outs.extend(shared.values())
+    if specs and fmt != "rules":  # the chart library, once per project
+        outs.extend(Output(path, _sealed(text), True, library.SOURCE) for path, text in library.files())
     if specs:
         outs.extend(_site_files(specs, root, findings, cfg.owners))
     return sorted(outs, key=lambda o: o.path), findings
+
+
+def _chart_yaml(root: Path, cpath: str, spec: Spec, src: str, shared: dict, findings: list) -> None:
+    """Plan the chart's ``Chart.yaml``: a new one (:func:`rulegen.render.site.chart_yaml`) for a
+    new chart; for every chart, the chart library declared in its ``dependencies`` when it is
+    not (:func:`rulegen.render.library.declare`, for ``helm lint``), else nothing; RG772
+    when rulegen cannot add it."""
+    from . import library, site
+    try:
+        existing = _read(root, cpath, exact=True) if (root / cpath).exists() or (root / cpath).is_symlink() else None
+    except (SharedFileError, fs_read.InputRefused):
+        existing, text = "", None
+    else:
+        text = library.declare(site.chart_yaml(spec) if existing is None else existing)
+    if text is None:
+        findings.append(Finding(cpath, 1, 1, "RG772", Severity.WARNING,
+                                f"{cpath} does not declare the chart library among its dependencies, and rulegen "
+                                "cannot add it (not a YAML mapping, or `dependencies` is not a block list): "
+                                "`helm template` renders, but `helm lint` fails (\"chart metadata is missing these "
+                                f"dependencies\"); add `- name: {library.NAME}` with `version: {library.VERSION}` "
+                                "to its dependencies (no repository)"))
+    elif text != existing:
+        shared[cpath] = Output(cpath, text, False, src)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The chart's metadata file: ``rules/<app>.meta.yaml``, beside the rules file.
 
-Everything the chart template (``templates/prometheusrule.yaml`` and ``_rulegen.tpl``) needs
+Everything the chart template (``templates/prometheusrule.yaml`` and the chart library) needs
 besides the rules themselves, as plain, commented YAML that the template reads with
 ``.Files.Get | fromYaml`` (no comment lines parsed with regular expressions):
 

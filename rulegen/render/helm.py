@@ -1,4 +1,4 @@
-"""The chart layout: a plain rules file, one hand-written template and its helpers.
+"""The chart layout: a plain rules file, its metadata and a one-line template of the chart library.
 
 Each app's chart holds (paths under ``chart.path``):
 
@@ -12,12 +12,15 @@ Each app's chart holds (paths under ``chart.path``):
   what the template needs besides the rules (:func:`chart_settings`: template, rules file,
   app, values key, gates, runbook base, name and namespace, the chart's fullname/labels
   helpers; alerts with parameters and SLOs, by name).
-* ``templates/prometheusrule.yaml`` (or ``chart.template``) and ``templates/_rulegen.tpl``:
-  copied from ``templates/helm/`` of rulegen's package (hand-written files, commented; read
-  them for the details), the same bytes in every chart, naming no alert. The template finds the
-  metadata file that names it (``.Files.Glob``/``.Files.Get``, ``fromYaml``) and the rules
-  file that one names, applies the gates, group toggles and per-rule knobs from the values and writes
-  the ``monitoring.coreos.com/v1`` ``PrometheusRule``.
+* ``templates/prometheusrule.yaml`` (or ``chart.template``): the generated-file notice, its
+  checksum and one ``include "rulegen.v3.prometheusrule" .``, the same bytes in every chart.
+* ``charts/rulegen-library``: a symlink to the project's library chart
+  ``charts/rulegen-library/`` (:mod:`rulegen.render.library`), whose ``templates/_rulegen.tpl``
+  is ``templates/helm/_rulegen.tpl`` of rulegen's package (hand-written, commented; read it for
+  the details). Its templates find the metadata file that names the chart's template
+  (``.Files.Glob``/``.Files.Get``, ``fromYaml``) and the rules file that one names, apply the
+  gates, group toggles and per-rule knobs from the values and write the
+  ``monitoring.coreos.com/v1`` ``PrometheusRule``.
 
 Gates and knobs (under ``.Values.<values_key>``, default ``prometheusRule``, named as in
 kube-prometheus-stack): the resource renders only when every gate in ``chart.gates`` is true in
@@ -70,7 +73,8 @@ from ..spec import Spec
 from ..promql.gotmpl import defined_names
 from ..spec.model import DEFAULT_TEMPLATE
 
-#: The hand-written chart files rulegen copies, under its package's ``templates/helm/``.
+#: The hand-written chart files, under rulegen's package's ``templates/helm/``: the library's
+#: named templates (written once, into the library chart) and each chart's template.
 HELPER_FILE = "_rulegen.tpl"
 TEMPLATE_SOURCE = "prometheusrule.yaml"
 _NOTICE_PLACEHOLDER = "@@NOTICE@@"
@@ -136,11 +140,6 @@ def rules_file_path(spec: Spec) -> str:
     return f"{spec.chart.path}/rules/{spec.app}.rules.yaml"
 
 
-def helper_path(spec: Spec) -> str:
-    """Where the template's helpers are written: ``<chart>/templates/_rulegen.tpl``."""
-    return f"{spec.chart.path}/templates/{HELPER_FILE}"
-
-
 def _source(name: str) -> str:
     from .jinja import templates_dir
     return (templates_dir() / "helm" / name).read_text(encoding="utf-8")
@@ -152,27 +151,35 @@ _DOC_BLOCK = re.compile(r"\{\{- /\*\n.*?\*/\}\}\n", re.S)
 
 
 def compact(text: str, name: str) -> str:
-    """``text`` of package file ``templates/helm/<name>`` as each chart gets it: without its
-    comment blocks (the documentation stays in rulegen's package and docs/chart.md, so a
-    pull request adding a chart adds only the code; Helm's output is the same, as the
-    blocks trim the whitespace before them and output nothing), and for ``.tpl`` files
-    without blank lines, which Helm never outputs there; one line saying where the
-    documentation is follows the checksum line."""
+    """``text`` of package file ``templates/helm/<name>`` as rulegen writes it into a project:
+    without its comment blocks (the documentation stays in rulegen's package and
+    docs/chart.md, so a pull request adding a chart adds only the code; Helm's output is the
+    same, as the blocks trim the whitespace before them and output nothing). A ``.tpl`` file
+    (the library) also loses its blank lines, which Helm never outputs there, and gets one
+    line saying where the documentation is after the checksum line; a chart's template is
+    then the notice, the checksum and its one ``include``."""
     lines = _DOC_BLOCK.sub("", text).split("\n")
-    if name.endswith(".tpl"):
-        lines = [ln for ln in lines if ln.strip()] + [""]
+    if not name.endswith(".tpl"):
+        return "\n".join(lines)
+    lines = [ln for ln in lines if ln.strip()] + [""]
     pointer = f"{{{{- /* The documented source: rulegen's templates/helm/{name}; see docs/chart.md. */}}}}"
     return "\n".join(lines[:2] + [pointer] + lines[2:])
 
 
 @functools.cache
 def _copied(name: str) -> str:
-    """Package file ``templates/helm/<name>`` as copied into a chart (:func:`compact`) with
-    its notice filled in (checksum left as the placeholder
+    """Package file ``templates/helm/<name>`` as written into a project (:func:`compact`; a
+    YAML file as it is) with its notice filled in (checksum left as the placeholder
     :func:`rulegen.render.ownership.seal` fills)."""
     from . import ownership
     text = _source(name).replace(_NOTICE_PLACEHOLDER, ownership.notice(f"rulegen's templates/helm/{name}"), 1)
-    return compact(text, name)
+    return text if name == "Chart.yaml" else compact(text, name)
+
+
+def package_file(name: str, checksum: str | None = None) -> str:
+    """Package file ``templates/helm/<name>`` as rulegen writes it (:func:`_copied`;
+    ``checksum`` as for :func:`render_template`)."""
+    return _with_checksum(_copied(name), checksum)
 
 
 def render_template(spec: Spec | None = None, root: Path | None = None, site_url: str | None = None,
@@ -181,14 +188,15 @@ def render_template(spec: Spec | None = None, root: Path | None = None, site_url
     for every spec, so the arguments of the older per-spec signature are accepted and only
     ``checksum`` is used (``sha256:<hex>`` written in place of the checksum placeholder; None
     leaves the placeholder for :func:`rulegen.render.ownership.seal`). The template works
-    only next to the spec's rules file (:func:`render_rules_file`) and the helpers
-    (:func:`render_helpers`); :func:`render_chart` returns all three."""
+    only next to the spec's rules file (:func:`render_rules_file`) and with the chart library
+    as the chart's subchart (:mod:`rulegen.render.library`)."""
     return _with_checksum(_copied(TEMPLATE_SOURCE), checksum)
 
 
 def render_helpers(checksum: str | None = None) -> str:
-    """The chart's ``templates/_rulegen.tpl`` text (``checksum`` as for :func:`render_template`)."""
-    return _with_checksum(_copied(HELPER_FILE), checksum)
+    """The library chart's ``templates/_rulegen.tpl`` text (``checksum`` as for
+    :func:`render_template`)."""
+    return package_file(HELPER_FILE, checksum)
 
 
 def _with_checksum(text: str, checksum: str | None) -> str:
@@ -249,14 +257,15 @@ def render_meta_file(spec: Spec, root: Path, site_url: str, header_lines: list[s
 
 def render_chart(spec: Spec, root: Path, site_url: str, header_lines: list[str]) -> list[tuple[str, str]]:
     """(path, text) of the owned chart files of ``spec``, unsealed (checksum placeholders
-    left): the rules file, its metadata file, the template and its helpers, and the
-    AlertmanagerConfig of the spec's inhibit rules when it declares any (:mod:`.inhibit_chart`).
-    ``header_lines`` heads the rules file (notice naming the spec, checksum line)."""
+    left): the rules file, its metadata file, the template, and the AlertmanagerConfig of the
+    spec's inhibit rules when it declares any (:mod:`.inhibit_chart`). ``header_lines`` heads
+    the rules file (notice naming the spec, checksum line). The chart renders only with the
+    chart library as its subchart: :mod:`rulegen.render.library` (the library's files and the
+    chart's link; :func:`rulegen.render.plan` plans them)."""
     from . import inhibit_chart
     from .chart_meta import meta_file_path
     inhibitions = inhibit_chart.render(spec)  # the AlertmanagerConfig of its inhibited_by (issue 28)
     return [(rules_file_path(spec), render_rules_file(spec, root, site_url, header_lines)),
             (meta_file_path(spec), render_meta_file(spec, root, site_url, header_lines)),
-            (spec.chart.template_path, render_template()),
-            (helper_path(spec), render_helpers())] + (
+            (spec.chart.template_path, render_template())] + (
         [(inhibit_chart.template_path(spec), inhibitions)] if inhibitions else [])

@@ -94,9 +94,20 @@ def params_note(rule, values_key: str) -> str:
     return "\n\n**Knobs** (the chart's values; the expr above shows the defaults):\n\n" + "\n".join(items)
 
 
+#: Characters of an HTML ``<code>`` element's text written as numeric references (see
+#: :func:`inline_code`): HTML's, Markdown's inline syntax, and a table's cell separator.
+_CODE_ESCAPED = frozenset("&<>\"'\\`*_{}[]()#+!|~:")
+
+
 def inline_code(s: str) -> str:
-    """``s`` as inline code, whatever backticks it holds."""
+    """``s`` as inline code, whatever backticks it holds. A text holding an unfinished
+    character reference (``&#`` not followed by a digit, see
+    :data:`rulegen.render.safe.DANGLING_REF`) is written as an HTML ``<code>`` element with
+    every character Markdown or HTML reads escaped as a numeric reference instead: in a
+    Markdown code span it would make the page's later HTML blocks unreadable."""
     s = s.replace("\n", " ")
+    if safe.DANGLING_REF.search(s):
+        return "<code>" + "".join(f"&#{ord(c)};" if c in _CODE_ESCAPED else c for c in s) + "</code>"
     if "`" not in s:
         return f"`{s}`"
     longest = max((len(m) for m in _TICKS.findall(s)), default=0)

@@ -207,9 +207,17 @@ def _clean_html(s: str) -> str:
     return re.sub(f"{_AUTO}(\\d+){_AUTO}", lambda m: links[int(m.group(1))], s)
 
 
+#: ``&#`` or ``&#x`` not followed by a digit: an unfinished character reference. Python's
+#: ``html.parser`` (which Python-Markdown's raw-HTML block handling uses) stops at one when no
+#: ``;`` follows anywhere later in the page and reads the rest of the page as text, so the
+#: page's own ``<div markdown>`` / ``<details markdown>`` blocks after it are never processed.
+DANGLING_REF = re.compile(r"&(?=#(?![0-9]|[xX][0-9A-Fa-f]))")
+
+
 def _text(s: str, allow_html: bool) -> str:
     """Rewrite Markdown text that holds no code (see the module docstring)."""
     s = s.replace(_QUOTE, "").replace(_AUTO, "")
+    s = DANGLING_REF.sub("&amp;", s)  # shown the same: a bare & is text to Markdown
     s = _neutralize_links(s)
     s = _clean_html(s) if allow_html else _escape_lt(s)
     return _escape_braces(s)
@@ -319,9 +327,15 @@ def _safe(text: str, block: bool, allow_html: bool) -> tuple[str, bool]:
     out = _block(text, allow_html) if block else _inline(text, allow_html)
     if not _RISKY.search(text):
         return out, True
-    if html_problems(to_html(out)):
+    # the probe after the text: a page's own HTML block that follows it must still be read as
+    # one (an unfinished `&#` in a code span would swallow it: see DANGLING_REF)
+    if html_problems(to_html(out)) or html_problems(to_html(out + _PROBE)):
         return inert(text), False
     return out, True
+
+
+#: What follows a spec text on a page: one of the page's own Markdown-in-HTML blocks.
+_PROBE = '\n\n<div class="rg-probe" markdown>\n\n*probe*\n\n</div>\n'
 
 
 def fallback_reasons(text: str, *, block: bool = True, allow_html: bool = False) -> list[str]:

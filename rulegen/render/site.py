@@ -33,9 +33,8 @@ from ..findings import RulegenError
 from ..fs import read as fs_read
 from ..fs import yamlbound
 from ..spec import Spec
-from .slug import page_path
+from .slug import DEFAULT_SITE_URL, page_path
 
-DEFAULT_SITE_URL = "https://runbooks.example.com/"
 #: Where rulegen writes the pages (relative to the project root); mkdocs.yml's docs_dir must agree.
 DOCS_DIR = "runbooks"
 #: Folder of hand-written pages under the docs folder, listed in the nav's "Guides" section.

@@ -12,6 +12,25 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
+
+#: Names made only of printable ASCII (almost every alert name: ``KubePodCrashLooping``,
+#: ``Cert-managerAbsent``, ``CassandraFlushWriterBlockedTasks(criteo)``). For them ``slugify``'s
+#: steps are plain: Unicode normalisation and dropping non-ASCII change nothing, the only
+#: space character is the blank, and word characters are ASCII letters, digits and ``_``; so
+#: :func:`_ascii_slug` makes their slug without importing Markdown (about 60 ms of CPU, paid
+#: again by a forked child, see :mod:`rulegen.parallel`). Any other name goes through
+#: ``slugify`` itself; ``tests/render/test_runbook_pages.py`` holds the two to agreement.
+_PRINTABLE_ASCII = re.compile(r"[\x20-\x7e]*")
+_DROPPED = re.compile(r"[^A-Za-z0-9_ -]")
+_SEPARATORS = re.compile(r"[ -]+")
+
+
+def _ascii_slug(name: str) -> str:
+    """``slugify(name, "-")`` for a name of printable ASCII: characters other than letters,
+    digits, ``_``, ``-`` and blanks dropped, blanks at the ends stripped, lower case, each run of
+    blanks and ``-`` made one ``-``."""
+    return _SEPARATORS.sub("-", _DROPPED.sub("", name).strip(" ").lower())
 
 
 @functools.lru_cache(maxsize=65536)
@@ -23,11 +42,19 @@ def anchor(name: str) -> str:
     (``FooDown``, ``Foodown``) are a validation error, ``RG513``
     (:mod:`rulegen.validate.checks.runbook`), so an alert's id never depends on its
     neighbours."""
-    from markdown.extensions.toc import slugify  # imported on first use: markdown is slow to import
-    s = slugify(name, "-")
+    if _PRINTABLE_ASCII.fullmatch(name):
+        s = _ascii_slug(name)
+    else:
+        from markdown.extensions.toc import slugify  # imported on first use: markdown is slow to import
+        s = slugify(name, "-")
     if s:
         return s
     return "alert-" + hashlib.sha1(name.encode("utf-8")).hexdigest()[:8]
+
+
+#: The site's URL when mkdocs.yml names none (``runbook_url`` of generated rules and tests;
+#: :mod:`rulegen.render.site` reads it from here, so the checks need not import ruamel).
+DEFAULT_SITE_URL = "https://runbooks.example.com/"
 
 
 def page_path(app: str) -> str:

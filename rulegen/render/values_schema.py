@@ -271,6 +271,11 @@ def _values_schema_text(existing: str | None, gates: tuple[str, ...], values_key
     for gate in gates:  # a gate under the values key is a key the closed knobs object allows
         if gate.split(".")[0] == values_key:
             _set_schema(doc, gate.split("."), GATE_SCHEMA, keep=True)
+    if doc.get("additionalProperties") is False:  # a closed top level: Helm adds the chart library's
+        # values (an empty map under its name, as for every subchart), which must not fail it
+        props = doc.setdefault("properties", {})
+        if isinstance(props, dict) and "rulegen-library" not in props:
+            props["rulegen-library"] = {"type": "object"}
     # json.dumps escapes line breaks inside strings, so every "\n" here is a line ending.
     try:
         text = compact_json(doc) + "\n"

@@ -54,6 +54,7 @@ from ..render.yamltext import values_yaml
 from ..spec import Spec
 from ..spec.durations import DurationError, parse_ms
 from ..tools import helm, promtool
+from ..render import library
 
 WORK_DIR = ".rulegen/test"
 
@@ -169,17 +170,29 @@ def render_rule_groups(spec: Spec, outputs, root: Path, app_dir: Path) -> list[d
             (RG742, RG760: nothing is copied), helm failed or rendered no rule group.
     """
     refuse_tree(root, spec.chart.path, "chart folder")
+    refuse_tree(root, library.LIBRARY_DIR, "chart library")
     app_dir = fresh_dir(root, app_dir)  # RG747 when a link on the way leads outside the project
     chart_src = root / spec.chart.path
     chart = app_dir / "chart"
+    # the chart's link to the chart library is not followed: the library is copied in as a
+    # folder, the planned one laid over the project's (rulegen.render.library)
+    sub = f"charts/{library.NAME}"
+    # an older rulegen's copy of the library in the chart, which build removes, neither
+    skip_paths = (sub,) + (("templates/_rulegen.tpl",) if library.is_old_copy(root, spec.chart.path) else ())
     if chart_src.is_dir():
-        copy_tree(chart_src, chart, skip=("tests",))
+        copy_tree(chart_src, chart, skip=("tests",), skip_paths=skip_paths)
     else:
         chart.mkdir(parents=True)
-    prefix = spec.chart.path + "/"
+    if (root / library.LIBRARY_DIR).is_dir():
+        copy_tree(root / library.LIBRARY_DIR, chart / sub)
+    prefix, lib = spec.chart.path + "/", library.LIBRARY_DIR + "/"
     for o in outputs:
+        if o.link:
+            continue
         if o.path.startswith(prefix) and not o.path.startswith(prefix + "tests/"):
             atomic_write(chart / o.path[len(prefix):], o.content, sync=False)
+        elif o.path.startswith(lib):
+            atomic_write(chart / sub / o.path[len(lib):], o.content, sync=False)
     rendered = helm.template(chart, values=[values_yaml(values_for_tests(spec))], root=root)
     groups = rendered.rule_groups()
     if not groups:

@@ -7,7 +7,6 @@ generates no test: an SLO's tests are made by the stage that runs them
 
 from __future__ import annotations
 
-from . import slo
 from .loader import LoadedFile
 from .model import (DEFAULT_GATES, DEFAULT_TEMPLATE, DEFAULT_VALUES_KEY, Chart, Group, Inhibition, Param, Rule, Spec, Test,
                     param_text, substitute)
@@ -95,6 +94,8 @@ def build_spec(lf: LoadedFile) -> Spec:
     # that fails its checks is left out (validation reports it and fails the run). Their
     # tests are not generated here: the test stage asks for them (slo.with_tests)
     slos = []
+    if d.get("slos"):
+        from . import slo  # (a spec without SLOs never imports the SLO package)
     for si, entry in enumerate(d.get("slos") or []):
         s = slo.read(app, si, entry)
         if s is None:

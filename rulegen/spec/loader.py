@@ -112,13 +112,21 @@ class LoadedFile:
                 return (1, 1)
             p = p[:-1]
 
+    def lines(self) -> list[str]:
+        """The text's lines (``str.splitlines``), split once per file and shared by every
+        reader of positions; treat the list as read-only."""
+        lines = self.__dict__.get("_lines")
+        if lines is None:
+            lines = self.__dict__["_lines"] = self.text.splitlines()
+        return lines
+
     def source_token(self, path: Path_) -> str | None:
         """The text of a plain scalar as written at ``path`` (e.g. ``0x15``, which YAML reads
         as the number 21), or None when unknown."""
         if tuple(path) not in self.positions:
             return None
         line, col = self.positions[tuple(path)]
-        lines = self.text.splitlines()
+        lines = self.lines()
         if not 0 < line <= len(lines):
             return None
         rest = lines[line - 1][col - 1:]
@@ -451,10 +459,7 @@ def _value_mark(node, lf: LoadedFile) -> tuple[int, int]:
 
 
 def _line_cached(lf: LoadedFile, n: int) -> str:
-    lines = lf.__dict__.get("_lines")
-    if lines is None:
-        lines = lf.text.splitlines()
-        lf.__dict__["_lines"] = lines
+    lines = lf.lines()
     return lines[n - 1] if 0 < n <= len(lines) else ""
 
 

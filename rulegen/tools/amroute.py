@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..findings import RulegenError
-from . import find, process
+from . import find
 
 TOOL = "rulegen-amroute"
 #: Seconds one routing run may take (2,000 label sets through 200 routes take well under one).
@@ -62,6 +62,7 @@ def route(config_text: str, label_sets: list[dict], root: Path | None = None) ->
     """
     tool = find.require(TOOL, root)
     request = json.dumps({"config": config_text, "label_sets": [dict(ls) for ls in label_sets]})
+    from . import process  # (subprocess: imported only by the runs that start one)
     try:
         proc = process.run([tool], timeout=TIMEOUT, input=request)
     except process.subprocess.TimeoutExpired:

@@ -16,7 +16,6 @@ import stat
 from pathlib import Path
 
 from ..findings import RulegenError
-from . import process
 
 #: Tools rulegen runs (all built by ``scripts/install-tools.sh``): the Prometheus server and
 #: Alertmanager serve the live-Prometheus and routing features and their tests;
@@ -93,6 +92,7 @@ def project_tools(root: Path) -> tuple[str, str] | None:
                 continue
             if stat.S_ISLNK(lst.st_mode) or (stat.S_ISREG(lst.st_mode) and lst.st_mode & 0o111):
                 return Path(p).relative_to(root).as_posix(), f"is an executable named {name}"
+    from . import process  # (subprocess: imported only by the runs that start one)
     try:
         git = system_program("git", root)
         if git is None:

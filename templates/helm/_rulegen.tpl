@@ -1,8 +1,11 @@
 {{- /* @@NOTICE@@ */}}
 {{- /* rulegen-checksum: sha256:@@RULEGEN_CHECKSUM@@ */}}
 {{- /*
-Helpers of templates/prometheusrule.yaml (read that file first). The same bytes in every
-chart rulegen renders into: nothing here names an app, a group or an alert. Named templates
+The library chart of a project: rulegen build writes it once, as
+charts/rulegen-library/templates/_rulegen.tpl (Chart.yaml "type: library"), and each app chart
+holds it as the subchart charts/<app>/charts/rulegen-library, a symlink to
+../../rulegen-library; its templates/prometheusrule.yaml (read that file first) is one include
+of rulegen.v3.prometheusrule. Nothing here names an app, a group or an alert. Named templates
 start with "rulegen.v3." (the chart layout's version), so a chart and a subchart made by
 different rulegen versions never redefine each other's; within v3 a name keeps what it takes
 and returns, whichever rulegen version wrote the file Helm happens to load last.
@@ -497,5 +500,70 @@ Example:
 {{- end }}
 {{- else }}
 {{- printf "%q" $s }}
+{{- end }}
+{{- end }}
+
+{{- /*
+rulegen.v3.prometheusrule: the whole PrometheusRule of the chart whose context is passed (each
+chart's templates/prometheusrule.yaml is one include of it). Takes the chart's root context
+"."; returns the manifest, or nothing when a gate is off or no group is left. Strings are
+written with rulegen.v3.scalar, which reads back byte for byte; numbers with toYaml.
+Example:
+  {{- include "rulegen.v3.prometheusrule" . }}
+*/}}
+{{- define "rulegen.v3.prometheusrule" }}
+{{- $rg := dict }}
+{{- include "rulegen.v3.load" (dict "root" . "out" $rg) }}
+{{- if $rg.render }}
+apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata:
+  name: {{ include "rulegen.v3.scalar" (list $rg.name 0) }}
+  namespace: {{ include "rulegen.v3.scalar" (list $rg.namespace 0) }}
+  labels:
+    {{- range $k, $v := $rg.labels }}
+    {{ include "rulegen.v3.scalar" (list $k 0) }}: {{ include "rulegen.v3.scalar" (list $v 0) }}
+    {{- end }}
+  {{- with $rg.annotations }}
+  annotations:
+    {{- range $k, $v := . }}
+    {{ include "rulegen.v3.scalar" (list $k 0) }}: {{ include "rulegen.v3.scalar" (list $v 0) }}
+    {{- end }}
+  {{- end }}
+spec:
+  groups:
+    {{- range $group := $rg.groups }}
+    - name: {{ include "rulegen.v3.scalar" (list $group.name 8) }}
+      {{- range $key := list "interval" "query_offset" }}
+      {{- if hasKey $group $key }}
+      {{ $key }}: {{ include "rulegen.v3.scalar" (list (get $group $key) 8) }}
+      {{- end }}
+      {{- end }}
+      {{- if hasKey $group "limit" }}
+      limit: {{ int64 $group.limit | toYaml }}
+      {{- end }}
+      rules:
+        {{- range $rule := $group.rules }}
+        {{- if hasKey $rule "alert" }}
+        - alert: {{ include "rulegen.v3.scalar" (list $rule.alert 12) }}
+        {{- else }}
+        - record: {{ include "rulegen.v3.scalar" (list $rule.record 12) }}
+        {{- end }}
+          expr: {{ include "rulegen.v3.scalar" (list $rule.expr 12) }}
+          {{- range $key := list "for" "keep_firing_for" }}
+          {{- if hasKey $rule $key }}
+          {{ $key }}: {{ include "rulegen.v3.scalar" (list (get $rule $key) 12) }}
+          {{- end }}
+          {{- end }}
+          {{- range $key := list "labels" "annotations" }}
+          {{- with get $rule $key }}
+          {{ $key }}:
+            {{- range $k, $v := . }}
+            {{ include "rulegen.v3.scalar" (list $k 0) }}: {{ include "rulegen.v3.scalar" (list $v 14) }}
+            {{- end }}
+          {{- end }}
+          {{- end }}
+        {{- end }}
+    {{- end }}
 {{- end }}
 {{- end }}

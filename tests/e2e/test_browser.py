@@ -51,25 +51,6 @@ def dump_dom(exe: str, url: str, profile: Path) -> str:
     return r.stdout
 
 
-@pytest.fixture
-def served_site(project, tmp_path):
-    """Generate the project, build its site, serve it on 127.0.0.1; yields (project, base URL)."""
-    assert main(["-C", str(project), "build"]) == 0
-    site = tmp_path / "site"
-    r = mkdocs_build(project, site)
-    assert r.returncode == 0, r.stderr
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    handler.log_message = lambda *a, **k: None
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield project, f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def element_with_id(dom: str, id_: str) -> tuple[str, str] | None:
     """(tag, inner text) of the element with ``id_`` in a dumped DOM, or None."""
     m = re.search(r'<(h[1-6]|[a-z]+)\b[^>]*\bid="%s"[^>]*>(.*?)</\1>' % re.escape(id_), dom, re.S)
@@ -78,9 +59,8 @@ def element_with_id(dom: str, id_: str) -> tuple[str, str] | None:
     return m.group(1), html.unescape(re.sub(r"<[^>]+>", "", m.group(2))).strip()
 
 
-def test_runbook_url_opens_the_alert_heading(served_site, tmp_path):
-    exe = chromium()
-    project, base = served_site
+def test_runbook_url_opens_the_alert_heading(site, tmp_path):
+    exe, project, base = site
     loaded = load_project(project)
     spec = next(s for s in loaded.specs if s.app == "llama-swap")
     group, rule = next((g, r) for g, r in spec.rules() if r.name == "LlamaSwapDown")
@@ -96,9 +76,8 @@ def test_runbook_url_opens_the_alert_heading(served_site, tmp_path):
     assert text.rstrip("¶").strip() == "LlamaSwapDown"
 
 
-def test_alert_index_lists_every_alert(served_site, tmp_path):
-    exe = chromium()
-    project, base = served_site
+def test_alert_index_lists_every_alert(site, tmp_path):
+    exe, project, base = site
     dom = dump_dom(exe, base + "alerts/", tmp_path / "profile")
     listed = set(re.findall(r'<a href="\.\./[a-z0-9-]+/#[^"]+">([^<]+)</a>', dom))
     expected = {r.name for s in load_project(project).specs for r in s.alerts()}
@@ -120,11 +99,12 @@ SHOTS = REPO / "browser-screenshots"
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """The bundled project built and served once for this module: (project, base URL)."""
+    """The bundled project built, its site built strictly and served on 127.0.0.1, once for
+    this module: (chromium, project, base URL)."""
     exe = chromium()
     project = tmp_path_factory.mktemp("project")
     for name in ("rules", "charts", "runbooks", "deploy"):  # deploy: the Alertmanager config .rulegen.yaml names
-        shutil.copytree(REPO / name, project / name)
+        shutil.copytree(REPO / name, project / name, symlinks=True)
     for name in ("mkdocs.yml", ".rulegen.yaml"):
         if (REPO / name).exists():
             shutil.copy(REPO / name, project / name)

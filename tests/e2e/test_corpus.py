@@ -31,6 +31,7 @@ from rulegen.render.yamltext import values_yaml
 from rulegen.tools import helm, promtool
 
 from helpers import CORPUS, REPO
+from helpers.helm import write_outputs
 
 pytestmark = [pytest.mark.slow, pytest.mark.tools]
 
@@ -66,10 +67,7 @@ def test_corpus_round_trip(tmp_path, helm_bin, promtool_bin, capsys, shared_dir)
     findings = Counter(f.code for f in loaded.findings)
     outputs, plan_findings = plan(loaded.specs, tmp_path)
     assert [f for f in plan_findings if f.is_error] == []
-    for o in outputs:
-        p = tmp_path / o.path
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(o.content, encoding="utf-8")
+    write_outputs(tmp_path, outputs)
     t_build = time.monotonic()
 
     def render(spec):

@@ -30,7 +30,7 @@ def _bench_module():
 def _make_project(dest: Path, reverse: bool) -> None:
     """The bundled project plus three synthetic apps, spec files written in ``reverse`` order."""
     for name in ("rules", "charts"):
-        shutil.copytree(REPO / name, dest / name)
+        shutil.copytree(REPO / name, dest / name, symlinks=True)
     shutil.copy(REPO / "mkdocs.yml", dest / "mkdocs.yml")
     bench = _bench_module()
     apps = ["svc-000", "svc-001", "svc-002"]

@@ -13,7 +13,7 @@ from rulegen.gitops import write
 from rulegen.render import ownership
 from rulegen.gitops.check import unified_diff
 
-from helpers.gitops import GENERATED, HELM_TEMPLATE, HELPERS, PAGE, TEMPLATE, project, run  # noqa: F401  (project: a fixture)
+from helpers.gitops import GENERATED, HELM_TEMPLATE, HELPERS, LIBRARY_CHART, LINK, PAGE, TEMPLATE, project, run  # noqa: F401  (project: a fixture)
 
 
 def snapshot(root: Path) -> dict:
@@ -52,7 +52,7 @@ def test_clean_project_passes(project, capsys):
     code, out, err = run(capsys, "-C", str(project), "check")
     # stderr: the one line saying the live Prometheus checks were skipped (none configured)
     from rulegen.live.connect import SKIPPED
-    assert (code, out, err) == (0, "check: 13 generated file(s) up to date\n", f"rulegen: note: {SKIPPED}\n")
+    assert (code, out, err) == (0, "check: 15 generated file(s) up to date\n", f"rulegen: note: {SKIPPED}\n")
 
 
 def test_spec_edited_without_rebuild_is_drift_with_a_diff_then_build_fixes_it(project, capsys):
@@ -69,7 +69,7 @@ def test_spec_edited_without_rebuild_is_drift_with_a_diff_then_build_fixes_it(pr
     assert lines[-1].startswith("check: ") and " file(s) differ, 0 stale, 0 edited by hand, 0 leftover" in lines[-1]
 
     assert run(capsys, "-C", str(project), "build")[0] == 0
-    assert run(capsys, "-C", str(project), "check")[:2] == (0, "check: 13 generated file(s) up to date\n")
+    assert run(capsys, "-C", str(project), "check")[:2] == (0, "check: 15 generated file(s) up to date\n")
 
 
 def test_check_writes_nothing(project, capsys):
@@ -146,7 +146,7 @@ def test_team_notes_in_runbook_page_are_not_drift(project, capsys):
     slot = "<!-- notes:LlamaSwapDown -->\n"
     assert slot in text
     page.write_text(text.replace(slot, slot + "Seen 2024-05-01: MinIO was down.\n"), encoding="utf-8")
-    assert run(capsys, "-C", str(project), "check")[:2] == (0, "check: 13 generated file(s) up to date\n")
+    assert run(capsys, "-C", str(project), "check")[:2] == (0, "check: 15 generated file(s) up to date\n")
 
 
 def _stale_page(project: Path) -> Path:
@@ -178,9 +178,9 @@ def test_partial_check_and_build_leave_other_specs_files_alone(project, capsys):
     stale = _stale_page(project)
     before = snapshot(project)
     code, out, _ = run(capsys, "-C", str(project), "check", "rules/llama-swap.yaml")
-    assert (code, out) == (0, "check: 8 generated file(s) up to date\n")
+    assert (code, out) == (0, "check: 10 generated file(s) up to date\n")
     code, out, _ = run(capsys, "-C", str(project), "build", "rules/llama-swap.yaml")
-    assert (code, out) == (0, "1 spec(s): 0 file(s) written, 8 unchanged\noutputs: 1 chart rules file(s), "
+    assert (code, out) == (0, "1 spec(s): 0 file(s) written, 10 unchanged\noutputs: 1 chart rules file(s), "
                               "1 promtool test file(s), 1 runbook page(s); run `rulegen test` to run the promtool tests\n")
     assert stale.exists()
     assert snapshot(project) == before
@@ -221,7 +221,7 @@ def test_leftover_temp_file_is_reported_and_build_removes_it(project, capsys):
     code, out, _ = run(capsys, "-C", str(project), "build")
     assert code == 0
     assert out.splitlines()[:2] == [f"removed leftover charts/llama-swap/templates/{name}",
-                                    "1 spec(s): 0 file(s) written, 13 unchanged"]
+                                    "1 spec(s): 0 file(s) written, 15 unchanged"]
     assert not tmp.exists()
 
 
@@ -245,8 +245,8 @@ def test_link_findings_are_reported_by_check(project, capsys, monkeypatch):
     assert code == 1
     assert out.splitlines() == [f"{PAGE}:3:1: error RG799 broken link to #nowhere",
                                 "1 error(s), 0 warning(s)",
-                                "check: 13 generated file(s) up to date"]
-    assert calls == [(sorted(GENERATED), ["llama-swap"], project)]
+                                "check: 15 generated file(s) up to date"]
+    assert calls == [(sorted(GENERATED + [LINK]), ["llama-swap"], project)]
 
 
 def test_unified_diff_format():
@@ -263,7 +263,7 @@ def test_source_of_reads_the_notice():
     assert ownership.source_of("# hand written\n") is None
 
 
-@pytest.mark.parametrize("path", GENERATED[:1] + GENERATED[3:4] + GENERATED[5:-3] + GENERATED[-1:])
+@pytest.mark.parametrize("path", GENERATED[:1] + GENERATED[3:4] + GENERATED[5:-4] + GENERATED[-1:])
 def test_every_owned_output_starts_with_the_notice_and_a_valid_checksum(project, path):
     text = (project / path).read_text(encoding="utf-8")
     first, second = text.splitlines()[:2]
@@ -272,17 +272,22 @@ def test_every_owned_output_starts_with_the_notice_and_a_valid_checksum(project,
     assert ownership.is_generated(text) and not ownership.hand_edited(text)
 
 
-@pytest.mark.parametrize("path", [HELM_TEMPLATE, HELPERS])
+@pytest.mark.parametrize("path", [HELM_TEMPLATE, HELPERS, LIBRARY_CHART])
 def test_copied_chart_templates_carry_the_notice_and_a_valid_checksum(project, capsys, path):
-    """The template and its helpers are copied from rulegen's package: their notice names the
-    package file, and a hand edit is detected like any other generated file's."""
+    """The template and the chart library are copied from rulegen's package: their notice
+    names the package file, and a hand edit is detected like any other generated file's."""
     text = (project / path).read_text(encoding="utf-8")
     first, second = text.splitlines()[:2]
     name = path.rsplit("/", 1)[1]
-    assert first == "{{- /* Code generated by rulegen from rulegen's templates/helm/" + name + ". DO NOT EDIT. */}}"
+    if name == "Chart.yaml":
+        assert first == "# Code generated by rulegen from rulegen's templates/helm/Chart.yaml. DO NOT EDIT."
+    else:
+        assert first == "{{- /* Code generated by rulegen from rulegen's templates/helm/" + name + ". DO NOT EDIT. */}}"
     assert "rulegen-checksum: sha256:" in second
     assert ownership.is_generated(text) and not ownership.hand_edited(text)
-    (project / path).write_text(text.replace("{{- end }}", "{{- end}}", 1), encoding="utf-8")
+    edit = {"Chart.yaml": ("version: 3.0.0", "version: 3.0.1"),
+            "prometheusrule.yaml": ("{{- include ", "{{- include  ")}.get(name, ("{{- end }}", "{{- end}}"))
+    (project / path).write_text(text.replace(*edit, 1), encoding="utf-8")
     code, out, _ = run(capsys, "-C", str(project), "check")
     assert code == 1 and f"hand-edited: {path}: changed by hand since rulegen generated it; move the change " in out
 

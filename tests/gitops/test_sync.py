@@ -74,7 +74,7 @@ def built(tmp_path_factory, crd_file) -> Path:
 
 def _copy(built: Path, tmp_path: Path) -> Path:
     root = tmp_path / "p"
-    shutil.copytree(built, root)
+    shutil.copytree(built, root, symlinks=True)
     return root
 
 

@@ -14,12 +14,14 @@ from rulegen.cli import main
 
 TEMPLATE = "charts/llama-swap/rules/llama-swap.rules.yaml"  # the rules file: where the alerts are
 HELM_TEMPLATE = "charts/llama-swap/templates/prometheusrule.yaml"
-HELPERS = "charts/llama-swap/templates/_rulegen.tpl"
+HELPERS = "charts/rulegen-library/templates/_rulegen.tpl"  # the chart library's named templates
+LIBRARY_CHART = "charts/rulegen-library/Chart.yaml"
+LINK = "charts/llama-swap/charts/rulegen-library"  # the chart's symlink to the chart library
 META = "charts/llama-swap/rules/llama-swap.meta.yaml"
 PAGE = "runbooks/llama-swap.md"
 GENERATED = [TEMPLATE, "charts/llama-swap/values.yaml", "charts/llama-swap/values.schema.json",
              "charts/llama-swap/tests/llama-swap.test.yaml", "mkdocs.yml", "runbooks/alerts.md",
-             "runbooks/assets/rulegen.css", "runbooks/assets/rulegen.js", "runbooks/index.md", PAGE, HELM_TEMPLATE, HELPERS, META]
+             "runbooks/assets/rulegen.css", "runbooks/assets/rulegen.js", "runbooks/index.md", PAGE, HELM_TEMPLATE, HELPERS, LIBRARY_CHART, META]
 
 
 @pytest.fixture
@@ -31,7 +33,7 @@ def project(project, capsys):
         if p.name != "llama-swap.yaml":
             p.unlink()
     for p in (project / "charts").iterdir():
-        if p.name != "llama-swap":
+        if p.name not in ("llama-swap", "rulegen-library"):
             shutil.rmtree(p)
     for p in (project / "runbooks").glob("*.md"):
         if p.name not in ("index.md", "alerts.md"):

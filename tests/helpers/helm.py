@@ -4,7 +4,9 @@
   tests can feed strings the validators would never see);
 * :func:`write_chart` writes a throw-away chart: Chart.yaml, optional ``_helpers.tpl`` with the
   ``<chart>.fullname``/``<chart>.labels`` helpers (as ``helm create`` names them), and the
-  chart files rulegen makes (rules file, template, helpers, values.yaml, values.schema.json);
+  chart files rulegen makes (rules file, template, values.yaml, values.schema.json) with the
+  chart library and the chart's link to it (:func:`write_library`);
+* :func:`write_outputs` writes planned outputs as they are (links as symlinks);
 * :func:`strict_load_all` parses YAML like PyYAML's safe loader but refuses duplicate keys;
 * :func:`crd_validator` is a jsonschema validator for the PrometheusRule CRD fixture.
 """
@@ -66,6 +68,7 @@ def write_chart(root: Path, data: dict, helpers: bool = True, values_text: str |
                                                       ownership.checksum_line("yaml")]):
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(ownership.seal(text), encoding="utf-8")
+    write_library(root, spec.chart.path)
     vtext = values_mod.render_values(spec, values_text, SITE)
     if gates_on:
         v = yaml.safe_load(vtext)
@@ -79,6 +82,37 @@ def write_chart(root: Path, data: dict, helpers: bool = True, values_text: str |
     (chart / "values.yaml").write_text(vtext, encoding="utf-8")
     (chart / "values.schema.json").write_text(values_mod.render_values_schema(spec, None), encoding="utf-8")
     return chart, spec
+
+
+def write_library(root: Path, chart_path: str) -> None:
+    """The project's chart library under ``root`` (as ``rulegen build`` writes it), the
+    chart's symlink to it and its entry in the chart's Chart.yaml, when there is one
+    (:mod:`rulegen.render.library`)."""
+    from rulegen.render import library
+    for path, text in library.files():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(ownership.seal(text), encoding="utf-8")
+    link = root / library.link_path(chart_path)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if not link.is_symlink():
+        link.symlink_to(library.link_target(chart_path))
+    chart_yaml = root / chart_path / "Chart.yaml"
+    if chart_yaml.is_file():  # declared, as build does, for helm lint
+        chart_yaml.write_text(library.declare(chart_yaml.read_text(encoding="utf-8")), encoding="utf-8")
+
+
+def write_outputs(root: Path, outputs) -> None:
+    """Write planned outputs (:func:`rulegen.render.plan`) under ``root`` as they are, without
+    rulegen's checks: files as text, the chart library links as symlinks."""
+    for o in outputs:
+        p = root / o.path
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if o.link:
+            if p.is_symlink():
+                p.unlink()
+            p.symlink_to(o.content)
+        else:
+            p.write_text(o.content, encoding="utf-8")
 
 
 class _StrictLoader(yaml.SafeLoader):

@@ -16,6 +16,7 @@ from rulegen.importer.helmeval import literal_value
 from rulegen.importer.helmtext import looks_like_helm, read_template
 from rulegen.render.values import gate_values
 from rulegen.render.yamltext import values_yaml
+from helpers.helm import write_outputs
 
 MANIFEST = """\
 # Rules for the payments service.
@@ -174,6 +175,7 @@ groups:
         # mean over all CPUs
         expr: avg by (instance) (rate(node_cpu_seconds_total{{mode!="idle"}}[5m]))
 """
+
 
 
 def _tree(tmp_path: Path) -> Path:
@@ -361,9 +363,7 @@ def test_round_trip_through_real_helm(tmp_path, helm_bin):
     write_specs(res, proj / "rules")
     loaded = load_project(proj)
     outputs, _ = plan(loaded.specs, proj)
-    for o in outputs:
-        (proj / o.path).parent.mkdir(parents=True, exist_ok=True)
-        (proj / o.path).write_text(o.content, encoding="utf-8")
+    write_outputs(proj, outputs)
     rendered_rules = {}
     for spec in loaded.specs:
         r = helm.template(proj / spec.chart.path, values=[values_yaml(gate_values(spec.chart.gates))])

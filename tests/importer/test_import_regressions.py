@@ -17,6 +17,7 @@ from rulegen.render.values import gate_values
 from rulegen.render.yamltext import values_yaml
 
 from helpers import REPO
+from helpers.helm import write_outputs
 
 #: Go-template escapes and a comment that Prometheus itself evaluates in a plain rule file.
 ESCAPES = """\
@@ -150,9 +151,7 @@ def test_plain_escapes_round_trip_through_real_helm(tmp_path, helm_bin):
     # schema and template checks pass (both apps hold the same alert names: RG412 is expected)
     assert [f for f in loaded.findings if f.code.startswith(("RG1", "RG2", "RG305", "RG306", "RG308"))] == []
     outputs, _ = plan(loaded.specs, proj)
-    for o in outputs:
-        (proj / o.path).parent.mkdir(parents=True, exist_ok=True)
-        (proj / o.path).write_text(o.content, encoding="utf-8")
+    write_outputs(proj, outputs)
     original = yaml.safe_load(ESCAPES)["groups"]
     for spec in loaded.specs:
         rendered = helm.template(proj / spec.chart.path, values=[values_yaml(gate_values(spec.chart.gates))]).rule_groups()

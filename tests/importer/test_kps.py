@@ -22,6 +22,7 @@ from rulegen.tools import helm
 
 from helpers import REPO, SHARED
 from helpers.chartfixture import mini_chart
+from helpers.helm import write_outputs
 
 pytestmark = [pytest.mark.slow, pytest.mark.tools]
 
@@ -148,9 +149,7 @@ def test_kps_templates_read_statically_render_as_the_chart_does(tmp_path, helm_b
     write_specs(res, tmp_path / "rules")
     loaded = load_project(tmp_path)
     outputs, _ = plan(loaded.specs, tmp_path)
-    for o in outputs:
-        (tmp_path / o.path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / o.path).write_text(o.content, encoding="utf-8")
+    write_outputs(tmp_path, outputs)
     equal, diffs, _ = _compare_with_chart(tmp_path, loaded.specs)
     assert diffs == []
     assert equal == 249

@@ -140,3 +140,14 @@ def test_defined_names():
     # a define inside a comment is none (the chart-helper regex found it); `define "b" .` is
     # not Go syntax; escapes are read
     assert defined_names(text) == ["a.name", "raw", "A"]
+
+
+def test_word_characters_are_ascii_word_characters_and_all_non_ascii():
+    # the lexer's word class, written as a negated ASCII class for a fast compile, is exactly
+    # [A-Za-z0-9_\u0080-\U0010ffff] on every code point
+    import re
+
+    from rulegen.promql.gotmpl import _ALNUM
+    plain = re.compile(r"[A-Za-z0-9_\u0080-\U0010ffff]")
+    fast = re.compile(_ALNUM.pattern.rstrip("*"))
+    assert all(bool(plain.fullmatch(chr(c))) == bool(fast.fullmatch(chr(c))) for c in range(0x110000))

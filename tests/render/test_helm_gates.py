@@ -29,7 +29,7 @@ from rulegen.tools import helm as helm_run
 from rulegen.tools.helm import HelmError
 
 from helpers import REPO
-from helpers.helm import SITE, crd_validator, rules_by_name, strict_load_all, write_chart
+from helpers.helm import SITE, crd_validator, rules_by_name, strict_load_all, write_chart, write_outputs
 
 pytestmark = pytest.mark.tools
 
@@ -43,16 +43,13 @@ def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("project")
     for name in ("rules", "charts", "runbooks", "deploy"):  # deploy: the Alertmanager config .rulegen.yaml names
         if (REPO / name).exists():
-            shutil.copytree(REPO / name, root / name)
+            shutil.copytree(REPO / name, root / name, symlinks=True)
     for name in ("mkdocs.yml", ".rulegen.yaml"):
         if (REPO / name).exists():
             shutil.copy(REPO / name, root / name)
     loaded = load_project(root)
     outputs, _ = plan_project(loaded)
-    for o in outputs:
-        p = root / o.path
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(o.content, encoding="utf-8")
+    write_outputs(root, outputs)
     specs = {Path(s.file).name: s for s in loaded.specs}
     errors = [f for f in loaded.findings if f.severity.name == "ERROR"]
     return root, specs, site.site_url(root), errors

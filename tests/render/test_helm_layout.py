@@ -13,6 +13,7 @@ hand-written template with its helpers, the same bytes in every chart.
 from __future__ import annotations
 
 import difflib
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -34,7 +35,7 @@ V1 = FIXTURES / "layout-v1"
 CHARTS = sorted(p for p in (REPO / "charts").iterdir() if (p / "rules").is_dir())
 
 
-def test_template_and_helpers_are_the_same_bytes_in_every_chart_and_name_no_alert():
+def test_template_is_the_same_bytes_in_every_chart_the_library_is_shared_and_neither_names_an_alert():
     assert len(CHARTS) >= 3
     names = set()
     for spec_file in (REPO / "rules").glob("*.yaml"):
@@ -43,14 +44,18 @@ def test_template_and_helpers_are_the_same_bytes_in_every_chart_and_name_no_aler
             names.add(g["name"])
             names.update(r.get("alert") or r.get("record") for r in g["rules"])
         names.add(doc["app"])
-    for name in ("prometheusrule.yaml", "_rulegen.tpl"):
-        texts = {(c / "templates" / name).read_bytes() for c in CHARTS}
-        assert len(texts) == 1, name
-        (text,) = texts
-        assert text.decode() == ownership.seal(helm_render.render_template() if name.endswith(".yaml")
-                                               else helm_render.render_helpers())
-        body = text.decode()
-        assert [n for n in names if n in body] == [], name
+    texts = {(c / "templates" / "prometheusrule.yaml").read_bytes() for c in CHARTS}
+    assert len(texts) == 1
+    (text,) = texts
+    assert text.decode() == ownership.seal(helm_render.render_template())
+    assert len(text.decode().splitlines()) == 3  # notice, checksum, one include
+    library = (REPO / "charts/rulegen-library/templates/_rulegen.tpl").read_text(encoding="utf-8")
+    assert library == ownership.seal(helm_render.render_helpers())
+    for body in (text.decode(), library):
+        assert [n for n in names if n in body] == []
+    for c in CHARTS:  # no copy of the library in a chart: a link to the one library
+        assert not (c / "templates/_rulegen.tpl").exists()
+        assert os.readlink(c / "charts/rulegen-library") == "../../rulegen-library"
 
 
 SMALL = {
@@ -132,7 +137,7 @@ def _build(root: Path, capsys) -> str:
 
 
 def _copy(src: Path, dest: Path) -> Path:
-    shutil.copytree(src, dest)
+    shutil.copytree(src, dest, symlinks=True)
     return dest
 
 
@@ -177,7 +182,8 @@ def test_previous_layout_moves_on_build_without_a_refusal_and_renders_the_same(t
     for c in charts:
         assert f"wrote charts/{c}/templates/prometheusrule.yaml" in out.splitlines()
         assert f"wrote charts/{c}/rules/{c}.rules.yaml" in out.splitlines()
-        assert f"wrote charts/{c}/templates/_rulegen.tpl" in out.splitlines()
+        assert f"wrote charts/{c}/charts/rulegen-library" in out.splitlines()
+    assert "wrote charts/rulegen-library/templates/_rulegen.tpl" in out.splitlines()
     assert main(["-C", str(root), "check"]) == 0
     capsys.readouterr()
     for (c, i), old_text in before.items():

@@ -92,5 +92,6 @@ def test_two_specs_in_one_chart_share_values_and_check_settles(tmp_path, capsys)
     assert values["prometheusRule"]["groups"] == {"tt": {"enabled": True}, "tt2": {"enabled": True}}
     capsys.readouterr()
     assert main(["-C", str(tmp_path), "check"]) == 0
-    # two rules files and their metadata files, one _rulegen.tpl and the two site assets more than the old layout
-    assert capsys.readouterr().out == "check: 15 generated file(s) up to date\n"
+    # two rules files and their metadata files, the chart library (Chart.yaml, _rulegen.tpl), the
+    # chart's link to it and the two site assets more than the old layout
+    assert capsys.readouterr().out == "check: 17 generated file(s) up to date\n"

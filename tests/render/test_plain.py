@@ -20,7 +20,7 @@ from rulegen.render.yamltext import values_yaml
 from rulegen.tools import helm as helm_run
 
 from helpers import REPO
-from helpers.helm import SITE, make_spec, strict_load_all, write_chart
+from helpers.helm import SITE, make_spec, strict_load_all, write_chart, write_library
 from helpers.samples import NASTY_SPEC, STRINGS
 
 SPEC_FILES = sorted(p.name for p in (REPO / "rules").glob("*.yaml"))
@@ -93,6 +93,7 @@ def _rebuilt_chart(root: Path, spec, site_url: str):
     for path, text in helm_render.render_chart(spec, root, site_url, ["# test", "# rulegen-checksum: sha256:test"]):
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text, encoding="utf-8")
+    write_library(root, spec.chart.path)
     vpath = chart / "values.yaml"
     existing = vpath.read_text(encoding="utf-8") if vpath.is_file() else None
     vpath.write_text(values_render.render_values(spec, existing, site_url), encoding="utf-8")

@@ -30,6 +30,35 @@ def test_anchor_is_the_toc_slug(name, expected):
     assert anchor(name) == expected == slugify(name, "-")
 
 
+def test_anchor_fast_path_is_the_toc_slug():
+    # anchor() slugs printable-ASCII names without importing Markdown: the same as slugify on
+    # every name of one or two printable ASCII characters, on three-character names of the
+    # characters slugify treats differently, and on random longer names (fixed seed)
+    import itertools
+    import random
+    ascii_chars = [chr(c) for c in range(0x20, 0x7f)]
+    names = ["".join(p) for n in (1, 2) for p in itertools.product(ascii_chars, repeat=n)]
+    names += ["".join(p) for p in itertools.product(["A", "z", "0", "_", "-", " ", ":", "("], repeat=3)]
+    rng = random.Random(25)
+    names += ["".join(rng.choice(ascii_chars) for _ in range(rng.randint(3, 40))) for _ in range(20000)]
+    names += ["Tab\there", "Ärger", "x\x1cy", "\u00a0a"]  # not printable ASCII: slugify itself
+    for name in names:
+        if slugify(name, "-"):  # (names that slug to nothing get a hash, tested below)
+            assert anchor(name) == slugify(name, "-"), repr(name)
+        else:
+            assert re.fullmatch(r"alert-[0-9a-f]{8}", anchor(name)), repr(name)
+
+
+def test_anchor_fast_path_on_the_corpus_alert_names(shared_dir):
+    # every alert name of the awesome-prometheus-alerts corpus: anchor() equals the toc slug
+    names = set()
+    for f in (shared_dir / "corpus" / "awesome-prometheus-alerts" / "rules").rglob("*.yml"):
+        names.update(re.findall(r"^\s*-?\s*alert:\s*(.+?)\s*$", f.read_text(encoding="utf-8"), re.M))
+    assert len(names) > 900
+    for name in names:
+        assert anchor(name) == slugify(name, "-"), name
+
+
 def test_anchor_of_a_name_without_ascii_is_stable_and_distinct():
     assert anchor("!!!") == anchor("!!!")
     assert re.fullmatch(r"alert-[0-9a-f]{8}", anchor("!!!"))

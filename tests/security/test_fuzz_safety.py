@@ -98,3 +98,28 @@ def test_fuzzed_specs_stay_inside_and_render_nothing_that_runs(root, path, a, b,
         assert Path(os.path.realpath(root / o.path)).is_relative_to(top), (path, o.path)
         if o.path.startswith("runbooks/") and o.path.endswith(".md"):
             assert safe.html_problems(safe.to_html(o.content)) == [], o.path
+
+
+@pytest.mark.parametrize("ref", ["&#", "&#x", "a &# b", "`&#`", "&#\n\nmore"])
+def test_an_unfinished_character_reference_leaves_the_pages_html_blocks_working(root, ref):
+    """Hypothesis found `&#` in a runbook field: Python's HTML parser, under Python-Markdown's
+    raw-HTML handling, stops at an unfinished character reference when no `;` follows and reads
+    the rest of the page as text, so every later `<div markdown>` / `<details markdown>` of the
+    page stayed unprocessed (its `markdown` attribute reached the HTML). The same in every
+    field a page shows: runbook Markdown, table cells, and the expr, summary, description and
+    labels the page shows as code."""
+    fields = dict(a="", b="", c=ref, d="", e=ref)
+    one_line = ref.replace("\n", " ")  # a PromQL string holds no line break
+    text = SPEC.format(path=json.dumps("charts/demo"), **{k: json.dumps(v) for k, v in fields.items()})
+    text = (text.replace("expr: up == 0", "expr: " + json.dumps(f'up{{job="x{one_line}"}} == 0'))
+            .replace("summary: Down.", "summary: " + json.dumps(f"Down {ref} {{{{ $labels.job }}}}"))
+            .replace("description: Down.", "description: " + json.dumps(f"Down {ref}"))
+            + "        labels: {team: " + json.dumps(f"t{ref}") + "}\n")
+    res = validate([load_text(text, "rules/demo.yaml")], Context(root=root))
+    assert res.ok, [(f.code, f.message) for f in res.findings if f.is_error]
+    pages = [o for o in plan(res.specs, root)[0] if o.path.endswith(".md")]
+    assert [o.path for o in pages] == ["runbooks/alerts.md", "runbooks/demo.md", "runbooks/index.md"]
+    for o in pages:
+        html_text = safe.to_html(o.content)
+        assert safe.html_problems(html_text) == [], (o.path, ref)
+        assert " markdown>" not in html_text and 'markdown=""' not in html_text, o.path

@@ -45,6 +45,21 @@ Codes:
   (``values.yaml``, the baseline, ``.rulegen.yaml``, files given to ``import``) is refused with
   the same code by the one reader, :mod:`rulegen.fs.read`. Bad: ``charts/shop/values.yaml`` made
   with ``mkfifo``; good: a regular file.
+* ``RG770`` an app chart's ``charts/rulegen-library`` is not exactly the symlink rulegen makes
+  there: a relative link to the project's chart library (``../../rulegen-library`` for
+  ``charts/<app>``), or the library folder ``charts/rulegen-library`` is itself a symlink.
+  Helm loads everything under a chart's ``charts/`` as a subchart, so a link there to another
+  place of the project, a folder or a file would put other templates into the chart; it is
+  the only symlink rulegen accepts at that name (every other symlink is judged by RG742).
+  ``check`` also reports a missing link (the chart's template then finds no
+  ``rulegen.v3.prometheusrule``). A file holding the link's text is a checkout with git's
+  ``core.symlinks`` false (Windows without symlink rights): turn it on and check the file out
+  again. Reported at the path (line 0). Bad: ``charts/shop/charts/rulegen-library`` a symlink
+  to ``../../other``, or a copied folder; good: a symlink to ``../../rulegen-library``, made
+  by ``rulegen build``.
+* ``RG771`` a spec's ``chart.path`` is the chart library's folder ``charts/rulegen-library``
+  (or inside it), which ``rulegen build`` writes for every chart. Bad: ``app: rulegen-library``
+  without ``chart.path``; good: ``chart: {path: charts/rulegen-library-app}``.
 * ``RG761`` the project holds a ``.tools`` folder with a file git tracks, or an executable named
   ``helm`` or ``promtool`` under it (older rulegen ran tools from ``<project>/.tools/bin``,
   and a pull request can commit one there): rulegen never runs a program from the project it
@@ -62,13 +77,14 @@ from __future__ import annotations
 
 from ...fs.containment import describe, escaping_link, lexical_problem, tree_problems
 from ...findings import Finding, Severity
+from ...render import library
 from ...tools.find import project_tools
 
 ID = "paths"
 
 #: The spec's chart-relative paths build writes or test and render read.
 _CHART_FILES = ("Chart.yaml", "values.yaml", "values.schema.json", "templates", "templates/_helpers.tpl",
-                "templates/_rulegen.tpl", "rules", "tests")
+                "templates/_rulegen.tpl", "rules", "tests", "charts", "charts/rulegen-library")
 
 
 def _chart_paths(spec) -> list[str]:
@@ -108,6 +124,11 @@ def check_spec(spec, ctx):
     if not written_ok:
         return
     where = ("chart", "path") if "path" in chart else ("app",)
+    if library.is_library(spec.chart.path):
+        yield lf.finding(where, "RG771", f"chart folder {spec.chart.path} is the chart library rulegen writes "
+                         f"for every chart ({library.LIBRARY_DIR}); give the app another chart.path, such as "
+                         f"charts/{spec.app}-app")
+        return
     seen: dict = {}
     for rel in _chart_paths(spec):
         link = escaping_link(ctx.root, rel, seen)
@@ -127,9 +148,11 @@ def check_project(specs, ctx):
     """Yield RG744 for each symlink that takes a site-wide path (:data:`SITE_PATHS`, each
     app's ``runbooks/<app>.md``, ``rules-out/<app>.rules.yaml`` and ``.rulegen/test/<app>``)
     outside ``ctx.root``, one finding per link; RG742 and RG760 for each file of each spec's
-    chart folder that leads outside or is special
-    (:func:`rulegen.fs.containment.tree_problems`); RG761 when the project carries tools."""
+    chart folder (and of the chart library) that leads outside or is special
+    (:func:`rulegen.fs.containment.tree_problems`); RG770 for a chart's link to the chart
+    library that is not the one rulegen makes; RG761 when the project carries tools."""
     yield from _trees(specs, ctx)
+    yield from _links(specs, ctx)
     rels = list(SITE_PATHS)
     for spec in specs:
         rels += [f"runbooks/{spec.app}.md", f"rules-out/{spec.app}.rules.yaml", f".rulegen/test/{spec.app}"]
@@ -142,6 +165,21 @@ def check_project(specs, ctx):
         yield Finding(link[0], 0, 0, "RG744", Severity.ERROR,
                       f"{link[0]} is a symlink to {link[1]}, outside the project; rulegen writes "
                       f"{_what(link[0])} there: make {link[0]} a folder or file of the project")
+
+
+def _links(specs, ctx):
+    """RG770 for each chart whose ``charts/rulegen-library`` is not the link rulegen makes, and
+    for the library folder when it is a symlink."""
+    charts = sorted({s.chart.path.rstrip("/") for s in specs if lexical_problem(s.chart.path.rstrip("/")) is None
+                     and not library.is_library(s.chart.path)})
+    for chart in charts:
+        problem = library.link_problem(ctx.root, chart)
+        if problem is not None:
+            yield Finding(library.link_path(chart), 0, 0, "RG770", Severity.ERROR, problem)
+    if charts and library.link_state(ctx.root, library.LIBRARY_DIR)[0] == "link":
+        yield Finding(library.LIBRARY_DIR, 0, 0, "RG770", Severity.ERROR,
+                      f"{library.LIBRARY_DIR} is a symlink; rulegen writes the chart library there as a folder "
+                      "(each chart links to it): remove the link, and `rulegen build` writes the folder")
 
 
 def _what(rel: str) -> str:
@@ -163,6 +201,8 @@ def _trees(specs, ctx):
     trees = sorted({s.chart.path for s in specs if lexical_problem(s.chart.path) is None})
     # the site's folder too: rulegen reads every page (a guide's title goes into the nav) and
     # mkdocs publishes whatever a link there points at (the folder itself linked out is RG744)
+    if trees:  # the chart library every chart holds (through its link)
+        trees.append(library.LIBRARY_DIR)
     for rel in trees + [SITE_PATHS[0]]:
         readers = "rulegen and mkdocs" if rel == SITE_PATHS[0] else "rulegen, helm and promtool"
         for code, path, detail in tree_problems(ctx.root, rel):

@@ -27,7 +27,7 @@ def offset_position(lf, path, offset: int) -> tuple[int, int]:
     the loaded file ``lf``; the value's own position when the offset cannot be mapped."""
     line, col = lf.pos(path)
     value = value_at(lf.data, path)
-    lines = lf.text.splitlines()
+    lines = lf.lines()
     if not isinstance(value, str) or not 0 < line <= len(lines) or not 0 <= offset <= len(value):
         return line, col
     src = lines[line - 1][col - 1:]

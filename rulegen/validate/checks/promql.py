@@ -35,7 +35,7 @@ import re
 from ...findings import Severity
 from ...promql.syntax import MAX_NESTING, nesting, nodes, parse
 from ...spec.model import PARAM_RE
-from ...tools import find, process
+from ...tools import find
 
 ID = "promql"
 
@@ -59,7 +59,7 @@ def expr_position(lf, path) -> tuple[int, int]:
     """(line, col) of the first character of the expression text at ``path`` (skips a ``|``
     or ``>`` block-scalar header onto the next line)."""
     line, col = lf.pos(path)
-    lines = lf.text.splitlines()
+    lines = lf.lines()
     if 0 < line <= len(lines):
         rest = lines[line - 1][col - 1:].lstrip()
         if rest[:1] in ("|", ">"):
@@ -181,6 +181,8 @@ def promtool_errors(exprs: tuple, root=None) -> dict:
     import json
     import tempfile
     from pathlib import Path
+
+    from ...tools import process
 
     try:
         exe = find.find("promtool", Path(root) if root is not None else None)

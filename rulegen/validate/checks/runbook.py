@@ -86,7 +86,6 @@ from ...render.slug import anchor
 from ...spec.owners import resolve
 from ...spec.triage import effective, label_of, placeholders, unplain_reason, variables_used
 from ...promql.labelflow import can_carry
-from ...tools import process
 from ...tools.find import system_program
 from .positions import offset_position
 
@@ -144,6 +143,7 @@ def shell_error(text: str) -> tuple[int, str] | None:
 
 def _ask_bash(bash: str, text: str) -> tuple[int, str] | None:
     """:func:`shell_error` from one ``bash -n`` process."""
+    from ...tools import process  # (subprocess: imported only by the runs that start one)
     r = process.run([bash, "-n", "-c", "--", text], timeout=30, set_env={"LC_ALL": "C"})
     if r.returncode == 0 and not r.stderr.strip():
         return None

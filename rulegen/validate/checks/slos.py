@@ -55,7 +55,6 @@ Codes:
 from __future__ import annotations
 
 from ...findings import Severity
-from ...spec import slo
 
 ID = "slos"
 
@@ -67,6 +66,7 @@ def check_file(lf, ctx):
     entries = data.get("slos") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         return
+    from ...spec import slo  # (a spec without SLOs never imports the SLO package)
     app = data.get("app") if isinstance(data.get("app"), str) else "app"
     # alert names taken so far: hand-written alerts of the spec, then each SLO's (RG362)
     taken: dict[str, str] = {}
@@ -117,6 +117,7 @@ def check_file(lf, ctx):
 def _shaped(entry: dict) -> bool:
     """Whether ``entry`` has the shape :func:`rulegen.spec.slo.read` needs (the schema may
     have reported it otherwise)."""
+    from ...spec import slo
     sli = entry.get("sli")
     if not isinstance(entry.get("name"), str) or slo.objective_decimal(entry.get("objective")) is None:
         return False

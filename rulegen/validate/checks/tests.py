@@ -72,6 +72,7 @@ from ...promql.labelflow import can_carry
 from ...promql.series import ValuesError, series_labels, series_name
 from ...promql.series import expand as expand_series
 from ...promql.syntax import nodes, parse
+from ...render.slug import DEFAULT_SITE_URL
 from ...spec.durations import DurationError, parse_ms
 from . import gotemplate
 
@@ -302,7 +303,6 @@ def _exp_alerts_findings(spec, rule, d: dict, tp: tuple, ai: int, a: dict, rules
                              f"exp_{what.split()[0]}s",
                              rule.name, Severity.WARNING)
     for ei, e in enumerate(items):
-        from ...render.site import DEFAULT_SITE_URL  # ruamel: only for specs with tests
         problems: list = []  # every label, not just the first
         expected_alert(spec, target[0], target[1], e, d, DEFAULT_SITE_URL, problems)
         # a broken template is the templates check's (RG305-RG308), not reported twice

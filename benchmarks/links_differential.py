@@ -44,6 +44,12 @@ SNIPPETS = [
     '<details class="rg-silence rg-wrap" markdown>\n<summary>Silence it: amtool</summary>\n\n[x](#y)\n\n</details>',
     '- <span class="rg-pair" data-rg-pair="long=1h short=5m">**14.4x** over 1h [p](#q)</span>',
     '<span class="rg-pair" data-rg-pair="long=1h short=5m">x</span>', "**Owner:** a · **Escalate:** `b`; [c](#d)",
+    # issue 29: rulegen's long links, the address over lines (rulegen.render.wrap.split_links)
+    'Open in\n<a class="rg-open" href="https://p.example.com/graph?g0.expr=up%7Bjob\n%3D%22a%22%7D&amp;g0.tab=1">P</a>',
+    '<a class="rg-open" href="https://p.example.com/graph?g0.expr=up', "%7Bjob%3D%22a%22%7D", "#x%7D", "-x%7D",
+    '%7D">P</a> · [g](#h)', '%7D">P</a>', '%7D">P</a> <a class="rg-open" href="https://q.example.com/?a=',
+    '- x <a class="rg-silence-link" data-rg-silence="namespace" href="https://am.example.com/#/silences/new?filter=%7B',
+    '    <a class="rg-open" href="https://p.example.com/graph?g0.expr=', '<a class="rg-open" href="https://p.example.com/x">P</a>',
 ]
 
 

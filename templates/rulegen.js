@@ -6,7 +6,7 @@
  *    Alertmanager template can append to the runbook_url. The copy button copies the result.
  * 2. Dashboard links with data-rg-labels="label=var-name ..." get var-name=<value> likewise,
  *    and readable template text outside code (‹namespace›) shows the value.
- * 3. The alert index (.rg-index): filters by app, severity and team.
+ * 3. The alert index (.rg-index, a list of alerts by app): filters by app, severity and team.
  * 4. Silence links to Alertmanager's form (a[data-rg-silence="label ..."]): the labels named
  *    get their value from the query string inside the link's filter ({alertname="X",name="v"}).
  * 7. Search: a query that is (a fragment of) an alert name ("NoMetrics", "probefailed") puts
@@ -109,7 +109,8 @@
   function fillSilences(values) {
     var links = document.querySelectorAll("a[data-rg-silence]");
     Array.prototype.forEach.call(links, function (a) {
-      var href = a.getAttribute("href");
+      /* a long address is written over lines (the page's width); a browser drops the newlines */
+      var href = a.getAttribute("href").replace(/[\t\n\r]/g, "");
       var at = href.indexOf("?filter=");
       if (at < 0) { return; }
       var filter;
@@ -236,26 +237,17 @@
     });
   }
 
+  /* the index: one list item per alert, its severity badge and team in spans of their own */
   function indexFilters() {
     var index = document.querySelector(".rg-index");
     var box = document.getElementById("rg-filters");
     if (!index || !box) { return; }
     var rows = [];
-    Array.prototype.forEach.call(index.querySelectorAll("table"), function (table) {
-      var heads = Array.prototype.map.call(table.querySelectorAll("thead th"), function (th) {
-        return th.textContent.trim();
-      });
-      var section = table.closest(".rg-app");
-      var app = section ? section.getAttribute("data-app") : "";
-      Array.prototype.forEach.call(table.querySelectorAll("tbody tr"), function (tr) {
-        var cells = tr.querySelectorAll("td");
-        var row = { tr: tr, section: section, app: app };
-        Array.prototype.forEach.call(cells, function (td, i) {
-          td.setAttribute("data-label", heads[i] || "");
-          row[(heads[i] || "").toLowerCase()] = td.textContent.trim();
-        });
-        rows.push(row);
-      });
+    Array.prototype.forEach.call(index.querySelectorAll(".rg-app > ul > li"), function (li) {
+      var section = li.closest(".rg-app");
+      var sev = li.querySelector(".rg-sev"), team = li.querySelector(".rg-team");
+      rows.push({ el: li, section: section, app: section.getAttribute("data-app") || "",
+                  severity: sev ? sev.textContent.trim() : "", team: team ? team.textContent.trim() : "" });
     });
     var filters = [["app", "App"], ["severity", "Severity"], ["team", "Team"]];
     var selects = {};
@@ -286,7 +278,7 @@
           var want = selects[f[0]].value;
           return !want || r[f[0]] === want;
         });
-        r.tr.style.display = ok ? "" : "none";
+        r.el.style.display = ok ? "" : "none";
         if (r.section) { shown.set(r.section, (shown.get(r.section) || 0) + (ok ? 1 : 0)); }
       });
       shown.forEach(function (n, section) { section.style.display = n ? "" : "none"; });

@@ -139,6 +139,13 @@ _ENTITY = re.compile(r"&(?:#[0-9]+|#x[0-9a-fA-F]+|[a-zA-Z0-9]+);")
 _LINK_ATTRS = re.compile(_LINK.pattern + r'(?:\{ \.rg-[a-z0-9-]+(?: \.rg-[a-z0-9-]+)*'
                          r'(?: data-rg-silence="[A-Za-z0-9_ ]*")? \})?')
 _LEAD = re.compile(r"^[ >*+-]*(?:\d+\.)?[ >]*")
+#: rulegen's own link with a long address, written over lines (rulegen.render.wrap.split_links):
+#: the start tag up to the end of a line, lines of the address, the end of the address and the
+#: label. Raw HTML: no id, and no link mkdocs validates.
+_HREF = r"[A-Za-z0-9%._~:/?#&;=+-]*"
+_A_OPEN = re.compile(r'<a class="rg-[a-z0-9-]+"(?: data-rg-silence="[A-Za-z0-9_ ]*")? href="https?://' + _HREF + "$")
+_A_CHUNK = re.compile(r"[A-Za-z0-9%]" + _HREF)
+_A_CLOSE = re.compile(r"[A-Za-z0-9%]" + _HREF + r'">[A-Za-z][A-Za-z0-9 ]*</a>')
 
 
 def _inline_hrefs(text: str, hrefs: list[str], attrs: bool = True) -> bool:
@@ -184,7 +191,40 @@ def _fast_ids(text: str) -> tuple[set[str], list[str], list[str]] | None:
     wrappers: list[str] = []  # open <div markdown>/<details markdown> of rulegen's pages
     expect = None  # after a wrapper line: "blank" (or "summary" after <details>)
     own_ids: set[str] = set()
+    in_href = False  # inside the address of a split own link (_A_OPEN ... _A_CLOSE)
     for line in text.split("\n"):
+        if in_href:
+            if _A_CHUNK.fullmatch(line):
+                continue
+            m = _A_CLOSE.match(line)
+            if m is None:
+                return None
+            in_href = False
+            line = "\0" + line[m.end():]  # the link's place; the rest of the line read as text
+            m = _A_OPEN.search(line)
+            if m:
+                in_href, line = True, line[:m.start()]
+            if any(x in line for x in ("|", "```", "~~~")) or not _inline_hrefs(line, hrefs):
+                return None
+            prev = "text"
+            continue
+        if fence is None and expect is None and prev != "other" and "<a " in line:
+            m = _A_OPEN.search(line)
+            before = line[:m.start()] if m else ""
+            if m and (m.start() == 0 and prev == "blank" or m.start() <= 3 and not before.strip(" ")
+                      and prev == "text" or before.strip(" ")):
+                # the tag opens a paragraph, goes on with a list item or paragraph (indented up
+                # to 3), or follows text on its line; the text before it is read as any line is
+                in_href = True
+                if before.strip(" "):
+                    if (before[0] in "#<`~|=" or before.startswith("    ") or any(x in before for x in ("|", "```", "~~~"))
+                            or not _inline_hrefs(before, hrefs)):
+                        return None
+                    lead = 0 if before[0].isalpha() else _LEAD.match(before).end()
+                    if before[lead:lead + 1] in ("#", "<"):
+                        return None
+                prev = "text"
+                continue
         if fence is not None:
             if line.startswith(fence[0] * 3):
                 if line.rstrip(" ") != fence:
@@ -265,7 +305,7 @@ def _fast_ids(text: str) -> tuple[set[str], list[str], list[str]] | None:
         if not _inline_hrefs(line, hrefs):
             return None
         prev = "other" if "|" in line else "text"
-    if fence is not None or wrappers or expect == "summary":
+    if fence is not None or wrappers or expect == "summary" or in_href:
         return None
     from markdown.extensions.toc import slugify, unique
     ids = {h for h, _ in headings if h is not None} | own_ids

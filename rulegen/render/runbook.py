@@ -50,6 +50,8 @@ from . import jinja, safe
 from .safe import spec_cell, spec_markdown
 from .page_extras import external_runbook, scope_line, scoped_index
 from .slug import anchor, page_path
+from .wrap import wrap_markdown
+from .query_links import QueryLinks  # also runbook.QueryLinks for callers
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|])")
 SEVERITY_ORDER = {"critical": 0, "error": 1, "warning": 2, "info": 3}
@@ -200,45 +202,6 @@ def readable(text: str) -> str:
     return "".join(piece if kind == "text" else one(piece.body) for kind, piece in split(text))
 
 
-class QueryLinks:
-    """Links that open a PromQL query in Prometheus' expression browser and in Grafana Explore,
-    from the base URLs of ``.rulegen.yaml`` (``runbooks.prometheus_url``/``grafana_url``).
-
-    Prometheus: ``<base>/graph?g0.expr=<query>&g0.tab=1``, the form Prometheus itself uses
-    in an alert's ``generatorURL``. Grafana: ``<base>/explore?schemaVersion=1&panes=...``
-    with the query on the default data source (Grafana's Explore URL format)."""
-
-    def __init__(self, prometheus: str | None, grafana: str | None):
-        self.prometheus = prometheus
-        self.grafana = grafana
-
-    def __bool__(self) -> bool:
-        return bool(self.prometheus or self.grafana)
-
-    def urls(self, query: str) -> list[tuple[str, str]]:
-        """(label, URL) pairs for ``query``."""
-        from urllib.parse import quote
-        out = []
-        q = query.strip()
-        if self.prometheus:
-            out.append(("Prometheus", f"{self.prometheus}/graph?g0.expr={quote(q, safe='')}&g0.tab=1"))
-        if self.grafana:
-            import json
-            panes = json.dumps({"a": {"queries": [{"refId": "A", "expr": q}],
-                                      "range": {"from": "now-1h", "to": "now"}}}, separators=(",", ":"))
-            out.append(("Grafana", f"{self.grafana}/explore?schemaVersion=1&panes={quote(panes, safe='')}"))
-        return out
-
-    def markdown(self, queries: list[str]) -> str:
-        """One line of links per query ("Open in Prometheus · Grafana", numbered when several)."""
-        lines = []
-        for i, q in enumerate(queries, 1):
-            links = " · ".join(f"[{name}]({url}){{ .rg-open }}" for name, url in self.urls(q))
-            lead = f"Open query {i} in" if len(queries) > 1 else "Open in"
-            lines.append(f"{lead} {links}")
-        return "<br>\n".join(lines) if len(lines) > 1 else lines[0]
-
-
 #: An expression this short and on one line is also quoted inside the "fires when" sentence.
 INLINE_EXPR_MAX = 100
 
@@ -246,31 +209,51 @@ INLINE_EXPR_MAX = 100
 def fires_when(rule, values_key: str = "prometheusRule") -> str:
     """The sentence saying when an alert fires, for a person (Markdown, one paragraph).
 
-    Short one-line expressions are quoted in the sentence itself (the PromQL block follows it
-    anyway); the ``for`` and ``keep_firing_for`` durations are given in Prometheus syntax, e.g.
-    "Fires when `up == 0` holds (returns at least one series) continuously for **5m**." The
-    values keys that override them are rule-author details (:func:`rule_knobs`).
+    Short one-line expressions are quoted in the sentence itself (and nowhere else on the page;
+    a longer one is the PromQL block that follows); the ``for`` and ``keep_firing_for``
+    durations are given in Prometheus syntax, each clause on a line of its own, e.g. "Fires
+    when `up == 0` / holds (returns at least one series) / continuously for **5m**." The values
+    keys that override them are explained once, at the top of the page.
     """
     expr = rule.expr.strip()
     if "\n" not in expr and len(expr) <= INLINE_EXPR_MAX:
-        what = f"{inline_code(expr)} holds (returns at least one series)"
+        what = f"{inline_code(expr)}\nholds (returns at least one series)"
     else:
         what = "the PromQL below returns at least one series"
+    # one fact per line (Markdown joins them with a space): a changed `for` or expr changes
+    # its own line of the page
     if rule.for_ and canonical(rule.for_) != "0s":
-        s = f"Fires when {what} continuously for **{canonical(rule.for_)}**"
+        s = f"Fires when {what}\ncontinuously for **{canonical(rule.for_)}**"
     else:
-        s = f"Fires when {what}, at the first evaluation that sees it (no `for`)"
+        s = f"Fires when {what},\nat the first evaluation that sees it (no `for`)"
     if rule.keep_firing_for and canonical(rule.keep_firing_for) != "0s":
-        s += f", and keeps firing for **{canonical(rule.keep_firing_for)}** after it stops holding"
+        s += f",\nand keeps firing for **{canonical(rule.keep_firing_for)}** after it stops holding"
     return s + "."
 
 
-def rule_knobs(rule, values_key: str = "prometheusRule") -> str:
-    """Markdown for rule authors: the values keys that change ``rule`` per install."""
-    key = f"{values_key}.customRules.{rule.name}" if _plain_key(rule.name) else f"{values_key}.customRules"
-    off = f"{values_key}.disabled.{rule.name}" if _plain_key(rule.name) else f"{values_key}.disabled"
-    return (f"Per install, `{key}.for` overrides the `for`, `{key}` also its severity, labels and "
-            f"annotations, and `{off}: true` drops the alert.")
+def rule_line(rule, group) -> str:
+    """The alert's component and rule group on one line (the severity is the triage box's
+    badge, the ``for`` is in "Fires when"; the values knobs are explained once, at the top)."""
+    parts = [f"**Component:** {md_text(rule.component)}"] if rule.component else []  # `component: false`: none
+    return " · ".join(parts + [f"**Group:** {md_text(group.name)}"])
+
+
+def templates_as_written(rule) -> list[str]:
+    """The summary and description templates as written (inline code, or a fenced ``text``
+    block when longer than a line), for those
+    that hold template actions (``{{ ... }}``): the page shows them readable (:func:`readable`),
+    so a template without actions would only repeat its text."""
+    out = []
+    for key in ("summary", "description"):
+        text = rule.annotations.get(key) or ""
+        if "{{" not in text:
+            continue
+        lead = f"**{key.capitalize()} template:**"
+        code = inline_code(text)
+        # a code span is never broken (wrap.py): a long template is a block of its own
+        out.append(f"{lead} {code}" if "\n" not in text and len(lead) + 1 + len(code) <= 120
+                   else f"{lead}\n\n{fence(text, 'text')}")
+    return out
 
 
 def owner_md(owner: dict | None, source: str = "") -> str:
@@ -427,6 +410,8 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
     silence = tf.get("silence")
     short = "\n" not in r.expr.strip() and len(r.expr.strip()) <= INLINE_EXPR_MAX
     sev = r.severity or "none"
+    summary = md_text(readable(r.annotations.get("summary", "")))
+    description = md_text(readable(r.annotations.get("description", "")))
     return {
         "slo": slos.get(r.name),
         "slo_link": slo_of.get(r.name, ""),
@@ -449,17 +434,19 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
         "component": md_text(r.component) if r.component else "",  # `component: false`: none
         "for": canonical(r.for_) if r.for_ else "",
         "fires_when": fires_when(r, key),
-        "knobs": rule_knobs(r, key),
+        # the expr once: in the sentence when short, else as a PromQL block after it
         "expr": fence(r.expr, "promql") + params_note(r, key),
+        "params_note": params_note(r, key).strip(),
         "short_expr": short,
         "open_expr": links.markdown([r.expr]) if links else "",
         "slo_open": "",  # set by slo_page.attach_links
-        "summary": md_text(readable(r.annotations.get("summary", ""))),
-        "description": md_text(readable(r.annotations.get("description", ""))),
-        "summary_raw": inline_code(r.annotations["summary"]) if r.annotations.get("summary") else "",
-        "description_raw": inline_code(r.annotations["description"]) if r.annotations.get("description") else "",
+        "summary": summary,
+        "description": description if description != summary else "",
+        "rule_line": rule_line(r, group),
+        "templates": templates_as_written(r),
         "impact": blocks_md([{"markdown": tf["impact"]}]) if tf.get("impact") else "",
-        "owner": owner_md(res.owner, res.source),
+        # not recorded: said once, at the top of the page (page_context)
+        "owner": owner_md(res.owner, res.source) if res.owner else "",
         "escalation": blocks_md([{"markdown": res.escalation}]) if res.escalation else "",
         "do_not": blocks_md([{"markdown": tf["do_not"]}]) if tf.get("do_not") else "",
         "first_check": fence(check, "bash") if check else "",
@@ -541,7 +528,13 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
     records = [{"name": inline_code(r.name), "expr": fence(r.expr, "promql"), "group": md_text(g.name)}
                for g, r in spec.rules() if not r.is_alert and g.slo is None]
     gates = list(spec.chart.gates)
+    no_owner = [a["heading"] for a in alerts if not a["owner"]]
     return {
+        # said once here rather than under every alert (issue 29)
+        "owner_missing": ("" if not no_owner else "*not recorded* for " +
+                          ("any alert of this page" if len(no_owner) == len(alerts) else ", ".join(no_owner)) +
+                          ": neither the spec nor the project's owners: defaults name a team"),
+        "impact_missing": any(not a["impact"] for a in alerts),
         "title": md_text(rb.get("title", f"{spec.title} alert runbook")),
         "intro": spec_markdown(rb.get("intro")),
         "chart_path": spec.chart.path,
@@ -593,12 +586,14 @@ def render_page(spec: Spec, specs: list[Spec], header_lines: list[str], fullname
     it shows that link as the team's runbook (:func:`team_runbook`). ``config``: the project's
     :class:`rulegen.config.Config`, whose ``prometheus_scopes`` the page names, and whose
     ``owners`` and ``runbooks.alertmanager_url`` fill the owner and the silence (None: none)."""
-    text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                        **page_context(spec, specs, fullname_helper, name_suffix, links, routing, site_url, config))
+    text = wrap_markdown(jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
+                                      **page_context(spec, specs, fullname_helper, name_suffix, links, routing,
+                                                     site_url, config)))
     if ("```" in spec.source.text or "~~~" in spec.source.text) and safe.html_problems(safe.to_html(text)):
         # a fence in one field changed how another reads (each field alone was safe): show the
         # spec's Markdown as plain text on this page rather than anything unsafe
         with safe.inert_markdown():
-            text = jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                                **page_context(spec, specs, fullname_helper, name_suffix, links, routing, site_url, config))
+            text = wrap_markdown(jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
+                                              **page_context(spec, specs, fullname_helper, name_suffix, links,
+                                                             routing, site_url, config)))
     return text

@@ -10,6 +10,7 @@ from ..spec import Spec
 from . import jinja
 from .runbook import SEVERITY_ORDER, _unique, alert_index, md_cell, md_text, readable, severity_badge
 from .slug import anchor, page_path, page_url
+from .wrap import wrap_markdown
 
 
 def cause_order(spec: Spec) -> list:
@@ -45,9 +46,11 @@ def cause_order(spec: Spec) -> list:
 
 def render_alert_index(specs: list[Spec], header_lines: list[str], owners=None) -> str:
     """``alerts.md``: every alert of every spec, grouped by app (sorted), likely root causes
-    first within an app (:func:`cause_order`), with severity badge, owning team, cause ->
-    symptoms as the specs' ``inhibited_by:`` declare them (nothing guessed) and its summary in
-    readable form; the site's script adds filters by app, severity and team. ``owners``: the
+    first within an app (:func:`cause_order`), one list item per alert: its link, severity
+    badge, owning team (``.rg-team``), its summary in readable form (``.rg-summary``) and cause
+    -> symptoms as the specs' ``inhibited_by:`` declare them (``.rg-inhibits``, nothing guessed);
+    no line over 120 characters. The site's script adds filters by app, severity and team,
+    reading those spans. ``owners``: the
     project's default owners (:class:`rulegen.spec.owners.OwnerDefaults`), which fill the Team
     column where the spec names none."""
     from ..spec.owners import resolve
@@ -64,15 +67,16 @@ def render_alert_index(specs: list[Spec], header_lines: list[str], owners=None) 
                 "alert_md": f"[{md_cell(md_text(r.name))}]({page_path(spec.app)}#{anchor(r.name)})",
                 "badge": severity_badge(r.severity or "none"),
                 "team": md_cell(md_text(team)) if team else "—",
-                "inhibits": "<br>".join([f"mutes {_index_link(n, index)}" for n in symptoms.get(r.name, [])]
-                                        + [f"symptom of {_index_link(n, index)}" for n in causes.get(r.name, [])])
-                or "—",
+                "inhibits": " · ".join([f"mutes {_index_link(n, index)}" for n in symptoms.get(r.name, [])]
+                                       + [f"symptom of {_index_link(n, index)}" for n in causes.get(r.name, [])]),
                 "summary": f'<span class="rg-summary">{md_cell(md_text(readable(r.annotations.get("summary", ""))))}</span>',
             })
         total += len(rows)
         apps.append({"app": spec.app, "app_id": _unique(f"app-{anchor(spec.app)}", set()),
                      "title_md": f"[{md_text(spec.title)}]({page_path(spec.app)})", "rows": rows})
-    return jinja.render("alerts_index.md.j2", header="\n".join(header_lines), apps=apps, total=total)
+    # a list, one item per alert, its facts on lines of their own, wrapped at 120 characters
+    # (issue 29: a table row held them all on one line of any length)
+    return wrap_markdown(jinja.render("alerts_index.md.j2", header="\n".join(header_lines), apps=apps, total=total))
 
 
 def _index_link(name: str, index: dict) -> str:
@@ -100,6 +104,8 @@ def render_asset(name: str, header_lines: list[str], specs: list[Spec] | None = 
         import json
         alerts = sorted({(r.name, f"{page_url(spec.app)}#{anchor(r.name)}") for spec in specs or [] for r in spec.alerts()})
         # JSON with "<" escaped: nothing in a name can end a script or open markup
-        data = json.dumps([list(a) for a in alerts], ensure_ascii=True).replace("<", "\\u003c")
+        # one alert a line: a new alert adds a line to the diff, not a wider one
+        rows = ",\n".join("  " + json.dumps(list(a), ensure_ascii=True).replace("<", "\\u003c") for a in alerts)
+        data = f"[\n{rows}\n]" if rows else "[]"
         text += f"\n/* the site's alerts, for search: [name, page/#anchor] */\nvar RG_ALERTS = {data};\n"
     return "\n".join(header_lines) + "\n" + text

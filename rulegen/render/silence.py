@@ -118,8 +118,21 @@ def command(spec, group, rule, silence: dict | None, records: dict, alertmanager
                 pairs.append((var, label))
     words.append(f"--duration={canonical((silence or {}).get('duration') or '1h')}")
     words.append("--comment=" + triage.shell_quote(f"{name}: see the runbook"))
-    line = " ".join(words)
+    line = continued(words)
     return f"{triage.preamble(pairs, rule.expr)}\n{line}" if pairs else line
+
+
+def continued(words: list[str], width: int = 120) -> str:
+    """Shell words as one command line, continued (`` \\`` and a newline, the next lines
+    indented) wherever it would grow over ``width`` characters; a word is never split."""
+    lines = [words[0]]
+    for w in words[1:]:
+        if len(lines[-1]) + 1 + len(w) + 2 > width:
+            lines[-1] += " \\"
+            lines.append("  " + w)
+        else:
+            lines[-1] += " " + w
+    return "\n".join(lines)
 
 
 def form_link(spec, group, rule, silence: dict | None, records: dict, alertmanager_url: str) -> str:

@@ -177,6 +177,10 @@ def test_runbook_url_lands_with_the_triage_box_on_the_first_screen(site, browser
     browser.viewport(width, height)
     urls = _bundled_urls(project)
     assert len(urls) == 15  # 13, and noctaya's SLO page and ticket alerts
+    from rulegen.spec import triage
+    with_impact = {r.name for s in load_project(project).specs for r in s.alerts()
+                   if triage.effective(s, r).get("impact")}
+    assert 0 < len(with_impact) < 15
     problems = []
     for name, severity, path in urls:
         browser.open(base + path, settle=0.3)
@@ -188,7 +192,13 @@ def test_runbook_url_lands_with_the_triage_box_on_the_first_screen(site, browser
             problems.append(f"{name}: heading at {g['headingTop']}px, header ends at {g['headerBottom']}px")
         if g["boxBottom"] is None or g["boxBottom"] > g["height"]:
             problems.append(f"{name}: triage box ends at {g['boxBottom']}px of {g['height']}px")
-        for word in ("Impact:", "Owner:", "Notifies:"):  # Notifies: Alertmanager routing (issue 28)
+        # Notifies: Alertmanager routing (issue 28). Impact: in the box when the spec records
+        # one; "none recorded" is said once, in the page's header (issue 29), not in each box
+        for word in ("Impact:", "Owner:", "Notifies:"):
+            if word == "Impact:" and name not in with_impact:
+                if word in g["box"]:
+                    problems.append(f"{name}: triage box shows an impact the spec does not record")
+                continue
             if word not in g["box"]:
                 problems.append(f"{name}: triage box has no {word}")
         if severity == "critical" and "Do not:" not in g["box"]:
@@ -208,26 +218,41 @@ def test_alert_index_fits_the_screen_and_filters(site, browser, width, height):
     browser.screenshot(SHOTS / f"alert-index-{width}x{height}.png")
     g = browser.js("""(() => ({
       page: document.documentElement.scrollWidth, width: innerWidth,
-      tables: Array.from(document.querySelectorAll(".rg-index table")).map(t => [t.scrollWidth, t.clientWidth,
-              t.parentElement.scrollWidth, t.parentElement.clientWidth]),
+      items: Array.from(document.querySelectorAll(".rg-app > ul > li")).map(li => [li.scrollWidth, li.clientWidth,
+              li.querySelector(".rg-sev") !== null, li.querySelector(".rg-team") !== null,
+              li.querySelector(".rg-summary").getBoundingClientRect().top >= li.querySelector("a").getBoundingClientRect().bottom - 1]),
       filters: Array.from(document.querySelectorAll("#rg-filters select")).map(s => s.getAttribute("aria-label")),
       first: Array.from(document.querySelectorAll(".rg-app")).map(s =>
-             s.querySelector("tbody tr td a").textContent),
+             s.querySelector("ul > li > a").textContent),
     }))()""")
     assert g["page"] <= g["width"]
-    assert g["tables"] and all(sw <= cw and psw <= pcw for sw, cw, psw, pcw in g["tables"]), g["tables"]
+    # issue 29: one list item per alert (no table rows wider than a diff line): each fits, has
+    # its badge and team, and its summary on a line below the name
+    assert len(g["items"]) == 15
+    assert all(sw <= cw and sev and team and below for sw, cw, sev, team, below in g["items"]), g["items"]
     assert g["filters"] == ["App", "Severity", "Team"]
     # root causes first within each app
     assert g["first"] == ["InferenceCacheServerDown", "LlamaSwapDown", "NoctayaLLMServiceDegraded"]
     shown = browser.js("""(() => {
       const s = document.querySelector("#rg-filters select[aria-label=Severity]");
       s.value = "critical"; s.dispatchEvent(new Event("change"));
-      return Array.from(document.querySelectorAll(".rg-index tbody tr"))
-        .filter(tr => tr.offsetParent !== null).map(tr => tr.querySelector("a").textContent);
+      return Array.from(document.querySelectorAll(".rg-app > ul > li"))
+        .filter(li => li.offsetParent !== null).map(li => li.querySelector("a").textContent);
     })()""")
     # one row per alert name (the index shows same-name rules once)
     critical = sorted({r.name for s in load_project(project).specs for r in s.alerts() if r.severity == "critical"})
     assert sorted(shown) == critical
+    # the team filter reads the item's team span; an app with no alert shown is hidden
+    shown = browser.js("""(() => {
+      document.querySelector("#rg-filters select[aria-label=Severity]").value = "";
+      const t = document.querySelector("#rg-filters select[aria-label=Team]");
+      t.value = "ai-platform"; t.dispatchEvent(new Event("change"));
+      return [Array.from(document.querySelectorAll(".rg-app > ul > li")).filter(li => li.offsetParent !== null)
+                .map(li => li.querySelector("a").textContent),
+              Array.from(document.querySelectorAll(".rg-app")).filter(s => s.offsetParent !== null)
+                .map(s => s.getAttribute("data-app"))];
+    })()""")
+    assert shown == [["LlamaSwapDown", "LlamaSwapNoMetrics"], ["llama-swap"]]
 
 
 @pytest.mark.parametrize("query, anchor_, exact", [
@@ -310,3 +335,22 @@ def test_table_of_contents_names_stay_whole(site, browser):
     browser.screenshot(SHOTS / "toc-inferencecache-1280x800.png")
     assert cut == []
     assert "InferenceCacheBackendProbeFailed" in names and "InferenceCacheBackendProbeError" in names
+
+
+def test_long_links_open_their_whole_address(site, browser):
+    """Issue 29: "Open in Prometheus" and the silence form are HTML links whose address goes on
+    over lines of the page's Markdown; the browser drops the newlines, so the link opens the
+    query the Markdown link opened (checked on every long link of the llama-swap page)."""
+    from rulegen.render.runbook import QueryLinks
+    _, _, base = site
+    browser.viewport(1280, 800)
+    browser.open(base + "llama-swap/", settle=0.3)
+    got = browser.js("""Array.from(document.querySelectorAll("a.rg-open, a.rg-silence-link"))
+                        .map(a => [a.textContent, a.getAttribute("href"), a.href])""")
+    split = [(label, raw, href) for label, raw, href in got if "\n" in raw]
+    assert len(split) >= 4, got
+    for label, raw, href in split:
+        assert "\n" not in href and href == raw.replace("\n", ""), (label, raw)
+    want = QueryLinks("https://prometheus.example.com", None).urls(
+        'kube_deployment_status_replicas_available{namespace="ai", deployment="llama-swap"} == 0')[0][1]
+    assert want in [href for label, _, href in got if label == "Prometheus"]

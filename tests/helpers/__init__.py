@@ -21,3 +21,24 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
 SHARED = REPO.parent / "shared"
 CORPUS = SHARED / "corpus" / "awesome-prometheus-alerts" / "rules"
+
+
+def flat(text: str) -> str:
+    """``text`` with every run of whitespace as one space: how Markdown reads a paragraph that
+    the generated pages wrap at 120 characters (rulegen.render.wrap), for asserting a
+    sentence of a page whatever line it is broken on."""
+    return " ".join(text.split())
+
+
+def links(text: str) -> list[tuple[str, str]]:
+    """(label, address) of each link of a generated page, in page order: Markdown links
+    ``[label](address)`` and rulegen's own long links, which the pages write as HTML with the
+    address over several lines (rulegen.render.wrap.split_links); the address as a browser
+    reads it (newlines dropped, ``&amp;`` decoded)."""
+    import html
+    import re
+    md = r"\[([^\[\]]*)\]\(([^()\s]*(?:\([^()\s]*\))?[^()\s]*)\)"
+    found = [(m.start(), m.group(1), m.group(2)) for m in re.finditer(md, text)]
+    for m in re.finditer(r'<a class="rg-[a-z0-9-]+"(?: data-rg-silence="[^"]*")? href="([^"]*)">([^<]*)</a>', text):
+        found.append((m.start(), m.group(2), html.unescape(re.sub(r"[\t\n\r]", "", m.group(1)))))
+    return [(label, url) for _, label, url in sorted(found)]

@@ -18,13 +18,16 @@ from rulegen.pipeline import load_project
 from rulegen.promql.syntax import parse
 from rulegen.render import slo_page
 
-from helpers import REPO
+from helpers import REPO, links
 
-LINK = re.compile(r"\[Prometheus\]\((https://prometheus\.example\.com/graph\?g0\.expr=([^&)]*)&g0\.tab=1)\)")
+LINK = re.compile(r"https://prometheus\.example\.com/graph\?g0\.expr=([^&]*)&g0\.tab=1")
 
 
 def _queries(page: str) -> list[str]:
-    return [urllib.parse.unquote(m.group(2)) for m in LINK.finditer(page)]
+    """The queries of the page's "Open in Prometheus" links (a Markdown link, or rulegen's HTML
+    link whose long address goes on over lines: helpers.links)."""
+    return [urllib.parse.unquote(m.group(1)) for label, url in links(page)
+            if label == "Prometheus" and (m := LINK.fullmatch(url))]
 
 
 def test_the_bundled_site_links_every_alert_expr_and_promql_block():

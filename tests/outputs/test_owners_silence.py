@@ -27,7 +27,7 @@ from rulegen.spec.owners import OwnerDefaults, resolve
 from rulegen.tools import process
 from rulegen.validate import validate_texts
 
-from helpers import CORPUS, REPO
+from helpers import CORPUS, REPO, links
 
 SPEC = """\
 app: shop
@@ -197,25 +197,30 @@ def test_owner_label_team_column_and_silence_on_the_built_page(tmp_path):
     rules = yaml.safe_load((root / "charts/shop/rules/shop.rules.yaml").read_text())
     assert [r["labels"]["team"] for g in rules["groups"] for r in g["rules"]] == ["payments", "payments"]
     index = (root / "runbooks/alerts.md").read_text()
-    assert re.search(r"\| \[ShopCheckoutFailing\].*\| payments \|", index)
+    assert re.search(r"^- \[ShopCheckoutFailing\].*\n  · team <span class=\"rg-team\">payments</span>\n", index, re.M)
     page = (root / "runbooks/shop.md").read_text()
     box = page[page.index("## ShopCheckoutFailing"):page.index("## ShopNoMetrics")]
     box = box[:box.index("\n</div>\n")]
     assert "**Owner:** payments · paging `pay-oncall` · *no chat handle recorded* · **Escalate:** Page the payments lead." in box
+    # the command, continued with a backslash where it would grow over 120 characters (issue 29)
     assert ("```bash\nNAMESPACE='‹namespace›' SERVICE='‹service›'  # alert labels: namespace service\n"
             "amtool silence add --alertmanager.url='https://am.example.com' alertname=ShopCheckoutFailing "
-            "namespace=\"$NAMESPACE\" service=\"$SERVICE\" --duration=1h --comment='ShopCheckoutFailing: see the runbook'\n"
+            "namespace=\"$NAMESPACE\" \\\n  service=\"$SERVICE\" --duration=1h --comment='ShopCheckoutFailing: see the runbook'\n"
             "```") in box
-    link = re.search(r"\[Open a silence in Alertmanager\]\((\S+)\)\{ \.rg-silence-link data-rg-silence=\"namespace service\" \}",
-                     box)
-    assert link and unquote(link.group(1)) == (
+    assert all(len(line) <= 120 for line in box.splitlines() if "silences/new" not in line)
+    # the form's long address goes on over lines (issue 29): HTML, as the link's attributes were
+    assert '<a class="rg-silence-link" data-rg-silence="namespace service" href="https://am.example.com/' in box
+    link = [url for label, url in links(box) if label == "Open a silence in Alertmanager"]
+    assert len(link) == 1 and unquote(link[0]) == (
         'https://am.example.com/#/silences/new?filter={alertname="ShopCheckoutFailing",namespace="‹namespace›",'
         'service="‹service›"}')
     absent = page[page.index("## ShopNoMetrics"):]
     assert ("amtool silence add --alertmanager.url='https://am.example.com' alertname=ShopNoMetrics --duration=1h"
             in absent)  # absent(): alertname only
     js = (root / "runbooks/assets/rulegen.js").read_text()
-    assert 'var RG_ALERTS = [["ShopCheckoutFailing", "shop/#shopcheckoutfailing"], ["ShopNoMetrics", ' in js
+    # one alert a line (a new alert adds a line to the diff)
+    assert ('var RG_ALERTS = [\n  ["ShopCheckoutFailing", "shop/#shopcheckoutfailing"],\n'
+            '  ["ShopNoMetrics", "shop/#shopnometrics"]\n];\n') in js
     # a second build changes nothing (the label is not added twice, the order holds)
     before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
     assert main(["-C", str(root), "build"]) == 0
@@ -227,8 +232,8 @@ def test_silence_keeps_hand_written_when_duration_and_matchers():
     spec = _spec_obj(text, {})
     g, r = next(spec.rules())
     cmd = silence.command(spec, g, r, r.runbook["silence"], {}, None)
-    assert cmd == ("amtool silence add alertname=ShopCheckoutFailing namespace='web' --duration=30m "
-                   "--comment='ShopCheckoutFailing: see the runbook'")
+    assert cmd == ("amtool silence add alertname=ShopCheckoutFailing namespace='web' --duration=30m \\\n"
+                   "  --comment='ShopCheckoutFailing: see the runbook'")
 
 
 def _rule(expr: str, summary: str = "", labels: dict | None = None):
@@ -316,7 +321,13 @@ def test_generated_silence_command_works_with_the_real_amtool(alertmanager, amto
     cmd = silence.command(spec, g, r, {"when": "x", "duration": "30m"}, {}, alertmanager)
     lines = cmd.split("\n")
     assert lines[0] == "NAMESPACE='‹namespace›' SERVICE='‹service›'  # alert labels: namespace service"
-    filled = "NAMESPACE='web' SERVICE='check out'  # alert labels: namespace service\n" + lines[1]
+    # the command goes on over continuation lines (`\` at the end of a line, issue 29): bash
+    # runs it as pasted, and joined it is the one command line the words make
+    assert len(lines) > 2 and all(x.endswith(" \\") for x in lines[1:-1]) and not lines[-1].endswith("\\")
+    joined = " ".join(x.removesuffix(" \\").strip() for x in lines[1:])
+    assert joined.startswith(f"amtool silence add --alertmanager.url='{alertmanager}' alertname=ShopCheckoutFailing ")
+    assert all(len(x) <= 120 for x in lines)
+    filled = "NAMESPACE='web' SERVICE='check out'  # alert labels: namespace service\n" + "\n".join(lines[1:])
     env = process.environment(tmp_path)
     env["PATH"] = f"{Path(amtool_bin).parent}:{env.get('PATH', '/usr/bin:/bin')}"
     done = subprocess.run(["bash", "-c", filled], capture_output=True, text=True, timeout=60, env=env)

@@ -11,6 +11,7 @@ from rulegen.cli import main
 from rulegen.outputs.anchors import page_ids
 from rulegen.render.slug import anchor
 
+from helpers import flat
 from helpers.samples import add_templated_alert
 
 
@@ -66,24 +67,30 @@ def test_anchor_of_a_name_without_ascii_is_stable_and_distinct():
 
 def test_llama_swap_page_has_every_seed_fact(project):
     assert build(project) == 0
-    page = (project / "runbooks/llama-swap.md").read_text()
+    text = (project / "runbooks/llama-swap.md").read_text()
+    page = flat(text)  # the page's paragraphs are wrapped at 120 characters
     # where the rule lives and when it renders
     assert ("**Where the rule lives:** `charts/llama-swap/rules/llama-swap.rules.yaml` in the chart "
             "`charts/llama-swap` renders the PrometheusRule `llama-swap` in namespace `ai`, group `llama-swap`.") in page
     assert "only when `enabled` and `monitoring.enabled` are true in `charts/llama-swap/values.yaml`" in page
-    # per alert: severity and component, fires-when sentence with the expr and the for, PromQL as code
+    # per alert: severity badge, component and group, fires-when sentence with the expr and the for (each
+    # on a line of its own), PromQL as code, each once
     assert "## LlamaSwapDown { #llamaswapdown }" in page
-    assert "**Severity:** critical · **Component:** llama-swap · **Group:** llama-swap · **For:** 5m" in page
-    assert ("Fires when `kube_deployment_status_replicas_available{namespace=\"ai\", deployment=\"llama-swap\"} == 0` "
-            "holds (returns at least one series) continuously for **5m**") in page
-    assert "```promql\nabsent(up{job=\"llama-swap\", namespace=\"ai\"} == 1)\n```" in page
+    assert '<span class="rg-sev rg-sev-critical">critical</span> llama-swap has no available replica.' in page
+    assert "**Component:** llama-swap · **Group:** llama-swap" in page
+    assert ("Fires when `kube_deployment_status_replicas_available{namespace=\"ai\", deployment=\"llama-swap\"} == 0`\n"
+            "holds (returns at least one series)\ncontinuously for **5m**") in text
+    assert text.count("kube_deployment_status_replicas_available{namespace=\"ai\", deployment=\"llama-swap\"} == 0") == 1
+    # a short expr is quoted in the sentence only (issue 29: no second copy in a PromQL block)
+    assert text.count("absent(up{job=\"llama-swap\", namespace=\"ai\"} == 1)") == 1
+    assert "Fires when `absent(up{job=\"llama-swap\", namespace=\"ai\"} == 1)`\nholds" in text
     # facts table, causes, read-only commands, resolution, related link
     assert "| Node pin | `k8s-worker-home-2` (B60) |" in page
     assert "### Likely causes { #llamaswapdown-likely-causes }" in page
-    assert "```bash\nkubectl -n ai get pods -l app.kubernetes.io/name=llama-swap -o wide\n" in page
+    assert "```bash\nkubectl -n ai get pods -l app.kubernetes.io/name=llama-swap -o wide\n" in text
     assert "### Resolution { #llamaswapdown-resolution }" in page
     assert "- [LlamaSwapNoMetrics](#llamaswapnometrics): usually fires alongside" in page
-    ids, heading_ids, _ = page_ids(page)
+    ids, heading_ids, _ = page_ids(text)
     assert {"llamaswapdown", "llamaswapnometrics", "context"} <= ids
     assert len(heading_ids) == len(set(heading_ids))
 
@@ -93,12 +100,16 @@ def test_new_packs_have_their_tables(project):
     noctaya = (project / "runbooks/noctaya.md").read_text()
     assert "| Condition | Meaning |" in noctaya
     assert "| `AutoscalingReady` | The KEDA External Push resources are configured |" in noctaya
-    assert "| Reason | Classification | Action |" in noctaya
-    assert "| `SchedulingDelayed` | Recoverable delay |" in noctaya
+    # a table with rows over 120 characters is a list, one item per row, each cell under its
+    # column's name (issue 29)
+    assert "| Reason | Classification | Action |" not in noctaya
+    assert ("- `SchedulingDelayed` · Classification: Recoverable delay · Action: Check accelerator capacity, "
+            "device plugins, selectors") in flat(noctaya)
     assert "## Timeout versus backend cause { #timeout-versus-backend-cause }" in noctaya
     assert "kind: CustomResourceStateMetrics" in noctaya
     ic = (project / "runbooks/inferencecache.md").read_text()
-    assert "| Reason | Stage | Meaning | First response |" in ic
+    assert "- `ProbeT2Failed` · Stage: tier-2 · Meaning: The tier-2 put/get cycle failed." in flat(ic)
+    assert "First response: Not actionable today." in flat(ic)
     assert "| 9 | CachePolicy coverage | `CP` |" in ic
     assert "## InferenceCacheAwaitingFirstKVEvent { #inferencecacheawaitingfirstkvevent }" in ic
 
@@ -181,7 +192,7 @@ def test_external_team_runbook_is_shown_on_the_page(project):
     section = page[page.index("## LlamaSwapWiki"):]
     assert ("**Team runbook:** [https://wiki.example.org/ops/llama\\_swap\\(down\\)]"
             "(https://wiki.example.org/ops/llama_swap%28down%29) (the alert's own `runbook_url`; this page is "
-            "rulegen's runbook)") in section
+            "rulegen's runbook)") in flat(section)
     # alerts without their own runbook_url show none
     down = page[page.index("## LlamaSwapDown"):page.index("## LlamaSwapNoMetrics")]
     assert "Team runbook" not in down

@@ -125,10 +125,11 @@ def test_index_and_page_show_cause_and_symptoms_from_declarations_only(tmp_path)
     by_path = {o.path: o.content for o in outputs}
     index = by_path["runbooks/alerts.md"]
     assert "Fires together with" not in index
-    assert "| mutes [ShopErrors](shop.md#shoperrors) |" in index
-    assert "| symptom of [ShopDown](shop.md#shopdown) |" in index
-    # related (no cause declared) is no inhibition: ShopSlow's row says nothing
-    assert [line for line in index.splitlines() if "[ShopSlow]" in line][0].endswith("| — |")
+    assert '<span class="rg-inhibits">mutes [ShopErrors](shop.md#shoperrors)</span>' in index
+    assert '<span class="rg-inhibits">symptom of [ShopDown](shop.md#shopdown)</span>' in index
+    # related (no cause declared) is no inhibition: ShopSlow's item says nothing
+    item = index[index.index("- [ShopSlow]"):].split("\n- ")[0].split("\n\n")[0]
+    assert "rg-summary" in item and "rg-inhibits" not in item
     page = by_path["runbooks/shop.md"]
     assert "**Mutes:** [ShopErrors](#shoperrors) (same `instance`)" in page
     assert "**Symptom of:** [ShopDown](#shopdown) (same `instance`) (muted while it fires)" in page

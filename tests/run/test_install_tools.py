@@ -77,8 +77,10 @@ esac
 """
 
 
-#: What the script builds, in order (issues 27, 28: the servers, the backtest and routing helpers).
-ALL = ["promtool", "prometheus", "rulegen-backtest", "alertmanager", "amtool", "rulegen-amroute", "helm"]
+#: What the script builds, in order (issues 27, 28: the servers, the backtest and routing helpers;
+#: issue 25: the batch renderer on the Helm module, stamped with its revision like helm).
+ALL = ["promtool", "prometheus", "rulegen-backtest", "alertmanager", "amtool", "rulegen-amroute", "helm",
+       "rulegen-helmrender"]
 
 
 def _built(line: str) -> str:

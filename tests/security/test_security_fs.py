@@ -376,6 +376,10 @@ def test_the_package_reads_and_writes_only_through_rulegen_fs():
         # tempfile.TemporaryDirectory made for it
         "rulegen/live/backtest.py": {"rules.write_text(", "fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL"},
         "rulegen/live/client.py": {"opener.open(req"},           # an HTTP request, not a file
+        # a started program's stdin/stdout/stderr files, in the tempfile.TemporaryDirectory made
+        # for it (process.Started: files, not pipes, so the program never waits for rulegen)
+        "rulegen/tools/process.py": {'(home / "stdin").write_text(', 'open(home / "stdout"', 'open(home / "stderr"',
+                                     'open(home / "stdin", "rb")'},
     }
     import re
     pat = re.compile(r"(?<!fs_read)\.(read_text|read_bytes|write_text|write_bytes)\(|\bopen\(|os\.replace\(|shutil\.copy|"

@@ -174,11 +174,15 @@ def _run(root: Path, paths, stream, fmt: str, base: str | None = None, force_pol
         if fmt == "helm":
             # a knob naming no rule is RG730 already (with its own advice): not again as RG735
             seen = {(f.file, f.line, f.col) for f in findings if f.code == "RG730"}
+            # a chart without its library link is RG770 (run `rulegen build`): helm's failure
+            # to render it, which advises `helm dependency build`, is not reported again
+            unlinked = {f.file.rsplit("/", 2)[0] + "/" for f in findings if f.code == "RG770"}
             selector = sync.selector_findings(loaded.config, root)
             if sync_error is not None:
                 raise sync_error
-            findings += loaded.config.apply(selector + [f for f in synced.findings()
-                                                        if (f.file, f.line, f.col) not in seen])
+            findings += loaded.config.apply(selector + [
+                f for f in synced.findings() if (f.file, f.line, f.col) not in seen
+                and not (f.code == "RG735" and any(f.file.startswith(c) for c in unlinked))])
     finally:
         if synced is not None:
             synced.close()

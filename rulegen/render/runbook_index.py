@@ -10,7 +10,7 @@ from ..spec import Spec
 from . import jinja
 from .runbook import SEVERITY_ORDER, _unique, alert_index, md_cell, md_text, readable, severity_badge
 from .slug import anchor, page_path, page_url
-from .wrap import wrap_markdown
+from .wrap import without_carriage_returns, wrap_markdown
 
 
 def cause_order(spec: Spec) -> list:
@@ -91,7 +91,7 @@ def render_home(specs: list[Spec], header_lines: list[str]) -> str:
     apps = [{"app": s.app, "link_md": f"[{md_text(s.title)}]({page_path(s.app)})",
              "alerts": sum(1 for _, r in s.rules() if r.is_alert),
              "records": sum(1 for _, r in s.rules() if not r.is_alert)} for s in specs]
-    return jinja.render("home.md.j2", header="\n".join(header_lines), apps=apps)
+    return without_carriage_returns(jinja.render("home.md.j2", header="\n".join(header_lines), apps=apps))
 
 
 def render_asset(name: str, header_lines: list[str], specs: list[Spec] | None = None) -> str:

@@ -41,11 +41,21 @@ _TAG = re.compile(r"""<(?:[A-Za-z][A-Za-z0-9-]*(?:\s+[^\s"'<>/=]+(?:\s*=\s*(?:"[
 _ORDERED_MARK = re.compile(r"\d+[.)]$")
 
 
+def without_carriage_returns(text: str) -> str:
+    """``text`` with each carriage return as a space. Python-Markdown reads a lone CR as a line
+    break, but every check of a spec text on its own line (a code span, a table cell, a list
+    item) does not: a CR inside an expr shown as inline code ended the code span and let the
+    next line start a raw HTML block (``<script>``). rulegen writes pages with ``\\n`` line
+    breaks only, and reads hand-written notes with their line breaks normalised."""
+    return text.replace("\r", " ") if "\r" in text else text
+
+
 def wrap_markdown(text: str, width: int = WIDTH) -> str:
     """``text`` (a Markdown page) with every line outside fenced code made to fit ``width``
     characters where Markdown allows it (see the module docstring); the rendered page is the
-    same, apart from over-wide tables shown as lists."""
-    lines = text.split("\n")
+    same, apart from over-wide tables shown as lists. A carriage return (which only a spec's
+    quoted string can bring) becomes a space first: see :func:`without_carriage_returns`."""
+    lines = without_carriage_returns(text).split("\n")
     out: list[str] = []
     fence = None
     in_list = False

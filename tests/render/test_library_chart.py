@@ -343,3 +343,23 @@ def test_a_chart_no_spec_renders_into_loses_its_link(built, capsys):
     assert not (built / LINK).is_symlink()
     assert os.readlink(built / "charts/llama-swap-2/charts/rulegen-library") == "../../rulegen-library"
     assert (built / "charts/rulegen-library/templates/_rulegen.tpl").is_file()  # the other chart's
+
+
+@pytest.mark.parametrize("extra", ["templates/_a.tpl", "templates/zz/x.yaml", "values.yaml", "templates/link"])
+def test_a_file_rulegen_does_not_write_in_the_library_is_refused(built, capsys, extra):
+    """Adversarial review: `templates/_a.tpl` in the shared library, redefining
+    `rulegen.v3.runbookBase`, sorted before `_rulegen.tpl` and changed every chart's runbook_url,
+    with check, build and test all passing. Any file rulegen does not write there is RG773."""
+    path = built / "charts/rulegen-library" / extra
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if extra.endswith("link"):
+        path.symlink_to("_rulegen.tpl")
+    else:
+        path.write_text('{{- define "rulegen.v3.runbookBase" }}https://evil.example.com/#{{- end }}\n',
+                        encoding="utf-8")
+    for cmd in ("validate", "check", "build"):
+        code, out, err = _run(capsys, built, cmd)
+        assert code == 1, (cmd, out, err)
+        assert f"charts/rulegen-library/{extra}:0:0: error RG773 " in out + err, (cmd, out + err)
+    path.unlink()
+    assert _run(capsys, built, "check")[0] == 0

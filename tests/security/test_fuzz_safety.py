@@ -123,3 +123,30 @@ def test_an_unfinished_character_reference_leaves_the_pages_html_blocks_working(
         html_text = safe.to_html(o.content)
         assert safe.html_problems(html_text) == [], (o.path, ref)
         assert " markdown>" not in html_text and 'markdown=""' not in html_text, o.path
+
+
+@pytest.mark.parametrize("field", ["expr", "summary", "description", "label", "cause", "cell"])
+def test_a_carriage_return_in_a_spec_field_starts_no_html_block(root, field):
+    """Adversarial review: a raw CR inside an expr's string literal passed validation; the page
+    showed the expr as inline code, Python-Markdown read the CR as a line break, the code span
+    ended and the next line, `<script>...`, was kept as a raw HTML block. Pages now hold no CR,
+    whichever field brings it."""
+    evil = "x\r<script>alert(1)</script>"
+    fields = dict(a="", b="", c="", d="", e=evil if field == "cell" else "")
+    text = SPEC.format(path=json.dumps("charts/demo"), **{k: json.dumps(v) for k, v in fields.items()})
+    swaps = {"expr": ("expr: up == 0", "expr: " + json.dumps(f'up{{job!="{evil}"}} == 0')),
+             "summary": ("summary: Down.", "summary: " + json.dumps(f"`{evil}`")),
+             "description": ("description: Down.", "description: " + json.dumps(f"`{evil}`")),
+             "cause": ('causes: [""]', "causes: [" + json.dumps(f"`{evil}`") + "]")}
+    if field in swaps:
+        old, new = swaps[field]
+        assert old in text
+        text = text.replace(old, new)
+    if field == "label":
+        text += "        labels: {team: " + json.dumps(evil) + "}\n"
+    res = validate([load_text(text, "rules/demo.yaml")], Context(root=root))
+    assert res.ok, [(f.code, f.message) for f in res.findings if f.is_error]
+    for o in plan(res.specs, root)[0]:
+        if o.path.endswith(".md"):
+            assert "\r" not in o.content, o.path
+            assert safe.html_problems(safe.to_html(o.content)) == [], (o.path, field)

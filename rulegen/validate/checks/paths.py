@@ -60,6 +60,12 @@ Codes:
 * ``RG771`` a spec's ``chart.path`` is the chart library's folder ``charts/rulegen-library``
   (or inside it), which ``rulegen build`` writes for every chart. Bad: ``app: rulegen-library``
   without ``chart.path``; good: ``chart: {path: charts/rulegen-library-app}``.
+* ``RG773`` the chart library's folder ``charts/rulegen-library`` holds a file rulegen does not
+  write there (only ``Chart.yaml`` and ``templates/_rulegen.tpl``). Every app chart links the
+  library, and Helm loads all of its templates: an extra ``templates/_a.tpl`` redefining a
+  ``rulegen.v3.*`` template would change every team's PrometheusRule from one pull request.
+  Reported at the file (line 0). Bad: ``charts/rulegen-library/templates/_a.tpl``; good: a
+  team's own templates in its app chart's ``templates/``.
 * ``RG761`` the project holds a ``.tools`` folder with a file git tracks, or an executable named
   ``helm`` or ``promtool`` under it (older rulegen ran tools from ``<project>/.tools/bin``,
   and a pull request can commit one there): rulegen never runs a program from the project it
@@ -180,6 +186,30 @@ def _links(specs, ctx):
         yield Finding(library.LIBRARY_DIR, 0, 0, "RG770", Severity.ERROR,
                       f"{library.LIBRARY_DIR} is a symlink; rulegen writes the chart library there as a folder "
                       "(each chart links to it): remove the link, and `rulegen build` writes the folder")
+    elif charts:
+        yield from _library_extras(ctx.root)
+
+
+def _library_extras(root):
+    """RG773 for each file (or link, or special file) in the chart library's folder that rulegen
+    does not write there; the folder is walked without following links."""
+    import os
+    top = root / library.LIBRARY_DIR
+    if not top.is_dir() or top.is_symlink():
+        return
+    ours = {rel for rel, _ in library.files()}
+    for folder, dirs, names in os.walk(top):
+        here = os.path.relpath(folder, root).replace(os.sep, "/")
+        links = [d for d in dirs if os.path.islink(os.path.join(folder, d))]
+        dirs[:] = sorted(d for d in dirs if d not in links)
+        for name in sorted(names + links):
+            rel = f"{here}/{name}"
+            if rel not in ours:
+                yield Finding(rel, 0, 0, "RG773", Severity.ERROR,
+                              f"{rel} is not a file rulegen writes into the chart library (only "
+                              f"{' and '.join(sorted(ours))}); every app chart links the library and Helm "
+                              "loads all of its templates, so it would change every team's rules: remove it "
+                              "(a team's own templates go into its app chart's templates/)")
 
 
 def _what(rel: str) -> str:

@@ -85,3 +85,16 @@ def add_templated_alert(project):
           resolution:
             - "Fix it in Git."
 ''')
+
+
+#: The start of a one-group spec for app ``fixture`` (chart ``charts/fixture``); a test appends
+#: its rules, indented six spaces (the live and backtest tests' fixture project).
+FIXTURE_SPEC_HEAD = """\
+app: fixture
+title: fixture
+chart:
+  path: charts/fixture
+groups:
+  - name: fixture
+    rules:
+"""

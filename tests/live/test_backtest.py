@@ -16,6 +16,8 @@ from rulegen.cli import main
 from rulegen.live.backtest import replay
 from rulegen.live.connect import SKIPPED, Connection
 
+from helpers.samples import FIXTURE_SPEC_HEAD
+
 pytestmark = pytest.mark.tools("prometheus", "promtool", "rulegen-backtest")
 
 GROUPS = [{"name": "fixture", "rules": [
@@ -90,15 +92,7 @@ def test_bounded_lists_keep_complete_counts(prometheus_server, backtest_bin):
     assert len(a.episodes) == 5 and a.episodes_truncated and a.episodes_total == 30
 
 
-HEAD = """\
-app: fixture
-title: fixture
-chart:
-  path: charts/fixture
-groups:
-  - name: fixture
-    rules:
-"""
+HEAD = FIXTURE_SPEC_HEAD
 
 
 def _project(tmp_path: Path) -> Path:

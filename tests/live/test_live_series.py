@@ -20,18 +20,11 @@ from rulegen.live.series import check_series, duration
 from rulegen.pipeline import load_project
 
 from helpers import REPO
+from helpers.samples import FIXTURE_SPEC_HEAD
 
 pytestmark = pytest.mark.tools("prometheus", "promtool")
 
-HEAD = """\
-app: fixture
-title: fixture
-chart:
-  path: charts/fixture
-groups:
-  - name: fixture
-    rules:
-"""
+HEAD = FIXTURE_SPEC_HEAD
 
 
 def _alert(name: str, expr: str, for_: str = "5m") -> str:

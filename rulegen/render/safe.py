@@ -328,8 +328,9 @@ def _safe(text: str, block: bool, allow_html: bool) -> tuple[str, bool]:
     if not _RISKY.search(text):
         return out, True
     # the probe after the text: a page's own HTML block that follows it must still be read as
-    # one (an unfinished `&#` in a code span would swallow it: see DANGLING_REF)
-    if html_problems(to_html(out)) or html_problems(to_html(out + _PROBE)):
+    # one (an unfinished `&#` left in a code span would swallow it: see DANGLING_REF); rendered
+    # only when one is left, not a second time for every text
+    if html_problems(to_html(out)) or (DANGLING_REF.search(out) and html_problems(to_html(out + _PROBE))):
         return inert(text), False
     return out, True
 

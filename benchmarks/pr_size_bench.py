@@ -12,9 +12,11 @@ What it does (issue 29, "the PR is the product"):
 3. reports the pull request's added lines per file (``git diff --numstat`` against the
    base), their total, the lines over 120 characters, and what ``rulegen test`` would
    generate (the SLO tests are made when the tests run, never committed);
-4. from that branch, makes each one-knob edit of :data:`EDITS` (a threshold, a ``for``, a
-   label, the SLO objective) in the spec, rebuilds, and reports the changed lines per
-   generated file (the larger of added and deleted lines: a changed line counts once).
+4. from that branch, makes each one-knob edit of :data:`EDITS` (a threshold in an expr, a
+   ``for``, a label value, a severity, a summary, the SLO objective, runbook text) in the
+   spec, rebuilds, and reports the changed lines per generated file as a reviewer reads
+   them (:func:`reviewed_lines`: a changed line counts once, a moved line twice; the
+   ``rulegen-checksum:`` header lines are left out).
 
 ``tests/gitops/test_pr_size.py`` runs :func:`measure` and asserts the targets; this script
 prints the numbers. Nothing here is timed.
@@ -137,6 +139,7 @@ groups:
         expr: increase(kube_pod_container_status_restarts_total{container="shop"}[15m]) > 3
         for: 5m
         severity: warning
+        labels: {team: checkout}
         summary: A shop container restarts again and again.
         description: A shop container restarted more than 3 times in 15 minutes.
         runbook:
@@ -181,13 +184,24 @@ slos:
           - Find the failing dependency and follow its runbook.
 """
 
-#: One-knob edits of :data:`SHOP`: (what, old text, new text).
+#: One-knob edits of :data:`SHOP`: (what, old text, new text). The label is ShopRestarting's
+#: ``team``; the severity edit is ShopRestarting's too (warning -> critical, the edit that
+#: moved the alert in a severity-ordered list); the annotation is its summary; the runbook
+#: text one of its causes.
 EDITS = [
     ("threshold", "[15m]) > 3", "[15m]) > 4"),
     ("for", "        for: 10m\n", "        for: 15m\n"),
-    ("label", "        severity: warning\n        summary: A shop", "        severity: critical\n        summary: A shop"),
+    ("label", "        labels: {team: checkout}\n", "        labels: {team: payments}\n"),
+    ("severity", "        severity: warning\n        labels: {team",
+     "        severity: critical\n        labels: {team"),
+    ("annotation", "summary: A shop container restarts again and again.",
+     "summary: A shop container restarts over and over."),
     ("SLO objective", "    objective: 99.5\n", "    objective: 99.9\n"),
+    ("runbook text", "- The liveness probe fails under load.", "- The liveness probe times out under load."),
 ]
+
+#: The edits whose every changed generated file changes in one line (issue 29).
+ONE_LINE = ("threshold", "for", "label", "severity", "SLO objective")
 
 #: The longest line a reviewer should have to read.
 WIDTH = 120
@@ -202,7 +216,8 @@ class Report:
         long_lines: (path, line number in the new file, length) of each added line over
             :data:`WIDTH` characters.
         generated_tests: lines of SLO tests `rulegen test` would generate (not committed).
-        edits: by edit name, changed lines by generated path (max of added and deleted).
+        edits: by edit name, changed lines by generated path as a reviewer reads them
+            (:func:`reviewed_lines`; checksum lines left out; unchanged paths absent).
     """
 
     added: dict[str, int] = field(default_factory=dict)
@@ -257,6 +272,47 @@ def _long_lines(diff: str) -> list[tuple[str, int, int]]:
     return out
 
 
+#: A generated file's checksum header line: left out of the changed lines (its value changes
+#: with any change of the file, and the checksum line is being removed from the files).
+CHECKSUM = "rulegen-checksum"
+
+
+def reviewed_lines(diff: str) -> dict[str, int]:
+    """Changed lines by path of ``git diff -U0`` output ``diff``, as a reviewer reads them.
+
+    Each hunk counts the larger of its removed and added lines, leaving out lines that
+    contain :data:`CHECKSUM`: a line changed in place (one removed, one added) counts 1, a
+    4-line entry that moves (a hunk removing it, another adding it) counts 8. A path whose
+    every hunk is a checksum line is absent. Paths are the new side's (``b/...``); a deleted
+    file is named by its old side."""
+    out: dict[str, int] = {}
+    path, minus, plus = "", 0, 0
+
+    def close() -> None:
+        if minus or plus:
+            out[path] = out.get(path, 0) + max(minus, plus)
+
+    for line in diff.splitlines():
+        if line.startswith("diff --git "):
+            close()
+            minus = plus = 0
+            path = line.split(" b/", 1)[1] if " b/" in line else line
+        elif line.startswith(("--- ", "+++ ", "index ", "new file", "deleted file", "similarity", "rename ",
+                              "old mode", "new mode", "Binary files")):
+            continue
+        elif line.startswith("@@"):
+            close()
+            minus = plus = 0
+        elif CHECKSUM in line:
+            continue
+        elif line.startswith("-"):
+            minus += 1
+        elif line.startswith("+"):
+            plus += 1
+    close()
+    return out
+
+
 def _slo_test_lines(root: Path) -> int:
     """Lines the SLO tests add to the promtool test files ``rulegen test`` writes (in its
     work folder, never committed): the files with them less the files without."""
@@ -293,8 +349,10 @@ def measure(root: Path) -> Report:
         spec.write_text(SHOP.replace(old, new), encoding="utf-8")
         _rulegen(root, "build")
         _git(root, "add", "-A")
-        stat = _numstat(_git(root, "diff", "--cached", "--numstat"))
-        report.edits[what] = {p: max(a, d) for p, (a, d) in stat.items() if p != "rules/shop.yaml"}
+        changed = reviewed_lines(_git(root, "diff", "--cached", "-U0", "--no-renames"))
+        report.edits[what] = {p: n for p, n in changed.items() if p != "rules/shop.yaml"}
+        report.long_lines += [x for x in _long_lines(_git(root, "diff", "--cached", "-U0"))
+                              if x[0] != "rules/shop.yaml"]
         _git(root, "reset", "-q", "--hard")
     return report
 
@@ -314,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     for path, n, length in r.long_lines:
         print(f"          {path}:{n}: {length} characters")
     print(f"SLO tests `rulegen test` generates (not committed): {r.generated_tests} lines")
-    print("changed lines per generated file, by one-knob edit of the spec:")
+    print(f"changed lines per generated file (a reviewer's count, {CHECKSUM} lines left out), by one-knob edit:")
     for what, files in r.edits.items():
         print(f"  {what}: " + (", ".join(f"{p} {n}" for p, n in sorted(files.items())) or "nothing"))
     return 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..routing import inhibit
 from ..spec import Spec
 from . import jinja
-from .runbook import SEVERITY_ORDER, _unique, alert_index, md_cell, md_text, readable, severity_badge
+from .runbook import _unique, alert_index, md_cell, md_text, readable, severity_badge
 from .slug import anchor, page_path, page_url
 from .wrap import without_carriage_returns, wrap_markdown
 
@@ -17,8 +17,16 @@ def cause_order(spec: Spec) -> list:
     """The alerts of ``spec`` (first rule of each name), likely root causes first.
 
     An alert whose ``runbook.related`` entry says ``cause: true``, or that is ``inhibited_by``
-    another alert of the spec, comes after that alert (topological order; ties: alerts that cause others first, then by severity, then
-    spec order); a cycle keeps spec order."""
+    another alert of the spec, comes after that alert (topological order; ties: alerts that
+    cause others first, then spec order); a cycle keeps spec order.
+
+    Nothing but the declared causes and the spec's order places an alert: not its severity,
+    labels or any other value of the rule (issue 29: "a one-threshold change touches one line
+    per generated file"). Severity was a tie-break before: a ``warning -> critical`` edit
+    moved the alert's 4-line entry up the list (removed at one place, added at another; 6 to 8
+    changed lines of ``alerts.md`` for one changed line of the spec). The triage intent stays:
+    causes still come before their symptoms, severity is each entry's badge and the index's
+    Severity filter, and the author's order of the alerts (the spec's) decides the rest."""
     alerts: dict[str, object] = {}
     for _, r in spec.rules():
         if r.is_alert:
@@ -31,8 +39,8 @@ def cause_order(spec: Spec) -> list:
         after[n].update(i.cause for i in r.inhibited_by if i.cause in alerts and i.cause != n)
     pos = {n: i for i, n in enumerate(alerts)}
     causes = set().union(*after.values()) if after else set()
-    # ties: an alert that causes others first, then the more severe, then spec order
-    rank = lambda n: (n not in causes, SEVERITY_ORDER.get(alerts[n].severity or "", 9), pos[n])  # noqa: E731
+    # ties: an alert that causes others first, then spec order (never a value an edit changes)
+    rank = lambda n: (n not in causes, pos[n])  # noqa: E731
     out, done = [], set()
     while len(out) < len(alerts):
         ready = [n for n in alerts if n not in done and after[n] <= done]

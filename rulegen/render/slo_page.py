@@ -1,12 +1,13 @@
 """The SLO section of an app's runbook page (one per entry of ``slos:``).
 
 What whoever is paged or ticketed needs first: the objective and period with the error budget
-it leaves (in bad minutes and in events per period) and the error ratio that trips each pair,
-the SLI's counters, and the burn-rate table (factor, long and short window, the share of the
-budget gone when it fires, the time to exhaust the budget at that pace, and whether it pages
-or opens a ticket, linked to the alert's own section). Everything that depends on the
-objective is in the one "Objective" fact (the rules say "the error budget" and read the
-recorded budget), so an edit of the objective changes one line of the page; the SLO's
+it leaves (:func:`objective_fact`), the SLI's counters, and the burn-rate table (factor, long
+and short window, the share of the budget gone when it fires, the time to exhaust the budget
+at that pace, and whether it pages or opens a ticket, linked to the alert's own section).
+Everything that depends on the objective is in the one "Objective" fact, one line of at most
+120 characters (the rules and the table say "the error budget" and the burn factor, and the
+rules read the recorded budget), so an edit of the objective changes one line of the page
+(issue 29: "a one-threshold change touches one line per generated file"); the SLO's
 recording rules are described here, not listed with the app's other recording rules (whose
 list would show the budget rule's literal again). The section's id is
 :func:`rulegen.spec.slo.section_id`; each burn-rate alert's section opens with a link to it,
@@ -28,12 +29,32 @@ from ..spec import slo as slo_mod
 from .slug import anchor
 
 
-def _thousands(d: Decimal) -> str:
-    """``5`` / ``0.5`` / ``1,000``: a count of events, without trailing zeros."""
-    text = slo_mod.decimal_text(d)
-    whole, _, frac = text.partition(".")
-    whole = f"{int(whole):,}"
-    return f"{whole}.{frac}" if frac else whole
+def outage(ms: int) -> str:
+    """A time of total outage for people: :func:`rulegen.spec.slo.human` (``3h 36m``, at most
+    two units, rounded down) from an hour up, minutes and seconds below it (``4m 19s``,
+    ``25s``; ``under 1s`` below a second). ``ms``: milliseconds, >= 0."""
+    if ms >= 3600_000:
+        return slo_mod.human(ms)
+    if ms < 1000:
+        return "under 1s"
+    minutes, rest = divmod(ms, slo_mod.MINUTE_MS)
+    seconds = rest // 1000
+    return " ".join(([f"{minutes}m"] if minutes else []) + ([f"{seconds}s"] if seconds else []))
+
+
+def objective_fact(s) -> str:
+    """The "Objective" fact of SLO ``s``, everything on the page that depends on its objective,
+    in one line (Markdown, about 90 characters; at most 120 with the fact's ``- Objective: ``
+    for objectives of up to 4 decimals and any period): the objective and period, and the
+    error budget as a share of the events and as the time of total outage that spends it
+    (``99.5% of events good over 30d (rolling); error budget 0.5%, **3h 36m** of total
+    outage``). The time is what an on-call reader weighs a risk in; the share is what
+    ``slo:error_budget:ratio`` records. The error ratio each pair fires above is the table's
+    factor times this budget (the sentence over the table says so): listing it here repeated
+    the table and made the fact three lines long, all of which an objective edit changed."""
+    bad_ms = int(Decimal(s.period_ms) * s.budget)
+    return (f"{slo_mod.decimal_text(s.objective)}% of events good over {s.period} (rolling); error budget "
+            f"{slo_mod.percent(s.budget)}, **{outage(bad_ms)}** of total outage")
 
 
 def budget_query(s) -> str:
@@ -86,16 +107,6 @@ def section(s, values_key: str, md_text, inline_code, fence, links=None) -> dict
     (pairs of Markdown cells), ``rows`` (the burn-rate table), ``records`` (PromQL block),
     ``group_rules`` (Markdown paragraphs: the SLO's recording rules, without the budget's
     literal), ``meaning`` (Markdown paragraphs)."""
-    minutes = Decimal(s.period_ms) / Decimal(slo_mod.MINUTE_MS)
-    bad_minutes = minutes * s.budget
-    per = Decimal(1) / s.budget
-    budget_text = (f"{slo_mod.percent(s.budget)} of events: **{_thousands(bad_minutes.quantize(Decimal('0.1')))} bad "
-                   f"minutes** per {s.period} ({slo_mod.human(int(bad_minutes * slo_mod.MINUTE_MS))} of total "
-                   f"outage), or "
-                   f"**{_thousands((Decimal(1000) * s.budget).normalize())} bad of every 1,000 events** "
-                   f"({_thousands((Decimal(1_000_000) * s.budget).normalize())} per million)")
-    if per == per.to_integral_value():
-        budget_text += f", one in {_thousands(per)}"
     if s.kind == "latency":
         sli = (f"requests slower than `le=\"{s.le}\"` over all requests: "
                + " over ".join(inline_code(c) for c in s.counters()))
@@ -105,12 +116,9 @@ def section(s, values_key: str, md_text, inline_code, fence, links=None) -> dict
                + (" (error ratio = 1 - good/total)" if s.kind == "good" else ""))
     names = {sev: s.alert_name(sev) for sev in ("page", "ticket")}
     group = s.group_name
-    trips = ", ".join(f"{slo_mod.percent(w.factor * s.budget)} ({slo_mod.decimal_text(w.factor)}x)"
-                      for w in s.windows)
     facts = [
         # the one line that states the objective and what follows from it (see the docstring)
-        ("Objective", f"{slo_mod.decimal_text(s.objective)}% of events good over {s.period} (rolling); error "
-                      f"budget {budget_text}; the pairs below fire above an error ratio of {trips}"),
+        ("Objective", objective_fact(s)),
         ("SLI", sli),
         ("Rule group", inline_code(group)),
         ("Knobs", f"`{values_key}.slos.{s.name}.enabled: false` turns the SLO off, `.ticket: false` keeps "

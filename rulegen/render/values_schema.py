@@ -102,8 +102,12 @@ def _set_schema(node: dict, path: list[str], leaf: dict, keep: bool = False) -> 
 
 #: Schema of a number parameter: a number, or a string holding a PromQL number literal (Helm's
 #: ``--set`` reads only integers as numbers, so ``--set ...threshold=0.95`` is the string "0.95").
+#: Written once under ``definitions`` (``promqlNumber``, only in a chart with a number
+#: parameter) and referenced, with ``\d`` for ``[0-9]`` (the same in Go's regexp, which Helm's
+#: validator uses, and in ECMA-262's): inline at a parameter's depth its pattern line was 135
+#: characters (issue 29: no line over 120); there it is 114.
 PROMQL_NUMBER = {"type": ["number", "string"],
-                 "pattern": r"^[-+]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?|0[xX][0-9a-fA-F]+|[iI][nN][fF]|[nN][aA][nN])$"}
+                 "pattern": r"^[-+]?((\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|0[xX][0-9a-fA-F]+|[iI][nN][fF]|[nN][aA][nN])$"}
 
 #: A duration that is zero (``0``, ``0s``, ``0m0s``...): Prometheus rejects it as a range
 #: (``rate(x[0s])``: "range ... must be > 0"), so a duration parameter written as a range
@@ -144,7 +148,7 @@ def _knobs_schema(rules: tuple = (), groups: tuple[str, ...] = (),
     from urllib.parse import quote
     here = "#/properties/" + quote(values_key.replace("~", "~0").replace("/", "~1"), safe="~") + "/definitions/"
     ref = {name: {"$ref": here + name} for name in ("labels", "annotations", "duration", "group",
-                                                   "customAlert", "customRecord")}
+                                                   "customAlert", "customRecord", "promqlNumber")}
     str_map = {"type": "object", "additionalProperties": {"type": "string"}}
     severity = {"type": "string", "enum": list(severities)} if severities else {"type": "string"}
     custom_props = {"for": ref["duration"], "keepFiringFor": ref["duration"], "severity": severity,
@@ -176,7 +180,9 @@ def _knobs_schema(rules: tuple = (), groups: tuple[str, ...] = (),
             if kind == "range":  # a duration inside [ ]: not zero
                 props[pname] = {**definitions["duration"], "not": {"pattern": ZERO_DURATION}}
             else:
-                props[pname] = dict(ref["duration"]) if kind == "duration" else dict(PROMQL_NUMBER)
+                props[pname] = dict(ref["duration"]) if kind == "duration" else dict(ref["promqlNumber"])
+                if kind != "duration":
+                    definitions["promqlNumber"] = PROMQL_NUMBER
             if desc:
                 props[pname]["description"] = desc
             if kind == "range":

@@ -148,6 +148,28 @@ def test_only_a_duration_written_as_a_range_must_not_be_zero():
     assert "not" not in params["shift"] and params["shift"]["$ref"].endswith("/duration")
 
 
+def test_a_number_parameter_schema_fits_a_line_and_reads_promql_numbers():
+    """Regression (issue 29: no line over 120 characters): a number parameter's pattern was
+    written inline at the parameter's depth, a 135-character line of values.schema.json in
+    every chart with one. It is one ``promqlNumber`` definition now (only in such a chart),
+    and the pattern, written with ``\\d``, reads the same PromQL number literals."""
+    import json
+    import re
+    from rulegen.render.values import render_values_schema
+    text = render_values_schema(make_spec(SPEC), None)
+    assert max(len(line) for line in text.splitlines()) <= 120
+    doc = json.loads(text)
+    knobs = doc["properties"]["prometheusRule"]
+    params = knobs["properties"]["customRules"]["properties"]["RedisMemoryHigh"]["properties"]["params"]["properties"]
+    assert params["threshold"]["$ref"].endswith("/definitions/promqlNumber")
+    number = re.compile(knobs["definitions"]["promqlNumber"]["pattern"], re.ASCII)  # Go's and ECMA's \\d
+    assert all(number.search(v) for v in ("0.95", "1", "-.5", "+3.", "2.5e-07", "1E3", "0x1F", "Inf", "-inf", "NaN"))
+    assert not any(number.search(v) for v in ("high", "1.2.3", "e3", "0x", "٣", "1 ", ""))
+    no_numbers = {"app": "x", "groups": [{"name": "x", "rules": [
+        {"alert": "XRejected", "expr": "increase(x_total[[[window]]]) > 1", "params": {"window": "5m"}}]}]}
+    assert "promqlNumber" not in render_values_schema(make_spec(no_numbers), None)
+
+
 def test_runbook_page_names_the_knob():
     from rulegen.render.runbook import params_note
     spec = make_spec(SPEC)

@@ -347,6 +347,43 @@ def test_alert_index_groups_by_app_with_root_causes_first():
             '(inferencecache.md#inferencecacheserverdown)</span>') in text
 
 
+ORDER_SPEC = """\
+app: demo
+groups:
+  - name: demo
+    rules:
+      - alert: DemoSlow
+        expr: demo_latency_seconds > 1
+        severity: warning
+        summary: Slow.
+      - alert: DemoErrors
+        expr: demo_errors > 1
+        severity: warning
+        inhibited_by: {alert: DemoDown}
+        summary: Errors.
+      - alert: DemoDiskFull
+        expr: demo_disk_free < 1
+        severity: SEV
+        summary: Disk full.
+      - alert: DemoDown
+        expr: up{job="demo"} == 0
+        severity: warning
+        summary: Down.
+"""
+
+
+@pytest.mark.parametrize("severity", ["info", "warning", "critical"])
+def test_alert_index_order_is_causes_then_spec_order_whatever_the_severity(severity):
+    """Regression (issue 29): the index ordered ties by severity, so a severity edit moved the
+    alert's 4-line entry (6 to 8 changed lines of alerts.md for one line of the spec). The cause
+    (DemoDown, which DemoErrors is inhibited by) still comes first, the symptom after it; the
+    rest keep the spec's order, whatever DemoDiskFull's severity."""
+    from rulegen.render.runbook_index import cause_order
+    from rulegen.spec import build_spec, load_text
+    spec = build_spec(load_text(ORDER_SPEC.replace("SEV", severity), "rules/demo.yaml"))
+    assert [r.name for r in cause_order(spec)] == ["DemoDown", "DemoSlow", "DemoErrors", "DemoDiskFull"]
+
+
 def test_llama_swap_page_names_one_values_path():
     page = (REPO / "runbooks/llama-swap.md").read_text()
     assert set(re.findall(r"[\w./-]*llama-swap/values\.yaml", page)) == {"charts/llama-swap/values.yaml"}

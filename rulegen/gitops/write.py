@@ -148,6 +148,9 @@ def compare(outputs, root: Path, fmt: str = "helm", sources=None) -> Status:
       written; the others are read (a template several specs share is listed in each);
     * stale files of a removed spec are removed with their sum file when it matches; when it
       does not, every stale file it lists is refused.
+    * a build killed between two renames (some files new, some old, no sum matching them):
+      each file its journal lists (:func:`apply`) is rulegen's when its body is the one before
+      or after that build; a file of a spec edited since then is judged as above.
 
     Reading a sum file never leaves the project: a listed path that is not a plain relative
     path, or leads out through a symlink, makes the sum one that does not match.
@@ -209,8 +212,8 @@ def _why_edited(path: str, text: str, planned: str | None, recorded: "_Sums", ow
     content (None for a stale file); ``own_sum``: the sum file planned for its source."""
     if path.startswith(sums.SUM_DIR + "/"):  # rulegen's record itself: rewritten unless a person's file
         return None if ownership.is_generated(text) else _NOT_OURS
-    if path in recorded.vouched:
-        return None
+    if path in recorded.vouched or ownership.digest(text) in recorded.journaled.get(path, ()):
+        return None  # listed in a matching sum, or as a killed build left it (its journal)
     verdict = ownership.checksum_verdict(text)
     if verdict is not None:
         why = _OLD_CHECKSUM if verdict else None
@@ -242,6 +245,8 @@ class _Sums:
         vouched: paths listed in a sum file whose digest matches them: not edited by hand.
         problems: path listed in a sum that does not match -> why (a clause).
         broken: sum file -> why it says nothing (not a sum file rulegen wrote).
+        exists: the sum files on disk.
+        journaled: path -> body digests the journal of a killed build allows (:func:`apply`).
     """
 
     def __init__(self, root: Path, disk: _Disk):
@@ -249,6 +254,7 @@ class _Sums:
         self.problems: dict[str, str] = {}
         self.broken: dict[str, str] = {}
         self.exists: set[str] = set()
+        self.journaled = _journaled(root)
         seen: dict = {}
         for p in sorted(root.glob(sums.GLOB)):
             rel = p.relative_to(root).as_posix()
@@ -323,15 +329,78 @@ def apply(outputs, root: Path, status: Status) -> list[str]:
     permission, a full disk) changes nothing: the temp files and the folders made for them
     are removed again.
 
+    A build killed between two renames leaves some files new and some old, which no sum file
+    matches (one digest for all the files of a spec). So before the first rename the build
+    writes a journal, :data:`JOURNAL` as a temp file (fsync'ed, never renamed): every owned
+    file's body digest before and after the build (``null``: missing, or removed). It is
+    removed after the last write; left by a killed build, the next :func:`compare` takes each
+    file it lists for rulegen's own when the file's body is its digest before or after, and
+    ``build`` removes it with the other leftover temp files (``check`` reports it).
+
     Raises:
         RulegenError: an output cannot be written, or a symlink on its path leads outside
             ``root`` (``RG747``, naming the link; see :mod:`rulegen.fs.containment`); nothing was
             written.
     """
     by_path = {o.path: o for o in outputs}
-    return fs_write.write_all(root, {p: by_path[p].content for p in status.changed if not by_path[p].link},
-                              remove=status.stale,
-                              links={p: by_path[p].content for p in status.changed if by_path[p].link})
+    files = {p: by_path[p].content for p in status.changed if not by_path[p].link}
+    links = {p: by_path[p].content for p in status.changed if by_path[p].link}
+    journal = _journal_text(outputs, root, status)
+    made_dir = not (root / sums.SUM_DIR).exists()
+    tmp = fs_write.write_temp(root, JOURNAL, journal) if journal else None
+    try:
+        return fs_write.write_all(root, files, remove=status.stale, links=links)
+    finally:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+            if made_dir:
+                try:
+                    (root / sums.SUM_DIR).rmdir()  # empty: the build wrote nothing
+                except OSError:
+                    pass
+
+
+#: Where :func:`apply` keeps its journal, as a temp file beside this name.
+JOURNAL = f"{sums.SUM_DIR}/build-journal"
+
+
+def _journal_text(outputs, root: Path, status: Status) -> str | None:
+    """The journal of :func:`apply` (JSON: ``{"files": {path: [before, after]}}``, body digests
+    or null), or None when the build writes or removes no owned file."""
+    import json
+    disk = _Disk(root)
+    entries = {}
+    for o in outputs:
+        if o.owned and not o.link:
+            before = disk.text(o.path)
+            entries[o.path] = [None if before is None else ownership.digest(_lf(before)), ownership.digest(o.content)]
+    for path in status.stale:
+        text = disk.text(path)
+        if text is not None:
+            entries[path] = [ownership.digest(_lf(text)), None]
+    touched = set(status.changed) | set(status.stale)
+    if not touched & set(entries):
+        return None
+    return json.dumps({"files": entries}, indent=0, sort_keys=True) + "\n"
+
+
+def _journaled(root: Path) -> dict[str, set]:
+    """Path -> the body digests (None: missing) the journals of killed builds allow it
+    (:func:`apply`); unreadable journals (killed while written) allow nothing."""
+    import json
+    allowed: dict[str, set] = {}
+    for p in sorted((root / sums.SUM_DIR).glob(".build-journal.*" + fs_write.TMP_SUFFIX)):
+        text = read(p)
+        try:
+            data = json.loads(text) if text else None
+        except ValueError:
+            continue
+        if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
+            continue
+        for path, pair in data["files"].items():
+            if isinstance(pair, list) and all(d is None or isinstance(d, str) for d in pair):
+                allowed.setdefault(path, set()).update(pair)
+    return allowed
 
 
 def _dirs(root: Path, outputs, fmt: str) -> set:

@@ -335,3 +335,27 @@ def test_diff_shows_no_sum_file(project, capsys):
     code, out, err = run(capsys, "-C", str(project), "diff", "--base", "HEAD")
     assert code == 0 and "sum" not in (out + err).replace("summary", "")
     assert "~ alert LlamaSwapDown (llama-swap): for 5m -> 7m" in out.splitlines()
+
+
+# -- a killed build -------------------------------------------------------------------------
+
+
+def test_the_journal_of_a_killed_build_vouches_for_its_files_and_no_others(project, capsys):
+    """Killed after the new sum file was renamed and before the rules file was: no sum matches
+    the files, the journal says each is as rulegen had it before or after (tests/gitops/
+    test_atomic_write.py kills real builds at every point)."""
+    from rulegen.fs import write as fs_write
+    from rulegen.gitops import write
+    from rulegen.pipeline import load_project, plan_project
+    edit_spec(project)
+    outputs, _ = plan_project(load_project(project), "helm")
+    status = write.compare(outputs, project)
+    assert {TEMPLATE, PAGE, SUM} <= set(status.changed) and status.hand_edited == []
+    fs_write.write_temp(project, write.JOURNAL, write._journal_text(outputs, project, status))
+    (project / SUM).write_text(next(o.content for o in outputs if o.path == SUM), encoding="utf-8")
+    assert write.compare(outputs, project).hand_edited == []
+    p = project / TEMPLATE
+    p.write_text(p.read_text(encoding="utf-8") + "# a person's line\n", encoding="utf-8")
+    assert write.compare(outputs, project).hand_edited == [TEMPLATE]
+    code, out, _ = run(capsys, "-C", str(project), "check")
+    assert code == 1 and f"leftover: {write.temp_files(project, outputs)[0]}: temp file of an interrupted build" in out

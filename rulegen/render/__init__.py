@@ -198,7 +198,8 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     if specs:
         outs.extend(_site_files(specs, root, findings, cfg.owners))
     from . import sums
-    outs.extend(sums.outputs(outs, shared_templates, {s.file: s.app for s in specs}))
+    outs.extend(Output(path, text, True, source)
+                for path, text, source in sums.outputs(outs, shared_templates, {s.file: s.app for s in specs}))
     return sorted(outs, key=lambda o: o.path), findings
 
 

@@ -181,10 +181,11 @@ def package_file(name: str) -> str:
 
 
 def render_template(spec: Spec | None = None, root: Path | None = None, site_url: str | None = None,
-                    header: str | None = None) -> str:
+                    header: str | None = None, checksum: str | None = None) -> str:
     """The chart's ``templates/prometheusrule.yaml`` (or ``chart.template``) text: the same
     for every spec, so the arguments of the older per-spec signature are accepted and none is
-    used. The template works only next to the spec's rules file (:func:`render_rules_file`)
+    used (``checksum`` neither: generated files carry none since the sum files,
+    :mod:`rulegen.render.sums`). The template works only next to the spec's rules file (:func:`render_rules_file`)
     and with the chart library as the chart's subchart (:mod:`rulegen.render.library`)."""
     return _copied(TEMPLATE_SOURCE)
 

@@ -120,12 +120,12 @@ def parse(text: str) -> Recorded | None:
     return Recorded(m.group(1) if m else None, tuple(data["files"]))
 
 
-def outputs(outs: list, extra: list[tuple[str, str]], apps: dict[str, str]) -> list:
-    """The sum files of the planned outputs ``outs`` (:class:`rulegen.render.Output`), one per
-    source that made an owned file (symlinks left out); ``extra``: (source, path) of files a
-    source makes that another source's output already holds (a template several specs of one
-    chart share); ``apps``: spec file -> app."""
-    from . import Output
+def outputs(outs: list, extra: list[tuple[str, str]], apps: dict[str, str]) -> list[tuple[str, str, str]]:
+    """(path, text, source) of the sum files of the planned outputs ``outs``
+    (:class:`rulegen.render.Output`), one per source that made an owned file (symlinks left
+    out), sorted by source; ``extra``: (source, path) of files a source makes that another
+    source's output already holds (a template several specs of one chart share); ``apps``:
+    spec file -> app."""
     by_path = {o.path: o for o in outs}
     members: dict[str, dict[str, str]] = {}
     for o in outs:
@@ -133,5 +133,4 @@ def outputs(outs: list, extra: list[tuple[str, str]], apps: dict[str, str]) -> l
             members.setdefault(o.source, {})[o.path] = o.content
     for source, path in extra:
         members.setdefault(source, {})[path] = by_path[path].content
-    return [Output(path_for(src, apps.get(src)), render(src, files), True, src)
-            for src, files in sorted(members.items())]
+    return [(path_for(src, apps.get(src)), render(src, files), src) for src, files in sorted(members.items())]

@@ -82,9 +82,9 @@ def test_a_template_two_specs_share_is_listed_in_the_sum_of_each():
     b = Output("runbooks/b.md", "b\n", True, "rules/b.yaml")
     outs = sums.outputs([t, a, b], [("rules/b.yaml", t.path)], {"rules/a.yaml": "a", "rules/b.yaml": "b"})
     alone = sums.outputs([Output(t.path, t.content, True, "rules/b.yaml"), b], [], {"rules/b.yaml": "b"})
-    by = {o.path: o for o in outs}
-    assert sums.parse(by[".rulegen-sums/b.sum.yaml"].content).files == (t.path, "runbooks/b.md")
-    assert by[".rulegen-sums/b.sum.yaml"].content == alone[0].content
+    by = {path: text for path, text, _source in outs}
+    assert sums.parse(by[".rulegen-sums/b.sum.yaml"]).files == (t.path, "runbooks/b.md")
+    assert by[".rulegen-sums/b.sum.yaml"] == alone[0][1]
 
 
 def test_a_path_outside_the_plain_characters_is_quoted():

@@ -71,10 +71,10 @@ def read(path: Path) -> str | None:
     ``check`` must say what ``build`` would change. ``build`` rewrites such a file without
     ``--force``, because :func:`compare` checks ownership on the text with ``\r\n`` read as
     ``\n`` (a line-ending conversion is not a hand edit). To keep CRLF checkouts from showing
-    as drift on Windows, set ``charts/** text eol=lf`` and ``runbooks/** text eol=lf`` in
-    ``.gitattributes``. Shared files (``values.yaml`` ...) are merged with their own line
-    endings (see :func:`rulegen.render._read`), so a CRLF ``values.yaml`` stays CRLF and is
-    up to date.
+    as drift on Windows, set ``charts/** text eol=lf``, ``runbooks/** text eol=lf`` and
+    ``.rulegen-sums/** text eol=lf`` in ``.gitattributes``. Shared files (``values.yaml`` ...)
+    are merged with their own line endings (see :func:`rulegen.render._read`), so a CRLF
+    ``values.yaml`` stays CRLF and is up to date.
     """
     if not fs_read.is_regular(path):
         return None  # a folder, a FIFO (opening one would wait for a writer), a device
@@ -270,7 +270,8 @@ class _Sums:
                 continue
             bad = next((f for f in rec.files if lexical_problem(f) or escaping_link(root, f, seen)), None)
             if bad is not None:
-                self.broken[rel] = f"{rel} lists {bad!r}, a path outside the project, so it is not the sum rulegen wrote"
+                self.broken[rel] = (f"{rel} lists {bad!r}, a path outside the project, so it is not the sum "
+                                    "rulegen wrote")
                 for f in rec.files:
                     self.problems.setdefault(f, self.broken[rel])
                 continue

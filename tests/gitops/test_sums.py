@@ -269,7 +269,8 @@ def test_the_files_of_a_removed_spec_are_removed_with_their_sum(bundled, capsys)
     assert (code, err) == (0, "")
     listed = set(sums.parse((bundled / SITE_SUM).read_text(encoding="utf-8")).files)
     for rel in ("removed .rulegen-sums/noctaya.sum.yaml", "removed runbooks/noctaya.md",
-                "removed charts/noctaya/rules/noctaya.rules.yaml", "removed charts/noctaya/templates/prometheusrule.yaml"):
+                "removed charts/noctaya/rules/noctaya.rules.yaml",
+                "removed charts/noctaya/templates/prometheusrule.yaml"):
         assert rel in out.splitlines()
     assert "runbooks/noctaya.md" not in listed
     assert run(capsys, "-C", str(bundled), "check")[0] == 0

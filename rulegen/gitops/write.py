@@ -158,7 +158,7 @@ def compare(outputs, root: Path, fmt: str = "helm", sources=None) -> Status:
     from ..render import library
     st = Status()
     disk = _Disk(root)
-    recorded = _Sums(root, disk)
+    recorded = _Sums(root, disk, {o.path for o in outputs})
     planned_sum = {o.source: o.path for o in outputs if o.path.startswith(sums.SUM_DIR + "/")}
     planned = set()
     migrating = set()  # old copies of the library in the charts that now link to it
@@ -239,7 +239,8 @@ class _Disk:
 
 
 class _Sums:
-    """The sum files on disk, each checked against the files it lists (see :func:`compare`).
+    """The sum files on disk, each checked against the files it lists (see :func:`compare`);
+    ``planned``: the paths of the plan (outputs).
 
     Attributes:
         vouched: paths listed in a sum file whose digest matches them: not edited by hand.
@@ -249,7 +250,7 @@ class _Sums:
         journaled: path -> body digests the journal of a killed build allows (:func:`apply`).
     """
 
-    def __init__(self, root: Path, disk: _Disk):
+    def __init__(self, root: Path, disk: _Disk, planned=frozenset()):
         self.vouched: set[str] = set()
         self.problems: dict[str, str] = {}
         self.broken: dict[str, str] = {}
@@ -268,7 +269,9 @@ class _Sums:
                 self.broken[rel] = (f"{rel} is not the sum file rulegen wrote, so the files made from {source} "
                                     "cannot be checked against what rulegen wrote")
                 continue
-            bad = next((f for f in rec.files if lexical_problem(f) or escaping_link(root, f, seen)), None)
+            # a planned path is written (and read) there anyway: only the others are looked at
+            bad = next((f for f in rec.files
+                        if f not in planned and (lexical_problem(f) or escaping_link(root, f, seen))), None)
             if bad is not None:
                 self.broken[rel] = (f"{rel} lists {bad!r}, a path outside the project, so it is not the sum "
                                     "rulegen wrote")
@@ -369,6 +372,9 @@ def _journal_text(outputs, root: Path, status: Status) -> str | None:
     """The journal of :func:`apply` (JSON: ``{"files": {path: [before, after]}}``, body digests
     or null), or None when the build writes or removes no owned file."""
     import json
+    owned = {o.path for o in outputs if o.owned and not o.link}
+    if not owned & set(status.changed) and not status.stale:
+        return None
     disk = _Disk(root)
     entries = {}
     for o in outputs:

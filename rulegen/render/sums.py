@@ -107,10 +107,35 @@ class Recorded:
 
 def parse(text: str) -> Recorded | None:
     """The digest and paths recorded in sum file ``text``, or None when it is no sum file
-    (not YAML, not the shape :func:`render` writes; a hand edit may do that)."""
+    (not YAML, not the shape :func:`render` writes; a hand edit may do that). The shape
+    :func:`render` writes is read line by line; any other text by a YAML parser."""
+    lines = [ln for ln in text.replace("\r\n", "\n").split("\n") if ln.strip() and not ln.startswith("#")]
+    if len(lines) >= 2 and lines[1] == "files:" and all(ln.startswith("  - ") for ln in lines[2:]):
+        m = re.fullmatch(r"digest: sha256:([0-9a-f]{64})", lines[0])
+        files = []
+        for ln in lines[2:]:
+            item = ln[4:]
+            if _PLAIN.match(item):
+                files.append(item)
+                continue
+            try:
+                value = json.loads(item)
+            except ValueError:
+                break
+            if not isinstance(value, str):
+                break
+            files.append(value)
+        else:
+            if m:
+                return Recorded(m.group(1), tuple(files))
+    return _parse_yaml(text)
+
+
+def _parse_yaml(text: str) -> Recorded | None:
+    """:func:`parse` of a sum file in another YAML shape than :func:`render` writes."""
     import yaml
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("files"), list) \

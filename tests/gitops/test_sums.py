@@ -93,6 +93,14 @@ def test_a_path_outside_the_plain_characters_is_quoted():
     assert sums.parse(text).files == ("runbooks/a b#c.md",)
 
 
+def test_a_sum_file_in_another_yaml_shape_is_read_as_yaml():
+    hexd = "a" * 64
+    assert sums.parse(f'digest: "sha256:{hexd}"\nfiles: [x.md, "y z.md"]\n') == sums.Recorded(hexd, ("x.md", "y z.md"))
+    assert sums.parse(f"digest: sha256:{hexd}\nfiles:\n  - x.md\n  - [1]\n") is None  # not a path
+    assert sums.parse("files: [\n") is None
+    assert sums.parse("files: [x.md]\n") == sums.Recorded(None, ("x.md",))  # no digest: matches nothing
+
+
 # -- hand edits -----------------------------------------------------------------------------
 
 

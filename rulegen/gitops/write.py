@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..findings import RulegenError
 from ..fs import read as fs_read
 from ..fs import write as fs_write
 from ..fs.containment import escaping_link, lexical_problem
@@ -351,7 +352,17 @@ def apply(outputs, root: Path, status: Status) -> list[str]:
     links = {p: by_path[p].content for p in status.changed if by_path[p].link}
     journal = _journal_text(outputs, root, status)
     made_dir = not (root / sums.SUM_DIR).exists()
-    tmp = fs_write.write_temp(root, JOURNAL, journal) if journal else None
+    tmp = None
+    if journal:
+        blocked = fs_write.unwritable(root, [JOURNAL])
+        if blocked:  # as write_all says it, before anything is written
+            raise RulegenError(f"{sums.SUM_DIR} cannot be written into: it, or a folder on its path, exists as "
+                               "something else (a file, a dangling symlink...); remove or rename that (nothing "
+                               "was written)")
+        try:
+            tmp = fs_write.write_temp(root, JOURNAL, journal)
+        except OSError as e:
+            raise RulegenError(f"cannot write {JOURNAL}: {e.strerror or e} (nothing was written)") from None
     try:
         return fs_write.write_all(root, files, remove=status.stale, links=links)
     finally:

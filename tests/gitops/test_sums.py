@@ -368,3 +368,15 @@ def test_the_journal_of_a_killed_build_vouches_for_its_files_and_no_others(proje
     assert write.compare(outputs, project).hand_edited == [TEMPLATE]
     code, out, _ = run(capsys, "-C", str(project), "check")
     assert code == 1 and f"leftover: {write.temp_files(project, outputs)[0]}: temp file of an interrupted build" in out
+
+
+def test_a_file_in_place_of_the_sum_folder_stops_build_before_it_writes_anything(project, capsys):
+    shutil.rmtree(project / ".rulegen-sums")
+    (project / ".rulegen-sums").write_text("x\n", encoding="utf-8")
+    edit_spec(project)
+    before = snapshot(project)
+    assert run(capsys, "-C", str(project), "build")[0] == 1  # no sums: the spec edit cannot be checked
+    code, out, err = run(capsys, "-C", str(project), "build", "--force")
+    assert (code, out) == (2, "") and (".rulegen-sums cannot be written into: it, or a folder on its path, exists as "
+                                       "something else") in err
+    assert snapshot(project) == before

@@ -380,3 +380,14 @@ def test_a_file_in_place_of_the_sum_folder_stops_build_before_it_writes_anything
     assert (code, out) == (2, "") and (".rulegen-sums cannot be written into: it, or a folder on its path, exists as "
                                        "something else") in err
     assert snapshot(project) == before
+
+
+def test_the_rules_format_lists_its_rule_file_and_refuses_a_hand_edit(project, capsys):
+    assert run(capsys, "-C", str(project), "build", "--format", "rules")[0] == 0
+    assert sums.parse((project / SUM).read_text(encoding="utf-8")).files == (
+        TEST_FILE, "rules-out/llama-swap.rules.yaml", PAGE)
+    assert run(capsys, "-C", str(project), "check", "--format", "rules")[0] == 0
+    p = project / "rules-out/llama-swap.rules.yaml"
+    p.write_text(p.read_text(encoding="utf-8") + "# a person's line\n", encoding="utf-8")
+    code, _, err = run(capsys, "-C", str(project), "build", "--format", "rules")
+    assert code == 1 and refused(err) == ["rules-out/llama-swap.rules.yaml"]

@@ -148,7 +148,7 @@ def compare(outputs, root: Path, fmt: str = "helm", sources=None) -> Status:
     * a build of some specs (``scope``): only the sums of those specs and the library's are
       written; the others are read (a template several specs share is listed in each);
     * stale files of a removed spec are removed with their sum file when it matches; when it
-      does not, every stale file it lists is refused.
+      does not, every stale file it lists is refused;
     * a build killed between two renames (some files new, some old, no sum matching them):
       each file its journal lists (:func:`apply`) is rulegen's when its body is the one before
       or after that build; a file of a spec edited since then is judged as above.

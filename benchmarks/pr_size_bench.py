@@ -15,8 +15,8 @@ What it does (issue 29, "the PR is the product"):
 4. from that branch, makes each one-knob edit of :data:`EDITS` (a threshold in an expr, a
    ``for``, a label value, a severity, a summary, the SLO objective, runbook text) in the
    spec, rebuilds, and reports the changed lines per generated file as a reviewer reads
-   them (:func:`reviewed_lines`: a changed line counts once, a moved line twice; the
-   ``rulegen-checksum:`` header lines are left out).
+   them (:func:`reviewed_lines`: a changed line counts once, a moved line twice; every line
+   counts, the digest line of each sum file in ``.rulegen-sums/`` too).
 
 ``tests/gitops/test_pr_size.py`` runs :func:`measure` and asserts the targets; this script
 prints the numbers. Nothing here is timed.
@@ -217,7 +217,7 @@ class Report:
             :data:`WIDTH` characters.
         generated_tests: lines of SLO tests `rulegen test` would generate (not committed).
         edits: by edit name, changed lines by generated path as a reviewer reads them
-            (:func:`reviewed_lines`; checksum lines left out; unchanged paths absent).
+            (:func:`reviewed_lines`; unchanged paths absent).
     """
 
     added: dict[str, int] = field(default_factory=dict)
@@ -272,19 +272,13 @@ def _long_lines(diff: str) -> list[tuple[str, int, int]]:
     return out
 
 
-#: A generated file's checksum header line: left out of the changed lines (its value changes
-#: with any change of the file, and the checksum line is being removed from the files).
-CHECKSUM = "rulegen-checksum"
-
-
 def reviewed_lines(diff: str) -> dict[str, int]:
     """Changed lines by path of ``git diff -U0`` output ``diff``, as a reviewer reads them.
 
-    Each hunk counts the larger of its removed and added lines, leaving out lines that
-    contain :data:`CHECKSUM`: a line changed in place (one removed, one added) counts 1, a
-    4-line entry that moves (a hunk removing it, another adding it) counts 8. A path whose
-    every hunk is a checksum line is absent. Paths are the new side's (``b/...``); a deleted
-    file is named by its old side."""
+    Each hunk counts the larger of its removed and added lines: a line changed in place (one
+    removed, one added) counts 1, a 4-line entry that moves (a hunk removing it, another
+    adding it) counts 8. Paths are the new side's (``b/...``); a deleted file is named by its
+    old side."""
     out: dict[str, int] = {}
     path, minus, plus = "", 0, 0
 
@@ -303,8 +297,6 @@ def reviewed_lines(diff: str) -> dict[str, int]:
         elif line.startswith("@@"):
             close()
             minus = plus = 0
-        elif CHECKSUM in line:
-            continue
         elif line.startswith("-"):
             minus += 1
         elif line.startswith("+"):

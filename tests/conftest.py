@@ -141,9 +141,10 @@ def shared_dir() -> Path:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """A copy of the bundled project (specs, charts, mkdocs.yml, runbooks, .rulegen.yaml and the
-    Alertmanager configuration it names, deploy/) in a temp folder."""
-    for name in ("rules", "charts", "runbooks", "deploy"):
+    """A copy of the bundled project (specs, charts, mkdocs.yml, runbooks, .rulegen.yaml, the
+    Alertmanager configuration it names, deploy/, and the sum files, .rulegen-sums/) in a temp
+    folder."""
+    for name in ("rules", "charts", "runbooks", "deploy", ".rulegen-sums"):
         if (REPO / name).exists():
             shutil.copytree(REPO / name, tmp_path / name, symlinks=True)
     for name in ("mkdocs.yml", ".rulegen.yaml"):

@@ -57,8 +57,13 @@ def run(args) -> int:
     status = write.compare(outputs, root, args.format, loaded_files)
     if status.hand_edited and not args.force:
         for p in status.hand_edited:
-            err(f"{p}: edited by hand since rulegen generated it; refusing to overwrite. Move the "
+            why = f" ({status.why[p]})" if p in status.why else ""
+            err(f"{p}: edited by hand since rulegen generated it; refusing to overwrite{why}. Move the "
                 "change into the spec (or a notes slot) and rerun, or rerun with --force to discard it")
+        if any(write.SUM_MISMATCH in w for w in status.why.values()):
+            err("a sum file records one digest for all the files made from a spec, so rulegen cannot tell which "
+                "of them was edited: look at them (git diff); once every hand edit is in the spec or undone, "
+                "`rulegen build --force` loses nothing")
         err("nothing was written")
         return EXIT_FAIL
     for p in write.clean_temp_files(root, outputs, args.format):

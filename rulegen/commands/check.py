@@ -202,7 +202,8 @@ def _run(root: Path, paths, stream, fmt: str, base: str | None = None, force_pol
         if not by_path[path].link:  # a link: RG770 above
             out(unified_diff(path, write.read(root / path), by_path[path].content).rstrip("\n"))
     for path in status.hand_edited:
-        out(f"hand-edited: {path}: changed by hand since rulegen generated it; move the change "
+        why = f" ({status.why[path]})" if path in status.why else ""
+        out(f"hand-edited: {path}: changed by hand since rulegen generated it{why}; move the change "
             "into the spec (or a runbook notes slot) and run `rulegen build`, or run "
             "`rulegen build --force` to discard it")
     for path in status.stale:

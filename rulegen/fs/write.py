@@ -140,6 +140,20 @@ def _stage(path: Path, content: str | bytes, sync: bool = True) -> Path:
     return tmp
 
 
+def write_temp(root: Path, path: str, content: str) -> Path:
+    """``content`` in a new temporary file beside ``path`` (relative to ``root``), fsync'ed and
+    never renamed: a journal that lives as long as the command writing it. Killed, the command
+    leaves it as any temporary file, for the next ``build`` to remove (:func:`clean_temp_files`)
+    and ``check`` to report. Returns its path.
+
+    Raises:
+        rulegen.findings.RulegenError: ``RG747``, ``path`` leads outside ``root``.
+        OSError: it cannot be written (nothing is left behind).
+    """
+    refuse_escaping(root, path)
+    return _stage(Path(root, path), content)
+
+
 def _commit(tmp: Path, path: Path, sync: bool = True) -> None:
     """The second half of :func:`atomic_write`: rename ``tmp`` over ``path`` and fsync the
     folder (best effort), so the rename survives a crash."""

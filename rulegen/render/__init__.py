@@ -12,7 +12,9 @@ next stage, :mod:`rulegen.outputs`. One module per output:
 * :mod:`.promtool_tests` promtool test files,
 * :mod:`.runbook` runbook pages, home page and alert index (:mod:`.notes`: their team notes),
 * :mod:`.site` the ``nav`` of ``mkdocs.yml``,
-* :mod:`.plain` plain Prometheus rule files (``--format rules``).
+* :mod:`.plain` plain Prometheus rule files (``--format rules``),
+* :mod:`.sums` one sum file per spec (and for the site and the chart library): what rulegen
+  wrote, so a hand edit is refused (:func:`rulegen.gitops.write.compare`).
 
 Codes:
 
@@ -31,7 +33,6 @@ Codes:
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,11 +58,12 @@ class Output:
     Attributes:
         path: relative to the project root, POSIX separators.
         content: the whole new text.
-        owned: True for files rulegen generates whole (they carry the generated-file notice and
-            a checksum, and hand edits are refused); False for files people share with rulegen
+        owned: True for files rulegen generates whole (they carry the generated-file notice, are
+            listed in their source's sum file, :mod:`.sums`, and hand edits are refused); False for files people share with rulegen
             (``values.yaml``, ``values.schema.json``, ``mkdocs.yml``), which are merged.
         source: the spec file it comes from, or ``""`` for site-wide files
-            (:data:`rulegen.render.library.SOURCE` for the chart library's files).
+            (:data:`rulegen.render.library.SOURCE` for the chart library's files); a sum file's
+            source is the source whose files it lists.
         link: True for a symlink (the link of a chart to the chart library,
             :mod:`rulegen.render.library`): ``content`` is the link's text, its target.
     """
@@ -117,7 +119,7 @@ def _read(root: Path, rel: str, exact: bool = False) -> str | None:
 
 
 def _headers(style: str, source: str) -> list[str]:
-    return [ownership.comment(style, ownership.notice(source)), ownership.checksum_line(style)]
+    return [ownership.comment(style, ownership.notice(source))]
 
 
 def plan(specs: list[Spec], root: Path, fmt: str = "helm",
@@ -160,6 +162,7 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
         return shared[path].content if path in shared else _read(root, path, exact=True)
 
     planned_chart_files: set[str] = set()
+    shared_templates: list[tuple[str, str]] = []  # (spec file, template another spec's output holds)
     for spec, (rules, tfile, (page, page_findings), chart_files) in zip(ordered, split_map(job.per_spec, ordered)):
         src = spec.file
         if fmt == "rules":
@@ -169,6 +172,8 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
                 if path not in planned_chart_files:  # a template several specs share: once
                     planned_chart_files.add(path)
                     outs.append(Output(path, text, True, src))
+                else:  # ... and listed in the sum file of each
+                    shared_templates.append((src, path))
             link = library.link_path(spec.chart.path)
             if link not in planned_chart_files:  # the chart's symlink to the chart library
                 planned_chart_files.add(link)
@@ -184,14 +189,17 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
             if cpath not in shared:
                 _chart_yaml(root, cpath, spec, src, shared, findings)
         if tfile is not None:
-            outs.append(Output(test_file_path(spec), ownership.seal(tfile), True, src))
+            outs.append(Output(test_file_path(spec), tfile, True, src))
         findings.extend(page_findings)
         outs.append(Output(f"{RUNBOOK_DIR}/{spec.app}.md", page, True, src))
     outs.extend(shared.values())
     if specs and fmt != "rules":  # the chart library, once per project
-        outs.extend(Output(path, _sealed(text), True, library.SOURCE) for path, text in library.files())
+        outs.extend(Output(path, text, True, library.SOURCE) for path, text in library.files())
     if specs:
         outs.extend(_site_files(specs, root, findings, cfg.owners))
+    from . import sums
+    outs.extend(Output(path, text, True, source)
+                for path, text, source in sums.outputs(outs, shared_templates, {s.file: s.app for s in specs}))
     return sorted(outs, key=lambda o: o.path), findings
 
 
@@ -238,17 +246,16 @@ class _Job:
 
     def per_spec(self, spec: Spec):
         """What each spec renders on its own, independent of the shared files planned before
-        it: its rule file, promtool tests, sealed runbook page (with its findings) and, when
+        it: its rule file, promtool tests, runbook page (with its findings) and, when
         no other spec renders into its chart, its values files (the bulk of the work, so it
         runs on two cores for a large project; see rulegen.parallel)."""
         from . import helm, notes, promtool_tests, runbook
         root, site_url, src = self.root, self.site_url, spec.file
         if self.fmt == "rules":
             from . import plain
-            rules = ownership.seal(plain.render_rules_file(spec, site_url, _headers("yaml", src)))
+            rules = plain.render_rules_file(spec, site_url, _headers("yaml", src))
         else:
-            rules = [(path, _sealed(text)) for path, text in
-                     helm.render_chart(spec, root, site_url, _headers("yaml", src))]
+            rules = helm.render_chart(spec, root, site_url, _headers("yaml", src))
         tests = promtool_tests.render_test_file(spec, site_url, _headers("yaml", src))
         page = runbook.render_page(spec, self.specs, _headers("markdown", src),
                                    helm.uses_fullname(spec, root), helm.name_suffix(spec), self.query_links,
@@ -303,9 +310,8 @@ def _site_files(specs: list[Spec], root: Path, findings: list[Finding], owners=N
                                         home, findings, "home"),
                        True))
     for name in ASSETS:  # the site's stylesheet and script (mkdocs.yml: extra_css, extra_javascript)
-        outs.append(Output(f"{RUNBOOK_DIR}/{ASSETS_DIR}/{name}", ownership.seal(runbook_index.render_asset(
-            name, [ownership.comment("css", ownership.notice("rules/")), ownership.checksum_line("css")],
-            specs)), True))
+        outs.append(Output(f"{RUNBOOK_DIR}/{ASSETS_DIR}/{name}", runbook_index.render_asset(
+            name, _headers("css", "rules/"), specs), True))
     idx = f"{RUNBOOK_DIR}/alerts.md"
     outs.append(Output(idx, notes.page(runbook_index.render_alert_index(specs, _headers("markdown", "rules/"), owners),
                                        _read(root, idx), idx, findings), True))
@@ -324,13 +330,6 @@ def _site_files(specs: list[Spec], root: Path, findings: list[Finding], owners=N
     if mk is not None:
         outs.append(Output("mkdocs.yml", mk, False))
     return outs
-
-
-@functools.lru_cache(maxsize=8)
-def _sealed(text: str) -> str:
-    """:func:`rulegen.render.ownership.seal` of ``text``, cached: the template and its helpers
-    are the same text in every chart."""
-    return ownership.seal(text)
 
 
 def test_file_path(spec: Spec) -> str:

@@ -151,7 +151,7 @@ def _slo_lines(spec: Spec) -> list[str]:
 
 def meta_text(spec: Spec, settings: dict, header_lines: list[str]) -> str:
     """The text of ``rules/<app>.meta.yaml`` (see the module docstring): ``header_lines``
-    (the generated-file notice and checksum line), a note, then ``settings`` (those of
+    (the generated-file notice), a note, then ``settings`` (those of
     :func:`rulegen.render.helm.chart_settings` with ``rules``, the rules file's name, after
     ``template``), ``params`` and ``slos``. Every line at most :data:`WIDTH` characters
     (but for a word longer than that)."""

@@ -12,8 +12,8 @@ Each app's chart holds (paths under ``chart.path``):
   what the template needs besides the rules (:func:`chart_settings`: template, rules file,
   app, values key, gates, runbook base, name and namespace, the chart's fullname/labels
   helpers; alerts with parameters and SLOs, by name).
-* ``templates/prometheusrule.yaml`` (or ``chart.template``): the generated-file notice, its
-  checksum and one ``include "rulegen.v3.prometheusrule" .``, the same bytes in every chart.
+* ``templates/prometheusrule.yaml`` (or ``chart.template``): the generated-file notice and
+  one ``include "rulegen.v3.prometheusrule" .``, the same bytes in every chart.
 * ``charts/rulegen-library``: a symlink to the project's library chart
   ``charts/rulegen-library/`` (:mod:`rulegen.render.library`), whose ``templates/_rulegen.tpl``
   is ``templates/helm/_rulegen.tpl`` of rulegen's package (hand-written, commented; read it for
@@ -156,52 +156,43 @@ def compact(text: str, name: str) -> str:
     docs/chart.md, so a pull request adding a chart adds only the code; Helm's output is the
     same, as the blocks trim the whitespace before them and output nothing). A ``.tpl`` file
     (the library) also loses its blank lines, which Helm never outputs there, and gets one
-    line saying where the documentation is after the checksum line; a chart's template is
-    then the notice, the checksum and its one ``include``."""
+    line saying where the documentation is after the notice; a chart's template is then the
+    notice and its one ``include``."""
     lines = _DOC_BLOCK.sub("", text).split("\n")
     if not name.endswith(".tpl"):
         return "\n".join(lines)
     lines = [ln for ln in lines if ln.strip()] + [""]
     pointer = f"{{{{- /* The documented source: rulegen's templates/helm/{name}; see docs/chart.md. */}}}}"
-    return "\n".join(lines[:2] + [pointer] + lines[2:])
+    return "\n".join(lines[:1] + [pointer] + lines[1:])
 
 
 @functools.cache
 def _copied(name: str) -> str:
     """Package file ``templates/helm/<name>`` as written into a project (:func:`compact`; a
-    YAML file as it is) with its notice filled in (checksum left as the placeholder
-    :func:`rulegen.render.ownership.seal` fills)."""
+    YAML file as it is) with its notice filled in."""
     from . import ownership
     text = _source(name).replace(_NOTICE_PLACEHOLDER, ownership.notice(f"rulegen's templates/helm/{name}"), 1)
     return text if name == "Chart.yaml" else compact(text, name)
 
 
-def package_file(name: str, checksum: str | None = None) -> str:
-    """Package file ``templates/helm/<name>`` as rulegen writes it (:func:`_copied`;
-    ``checksum`` as for :func:`render_template`)."""
-    return _with_checksum(_copied(name), checksum)
+def package_file(name: str) -> str:
+    """Package file ``templates/helm/<name>`` as rulegen writes it (:func:`_copied`)."""
+    return _copied(name)
 
 
 def render_template(spec: Spec | None = None, root: Path | None = None, site_url: str | None = None,
                     header: str | None = None, checksum: str | None = None) -> str:
     """The chart's ``templates/prometheusrule.yaml`` (or ``chart.template``) text: the same
-    for every spec, so the arguments of the older per-spec signature are accepted and only
-    ``checksum`` is used (``sha256:<hex>`` written in place of the checksum placeholder; None
-    leaves the placeholder for :func:`rulegen.render.ownership.seal`). The template works
-    only next to the spec's rules file (:func:`render_rules_file`) and with the chart library
-    as the chart's subchart (:mod:`rulegen.render.library`)."""
-    return _with_checksum(_copied(TEMPLATE_SOURCE), checksum)
+    for every spec, so the arguments of the older per-spec signature are accepted and none is
+    used (``checksum`` neither: generated files carry none since the sum files,
+    :mod:`rulegen.render.sums`). The template works only next to the spec's rules file (:func:`render_rules_file`)
+    and with the chart library as the chart's subchart (:mod:`rulegen.render.library`)."""
+    return _copied(TEMPLATE_SOURCE)
 
 
-def render_helpers(checksum: str | None = None) -> str:
-    """The library chart's ``templates/_rulegen.tpl`` text (``checksum`` as for
-    :func:`render_template`)."""
-    return package_file(HELPER_FILE, checksum)
-
-
-def _with_checksum(text: str, checksum: str | None) -> str:
-    from . import ownership
-    return text if checksum is None else text.replace(ownership.checksum_value(), checksum, 1)
+def render_helpers() -> str:
+    """The library chart's ``templates/_rulegen.tpl`` text."""
+    return package_file(HELPER_FILE)
 
 
 def chart_settings(spec: Spec, root: Path, site_url: str) -> dict:
@@ -233,8 +224,7 @@ def chart_settings(spec: Spec, root: Path, site_url: str) -> dict:
 
 
 def render_rules_file(spec: Spec, root: Path, site_url: str, header_lines: list[str]) -> str:
-    """The text of ``rules/<app>.rules.yaml``: ``header_lines`` (the generated-file notice and
-    checksum line), a note and the spec's rule groups as Prometheus loads them with default
+    """The text of ``rules/<app>.rules.yaml``: ``header_lines`` (the generated-file notice), a note and the spec's rule groups as Prometheus loads them with default
     values (:func:`rulegen.render.plain.rule_groups`). What else the template needs is in the
     metadata file beside it (:mod:`rulegen.render.chart_meta`)."""
     from .plain import dump, rule_groups
@@ -256,10 +246,9 @@ def render_meta_file(spec: Spec, root: Path, site_url: str, header_lines: list[s
 
 
 def render_chart(spec: Spec, root: Path, site_url: str, header_lines: list[str]) -> list[tuple[str, str]]:
-    """(path, text) of the owned chart files of ``spec``, unsealed (checksum placeholders
-    left): the rules file, its metadata file, the template, and the AlertmanagerConfig of the
+    """(path, text) of the owned chart files of ``spec``: the rules file, its metadata file, the template, and the AlertmanagerConfig of the
     spec's inhibit rules when it declares any (:mod:`.inhibit_chart`). ``header_lines`` heads
-    the rules file (notice naming the spec, checksum line). The chart renders only with the
+    the rules file (the notice naming the spec). The chart renders only with the
     chart library as its subchart: :mod:`rulegen.render.library` (the library's files and the
     chart's link; :func:`rulegen.render.plan` plans them)."""
     from . import inhibit_chart

@@ -41,7 +41,7 @@ def has_rules(spec) -> bool:
 
 
 def render(spec) -> str | None:
-    """The template text (checksum placeholder unfilled), or None when ``spec`` declares no
+    """The template text, or None when ``spec`` declares no
     inhibit rule. Names and labels are JSON strings (JSON is YAML) made Helm-literal
     (:func:`rulegen.render.yamltext.helm_literal`): an alert name may be any string Prometheus
     accepts, ``{{`` included, and Helm outputs it as text, never runs it."""
@@ -56,7 +56,6 @@ def render(spec) -> str | None:
     gates = " ".join(q(g) for g in spec.chart.gates)
     lines = [
         ownership.comment("helm", ownership.notice(spec.file)),
-        ownership.checksum_line("helm"),
         "{{- /*",
         f"Inhibit rules of {spec.app} (inhibited_by: in its spec) as an AlertmanagerConfig of the Prometheus",
         "Operator. Renders when every gate of the chart is true and "

@@ -3,8 +3,9 @@
 ``rulegen build`` writes the named templates every app chart needs (``rulegen.v3.*``, from
 ``templates/helm/_rulegen.tpl`` of rulegen's package) once, as the library chart
 ``charts/rulegen-library/`` (``Chart.yaml`` with ``type: library``, and
-``templates/_rulegen.tpl``), each file with the generated-file notice and checksum (a hand edit
-is refused as for every generated file). Each app chart gets:
+``templates/_rulegen.tpl``), each file with the generated-file notice and listed in the
+library's sum file (:mod:`rulegen.render.sums`: a hand edit is refused as for every generated
+file). Each app chart gets:
 
 * ``<chart>/charts/rulegen-library``: a relative symlink to the library folder
   (``../../rulegen-library`` for ``charts/<app>``; :func:`link_target`). Helm loads every
@@ -14,7 +15,7 @@ is refused as for every generated file). Each app chart gets:
   follows symlinks that stay inside the repository. Helm prints a warning for the link
   ("found symbolic link in path"); :func:`rulegen.tools.helm.without_link_warnings` drops that
   line and keeps the rest of Helm's stderr.
-* ``<chart>/templates/prometheusrule.yaml``: the notice, the checksum and one ``include
+* ``<chart>/templates/prometheusrule.yaml``: the notice and one ``include
   "rulegen.v3.prometheusrule" .`` (the chart's own context is passed, so ``.Files``,
   ``.Values`` and ``.Template.Name`` are the app chart's).
 
@@ -22,8 +23,8 @@ The link is the only symlink rulegen makes, and the only one at that name it acc
 :func:`link_target`, nothing else (:func:`link_problem`; the validation check RG770 in
 :mod:`rulegen.validate.checks.paths`). Every other symlink in a chart is judged as before
 (RG742, RG760). A chart of an older rulegen holds its own copy,
-``<chart>/templates/_rulegen.tpl``: ``build`` removes it when it is unchanged (its checksum
-matches) and refuses when it was edited by hand (:func:`old_copy_path`).
+``<chart>/templates/_rulegen.tpl``: ``build`` removes it when it is unchanged (the checksum
+line an older rulegen wrote into it matches) and refuses when it was edited by hand (:func:`old_copy_path`).
 """
 
 from __future__ import annotations
@@ -69,8 +70,7 @@ def is_library(chart_path: str) -> bool:
 
 
 def files() -> list[tuple[str, str]]:
-    """(path, text) of the library chart's files, unsealed (checksum placeholders left for
-    :func:`rulegen.render.ownership.seal`)."""
+    """(path, text) of the library chart's files."""
     from .helm import package_file
     return [(f"{LIBRARY_DIR}/{rel}", package_file(name)) for rel, name in FILES]
 

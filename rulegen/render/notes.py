@@ -2,7 +2,7 @@
 
 A generated page (app page, home page, alert index) keeps the hand-written notes between its
 ``<!-- notes:... -->`` markers across builds (:func:`rulegen.render.ownership.notes`);
-:func:`page` seals the new text and puts the old notes back.
+:func:`page` puts the old notes back into the new text.
 
 Codes:
 
@@ -31,9 +31,9 @@ from . import safe
 
 def page(text: str, existing: str | None, path: str, findings: list[Finding],
           catch_all: str = "page") -> str:
-    """Seal a generated page and carry the team notes of ``existing`` over; notes whose
+    """A generated page ``text`` with the team notes of ``existing`` carried over; notes whose
     alert is gone move to the ``catch_all`` slot and are reported (``RG720``, warning)."""
-    sealed = ownership.seal(text)
+    sealed = text
     if existing:
         kept = ownership.notes(existing)
         if kept:

@@ -1,5 +1,4 @@
 {{- /* @@NOTICE@@ */}}
-{{- /* rulegen-checksum: sha256:@@RULEGEN_CHECKSUM@@ */}}
 {{- /*
 The library chart of a project: rulegen build writes it once, as
 charts/rulegen-library/templates/_rulegen.tpl (Chart.yaml "type: library"), and each app chart

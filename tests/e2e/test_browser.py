@@ -103,7 +103,7 @@ def site(tmp_path_factory):
     this module: (chromium, project, base URL)."""
     exe = chromium()
     project = tmp_path_factory.mktemp("project")
-    for name in ("rules", "charts", "runbooks", "deploy"):  # deploy: the Alertmanager config .rulegen.yaml names
+    for name in ("rules", "charts", "runbooks", "deploy", ".rulegen-sums"):  # deploy: the Alertmanager config .rulegen.yaml names
         shutil.copytree(REPO / name, project / name, symlinks=True)
     for name in ("mkdocs.yml", ".rulegen.yaml"):
         if (REPO / name).exists():

@@ -29,7 +29,8 @@ def _bench_module():
 
 def _make_project(dest: Path, reverse: bool) -> None:
     """The bundled project plus three synthetic apps, spec files written in ``reverse`` order."""
-    for name in ("rules", "charts"):
+    # the sums record what rulegen wrote into charts/ and runbooks/: copied with them
+    for name in ("rules", "charts", "runbooks", ".rulegen-sums"):
         shutil.copytree(REPO / name, dest / name, symlinks=True)
     shutil.copy(REPO / "mkdocs.yml", dest / "mkdocs.yml")
     bench = _bench_module()

@@ -161,8 +161,10 @@ def versions(tmp_path_factory):
 
 
 def _kill_points(n_changed: int):
+    """Before each rename (and after the last), and in the middle of each temp file written:
+    the build's journal first (rulegen.gitops.write.apply), then each changed file."""
     return ([("before-replace", i) for i in range(n_changed + 1)]
-            + [("mid-write", i) for i in range(n_changed)])
+            + [("mid-write", i) for i in range(n_changed + 1)])
 
 
 def test_enough_kill_points(versions):
@@ -174,7 +176,7 @@ def test_enough_kill_points(versions):
 def test_killed_build_leaves_each_file_old_or_new(versions, tmp_path, capsys):
     *_, changed = versions
     points = _kill_points(len(changed))
-    assert len(points) == 2 * len(changed) + 1
+    assert len(points) == 2 * len(changed) + 2
     for i, (mode, n) in enumerate(points):
         _kill_and_recover(versions, tmp_path / f"run{i}", mode, n, capsys)
 
@@ -190,33 +192,38 @@ def _kill_and_recover(versions, root: Path, mode: str, n: int, capsys) -> None:
     assert status == (0 if completes else -9), (where, log.read_text(encoding="utf-8", errors="replace"))
 
     after = _tree(root)
-    temps = []
+    temps, journals = [], []
     for path, data in after.items():
         if path == "rules/llama-swap.yaml":
             continue
         m = TMP_RE.match(Path(path).name)
+        if m and m.group(1) == "build-journal":  # the build's journal (rulegen.gitops.write.apply)
+            journals.append(path)
+            continue
         if m:
             temps.append(path)
             continue
         assert data in (old.get(path), new.get(path)), f"{where}: {path} is neither old nor new"
-    # Two phases, in plan order (sorted by path): every changed file is written to its temp
-    # file first, then the temp files are renamed. Killed while writing the n-th temp file:
-    # no file is new yet, the first n temp files are whole and the n-th is half written.
-    # Killed before the n-th rename: the first n files are new, the others still old, and
-    # their temp files are whole.
+    # Two phases, in plan order (sorted by path): the journal, then every changed file is
+    # written to its temp file, then the temp files are renamed. Killed while writing the n-th
+    # temp file (0: the journal): no file is new yet, the temp files before it are whole and
+    # it is half written. Killed before the n-th rename: the first n files are new, the others
+    # still old, and their temp files are whole. The journal is removed after the last rename.
     renamed = n if mode == "before-replace" else 0
     assert [p for p in changed if after[p] == new[p]] == changed[:renamed], where
+    # the journal is written first and removed last (mid-write 0: killed while writing it)
+    assert len(journals) == (0 if completes else 1), (where, journals)
     if completes:
         assert temps == []
     else:
-        pending = changed[renamed:] if mode == "before-replace" else changed[:n + 1]
+        pending = changed[renamed:] if mode == "before-replace" else changed[:n]
         of = {}
         for t in temps:
             of[str(Path(t).parent / TMP_RE.match(Path(t).name).group(1))] = t
         assert sorted(of) == sorted(pending) and len(temps) == len(pending), (where, temps)
         for target in pending:
             whole = new[target]
-            if mode == "mid-write" and target == changed[n]:  # half written
+            if mode == "mid-write" and target == changed[n - 1]:  # half written
                 text = whole.decode("utf-8")
                 assert after[of[target]] == text[: len(text) // 2].encode("utf-8"), where
             else:  # written and fsync'ed, killed before its rename

@@ -13,7 +13,8 @@ from rulegen.gitops import write
 from rulegen.render import ownership
 from rulegen.gitops.check import unified_diff
 
-from helpers.gitops import GENERATED, HELM_TEMPLATE, HELPERS, LIBRARY_CHART, LINK, PAGE, TEMPLATE, project, run  # noqa: F401  (project: a fixture)
+from helpers.gitops import (GENERATED, HELM_TEMPLATE, HELPERS, LIBRARY_CHART, LINK, META, PAGE, SITE_SUM, SUM,  # noqa: F401
+                             SUMS, TEMPLATE, project, run)  # (project: a fixture)
 
 
 def snapshot(root: Path) -> dict:
@@ -52,7 +53,7 @@ def test_clean_project_passes(project, capsys):
     code, out, err = run(capsys, "-C", str(project), "check")
     # stderr: the one line saying the live Prometheus checks were skipped (none configured)
     from rulegen.live.connect import SKIPPED
-    assert (code, out, err) == (0, "check: 15 generated file(s) up to date\n", f"rulegen: note: {SKIPPED}\n")
+    assert (code, out, err) == (0, "check: 18 generated file(s) up to date\n", f"rulegen: note: {SKIPPED}\n")
 
 
 def test_spec_edited_without_rebuild_is_drift_with_a_diff_then_build_fixes_it(project, capsys):
@@ -69,7 +70,7 @@ def test_spec_edited_without_rebuild_is_drift_with_a_diff_then_build_fixes_it(pr
     assert lines[-1].startswith("check: ") and " file(s) differ, 0 stale, 0 edited by hand, 0 leftover" in lines[-1]
 
     assert run(capsys, "-C", str(project), "build")[0] == 0
-    assert run(capsys, "-C", str(project), "check")[:2] == (0, "check: 15 generated file(s) up to date\n")
+    assert run(capsys, "-C", str(project), "check")[:2] == (0, "check: 18 generated file(s) up to date\n")
 
 
 def test_check_writes_nothing(project, capsys):
@@ -79,16 +80,21 @@ def test_check_writes_nothing(project, capsys):
     assert snapshot(project) == before
 
 
+#: Why a hand edit of a file of llama-swap's is refused (see rulegen.gitops.write.compare).
+NO_MATCH = f"the files made from rules/llama-swap.yaml no longer match what rulegen wrote, recorded in {SUM}"
+
+
 def test_hand_edited_file_fails_check_naming_it(project, capsys):
     before, _ = hand_edit_template(project)
     line = line_with(before, SUMMARY)
     code, out, _ = run(capsys, "-C", str(project), "check")
     assert code == 1
-    assert (f"hand-edited: {TEMPLATE}: changed by hand since rulegen generated it; move the change "
+    assert (f"hand-edited: {TEMPLATE}: changed by hand since rulegen generated it ({NO_MATCH}); move the change "
             "into the spec (or a runbook notes slot) and run `rulegen build`, or run "
             "`rulegen build --force` to discard it") in out.splitlines()
     assert "-" + line.replace(SUMMARY, EDITED_SUMMARY) in out.splitlines()
     assert "+" + line in out.splitlines()
+    assert out.splitlines()[-1].startswith("check: 1 file(s) differ, 0 stale, 1 edited by hand,")
 
 
 def test_build_refuses_hand_edited_file_and_writes_nothing_at_all(project, capsys):
@@ -98,36 +104,69 @@ def test_build_refuses_hand_edited_file_and_writes_nothing_at_all(project, capsy
     code, out, err = run(capsys, "-C", str(project), "build")
     assert code == 1
     assert out == ""
-    assert (f"rulegen: {TEMPLATE}: edited by hand since rulegen generated it; refusing to overwrite. "
+    assert (f"rulegen: {TEMPLATE}: edited by hand since rulegen generated it; refusing to overwrite ({NO_MATCH}). "
             "Move the change into the spec (or a notes slot) and rerun, or rerun with --force to "
             "discard it") in err.splitlines()
+    # one digest for the app's files: rulegen cannot tell which of them was edited, so the page,
+    # which the spec edit changes too, is refused with the rules file; the test file is not
+    # (the spec edit leaves it as it is)
+    refused = [ln.split(": ", 2)[1] for ln in err.splitlines() if "refusing to overwrite" in ln]
+    assert refused == [TEMPLATE, PAGE]
     assert err.splitlines()[-1] == "rulegen: nothing was written"
     assert snapshot(project) == before
 
 
-@pytest.mark.parametrize("path", [TEMPLATE, PAGE])
-def test_hand_edit_moved_into_the_spec_lets_build_run_without_force(project, capsys, path):
+TEST_FILE = "charts/llama-swap/tests/llama-swap.test.yaml"
+
+
+@pytest.mark.parametrize("path, old, new", [
+    (TEST_FILE, "fires after 5m of zero available replicas, not before", "fires after 5m of no replica, not before"),
+    (PAGE, "Init container `hydrate-models` failing", "Init container `hydrate-models` fails"),
+])
+def test_hand_edit_moved_into_the_spec_lets_build_run_without_force(project, capsys, path, old, new):
     # regression: after moving a hand edit into the spec, as check and build ask, build still
-    # refused (the file's checksum line was stale), so --force "to discard it" was the only way
+    # refused (the file's checksum line was stale), so --force "to discard it" was the only way.
+    # Here the spec edit changes that one file of the app (see the next test for more)
     spec = project / "rules/llama-swap.yaml"
     original = spec.read_text(encoding="utf-8")
     generated = project / path
-    before = generated.read_text(encoding="utf-8")
-    spec.write_text(original.replace(SUMMARY, EDITED_SUMMARY), encoding="utf-8")
+    assert original.count(old) == 1
+    spec.write_text(original.replace(old, new), encoding="utf-8")
     assert run(capsys, "-C", str(project), "build")[0] == 0
     wanted = generated.read_text(encoding="utf-8")
     spec.write_text(original, encoding="utf-8")
     assert run(capsys, "-C", str(project), "build")[0] == 0
-    # the hand edit: the body as the changed spec makes it, under the old checksum line
-    stamp = [ln for ln in before.splitlines(keepends=True) if "rulegen-checksum" in ln][0]
-    new_stamp = [ln for ln in wanted.splitlines(keepends=True) if "rulegen-checksum" in ln][0]
-    generated.write_text(wanted.replace(new_stamp, stamp), encoding="utf-8")
+    generated.write_text(wanted, encoding="utf-8")  # the hand edit: the file as the changed spec makes it
     code, out, _ = run(capsys, "-C", str(project), "check")
-    assert code == 1 and f"hand-edited: {path}:" in out  # the spec does not make it yet
+    assert code == 1 and f"hand-edited: {path}: changed by hand since rulegen generated it ({NO_MATCH})" in out
+    spec.write_text(original.replace(old, new), encoding="utf-8")  # moved into the spec
+    code, out, err = run(capsys, "-C", str(project), "build")
+    assert (code, err) == (0, "") and out.splitlines()[0] == f"wrote {SUM}" and f"wrote {path}" not in out
+    assert generated.read_text(encoding="utf-8") == wanted
+    assert run(capsys, "-C", str(project), "check")[0] == 0
+
+
+def test_hand_edit_moved_into_a_spec_edit_that_changes_other_files_too_needs_force(project, capsys):
+    """One digest per spec: when the spec edit that takes a hand edit over changes other files
+    of the app too, rulegen cannot tell those from hand edits; build names them and says
+    that --force loses nothing once every hand edit is in the spec."""
+    spec = project / "rules/llama-swap.yaml"
+    original = spec.read_text(encoding="utf-8")
+    spec.write_text(original.replace(SUMMARY, EDITED_SUMMARY), encoding="utf-8")
+    assert run(capsys, "-C", str(project), "build")[0] == 0
+    wanted = {p: (project / p).read_text(encoding="utf-8") for p in (TEMPLATE, PAGE)}
+    spec.write_text(original, encoding="utf-8")
+    assert run(capsys, "-C", str(project), "build")[0] == 0
+    (project / TEMPLATE).write_text(wanted[TEMPLATE], encoding="utf-8")  # the hand edit
     spec.write_text(original.replace(SUMMARY, EDITED_SUMMARY), encoding="utf-8")  # moved into the spec
     code, out, err = run(capsys, "-C", str(project), "build")
-    assert (code, err) == (0, "") and f"wrote {path}" in out.splitlines()
-    assert generated.read_text(encoding="utf-8") == wanted
+    assert code == 1 and [ln.split(": ", 2)[1] for ln in err.splitlines() if "refusing" in ln] == [PAGE]
+    assert err.splitlines()[-2] == (
+        "rulegen: a sum file records one digest for all the files made from a spec, so rulegen cannot tell which "
+        "of them was edited: look at them (git diff); once every hand edit is in the spec or undone, `rulegen "
+        "build --force` loses nothing")
+    assert run(capsys, "-C", str(project), "build", "--force")[0] == 0
+    assert {p: (project / p).read_text(encoding="utf-8") for p in (TEMPLATE, PAGE)} == wanted
     assert run(capsys, "-C", str(project), "check")[0] == 0
 
 
@@ -146,14 +185,17 @@ def test_team_notes_in_runbook_page_are_not_drift(project, capsys):
     slot = "<!-- notes:LlamaSwapDown -->\n"
     assert slot in text
     page.write_text(text.replace(slot, slot + "Seen 2024-05-01: MinIO was down.\n"), encoding="utf-8")
-    assert run(capsys, "-C", str(project), "check")[:2] == (0, "check: 15 generated file(s) up to date\n")
+    assert run(capsys, "-C", str(project), "check")[:2] == (0, "check: 18 generated file(s) up to date\n")
 
 
 def _stale_page(project: Path) -> Path:
-    text = "\n".join([ownership.comment("markdown", ownership.notice("rules/gone.yaml")),
-                      ownership.checksum_line("markdown"), "# gone", ""])
+    """A page of a removed spec, rules/gone.yaml, with its sum file, as rulegen wrote them."""
+    from rulegen.render import sums
+    text = "\n".join([ownership.comment("markdown", ownership.notice("rules/gone.yaml")), "# gone", ""])
     p = project / "runbooks/gone.md"
-    p.write_text(ownership.seal(text), encoding="utf-8")
+    p.write_text(text, encoding="utf-8")
+    (project / ".rulegen-sums/gone.sum.yaml").write_text(sums.render("rules/gone.yaml", {"runbooks/gone.md": text}),
+                                                         encoding="utf-8")
     return p
 
 
@@ -162,14 +204,45 @@ def test_stale_generated_file_is_reported_and_removed_by_build(project, capsys):
     code, out, _ = run(capsys, "-C", str(project), "check")
     assert code == 1
     assert out.splitlines() == [
+        "stale: .rulegen-sums/gone.sum.yaml: generated from rules/gone.yaml, which no longer produces it; "
+        "`rulegen build` removes it",
         "stale: runbooks/gone.md: generated from rules/gone.yaml, which no longer produces it; "
         "`rulegen build` removes it",
-        "check: 0 file(s) differ, 1 stale, 0 edited by hand, 0 leftover temp file(s); "
+        "check: 0 file(s) differ, 2 stale, 0 edited by hand, 0 leftover temp file(s); "
         "run `rulegen build` and commit the result",
     ]
     code, out, _ = run(capsys, "-C", str(project), "build")
     assert code == 0 and "removed runbooks/gone.md" in out.splitlines()
+    assert "removed .rulegen-sums/gone.sum.yaml" in out.splitlines()
     assert not stale.exists()
+
+
+def test_hand_edited_stale_file_is_refused(project, capsys):
+    """A stale file has no planned content: when its spec's sum no longer matches, every file
+    the sum lists is refused, as rulegen cannot tell which was edited."""
+    stale = _stale_page(project)
+    stale.write_text(stale.read_text(encoding="utf-8") + "A person's line.\n", encoding="utf-8")
+    code, out, err = run(capsys, "-C", str(project), "build")
+    assert code == 1 and (f"rulegen: runbooks/gone.md: edited by hand since rulegen generated it; refusing to "
+                          "overwrite (the files made from rules/gone.yaml no longer match what rulegen wrote, "
+                          "recorded in .rulegen-sums/gone.sum.yaml)") in err
+    assert stale.exists()
+
+
+def test_stale_file_of_an_older_rulegen_is_judged_by_its_checksum_line(project, capsys):
+    """Migration: a stale page carrying the checksum line of an older rulegen (no sum file) is
+    removed when the line matches, refused when not."""
+    body = "\n".join([ownership.comment("markdown", ownership.notice("rules/gone.yaml")), "# gone", ""])
+    first, rest = body.split("\n", 1)
+    line = ownership.comment("markdown", f"rulegen-checksum: sha256:{ownership.digest(body)}")
+    p = project / "runbooks/gone.md"
+    p.write_text(f"{first}\n{line}\n{rest}".replace("# gone", "# gone, edited"), encoding="utf-8")
+    code, _, err = run(capsys, "-C", str(project), "build")
+    assert code == 1 and "runbooks/gone.md: edited by hand since rulegen generated it; refusing to overwrite (its " \
+        "body no longer matches the rulegen-checksum line an older rulegen wrote into it)" in err
+    p.write_text(f"{first}\n{line}\n{rest}", encoding="utf-8")
+    code, out, _ = run(capsys, "-C", str(project), "build")
+    assert code == 0 and "removed runbooks/gone.md" in out.splitlines()
 
 
 def test_partial_check_and_build_leave_other_specs_files_alone(project, capsys):
@@ -178,9 +251,9 @@ def test_partial_check_and_build_leave_other_specs_files_alone(project, capsys):
     stale = _stale_page(project)
     before = snapshot(project)
     code, out, _ = run(capsys, "-C", str(project), "check", "rules/llama-swap.yaml")
-    assert (code, out) == (0, "check: 10 generated file(s) up to date\n")
+    assert (code, out) == (0, "check: 12 generated file(s) up to date\n")
     code, out, _ = run(capsys, "-C", str(project), "build", "rules/llama-swap.yaml")
-    assert (code, out) == (0, "1 spec(s): 0 file(s) written, 10 unchanged\noutputs: 1 chart rules file(s), "
+    assert (code, out) == (0, "1 spec(s): 0 file(s) written, 12 unchanged\noutputs: 1 chart rules file(s), "
                               "1 promtool test file(s), 1 runbook page(s); run `rulegen test` to run the promtool tests\n")
     assert stale.exists()
     assert snapshot(project) == before
@@ -221,7 +294,7 @@ def test_leftover_temp_file_is_reported_and_build_removes_it(project, capsys):
     code, out, _ = run(capsys, "-C", str(project), "build")
     assert code == 0
     assert out.splitlines()[:2] == [f"removed leftover charts/llama-swap/templates/{name}",
-                                    "1 spec(s): 0 file(s) written, 15 unchanged"]
+                                    "1 spec(s): 0 file(s) written, 18 unchanged"]
     assert not tmp.exists()
 
 
@@ -245,8 +318,8 @@ def test_link_findings_are_reported_by_check(project, capsys, monkeypatch):
     assert code == 1
     assert out.splitlines() == [f"{PAGE}:3:1: error RG799 broken link to #nowhere",
                                 "1 error(s), 0 warning(s)",
-                                "check: 15 generated file(s) up to date"]
-    assert calls == [(sorted(GENERATED + [LINK]), ["llama-swap"], project)]
+                                "check: 18 generated file(s) up to date"]
+    assert calls == [(sorted(GENERATED + SUMS + [LINK]), ["llama-swap"], project)]
 
 
 def test_unified_diff_format():
@@ -264,32 +337,39 @@ def test_source_of_reads_the_notice():
 
 
 @pytest.mark.parametrize("path", GENERATED[:1] + GENERATED[3:4] + GENERATED[5:-4] + GENERATED[-1:])
-def test_every_owned_output_starts_with_the_notice_and_a_valid_checksum(project, path):
+def test_every_owned_output_starts_with_the_notice_and_its_sum_lists_it(project, path):
+    """Issue 29: the notice, no checksum line (what rulegen wrote is in the app's or the site's
+    sum file)."""
+    from rulegen.render import sums
     text = (project / path).read_text(encoding="utf-8")
     first, second = text.splitlines()[:2]
     assert "Code generated by rulegen from rules/" in first and first.rstrip(" -*/}>").endswith("DO NOT EDIT.")
-    assert "rulegen-checksum: sha256:" in second
-    assert ownership.is_generated(text) and not ownership.hand_edited(text)
+    assert "checksum" not in text and ownership.stored_checksum(text) is None
+    assert ownership.is_generated(text)
+    listed = sums.parse((project / (SUM if "llama-swap" in path else SITE_SUM)).read_text(encoding="utf-8")).files
+    assert path in listed
 
 
 @pytest.mark.parametrize("path", [HELM_TEMPLATE, HELPERS, LIBRARY_CHART])
-def test_copied_chart_templates_carry_the_notice_and_a_valid_checksum(project, capsys, path):
+def test_copied_chart_templates_carry_the_notice_and_a_hand_edit_is_refused(project, capsys, path):
     """The template and the chart library are copied from rulegen's package: their notice
     names the package file, and a hand edit is detected like any other generated file's."""
     text = (project / path).read_text(encoding="utf-8")
-    first, second = text.splitlines()[:2]
+    first = text.splitlines()[0]
     name = path.rsplit("/", 1)[1]
     if name == "Chart.yaml":
         assert first == "# Code generated by rulegen from rulegen's templates/helm/Chart.yaml. DO NOT EDIT."
     else:
         assert first == "{{- /* Code generated by rulegen from rulegen's templates/helm/" + name + ". DO NOT EDIT. */}}"
-    assert "rulegen-checksum: sha256:" in second
-    assert ownership.is_generated(text) and not ownership.hand_edited(text)
+    assert "checksum" not in text and ownership.is_generated(text)
     edit = {"Chart.yaml": ("version: 3.0.0", "version: 3.0.1"),
             "prometheusrule.yaml": ("{{- include ", "{{- include  ")}.get(name, ("{{- end }}", "{{- end}}"))
     (project / path).write_text(text.replace(*edit, 1), encoding="utf-8")
     code, out, _ = run(capsys, "-C", str(project), "check")
-    assert code == 1 and f"hand-edited: {path}: changed by hand since rulegen generated it; move the change " in out
+    source, listing = ("rules/llama-swap.yaml", SUM) if "llama-swap" in path else \
+        ("rulegen's templates/helm/", ".rulegen-sums/_library.sum.yaml")
+    assert code == 1 and (f"hand-edited: {path}: changed by hand since rulegen generated it (the files made from "
+                          f"{source} no longer match what rulegen wrote, recorded in {listing}); move the change ") in out
 
 
 # -- outputs and shared files that are not regular files ------------------------------------
@@ -301,7 +381,15 @@ def test_a_generated_path_that_is_a_folder_stops_build_before_it_writes_anything
     test_file.unlink()
     test_file.mkdir()
     before = snapshot(project)
+    # the test file is missing, so the app's other files cannot be checked against their sum:
+    # the ones the spec edit changes are refused, the message naming the missing file
     code, out, err = run(capsys, "-C", str(project), "build")
+    assert code == 1 and out == ""
+    assert (f"rulegen: {TEMPLATE}: edited by hand since rulegen generated it; refusing to overwrite "
+            f"(charts/llama-swap/tests/llama-swap.test.yaml, listed in {SUM}, is missing (deleted by hand?), "
+            "so the files made from rules/llama-swap.yaml cannot be checked against what rulegen wrote; restore "
+            "it)") in err.splitlines()[0]
+    code, out, err = run(capsys, "-C", str(project), "build", "--force")
     assert code == 2 and out == ""
     assert ("charts/llama-swap/tests/llama-swap.test.yaml cannot be written: it, or a folder on its "
             "path, exists as something else (a folder, a FIFO, a dangling symlink...); remove or rename "
@@ -317,7 +405,8 @@ def test_a_dangling_symlink_in_place_of_a_folder_stops_build_before_it_writes_an
     tests_dir.rmdir()
     tests_dir.symlink_to(project / "nowhere")
     before = snapshot(project)
-    code, _, err = run(capsys, "-C", str(project), "build")
+    assert run(capsys, "-C", str(project), "build")[0] == 1  # the test file is missing: see above
+    code, _, err = run(capsys, "-C", str(project), "build", "--force")
     assert code == 2 and "charts/llama-swap/tests/llama-swap.test.yaml cannot be written" in err
     assert snapshot(project) == before
 

@@ -34,7 +34,7 @@ def test_crlf_checkout_of_a_generated_file_is_drift_and_build_restores_lf(projec
     assert run(capsys, "-C", str(project), "build")[0] == 0  # no --force needed
     assert (project / TEMPLATE).read_bytes() == lf_template
     assert (project / PAGE).read_bytes() == lf_page
-    assert run(capsys, "-C", str(project), "check")[:2] == (0, "check: 15 generated file(s) up to date\n")
+    assert run(capsys, "-C", str(project), "check")[:2] == (0, "check: 18 generated file(s) up to date\n")
 
 
 def test_crlf_generated_file_with_a_real_hand_edit_is_still_refused(project, capsys):
@@ -49,7 +49,7 @@ def test_crlf_generated_file_with_a_real_hand_edit_is_still_refused(project, cap
 def test_crlf_shared_files_are_up_to_date(project, capsys):
     for rel in ("charts/llama-swap/values.yaml", "charts/llama-swap/values.schema.json", "mkdocs.yml"):
         _to_crlf(project / rel)
-    assert run(capsys, "-C", str(project), "check")[:2] == (0, "check: 15 generated file(s) up to date\n")
+    assert run(capsys, "-C", str(project), "check")[:2] == (0, "check: 18 generated file(s) up to date\n")
     before = {rel: (project / rel).read_bytes() for rel in GENERATED}
     assert run(capsys, "-C", str(project), "build")[0] == 0
     assert {rel: (project / rel).read_bytes() for rel in GENERATED} == before

@@ -40,11 +40,11 @@ def test_the_chart_files_of_the_pull_request_are_readable(report):
 
 def test_a_new_chart_adds_no_copy_of_the_chart_library(report):
     """The chart library is the project's one library chart (in the base already); the new
-    chart adds its template (the notice, the checksum and one include), its one-line symlink
+    chart adds its template (the notice and one include), its one-line symlink
     to the library and the library's three-line entry in Chart.yaml's dependencies: 353
     lines of library copies before (296 + 57), 4 now."""
     assert not [p for p in report.added if p.startswith("charts/rulegen-library/") or p.endswith("_rulegen.tpl")]
-    assert report.added["charts/shop/templates/prometheusrule.yaml"] == 3
+    assert report.added["charts/shop/templates/prometheusrule.yaml"] == 2
     assert report.added["charts/shop/charts/rulegen-library"] == 1
     assert report.added["charts/shop/Chart.yaml"] <= 8
     assert report.total <= 1140  # measured: 1,486 with the copies
@@ -52,16 +52,19 @@ def test_a_new_chart_adds_no_copy_of_the_chart_library(report):
 
 RULES, TESTS, PAGE, INDEX = ("charts/shop/rules/shop.rules.yaml", "charts/shop/tests/shop.test.yaml",
                               "runbooks/shop.md", "runbooks/alerts.md")
+#: The sum files (.rulegen-sums/): the app's digest line changes with any of its files, the
+#: site's with alerts.md.
+SUM, SITE_SUM = ".rulegen-sums/shop.sum.yaml", ".rulegen-sums/_site.sum.yaml"
 
 #: The generated files each one-knob edit changes (besides the spec), one line each.
 CHANGED = {
-    "threshold": {RULES, PAGE},          # the expr: the rule, the page's "Fires when"
-    "for": {RULES, PAGE},                # the rule's for, "continuously for **15m**"
-    "label": {RULES, TESTS},             # the rule's labels, the firing test's exp_labels
-    "severity": {RULES, TESTS, PAGE, INDEX},  # and the badge of the page and of the index
-    "annotation": {RULES, PAGE, INDEX},  # the summary: the rule, the triage box, the index
-    "SLO objective": {RULES, PAGE},      # the budget rule's vector(...), the Objective fact
-    "runbook text": {PAGE},              # one cause
+    "threshold": {RULES, PAGE, SUM},          # the expr: the rule, the page's "Fires when"
+    "for": {RULES, PAGE, SUM},                # the rule's for, "continuously for **15m**"
+    "label": {RULES, TESTS, SUM},             # the rule's labels, the firing test's exp_labels
+    "severity": {RULES, TESTS, PAGE, INDEX, SUM, SITE_SUM},  # and the badge of the page and of the index
+    "annotation": {RULES, PAGE, INDEX, SUM, SITE_SUM},  # the summary: the rule, the triage box, the index
+    "SLO objective": {RULES, PAGE, SUM},      # the budget rule's vector(...), the Objective fact
+    "runbook text": {PAGE, SUM},              # one cause
 }
 
 
@@ -75,10 +78,11 @@ def test_the_benchmark_makes_every_edit_kind_of_the_issue(report):
 @pytest.mark.parametrize("what", sorted(CHANGED))
 def test_one_knob_changes_one_line_of_each_generated_file(report, what):
     """Issue 29: "a one-threshold change touches one line per generated file". Each edit
-    changes one line (as a reviewer reads the diff: a moved line counts twice; checksum
-    header lines left out) of each file it changes, nothing in the metadata file or the
-    chart's templates. Before: a severity edit moved the alert's entry in alerts.md (6
-    lines), an objective edit changed the page's three-line Objective fact."""
+    changes one line (as a reviewer reads the diff: a moved line counts twice; every line
+    counts) of each file it changes, the digest line of the sum files included, nothing in
+    the metadata file or the chart's templates. Before: each file's checksum header line
+    changed too, a severity edit moved the alert's entry in alerts.md (6 lines), an objective
+    edit changed the page's three-line Objective fact."""
     changed = report.edits[what]
     assert changed == {path: 1 for path in CHANGED[what]}
     assert "charts/shop/rules/shop.meta.yaml" not in changed
@@ -99,16 +103,13 @@ def test_the_objective_fact_is_one_line_that_an_objective_edit_changes(report):
 
 def test_reviewed_lines_counts_a_changed_line_once_and_a_moved_entry_twice():
     """The measure of the one-knob tests: per hunk of ``git diff -U0``, the larger of removed
-    and added lines, checksum lines left out."""
+    and added lines; every line counts."""
     bench = sys.modules["pr_size_bench"]
     diff = """\
 diff --git a/runbooks/alerts.md b/runbooks/alerts.md
 index 1..2 100644
 --- a/runbooks/alerts.md
 +++ b/runbooks/alerts.md
-@@ -2 +2 @@
--<!-- rulegen-checksum: sha256:aa -->
-+<!-- rulegen-checksum: sha256:bb -->
 @@ -20,0 +21,4 @@
 +- [B](x.md#b)
 +  · team
@@ -122,16 +123,17 @@ index 1..2 100644
 diff --git a/charts/x/rules/x.rules.yaml b/charts/x/rules/x.rules.yaml
 --- a/charts/x/rules/x.rules.yaml
 +++ b/charts/x/rules/x.rules.yaml
-@@ -2,2 +2,2 @@
--# rulegen-checksum: sha256:aa
+@@ -9,2 +9,2 @@
 -        for: 5m
-+# rulegen-checksum: sha256:bb
+-        keep_firing_for: 1m
 +        for: 10m
-diff --git a/charts/x/tests/x.test.yaml b/charts/x/tests/x.test.yaml
---- a/charts/x/tests/x.test.yaml
-+++ b/charts/x/tests/x.test.yaml
-@@ -2 +2 @@
--# rulegen-checksum: sha256:aa
-+# rulegen-checksum: sha256:bb
++        keep_firing_for: 1m
+diff --git a/.rulegen-sums/x.sum.yaml b/.rulegen-sums/x.sum.yaml
+--- a/.rulegen-sums/x.sum.yaml
++++ b/.rulegen-sums/x.sum.yaml
+@@ -5 +5 @@
+-digest: sha256:aa
++digest: sha256:bb
 """
-    assert bench.reviewed_lines(diff) == {"runbooks/alerts.md": 8, "charts/x/rules/x.rules.yaml": 1}
+    assert bench.reviewed_lines(diff) == {"runbooks/alerts.md": 8, "charts/x/rules/x.rules.yaml": 2,
+                                          ".rulegen-sums/x.sum.yaml": 1}

@@ -19,6 +19,10 @@ LIBRARY_CHART = "charts/rulegen-library/Chart.yaml"
 LINK = "charts/llama-swap/charts/rulegen-library"  # the chart's symlink to the chart library
 META = "charts/llama-swap/rules/llama-swap.meta.yaml"
 PAGE = "runbooks/llama-swap.md"
+SUM = ".rulegen-sums/llama-swap.sum.yaml"  # what rulegen wrote from rules/llama-swap.yaml
+SITE_SUM = ".rulegen-sums/_site.sum.yaml"
+LIBRARY_SUM = ".rulegen-sums/_library.sum.yaml"
+SUMS = [LIBRARY_SUM, SITE_SUM, SUM]
 GENERATED = [TEMPLATE, "charts/llama-swap/values.yaml", "charts/llama-swap/values.schema.json",
              "charts/llama-swap/tests/llama-swap.test.yaml", "mkdocs.yml", "runbooks/alerts.md",
              "runbooks/assets/rulegen.css", "runbooks/assets/rulegen.js", "runbooks/index.md", PAGE, HELM_TEMPLATE, HELPERS, LIBRARY_CHART, META]

@@ -41,7 +41,7 @@ def built(tmp_path_factory):
     """The bundled project copied to a temp folder and rebuilt with the current generator:
     returns (root, {spec file name: Spec}, site_url)."""
     root = tmp_path_factory.mktemp("project")
-    for name in ("rules", "charts", "runbooks", "deploy"):  # deploy: the Alertmanager config .rulegen.yaml names
+    for name in ("rules", "charts", "runbooks", "deploy", ".rulegen-sums"):  # deploy: the Alertmanager config .rulegen.yaml names
         if (REPO / name).exists():
             shutil.copytree(REPO / name, root / name, symlinks=True)
     for name in ("mkdocs.yml", ".rulegen.yaml"):

@@ -93,5 +93,6 @@ def test_two_specs_in_one_chart_share_values_and_check_settles(tmp_path, capsys)
     capsys.readouterr()
     assert main(["-C", str(tmp_path), "check"]) == 0
     # two rules files and their metadata files, the chart library (Chart.yaml, _rulegen.tpl), the
-    # chart's link to it and the two site assets more than the old layout
-    assert capsys.readouterr().out == "check: 17 generated file(s) up to date\n"
+    # chart's link to it and the two site assets more than the old layout; the four sum files (the
+    # two apps', the site's, the library's: issue 29)
+    assert capsys.readouterr().out == "check: 21 generated file(s) up to date\n"

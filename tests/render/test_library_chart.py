@@ -124,8 +124,13 @@ def test_build_removes_an_unmodified_copy_links_the_library_and_renders_the_same
     assert "wrote charts/rulegen-library/templates/_rulegen.tpl" in lines
     assert not (root / OLD_COPY).exists()
     assert os.readlink(root / LINK) == "../../rulegen-library"
-    assert len((chart / "templates/prometheusrule.yaml").read_text(encoding="utf-8").splitlines()) == 3
+    template = (chart / "templates/prometheusrule.yaml").read_text(encoding="utf-8")
+    assert len(template.splitlines()) == 2 and "checksum" not in template  # the notice and one include
     assert "- name: rulegen-library" in (chart / "Chart.yaml").read_text(encoding="utf-8")
+    # migration (issue 29): every file lost its checksum line, without --force; the sums are written
+    assert not [p for p in root.rglob("*") if p.is_file() and "rulegen-checksum" in p.read_text(encoding="utf-8")]
+    assert {"wrote .rulegen-sums/llama-swap.sum.yaml", "wrote .rulegen-sums/_library.sum.yaml",
+            "wrote .rulegen-sums/_site.sum.yaml"} <= set(lines)
     after = [helm_run.template(chart, values=[values_yaml(v)], root=REPO).text for v in _values("llama-swap")]
     assert after == before
     assert _run(capsys, root, "check")[0] == 0

@@ -90,7 +90,7 @@ def _rebuilt_chart(root: Path, spec, site_url: str):
     (chart / "templates").mkdir(parents=True, exist_ok=True)
     if not (chart / "Chart.yaml").is_file():
         (chart / "Chart.yaml").write_text(f"apiVersion: v2\nname: {spec.app}\nversion: 0.1.0\n", encoding="utf-8")
-    for path, text in helm_render.render_chart(spec, root, site_url, ["# test", "# rulegen-checksum: sha256:test"]):
+    for path, text in helm_render.render_chart(spec, root, site_url, ["# test"]):
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text, encoding="utf-8")
     write_library(root, spec.chart.path)

@@ -147,6 +147,18 @@ def test_symlinked_runbooks_leading_outside_is_refused(tmp_path, capsys):
     assert not (root / ".rulegen").exists()
 
 
+def test_symlinked_sum_folder_leading_outside_is_refused(tmp_path, capsys):
+    """The sum files (issue 29, rulegen.render.sums) are written like the site's files."""
+    root = make(tmp_path)
+    (root / ".rulegen-sums").symlink_to(tmp_path / "outside")
+    code, out = build(root, capsys)
+    assert code == 1
+    assert (f".rulegen-sums:0:0: error RG744 .rulegen-sums is a symlink to {tmp_path / 'outside'}, outside the "
+            "project; rulegen writes the sum files of the generated files there: make .rulegen-sums a folder or "
+            "file of the project") in out
+    nothing_outside(tmp_path)
+
+
 def test_symlinked_runbook_page_leading_outside_is_refused(tmp_path, capsys):
     root = make(tmp_path)
     (root / "runbooks").mkdir()

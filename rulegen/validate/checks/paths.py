@@ -36,8 +36,8 @@ Codes:
   to the same rule (it is written into every generated file's notice): bad
   ``rules/my spec.yaml``, ``rules/x--><img src=x>.yaml``; good ``rules/my-spec.yaml``.
 * ``RG744`` a folder or file rulegen writes for the whole site or its scratch work
-  (``runbooks/``, a runbook page, ``mkdocs.yml``, ``rules-out/``, ``.rulegen/``) is a
-  symlink leading outside the project; reported at that path (line 0). Bad: ``runbooks`` a
+  (``runbooks/``, a runbook page, ``mkdocs.yml``, ``rules-out/``, the sum files'
+  ``.rulegen-sums/``, ``.rulegen/``) is a symlink leading outside the project; reported at that path (line 0). Bad: ``runbooks`` a
   symlink to ``/var/www``; good: ``runbooks/`` a folder of the project.
 * ``RG760`` a spec file or a file inside a chart folder is a special file (a FIFO, socket or
   device, or a symlink to one): a FIFO makes its reader wait forever, a device is no chart
@@ -147,7 +147,7 @@ def check_spec(spec, ctx):
 
 #: Site-wide outputs and scratch folders, relative to the project root; plus each app's page.
 SITE_PATHS = ("runbooks", "runbooks/index.md", "runbooks/alerts.md", "runbooks/guides", "mkdocs.yml",
-              "rules-out", ".rulegen", ".rulegen/test")
+              "rules-out", ".rulegen-sums", ".rulegen", ".rulegen/test")
 
 
 def check_project(specs, ctx):
@@ -215,7 +215,8 @@ def _library_extras(root):
 def _what(rel: str) -> str:
     top = rel.split("/")[0]
     return {"runbooks": "the runbook site", "mkdocs.yml": "the site's nav", "rules-out": "plain rule files",
-            ".rulegen": "test scratch files"}.get(top, "outputs")
+            ".rulegen": "test scratch files", ".rulegen-sums": "the sum files of the generated files"}.get(
+        top, "outputs")
 
 
 def _trees(specs, ctx):

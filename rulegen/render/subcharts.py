@@ -128,7 +128,7 @@ def archive_chart_name(path: str, shown: str, root: Path | None = None) -> tuple
                     name = _chart_name(_loads_yaml(f.read() if f else b"", f"{shown}:{member.name}"))
                     return (name, None) if name else (None, f"its {member.name} names no chart")
                 if member.offset_data + member.size > MAX_UNPACKED:
-                    return None, f"it unpacks to more than {MAX_UNPACKED >> 20} MiB before its Chart.yaml"
+                    return None, f"it unpacks to more than {MAX_UNPACKED} bytes before its Chart.yaml"
     except (tarfile.TarError, OSError, EOFError, ValueError) as e:
         return None, f"it is no gzipped tar archive ({e})"
     return None, "it holds no <chart>/Chart.yaml"

@@ -185,6 +185,8 @@ def entry_problems(root: Path, chart: str, other_charts: dict[str, str] | None =
         names = sorted(os.listdir(here))
     except OSError:
         return []
+    if all(n == library.NAME or n.startswith(("_", ".")) for n in names):
+        return []  # the usual case: only the library link (nothing else is read)
     declared = declared_names(root, chart)
     others = {os.path.realpath(os.path.join(root, c)): (c, app) for c, app in (other_charts or {}).items()}
     lib_real = os.path.realpath(os.path.join(root, library.LIBRARY_DIR))

@@ -117,7 +117,7 @@ def _declare(root: Path, *names: str) -> None:
 def test_an_entry_helm_renders_undeclared_is_refused_by_validate_and_check(project, capsys, make, words):
     make(project)
     rel = f"{SUB}/zz.tgz" if (project / SUB / "zz.tgz").exists() else f"{SUB}/zz"
-    for cmd in ("validate", "check"):
+    for cmd in ("validate", "check", "build"):
         code, out = _run(capsys, project, cmd)
         assert code == 1, (cmd, out)
         assert _rg776(out) == [rel], (cmd, out)

@@ -22,8 +22,10 @@ all the same). The loader's rules, as the pinned ``helm`` (v3) applies them:
 :func:`entry_problems` judges one app chart's entries by these rules: rulegen's own link
 ``charts/rulegen-library`` is RG770's (:mod:`rulegen.render.library`), every other entry Helm
 would render is a problem unless it is a declared subchart; a symlink into another app's chart
-(or to the chart library by another name) is a problem even when declared. The ``.helmignore``
-file is not read (an entry it hides from Helm is still reported).
+(or to the chart library by another name) is a problem even when declared, and so is a
+symlink into another app's chart inside a declared folder (its ``templates`` linked there).
+A declared folder that is a copy of another app's chart is not recognised. The
+``.helmignore`` file is not read (an entry it hides from Helm is still reported).
 """
 
 from __future__ import annotations
@@ -148,7 +150,8 @@ def entry_problems(root: Path, chart: str, other_charts: dict[str, str] | None =
                    skip: frozenset | set = frozenset()) -> list[Problem]:
     """What under ``<chart>/charts/`` (``chart`` relative to ``root``, POSIX, no trailing
     ``/``) Helm would render into the chart's release that the chart does not declare: one
-    :class:`Problem` per entry, in name order.
+    :class:`Problem` per entry, in name order; for a declared folder, its first symlink into
+    another app's chart (at that link's path).
 
     Args:
         root: the project root.
@@ -247,6 +250,14 @@ def entry_problems(root: Path, chart: str, other_charts: dict[str, str] | None =
                                         "read belong elsewhere in the chart, e.g. files/)"))
             elif sub not in declared:
                 out.append(Problem(rel, _undeclared(rel, chart, what + "a folder", sub)))
+            else:
+                inner = _link_into(p, rel, others)
+                if inner is not None:
+                    path, target, (c, app) = inner
+                    out.append(Problem(path, f"{path} is a symlink to {target!r}, into the chart of app {app} ({c}), "
+                                             f"inside the subchart {rel} Helm renders into this chart's release: "
+                                             f"{app}'s templates and rules would be deployed a second time (duplicate "
+                                             f"pages); remove the link (each app's alerts come from its own chart)"))
             continue
         if not stat.S_ISREG(st.st_mode):
             continue  # a special file: RG760
@@ -266,6 +277,32 @@ def entry_problems(root: Path, chart: str, other_charts: dict[str, str] | None =
                                 "(`helm template` fails: \"Chart.yaml file is missing\"); remove it (files the "
                                 "templates read belong elsewhere in the chart, e.g. files/)"))
     return out
+
+
+#: Most entries of a declared subchart folder looked at by :func:`_link_into`.
+MAX_WALK = 10_000
+
+
+def _link_into(folder: str, shown: str, others: dict) -> tuple[str, str, tuple] | None:
+    """``(path as shown, link text, (chart, app))`` of the first symlink (in name order) below
+    ``folder`` whose real path is inside one of ``others`` (``{real chart folder: (chart,
+    app)}``); the walk follows no link and stops after :data:`MAX_WALK` entries. None when
+    there is none."""
+    seen = 0
+    for here, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in sorted(dirs + files):
+            seen += 1
+            if seen > MAX_WALK:
+                return None
+            q = os.path.join(here, name)
+            if os.path.islink(q):
+                real = os.path.realpath(q)
+                hit = next((v for k, v in others.items() if _inside(real, k)), None)
+                if hit is not None:
+                    rel = os.path.relpath(q, folder).replace(os.sep, "/")
+                    return f"{shown}/{rel}", os.readlink(q), hit
+    return None
 
 
 def _undeclared(rel: str, chart: str, what: str, name: str) -> str:

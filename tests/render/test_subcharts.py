@@ -135,6 +135,21 @@ def test_a_link_to_another_apps_chart_is_refused_even_when_declared(project, cap
     assert code == 1 and "into the chart of app llama-swap" in out, out
 
 
+def test_a_declared_folder_linking_into_another_apps_chart_is_refused(project, capsys):
+    """Its own Chart.yaml (declared), its templates and rules linked to llama-swap's: Helm
+    renders llama-swap's PrometheusRule again from noctaya's release."""
+    sub = project / SUB / "zz"
+    sub.mkdir()
+    (sub / "Chart.yaml").write_text("apiVersion: v2\nname: zz\nversion: 1.2.3\n", encoding="utf-8")
+    (sub / "templates").symlink_to("../../../llama-swap/templates")
+    (sub / "rules").symlink_to("../../../llama-swap/rules")
+    _declare(project, "zz")
+    code, out = _run(capsys, project, "validate")
+    assert code == 1 and _rg776(out) == [f"{SUB}/zz/rules"], out
+    assert (f"{SUB}/zz/rules is a symlink to '../../../llama-swap/rules', into the chart of app llama-swap "
+            f"(charts/llama-swap), inside the subchart {SUB}/zz Helm renders") in out
+
+
 def test_charts_folder_as_a_link_is_refused(project, capsys):
     shutil.move(project / SUB, project / "elsewhere")
     (project / SUB).symlink_to("../../elsewhere")

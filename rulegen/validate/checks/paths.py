@@ -74,7 +74,8 @@ Codes:
   decide what is declared (:mod:`rulegen.render.subcharts`): a folder or ``.tgz`` archive is
   declared when a ``dependencies`` item has the ``name`` in the subchart's own ``Chart.yaml``
   (not the folder or file name); a symlink into another app's chart, or to the chart library
-  under another name, is reported even when declared; a file, or a folder without
+  under another name, is reported even when declared, as is the first symlink into another
+  app's chart inside a declared folder (``templates`` linked to another chart's); a file, or a folder without
   ``Chart.yaml``, fails the render. Entries Helm skips (names starting with ``_`` or ``.``,
   ``*.prov`` provenance files, empty folders) and links already reported as RG742 are left
   out. Reported at the entry (line 0). Bad: ``charts/shop/charts/zz`` a symlink to

@@ -66,6 +66,23 @@ Codes:
   ``rulegen.v3.*`` template would change every team's PrometheusRule from one pull request.
   Reported at the file (line 0). Bad: ``charts/rulegen-library/templates/_a.tpl``; good: a
   team's own templates in its app chart's ``templates/``.
+* ``RG776`` an entry under an app chart's ``charts/`` folder other than rulegen's
+  ``charts/rulegen-library`` link (RG770's), which the chart's ``Chart.yaml`` does not declare
+  among its ``dependencies``. Helm renders every chart under ``charts/`` into the release,
+  declared or not, so a pull request that changes no spec could deploy another team's alerts
+  a second time (duplicate pages) or any Kubernetes object no spec declares. Helm's rules
+  decide what is declared (:mod:`rulegen.render.subcharts`): a folder or ``.tgz`` archive is
+  declared when a ``dependencies`` item has the ``name`` in the subchart's own ``Chart.yaml``
+  (not the folder or file name); a symlink into another app's chart, or to the chart library
+  under another name, is reported even when declared, as is the first symlink into another
+  app's chart inside a declared folder (``templates`` linked to another chart's); a file, or a folder without
+  ``Chart.yaml``, fails the render. Entries Helm skips (names starting with ``_`` or ``.``,
+  ``*.prov`` provenance files, empty folders) and links already reported as RG742 are left
+  out. Reported at the entry (line 0). Bad: ``charts/shop/charts/zz`` a symlink to
+  ``../../llama-swap``, or a folder ``charts/shop/charts/extra/`` with its own ``Chart.yaml``
+  and a PrometheusRule template that ``dependencies`` does not name; good: only the
+  ``rulegen-library`` link, or ``charts/shop/charts/redis-18.0.0.tgz`` with ``- name: redis``
+  under ``dependencies:`` in ``charts/shop/Chart.yaml``.
 * ``RG761`` the project holds a ``.tools`` folder with a file git tracks, or an executable named
   ``helm`` or ``promtool`` under it (older rulegen ran tools from ``<project>/.tools/bin``,
   and a pull request can commit one there): rulegen never runs a program from the project it
@@ -156,9 +173,15 @@ def check_project(specs, ctx):
     outside ``ctx.root``, one finding per link; RG742 and RG760 for each file of each spec's
     chart folder (and of the chart library) that leads outside or is special
     (:func:`rulegen.fs.containment.tree_problems`); RG770 for a chart's link to the chart
-    library that is not the one rulegen makes; RG761 when the project carries tools."""
-    yield from _trees(specs, ctx)
+    library that is not the one rulegen makes; RG776 for anything else under a chart's
+    ``charts/`` that Helm would render and the chart does not declare (an entry already
+    reported as RG742 or RG760 is not reported again); RG761 when the project carries tools."""
+    reported = set()
+    for f in _trees(specs, ctx):
+        reported.add(f.file)
+        yield f
     yield from _links(specs, ctx)
+    yield from _subcharts(specs, ctx, reported)
     rels = list(SITE_PATHS)
     for spec in specs:
         rels += [f"runbooks/{spec.app}.md", f"rules-out/{spec.app}.rules.yaml", f".rulegen/test/{spec.app}"]
@@ -188,6 +211,24 @@ def _links(specs, ctx):
                       "(each chart links to it): remove the link, and `rulegen build` writes the folder")
     elif charts:
         yield from _library_extras(ctx.root)
+
+
+def _subcharts(specs, ctx, reported):
+    """RG776 for each entry under a chart's ``charts/`` other than the library link that Helm
+    would render into the release without a declaration in the chart's ``Chart.yaml``, and for
+    a link into another app's chart (of ``specs`` or ``ctx.reference``) (:func:`rulegen.render.subcharts.entry_problems`); paths in
+    ``reported`` (RG742, RG760) are left out."""
+    from ...render import subcharts
+    apps: dict = {}  # every app chart, the reference specs' too (`rulegen validate rules/x.yaml`)
+    for s in list(specs) + list(ctx.reference):
+        chart = s.chart.path.rstrip("/")
+        if lexical_problem(chart) is None and not library.is_library(chart):
+            apps.setdefault(chart, s.app)
+    judged = sorted({s.chart.path.rstrip("/") for s in specs} & set(apps))
+    for chart in judged:
+        others = {c: a for c, a in apps.items() if c != chart}
+        for p in subcharts.entry_problems(ctx.root, chart, others, reported):
+            yield Finding(p.path, 0, 0, "RG776", Severity.ERROR, p.message)
 
 
 def _library_extras(root):

@@ -40,7 +40,7 @@ from ..findings import RulegenError
 LOCKED_CODES = frozenset({"RG740", "RG741", "RG742", "RG743", "RG744", "RG745", "RG746", "RG747", "RG749",
                           "RG514", "RG721",  # what reaches a reader's terminal or browser
                           "RG760", "RG761",
-                          "RG770", "RG771",  # the chart library's link and folder
+                          "RG770", "RG771", "RG773",  # the chart library's link, folder and files
                           "RG776"})  # what else Helm renders from a chart's charts/
 
 _SEGMENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")

@@ -214,7 +214,8 @@ def test_deeply_nested_import_source_is_refused(project, capsys, tmp_path_factor
 # --- class 7: the config cannot unlock a guarding code -----------------------------------------
 
 @pytest.mark.parametrize("cfg", ["checks:\n  disable: [RG742]\n", "checks:\n  severity: {RG721: info}\n",
-                                 "checks:\n  disable: [rg514]\n", "checks:\n  severity: {RG760: warning}\n"])
+                                 "checks:\n  disable: [rg514]\n", "checks:\n  severity: {RG760: warning}\n",
+                                 "checks:\n  disable: [RG773]\n", "checks:\n  severity: {RG776: info}\n"])
 def test_config_cannot_switch_off_a_locked_code(project, capsys, cfg):
     (project / ".rulegen.yaml").write_text(cfg, encoding="utf-8")
     rc, out = _run(capsys, "-C", str(project), "validate")

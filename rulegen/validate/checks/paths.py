@@ -64,8 +64,10 @@ Codes:
   write there (only ``Chart.yaml`` and ``templates/_rulegen.tpl``). Every app chart links the
   library, and Helm loads all of its templates: an extra ``templates/_a.tpl`` redefining a
   ``rulegen.v3.*`` template would change every team's PrometheusRule from one pull request.
-  Reported at the file (line 0). Bad: ``charts/rulegen-library/templates/_a.tpl``; good: a
-  team's own templates in its app chart's ``templates/``.
+  Reported at the file (line 0); cannot be switched off or downgraded in ``.rulegen.yaml``
+  (one pull request could otherwise switch it off and add the file). Bad:
+  ``charts/rulegen-library/templates/_a.tpl``; good: a team's own templates in its app chart's
+  ``templates/``.
 * ``RG776`` an entry under an app chart's ``charts/`` folder other than rulegen's
   ``charts/rulegen-library`` link (RG770's), which the chart's ``Chart.yaml`` does not declare
   among its ``dependencies``. Helm renders every chart under ``charts/`` into the release,

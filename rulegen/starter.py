@@ -38,7 +38,7 @@ POLICY_COMMENT = ("`rulegen check --base <the pull request's base branch>` fails
                   "the value on the base branch counts, not the pull request's. warn: report them only.")
 
 #: The ``.rulegen.yaml`` of a new project.
-PROJECT_CONFIG = ("# rulegen project configuration (see the README, \"Project configuration\").\n"
+PROJECT_CONFIG = ("# rulegen project configuration (every key: docs/configuration.md in rulegen's documentation).\n"
                   + "".join(f"# {line}\n" for line in POLICY_COMMENT.splitlines())
                   + "policy_changes: fail\n")
 

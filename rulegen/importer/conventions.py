@@ -142,7 +142,8 @@ def text_with(root: Path, updates: dict, top: dict | None = None, comments: dict
     doc = y.load(existing) if existing.strip() else None
     if not isinstance(doc, CommentedMap):
         doc = CommentedMap()
-        doc.yaml_set_start_comment("rulegen project configuration (see the README, \"Project configuration\").")
+        doc.yaml_set_start_comment(
+            "rulegen project configuration (every key: docs/configuration.md in rulegen's documentation).")
     for k, v in (top or {}).items():
         doc[k] = v
     conv = doc.get("conventions")

@@ -169,3 +169,20 @@ def test_the_starter_names_a_schema_inside_the_project(tmp_path, capsys):
     assert (tmp_path / ".rulegen/schema.json").read_text(encoding="utf-8") == SCHEMA_PATH.read_text(encoding="utf-8")
     assert main(["-C", str(tmp_path), "new", "cart"]) == 0
     assert ".rulegen/schema.json" not in capsys.readouterr().out      # current: not written again
+
+
+def test_the_config_files_rulegen_writes_name_a_page_that_exists():
+    """The comment heading the `.rulegen.yaml` that `rulegen new` and `rulegen import` write
+    names where its keys are documented; it named a README section that does not exist (found
+    by a new-user trial)."""
+    import re
+    from pathlib import Path
+
+    from rulegen import starter
+    from rulegen.importer import conventions
+    repo = Path(__file__).resolve().parents[2]
+    texts = [starter.PROJECT_CONFIG, Path(conventions.__file__).read_text(encoding="utf-8")]
+    for text in texts:
+        (head,) = re.findall(r"rulegen project configuration \(([^)]*)\)", text)
+        (doc,) = re.findall(r"docs/[a-z-]+\.md", head)
+        assert (repo / doc).is_file() and "README" not in head, head

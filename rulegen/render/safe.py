@@ -424,12 +424,35 @@ def spec_cell(value) -> str:
 _MD = None
 
 
+def new_markdown(extensions, configs: dict | None = None):
+    """A ``markdown.Markdown`` with ``extensions`` (names as mkdocs.yml writes them: ``toc``,
+    ``pymdownx.superfences``) and ``configs`` (name -> options): the instance Python-Markdown
+    makes from those names, made without its look-up of every installed package's entry
+    points (``importlib.metadata``: about a tenth of a ``rulegen validate``). A bare name is
+    Python-Markdown's own ``markdown.extensions.<name>`` (what its entry points name); a dotted
+    one is imported and its ``makeExtension`` called, as Python-Markdown does; the same holds
+    for the extensions an extension loads itself (superfences loads ``pymdownx.highlight``).
+
+    Raises:
+        ImportError: an extension is not installed.
+    """
+    import importlib
+
+    import markdown
+
+    class _Markdown(markdown.Markdown):
+        def build_extension(self, ext_name, configs):
+            module = ext_name if "." in ext_name else f"markdown.extensions.{ext_name}"
+            return importlib.import_module(module).makeExtension(**dict(configs))
+
+    return _Markdown(extensions=list(extensions), extension_configs=configs or {})
+
+
 def to_html(markdown_text: str) -> str:
     """``markdown_text`` rendered as the site renders it (Python-Markdown, :data:`EXTENSIONS`)."""
     global _MD
     if _MD is None:
-        import markdown
-        _MD = markdown.Markdown(extensions=list(EXTENSIONS))
+        _MD = new_markdown(EXTENSIONS)
     _MD.reset()
     return _MD.convert(markdown_text)
 

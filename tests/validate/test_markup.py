@@ -375,3 +375,22 @@ def test_dashboard_variable_cannot_add_an_attribute():
     md = dashboard_md({"title": "Grafana", "url": "https://g.example/d/x", "variables": {"pod": bad}}, "up == 0")
     assert md == "[Grafana](https://g.example/d/x)"
     assert safe.html_problems(safe.to_html(md)) == []
+
+
+def test_the_check_renders_as_python_markdown_does_without_reading_entry_points(monkeypatch):
+    """safe.new_markdown makes the Markdown the site's extension names make, without
+    Python-Markdown's scan of every installed package's entry points (importlib.metadata),
+    also for the extension superfences loads itself: same HTML for every construct."""
+    import markdown
+    import markdown.util
+
+    from rulegen.render import safe
+    text = ("# Title {#t}\n\n!!! note \"N\"\n    body\n\n| a | b |\n|:--|--:|\n| 1 | 2 |\n\n"
+            "```yaml\nkind: X\nspec: {a: b}\n```\n\n    indented\n\n- item `code <x>`\n\n  ```{.python}\n  x = 1\n  ```\n\n"
+            "<div markdown>\n*in html*\n</div>\n\npara {: .c }\n\n[link](https://example.com){ rel=x }\n")
+    expected = markdown.Markdown(extensions=list(safe.EXTENSIONS)).convert(text)
+    monkeypatch.setattr(markdown.util, "get_installed_extensions",
+                        lambda: pytest.fail("entry points were read"))
+    monkeypatch.setattr(safe, "_MD", None)
+    assert safe.to_html(text) == expected
+    assert "<table>" in expected and 'class="admonition note"' in expected and 'class="highlight"' in expected

@@ -394,3 +394,25 @@ def test_the_check_renders_as_python_markdown_does_without_reading_entry_points(
     monkeypatch.setattr(safe, "_MD", None)
     assert safe.to_html(text) == expected
     assert "<table>" in expected and 'class="admonition note"' in expected and 'class="highlight"' in expected
+
+
+def test_problems_is_html_problems_of_the_site_rendering():
+    """safe.problems leaves code uncoloured only where that gives html_problems(to_html(text))
+    exactly: bare-language fences; a fence with attributes or options, where the two renderings
+    differ, is rendered as the site renders it."""
+    import glob
+    plain_fences = ["```bash\nrm -rf <x> & echo \"a\" <script>\n```", "~~~yaml\n<script>\n~~~",
+                    "    indented <b onclick=x>\n", "- item\n\n    ```bash\n    ls <a>\n    ```\n",
+                    "> ```sh\n> x <y>\n> ```", "````md\n```bash\n<x>\n```\n````", "```c#\nint x;\n```",
+                    "<div markdown>\n```text\n<a href=\"javascript:x\">\n```\n</div>", "[x](javascript:y)"]
+    with_info = ["```{.yaml onclick=\"x\"}\nx\n```", "```{.yaml data-x='\"><script>'}\nx\n```",
+                 "```yaml title=\"<i>t</i>\"\nx\n```", "```python linenums=\"1\"\nx\n```"]
+    pages = [Path(p).read_text(encoding="utf-8") for p in sorted(glob.glob(str(REPO / "runbooks" / "*.md")))]
+    for text in plain_fences + with_info + pages + ["\n\n".join(plain_fences + with_info)]:
+        assert safe.problems(text) == safe.html_problems(safe.to_html(text)), text[:200]
+    # the renderings differ where an info string has attributes: there the site's is used
+    plain = safe.new_markdown(safe.EXTENSIONS, {"pymdownx.highlight": {"use_pygments": False}})
+    text = with_info[0]
+    assert safe.html_problems(plain.convert(text)) == ["onclick attribute on <code>"]
+    assert safe.problems(text) == safe.html_problems(safe.to_html(text)) == []
+    assert any("```bash" in p for p in pages)  # the pages' command blocks take the cheap path

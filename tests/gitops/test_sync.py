@@ -323,3 +323,10 @@ def test_a_crd_schema_with_defaults_is_not_prechecked():
     obj = {}
     assert sync.crd_errors(obj, schema) == [] and obj == {}
     assert sync.crd_errors({"spec": 3}, schema) == [(("spec",), "3 is not of type 'object'")]
+
+
+def test_the_crd_reads_the_same_with_libyaml(crd_file):
+    """_crd_schema parses the pinned CRD with libyaml: the same document the pure-Python
+    parser reads."""
+    text = crd_file.read_text(encoding="utf-8")
+    assert yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) == yaml.safe_load(text)

@@ -13,8 +13,6 @@ as the sequential loop would raise it. ``RULEGEN_JOBS=1`` turns it off.
 from __future__ import annotations
 
 import os
-import pickle
-import signal
 import sys
 
 #: Fewer items than this are not worth a fork (the bundled project, most tests).
@@ -48,6 +46,8 @@ def split_map(fn, items, meanwhile=None) -> list:
     n = len(items)
     if not _enabled(n):
         return [fn(x) for x in items]
+    import pickle  # only a run that forks pays for these imports (not the bundled project)
+    import signal
     size = -(-n // _MAX_TOKENS)  # items per token
     chunks = [items[i:i + size] for i in range(0, n, size)]
     tr, tw = os.pipe()

@@ -70,8 +70,10 @@ def load_project(root: Path, paths: list[str] | None = None, meanwhile=None,
     if paths:
         ctx.reference = _reference_specs(root, files, ctx)
 
+    seen: dict = {}  # the project's real path and folders, looked at once a run (load_contained)
+
     def one(f: Path):
-        return check_file(load_contained(f, root), ctx)
+        return check_file(load_contained(f, root, seen), ctx)
 
     # validate(load_paths(targets, root), ctx), each file loaded and checked on two cores
     # when there are many (rulegen.parallel); same findings, same order. The first file is
@@ -87,13 +89,16 @@ def load_project(root: Path, paths: list[str] | None = None, meanwhile=None,
     return Loaded(root=root, config=config, specs=result.specs, findings=findings)
 
 
-def load_contained(f: Path, root: Path) -> LoadedFile:
+def load_contained(f: Path, root: Path, seen: dict | None = None) -> LoadedFile:
     """:func:`rulegen.spec.load_file` of spec file ``f`` of the project at ``root``, unless ``f``
     is a symlink leading outside the project or a special file: then nothing is read and the
-    file holds one finding, RG742 or RG760 (see :mod:`rulegen.validate.checks.paths`)."""
-    shown = shown_path(f, root)
+    file holds one finding, RG742 or RG760 (see :mod:`rulegen.validate.checks.paths`).
+    ``seen``: a dict shared by the calls of one run (see
+    :func:`rulegen.fs.containment.escaping_link`)."""
+    seen = {} if seen is None else seen
     rel = Path(os.path.relpath(f, root)).as_posix()
-    problems = tree_problems(root, rel, limit=1)
+    problems = tree_problems(root, rel, limit=1, seen=seen)
+    shown = shown_path(f, root, seen[""])  # the project's real path, found by tree_problems
     if problems:
         code, path, detail = problems[0]
         return LoadedFile(path=rel, text="", findings=[Finding(

@@ -150,7 +150,7 @@ GIT_META = "git's own folder .git (its config can hold the CI job's credentials)
 LOOP = "a folder above itself (an endless loop to Helm and to every reader that follows links)"
 
 
-def tree_problems(root: Path, rel: str, limit: int = 100) -> list[tuple[str, str, str]]:
+def tree_problems(root: Path, rel: str, limit: int = 100, seen: dict | None = None) -> list[tuple[str, str, str]]:
     """What makes file or folder ``rel`` (relative to ``root``) unsafe to hand to a reader that
     follows links and reads whatever it finds (Helm's ``.Files.Get``, promtool, ``import``):
     ``rel`` itself and, for a folder, every file and folder below it, links to folders
@@ -163,11 +163,15 @@ def tree_problems(root: Path, rel: str, limit: int = 100) -> list[tuple[str, str
         path is in git's own folder ``.git`` (detail :data:`GIT_META`), or a symlink to a
         folder above itself (detail :data:`LOOP`); ``RG760`` a FIFO, socket or device, or a link to one (detail: which). Empty
         when ``rel`` is missing or safe.
+
+    ``seen``: as for :func:`escaping_link`, a dict shared between calls on the same ``root``
+    within one run (the project's real path and the folders on the way are looked at once).
     """
-    link = escaping_link(root, rel)
+    seen = {} if seen is None else seen
+    link = escaping_link(root, rel, seen)
     if link is not None:
         return [("RG742", link[0], link[1])]
-    top = _real(root)
+    top = seen[""]
     out: list[tuple[str, str, str]] = []
     walked: set = set()  # real folders already walked (links may reach one twice)
 

@@ -51,7 +51,7 @@ def _markdown():
     link, and it was most of the time the check spent on a page."""
     global _MD
     if _MD is None:
-        import markdown
+        from ..render.safe import new_markdown
         exts = ["attr_list", "md_in_html", "tables", "toc"]  # md_in_html: triage box, index, details
         cfg = {}
         try:
@@ -60,7 +60,7 @@ def _markdown():
             cfg["pymdownx.highlight"] = {"use_pygments": False}
         except ImportError:
             exts.append("fenced_code")
-        _MD = markdown.Markdown(extensions=exts, extension_configs=cfg)
+        _MD = new_markdown(exts, cfg)
         tree_links(_MD)
     return _MD.reset()
 

@@ -82,12 +82,12 @@ def _page_check(sealed: str, empty: str, kept: dict[str, str], catch_all: str, p
     (a note changing how the page around it reads), the page with its notes as plain text."""
     if not any(v.strip() for v in kept.values()):
         return sealed
-    if not safe.html_problems(safe.to_html(sealed)) or safe.html_problems(safe.to_html(empty)):
+    if not safe.problems(sealed) or safe.problems(empty):
         return sealed
     plain = {k: safe.inert(v) if v.strip() else v for k, v in kept.items()}
     findings.append(Finding(path, 1, 1, "RG721", Severity.WARNING,
                             "team notes change how the page around them reads ("
-                            + "; ".join(safe.html_problems(safe.to_html(sealed))[:3])
+                            + "; ".join(safe.problems(sealed)[:3])
                             + "): every note of the page will be escaped, shown as plain text; write "
                             "plain Markdown"))
     return ownership.fill_notes(empty, plain, catch_all)[0]

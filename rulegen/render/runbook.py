@@ -589,7 +589,7 @@ def render_page(spec: Spec, specs: list[Spec], header_lines: list[str], fullname
     text = wrap_markdown(jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
                                       **page_context(spec, specs, fullname_helper, name_suffix, links, routing,
                                                      site_url, config)))
-    if ("```" in spec.source.text or "~~~" in spec.source.text) and safe.html_problems(safe.to_html(text)):
+    if ("```" in spec.source.text or "~~~" in spec.source.text) and safe.problems(text):
         # a fence in one field changed how another reads (each field alone was safe): show the
         # spec's Markdown as plain text on this page rather than anything unsafe
         with safe.inert_markdown():

@@ -48,11 +48,12 @@ def find_spec_files(paths: list[Path]) -> list[Path]:
     return sorted(set(found), key=lambda q: q.as_posix())
 
 
-def shown_path(f: Path, root: Path | None = None) -> str:
-    """How findings name spec file ``f``: relative to ``root`` when it is under it, POSIX."""
+def shown_path(f: Path, root: Path | None = None, real_root: Path | None = None) -> str:
+    """How findings name spec file ``f``: relative to ``root`` when it is under it, POSIX.
+    ``real_root``: ``root.resolve()``, when the caller has it (one resolve a run, not a file)."""
     if root is not None:
         try:
-            return f.resolve().relative_to(root.resolve()).as_posix()
+            return f.resolve().relative_to(real_root or root.resolve()).as_posix()
         except ValueError:
             pass
     return f.as_posix()

@@ -5,6 +5,7 @@ kube-prometheus-stack selects PrometheusRules by (charts.rule_selector_labels, R
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -269,3 +270,63 @@ def test_import_gives_a_new_chart_the_label(tmp_path, capsys):
 def test_config_errors(raw, words):
     with pytest.raises(RulegenError, match=re.escape(words)):
         parse_config(raw)
+
+
+def _rule_objects():
+    """PrometheusRule objects, valid and not, as a rendered chart could hold them."""
+    ok = {"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
+          "metadata": {"name": "shop", "labels": {"release": "kps"}},
+          "spec": {"groups": [{"name": "shop", "interval": "1m", "partial_response_strategy": "ABORT",
+                               "rules": [{"alert": "ShopDown", "expr": "up == 0", "for": "5m",
+                                          "labels": {"severity": "page"}, "annotations": {"summary": "x"}},
+                                         {"record": "job:up:sum", "expr": "sum by (job) (up)"},
+                                         {"alert": "X", "expr": 1, "keep_firing_for": "1h30m"}]}]}}
+    yield ok
+    for path, value in [(("for",), 5), (("labels", "paging"), True), (("extra",), "x"), (("for",), "5 m"),
+                        (("expr",), None), (("expr",), 1.5), (("labels",), ["a"]), (("keep_firing_for",), "1.5h"),
+                        (("alert",), 3)]:
+        obj = json.loads(json.dumps(ok))
+        node = obj["spec"]["groups"][0]["rules"][0]
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+        yield obj
+    for key, value in [("interval", "1 m"), ("partial_response_strategy", "sometimes"), ("rules", {}),
+                       ("name", 3), ("limit", "ten"), ("limit", 1.0), ("limit", 10), ("limit", True)]:
+        obj = json.loads(json.dumps(ok))
+        obj["spec"]["groups"][0][key] = value
+        yield obj
+    yield {**ok, "spec": {"groups": "shop"}}
+    yield {**ok, "spec": {}}
+    yield {**ok, "metadata": {"name": 3}}
+
+
+def test_the_crd_precheck_accepts_exactly_what_jsonschema_accepts(crd_file):
+    """The fastjsonschema pre-check that spares a valid PrometheusRule jsonschema's
+    ``iter_errors`` (and its import) agrees with jsonschema on valid and broken objects."""
+    schema = sync._crd_schema(str(crd_file), crd_file.stat().st_mtime)
+    accepts = sync._precheck(schema)
+    assert accepts is not None
+    verdicts = []
+    for obj in _rule_objects():
+        errors = list(sync._draft4(schema).iter_errors(obj))
+        assert accepts(obj) == (not errors), (obj, [e.message for e in errors])
+        verdicts.append(not errors)
+    assert verdicts[0] and verdicts.count(True) >= 2 and verdicts.count(False) >= 10  # both kinds were tried
+
+
+def test_a_crd_schema_with_defaults_is_not_prechecked():
+    """fastjsonschema writes ``default`` values into the object it validates: such a schema
+    goes to jsonschema alone, and the object is left as it was."""
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "default": {}}}}
+    assert sync._precheck(schema) is None
+    obj = {}
+    assert sync.crd_errors(obj, schema) == [] and obj == {}
+    assert sync.crd_errors({"spec": 3}, schema) == [(("spec",), "3 is not of type 'object'")]
+
+
+def test_the_crd_reads_the_same_with_libyaml(crd_file):
+    """_crd_schema parses the pinned CRD with libyaml: the same document the pure-Python
+    parser reads."""
+    text = crd_file.read_text(encoding="utf-8")
+    assert yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) == yaml.safe_load(text)

@@ -375,3 +375,44 @@ def test_dashboard_variable_cannot_add_an_attribute():
     md = dashboard_md({"title": "Grafana", "url": "https://g.example/d/x", "variables": {"pod": bad}}, "up == 0")
     assert md == "[Grafana](https://g.example/d/x)"
     assert safe.html_problems(safe.to_html(md)) == []
+
+
+def test_the_check_renders_as_python_markdown_does_without_reading_entry_points(monkeypatch):
+    """safe.new_markdown makes the Markdown the site's extension names make, without
+    Python-Markdown's scan of every installed package's entry points (importlib.metadata),
+    also for the extension superfences loads itself: same HTML for every construct."""
+    import markdown
+    import markdown.util
+
+    from rulegen.render import safe
+    text = ("# Title {#t}\n\n!!! note \"N\"\n    body\n\n| a | b |\n|:--|--:|\n| 1 | 2 |\n\n"
+            "```yaml\nkind: X\nspec: {a: b}\n```\n\n    indented\n\n- item `code <x>`\n\n  ```{.python}\n  x = 1\n  ```\n\n"
+            "<div markdown>\n*in html*\n</div>\n\npara {: .c }\n\n[link](https://example.com){ rel=x }\n")
+    expected = markdown.Markdown(extensions=list(safe.EXTENSIONS)).convert(text)
+    monkeypatch.setattr(markdown.util, "get_installed_extensions",
+                        lambda: pytest.fail("entry points were read"))
+    monkeypatch.setattr(safe, "_MD", None)
+    assert safe.to_html(text) == expected
+    assert "<table>" in expected and 'class="admonition note"' in expected and 'class="highlight"' in expected
+
+
+def test_problems_is_html_problems_of_the_site_rendering():
+    """safe.problems leaves code uncoloured only where that gives html_problems(to_html(text))
+    exactly: bare-language fences; a fence with attributes or options, where the two renderings
+    differ, is rendered as the site renders it."""
+    import glob
+    plain_fences = ["```bash\nrm -rf <x> & echo \"a\" <script>\n```", "~~~yaml\n<script>\n~~~",
+                    "    indented <b onclick=x>\n", "- item\n\n    ```bash\n    ls <a>\n    ```\n",
+                    "> ```sh\n> x <y>\n> ```", "````md\n```bash\n<x>\n```\n````", "```c#\nint x;\n```",
+                    "<div markdown>\n```text\n<a href=\"javascript:x\">\n```\n</div>", "[x](javascript:y)"]
+    with_info = ["```{.yaml onclick=\"x\"}\nx\n```", "```{.yaml data-x='\"><script>'}\nx\n```",
+                 "```yaml title=\"<i>t</i>\"\nx\n```", "```python linenums=\"1\"\nx\n```"]
+    pages = [Path(p).read_text(encoding="utf-8") for p in sorted(glob.glob(str(REPO / "runbooks" / "*.md")))]
+    for text in plain_fences + with_info + pages + ["\n\n".join(plain_fences + with_info)]:
+        assert safe.problems(text) == safe.html_problems(safe.to_html(text)), text[:200]
+    # the renderings differ where an info string has attributes: there the site's is used
+    plain = safe.new_markdown(safe.EXTENSIONS, {"pymdownx.highlight": {"use_pygments": False}})
+    text = with_info[0]
+    assert safe.html_problems(plain.convert(text)) == ["onclick attribute on <code>"]
+    assert safe.problems(text) == safe.html_problems(safe.to_html(text)) == []
+    assert any("```bash" in p for p in pages)  # the pages' command blocks take the cheap path

@@ -153,6 +153,8 @@ _COLON_NAME = re.compile(r"(?<![\w:.])[a-zA-Z_:][\w:]*:[\w:]*")
 def colon_names(expr: str) -> frozenset:
     """Recording-rule-shaped names (holding a ``:``) that ``expr`` reads, found in its text
     without parsing it (strings and comments skipped; a subquery's ``[5m:1m]`` is not a name)."""
+    if ":" not in expr:
+        return frozenset()  # most expressions: no name of that shape can be in them
     text = _COMMENT.sub("", _STRINGS.sub('""', expr))
     text = re.sub(r"\[[^\]]*\]", "[]", text)  # ranges, subqueries
     return frozenset(m.group() for m in _COLON_NAME.finditer(text))

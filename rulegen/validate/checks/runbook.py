@@ -118,7 +118,7 @@ def shell_error(text: str) -> tuple[int, str] | None:
     (one process) the first time, except for text :func:`plainly_valid` clears; then kept."""
     if plainly_valid(text):
         return None
-    bash = system_program("bash", os.getcwd())  # never one the checkout (the working folder) holds
+    bash = _bash(os.getcwd(), os.environ.get("PATH"))
     if bash is None:
         return None
     # bash's verdict is kept between runs like Python's bytecode (rulegen.codecache), keyed by
@@ -139,6 +139,14 @@ def shell_error(text: str) -> tuple[int, str] | None:
     verdict = _ask_bash(bash, text)
     codecache.write_bytes(name, json.dumps(verdict).encode())
     return verdict
+
+
+@functools.lru_cache(maxsize=8)
+def _bash(cwd: str, path: str | None) -> str | None:
+    """:func:`rulegen.tools.find.system_program` ``bash`` for working folder ``cwd`` (never one
+    the checkout, the working folder, holds) and ``PATH`` value ``path``: looked up once a run,
+    not once a block (each look-up resolves every ``PATH`` entry)."""
+    return system_program("bash", cwd)
 
 
 def _ask_bash(bash: str, text: str) -> tuple[int, str] | None:

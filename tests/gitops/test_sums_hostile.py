@@ -1,0 +1,122 @@
+"""Hostile and careless inputs against the sum files (issue 29, rulegen.render.sums and
+rulegen.gitops.write.compare): what a pull request can plant in ``.rulegen-sums/``, and what
+an editor can do to a generated file. The guarantees: nothing outside the project is read; a
+sum file costs time in proportion to its size; a hand edit is never overwritten silently."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from rulegen.fs import read as fs_read
+from rulegen.render import sums
+
+from helpers.gitops import PAGE, SUM, project, run  # noqa: F401  (project: a fixture)
+
+SECRET = "SECRET-TOKEN-4f1c9"
+JOURNAL_TEMP = ".rulegen-sums/.build-journal.1.abcdef.rulegen-tmp"
+
+
+def snapshot(root: Path) -> dict:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and not p.is_symlink()}
+
+
+# -- nothing outside the project is read ----------------------------------------------------
+
+
+@pytest.fixture
+def secret(tmp_path_factory) -> Path:
+    """A file outside the project, as a CI job's credentials file would be."""
+    p = tmp_path_factory.mktemp("outside") / "token"
+    p.write_text(SECRET + "\n", encoding="utf-8")
+    return p
+
+
+def _plant_link(project: Path, rel: str, target: Path) -> None:
+    p = project / rel
+    if p.exists() or p.is_symlink():
+        p.unlink()
+    p.symlink_to(target)
+
+
+@pytest.mark.parametrize("rel", [SUM, ".rulegen-sums/zz.sum.yaml", JOURNAL_TEMP])
+def test_a_link_out_in_the_sum_folder_is_refused_before_anything_is_read(project, capsys, secret, monkeypatch, rel):
+    """A pull request commits a sum file (planned, or one no spec makes) or a build journal as
+    a symlink to a file outside the project: `check` printed the outside file in its diff of
+    the planned sum file (into the CI log). Now validation refuses the link (RG742, as for a
+    page linked out) and no command reads the file."""
+    _plant_link(project, rel, secret)
+    opened = []
+    real_read = fs_read.read_bytes
+    monkeypatch.setattr(fs_read, "read_bytes", lambda p, *a, **k: (opened.append(os.path.realpath(p)),
+                                                                    real_read(p, *a, **k))[1])
+    for argv in (["check"], ["build"], ["build", "--force"], ["build", "rules/llama-swap.yaml"]):
+        code, out, err = run(capsys, "-C", str(project), *argv)
+        assert code == 1, argv
+        assert SECRET not in out + err
+        assert f"{rel}:0:0: error RG742 {rel} is a symlink to {secret}, outside the project" in out + err, argv
+    assert str(secret) not in opened
+    assert (project / rel).is_symlink() and secret.read_text(encoding="utf-8") == SECRET + "\n"
+
+
+def test_compare_reads_no_sum_file_or_journal_through_a_link_out(project, secret, monkeypatch):
+    """The last guard, for a caller that skips validation: write.compare reads nothing through
+    a link in the sum folder that leads out of the project."""
+    from rulegen.gitops import write
+    from rulegen.pipeline import load_project, plan_project
+    outputs, _ = plan_project(load_project(project), "helm")
+    for rel in (SUM, ".rulegen-sums/zz.sum.yaml", JOURNAL_TEMP):
+        _plant_link(project, rel, secret)
+    opened = []
+    real_read = fs_read.read_bytes
+    monkeypatch.setattr(fs_read, "read_bytes", lambda p, *a, **k: (opened.append(os.path.realpath(p)),
+                                                                    real_read(p, *a, **k))[1])
+    write.compare(outputs, project)
+    assert opened and str(secret) not in opened
+
+
+def test_a_fifo_in_the_sum_folder_is_refused(project, capsys):
+    os.mkfifo(project / ".rulegen-sums/zz.sum.yaml")
+    code, out, _ = run(capsys, "-C", str(project), "check")
+    assert code == 1 and ".rulegen-sums/zz.sum.yaml:0:0: error RG760 .rulegen-sums/zz.sum.yaml is a FIFO" in out
+
+
+# -- a sum file costs time in proportion to its size ----------------------------------------
+
+
+def test_aliases_cannot_amplify_a_sum_file(monkeypatch):
+    """YAML aliases: a short text naming one long path thousands of times (each copy was
+    checked as a path: minutes of CPU for 1 MB), or a "billion laughs" in `digest` (turned
+    into a string: 48 s for 522 bytes). Such a text is no sum file rulegen wrote."""
+    monkeypatch.setenv("RULEGEN_MAX_YAML_VALUES", "1000")
+    laughs = ['a0: &a0 ["xxxxxxxxxxxxxxxx"]'] + [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]"
+                                                  for i in range(1, 5)]
+    assert sums.parse("\n".join(laughs) + "\ndigest: *a4\nfiles: []\n") is None
+    repeated = "x: &s " + "a" * 5000 + "\ndigest: sha256:" + "0" * 64 + "\nfiles: [" + ", ".join(["*s"] * 100) + "]\n"
+    assert sums.parse(repeated) is None
+    # the same paths written out are read
+    plain = "digest: sha256:" + "0" * 64 + "\nfiles: [" + ", ".join(["b" * 50] * 3) + "]\n"
+    assert sums.parse(plain) == sums.Recorded("0" * 64, ("b" * 50,) * 3)
+
+
+# -- a hand edit is never overwritten silently ----------------------------------------------
+
+
+@pytest.mark.parametrize("added", [b"Caf\xe9 (saved as Latin-1 by an editor)\n", b"\xff\xfe"])
+def test_a_hand_edit_that_is_not_utf8_is_refused(project, capsys, added):
+    """An editor saves a generated page in Latin-1 (or a stray byte): the file could not be
+    read as text and was taken for missing, so `build` overwrote the edit without a word."""
+    p = project / PAGE
+    p.write_bytes(p.read_bytes() + added)
+    before = snapshot(project)
+    code, _, err = run(capsys, "-C", str(project), "build")
+    assert code == 1 and f"rulegen: {PAGE}: edited by hand since rulegen generated it; refusing to overwrite" in err
+    assert "it is not UTF-8 text" in err
+    assert snapshot(project) == before
+    code, out, _ = run(capsys, "-C", str(project), "check")
+    assert code == 1 and f"hand-edited: {PAGE}:" in out
+    assert run(capsys, "-C", str(project), "build", "--force")[0] == 0
+    assert run(capsys, "-C", str(project), "check")[0] == 0

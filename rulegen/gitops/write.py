@@ -94,10 +94,11 @@ def generated_on_disk(root: Path, globs, skip=frozenset()) -> set[str]:
     """Relative paths of files matching ``globs`` under ``root`` that carry rulegen's notice;
     paths in ``skip`` are left out without being read."""
     found = set()
+    seen: dict = {}
     for g in globs:
         for p in root.glob(g):
             rel = p.relative_to(root).as_posix()
-            if rel in skip:
+            if rel in skip or escaping_link(root, rel, seen) is not None:  # a link out: never read
                 continue
             text = read(p)
             if text is not None and ownership.is_generated(text):
@@ -231,11 +232,14 @@ class _Disk:
     """Files under ``root`` as :func:`read` gives them, each read once."""
 
     def __init__(self, root: Path):
-        self.root, self._texts = root, {}
+        self.root, self._texts, self._seen = root, {}, {}
 
     def text(self, rel: str) -> str | None:
+        """The text of ``rel`` (:func:`read`); None also when a symlink on its path leads
+        outside the project (validation reports it, RG742/RG744: this is the last guard)."""
         if rel not in self._texts:
-            self._texts[rel] = read(self.root / rel)
+            out = escaping_link(self.root, rel, self._seen) is not None
+            self._texts[rel] = None if out else read(self.root / rel)
         return self._texts[rel]
 
 
@@ -407,7 +411,10 @@ def _journaled(root: Path) -> dict[str, set]:
     (:func:`apply`); unreadable journals (killed while written) allow nothing."""
     import json
     allowed: dict[str, set] = {}
+    seen: dict = {}
     for p in sorted((root / sums.SUM_DIR).glob(".build-journal.*" + fs_write.TMP_SUFFIX)):
+        if escaping_link(root, p.relative_to(root).as_posix(), seen) is not None:
+            continue  # a link out of the project (planted by a pull request): never read
         text = read(p)
         try:
             data = json.loads(text) if text else None

@@ -84,6 +84,7 @@ from __future__ import annotations
 from ...fs.containment import describe, escaping_link, lexical_problem, tree_problems
 from ...findings import Finding, Severity
 from ...render import library
+from ...render.sums import SUM_DIR
 from ...tools.find import project_tools
 
 ID = "paths"
@@ -234,12 +235,15 @@ def _trees(specs, ctx):
     # mkdocs publishes whatever a link there points at (the folder itself linked out is RG744)
     if trees:  # the chart library every chart holds (through its link)
         trees.append(library.LIBRARY_DIR)
-    for rel in trees + [SITE_PATHS[0]]:
-        readers = "rulegen and mkdocs" if rel == SITE_PATHS[0] else "rulegen, helm and promtool"
+    # and the sum files' folder: rulegen reads every file there (a pull request commits it; a
+    # sum file or build journal linked out was printed into the CI log by check's diff)
+    for rel in trees + [SITE_PATHS[0], SUM_DIR]:
+        readers = {SITE_PATHS[0]: "rulegen and mkdocs", SUM_DIR: "rulegen's build and check"}.get(
+            rel, "rulegen, helm and promtool")
         for code, path, detail in tree_problems(ctx.root, rel):
-            if path in reported or path == SITE_PATHS[0] or (
+            if path in reported or path in (SITE_PATHS[0], SUM_DIR) or (
                     rel == SITE_PATHS[0] and any(part.startswith(".") for part in path.split("/"))):
-                continue  # mkdocs leaves hidden files out (rulegen's temp names among them)
+                continue  # the folder itself linked out: RG744; mkdocs leaves hidden files out
             reported.add(path)
             yield Finding(path, 0, 0, code, Severity.ERROR,
                           f"{describe(code, path, detail)[6:]}; {readers} read every file here, "

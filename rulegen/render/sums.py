@@ -132,16 +132,25 @@ def parse(text: str) -> Recorded | None:
 
 
 def _parse_yaml(text: str) -> Recorded | None:
-    """:func:`parse` of a sum file in another YAML shape than :func:`render` writes."""
+    """:func:`parse` of a sum file in another YAML shape than :func:`render` writes. Its cost
+    is bounded by its size: aliases that expand it (:mod:`rulegen.fs.yamlbound`) or repeat a
+    path (the paths are longer than the text) make it no sum file; a ``digest`` that is no
+    string is none."""
     import yaml
-    try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
+
+    from ..fs import yamlbound
+    from ..fs.read import InputRefused
+    try:  # a pull request writes this text: aliases may not expand it (yamlbound, RG105)
+        data = yamlbound.load(text, getattr(yaml, "CSafeLoader", yaml.SafeLoader), "sum file")
+    except (yaml.YAMLError, InputRefused, ValueError, TypeError):
         return None
     if not isinstance(data, dict) or not isinstance(data.get("files"), list) \
             or not all(isinstance(p, str) for p in data["files"]):
         return None
-    m = re.fullmatch(r"sha256:([0-9a-f]{64})", str(data.get("digest", "")))
+    if sum(len(p) for p in data["files"]) > len(text):
+        return None  # paths repeated through aliases: every one would be checked and read
+    digest = data.get("digest")
+    m = re.fullmatch(r"sha256:([0-9a-f]{64})", digest) if isinstance(digest, str) else None
     return Recorded(m.group(1) if m else None, tuple(data["files"]))
 
 

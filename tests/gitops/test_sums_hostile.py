@@ -120,3 +120,48 @@ def test_a_hand_edit_that_is_not_utf8_is_refused(project, capsys, added):
     assert code == 1 and f"hand-edited: {PAGE}:" in out
     assert run(capsys, "-C", str(project), "build", "--force")[0] == 0
     assert run(capsys, "-C", str(project), "check")[0] == 0
+
+
+# -- two teams' pull requests merged --------------------------------------------------------
+
+
+@pytest.mark.parametrize("order", ["noctaya first", "llama-swap first"])
+def test_two_teams_pull_requests_merge_without_conflict(tmp_path, capsys, order):
+    """Two teams each change a summary (which the alert index shows): git merged the index and
+    each app's files cleanly, but both pull requests changed the one digest line of the site's
+    sum file, a conflict in a shared file for every second pull request. The site's sum file
+    records a digest per line of each page, so it merges exactly when the pages do."""
+    import shutil
+    import subprocess
+
+    from helpers import REPO
+    root = tmp_path / "b"
+    for name in ("rules", "charts", "runbooks", "deploy", ".rulegen-sums"):
+        shutil.copytree(REPO / name, root / name, symlinks=True)
+    for name in ("mkdocs.yml", ".rulegen.yaml"):
+        shutil.copy(REPO / name, root / name)
+    assert run(capsys, "-C", str(root), "build")[0] == 0
+
+    def git(*args):
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=root,
+                              capture_output=True, text=True)
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-qm", "base")
+    edits = {"noctaya": ("is Degraded ({{", "is degraded ({{"), "llama-swap": ("has no available replica.",
+                                                                                  "is down.")}
+    for app, (old, new) in edits.items():
+        git("checkout", "-q", "-b", app, "main")
+        spec = root / f"rules/{app}.yaml"
+        spec.write_text(spec.read_text(encoding="utf-8").replace(old, new, 1), encoding="utf-8")
+        code, out, _ = run(capsys, "-C", str(root), "build")
+        assert code == 0 and "wrote runbooks/alerts.md" in out.splitlines()
+        git("add", "-A")
+        git("commit", "-qm", app)
+    first, second = ["noctaya", "llama-swap"] if order == "noctaya first" else ["llama-swap", "noctaya"]
+    git("checkout", "-q", "main")
+    assert git("merge", "-q", first).returncode == 0
+    merged = git("merge", "-q", "-m", "merge", second)
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    code, out, _ = run(capsys, "-C", str(root), "check")
+    assert code == 0, out

@@ -297,17 +297,19 @@ class _Sums:
                 for f in rec.files:
                     self.problems.setdefault(f, self.broken[rel])
                 continue
-            bodies, missing = {}, []
-            for f in rec.files:
+            bodies, lined, missing = {}, {}, []
+            for f in dict.fromkeys(rec.files):
                 t = disk.text(f)
                 if t is None:
                     missing.append(f)
+                elif f in rec.lines:
+                    lined[f] = sums.line_digests(_lf(t))
                 else:
                     bodies[f] = ownership.digest(_lf(t))
             if missing:
                 why = (f"{missing[0]}, listed in {rel}, is missing (deleted by hand?), so the files made from "
                        f"{source} cannot be checked against what rulegen wrote; restore it")
-            elif sums.combined(bodies) != rec.digest:
+            elif not rec.matches(bodies, lined):
                 why = f"the files made from {source} {SUM_MISMATCH}, recorded in {rel}"
             else:
                 self.vouched.update(rec.files)

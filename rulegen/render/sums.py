@@ -34,18 +34,19 @@ A sum file is commented YAML::
 :func:`rulegen.render.ownership.digest` (team-note slots emptied). ``files`` changes only when
 a file is added or removed, so a threshold edit changes one line of the sum file: the digest.
 
-The site's sum records its pages by line instead (:func:`by_line`: ``runbooks/alerts.md``,
-``runbooks/index.md``; ``digest`` covers its other files, the stylesheet and script)::
+The site's sum records its files by line instead (:func:`by_line`; its ``digest`` covers no
+file)::
 
     lines:
       runbooks/alerts.md:
         - <16 hex: the digest of line 1 of its body>
         - ...
 
-Every spec writes into those pages, so two teams' pull requests both change them; git merges
-the pages line by line, and one digest over them conflicted in every second pull request. A
-digest per line changes where the page changes, so the sum merges exactly when the pages do
-(and the merged sum is the one rulegen writes for the merged pages).
+Every spec writes into those files (the alert index, the home page, the script's list of
+alerts), so two teams' pull requests both change them; git merges them line by line, and one
+digest over them conflicted in every second pull request. A digest per line changes where the
+file changes, so the sum merges exactly when the files do (and the merged sum is the one
+rulegen writes for the merged files).
 How ``build`` and ``check`` use it: :func:`rulegen.gitops.write.compare`.
 """
 
@@ -90,11 +91,12 @@ def path_for(source: str, app: str | None = None) -> str:
 
 
 def by_line(source: str, path: str) -> bool:
-    """True when file ``path`` made from ``source`` is recorded by line (``lines``): the site's
-    pages (``runbooks/alerts.md``, ``runbooks/index.md``), which every spec writes into, so two
-    teams' pull requests change them both; git merges their lines, and a digest per line
-    merges with them (one digest over the page would conflict in every second pull request)."""
-    return source == "" and path.endswith(".md")
+    """True when file ``path`` made from ``source`` is recorded by line (``lines``): the
+    site-wide files (the home page, the alert index, the script's alert list), which every
+    spec writes into, so two teams' pull requests change them both; git merges their lines,
+    and a digest per line merges with them (one digest over them conflicted in every second
+    pull request)."""
+    return source == ""
 
 
 def line_digests(text: str) -> tuple[str, ...]:
@@ -122,9 +124,7 @@ def render(source: str, files: dict[str, str]) -> str:
     shown = source or "rules/"
     lined = sorted(p for p in files if by_line(source, p))
     digest = combined({p: ownership.digest(t) for p, t in files.items() if p not in lined})
-    lines = [ownership.comment("yaml", ownership.notice(shown)), *_HEADER]
-    if lined:
-        lines.append(_LINES_HEADER)
+    lines = [ownership.comment("yaml", ownership.notice(shown)), *(_LINES_HEADER if lined else _HEADER)]
     lines += [f"digest: sha256:{digest}", "files:"]
     lines += [f"  - {_quote(p)}" for p in sorted(files)]
     if lined:
@@ -135,8 +135,11 @@ def render(source: str, files: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-_LINES_HEADER = ("# `lines`: a digest per line of each page every spec writes into (`digest` covers the other\n"
-                 "# files), so two pull requests that git merges in the pages merge here too.")
+_LINES_HEADER = (
+    "# What rulegen wrote from it: `lines` holds a SHA-256 (16 hex) of each line (team notes left out) of",
+    "# each file listed; every spec writes into them, and two pull requests that git merges in them merge",
+    "# here too (`digest` covers no file). `rulegen build` overwrites these files only while they match",
+    "# it, so a hand edit is refused, never lost (docs/gitops.md).")
 
 
 def _quote(path: str) -> str:

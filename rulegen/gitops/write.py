@@ -152,6 +152,9 @@ def compare(outputs, root: Path, fmt: str = "helm", sources=None) -> Status:
       written; the others are read (a template several specs share is listed in each);
     * stale files of a removed spec are removed with their sum file when it matches; when it
       does not, every stale file it lists is refused;
+    * a file among the sum files that no spec makes and that lacks the notice (a pull request
+      can add one): refused and stale (``--force`` removes it) when all specs are planned; it
+      vouches for nothing (only a sum file with the notice does);
     * a build killed between two renames (some files new, some old, no sum matching them):
       each file its journal lists (:func:`apply`) is rulegen's when its body is the one before
       or after that build; a file of a spec edited since then is judged as above.
@@ -196,6 +199,11 @@ def compare(outputs, root: Path, fmt: str = "helm", sources=None) -> Status:
         if why:
             st.hand_edited.append(path)
             st.why[path] = why
+    if sources is None:  # rulegen's folder: a file there no spec makes, without the notice, is a person's
+        for rel in sorted(recorded.exists - planned - set(st.stale)):
+            st.stale.append(rel)
+            st.hand_edited.append(rel)
+            st.why[rel] = _NOT_OURS
     if sources is None and fmt == "helm":  # a link of a chart no spec renders into any more
         for p in sorted(root.glob(f"charts/*/charts/{library.NAME}")):
             rel = p.relative_to(root).as_posix()
@@ -282,7 +290,7 @@ class _Sums:
             if text is None:
                 continue
             self.exists.add(rel)
-            rec = sums.parse(text)
+            rec = sums.parse(text) if ownership.is_generated(text) else None  # a person's file vouches nothing
             source = ownership.source_of(text) or "its spec"
             if rec is None or rec.digest is None:
                 self.broken[rel] = (f"{rel} is not the sum file rulegen wrote, so the files made from {source} "

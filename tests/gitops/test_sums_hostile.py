@@ -165,3 +165,26 @@ def test_two_teams_pull_requests_merge_without_conflict(tmp_path, capsys, order)
     assert merged.returncode == 0, merged.stdout + merged.stderr
     code, out, _ = run(capsys, "-C", str(root), "check")
     assert code == 0, out
+
+
+# -- what no spec makes has no place among the sum files --------------------------------------
+
+
+def test_a_sum_file_no_spec_makes_fails_check(project, capsys):
+    """A pull request adds `.rulegen-sums/zz.sum.yaml` without the notice, vouching for another
+    app's page as it is (or as a person will edit it): `check` passed, and every build read it
+    and trusted it. Now it fails `check`, `build` refuses it, `build --force` removes it."""
+    page = (project / PAGE).read_text(encoding="utf-8")
+    junk = project / ".rulegen-sums/zz.sum.yaml"
+    junk.write_text(sums.render("rules/zz.yaml", {PAGE: page}).split("\n", 1)[1], encoding="utf-8")
+    assert "Code generated" not in junk.read_text(encoding="utf-8")
+    code, out, _ = run(capsys, "-C", str(project), "check")
+    assert code == 1 and "hand-edited: .rulegen-sums/zz.sum.yaml:" in out
+    code, _, err = run(capsys, "-C", str(project), "build")
+    assert code == 1 and "rulegen: .rulegen-sums/zz.sum.yaml: edited by hand" in err and junk.exists()
+    code, out, _ = run(capsys, "-C", str(project), "build", "--force")
+    assert code == 0 and "removed .rulegen-sums/zz.sum.yaml" in out.splitlines() and not junk.exists()
+    assert run(capsys, "-C", str(project), "check")[0] == 0
+    # a build of some specs leaves other files there alone (it does not know every spec)
+    junk.write_text("files: []\n", encoding="utf-8")
+    assert run(capsys, "-C", str(project), "build", "rules/llama-swap.yaml")[0] == 0 and junk.exists()

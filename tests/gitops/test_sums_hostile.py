@@ -188,3 +188,17 @@ def test_a_sum_file_no_spec_makes_fails_check(project, capsys):
     # a build of some specs leaves other files there alone (it does not know every spec)
     junk.write_text("files: []\n", encoding="utf-8")
     assert run(capsys, "-C", str(project), "build", "rules/llama-swap.yaml")[0] == 0 and junk.exists()
+
+
+def test_the_sum_folder_as_a_link_to_another_folder_of_the_project_is_refused(project, capsys):
+    """`.rulegen-sums` committed as a symlink to `charts/llama-swap/templates`: `build` wrote
+    the sum files into the chart's templates, which Helm then rendered as manifests. The link
+    stays inside the project, so RG744 let it through; RG777 refuses any link there."""
+    import shutil
+    shutil.rmtree(project / ".rulegen-sums")
+    (project / ".rulegen-sums").symlink_to("charts/llama-swap/templates")
+    before = sorted(p.name for p in (project / "charts/llama-swap/templates").iterdir())
+    for argv in (["check"], ["build"], ["build", "--force"], ["build", "rules/llama-swap.yaml"]):
+        code, out, err = run(capsys, "-C", str(project), *argv)
+        assert code == 1 and ".rulegen-sums:0:0: error RG777 .rulegen-sums is a symlink" in out + err, argv
+    assert sorted(p.name for p in (project / "charts/llama-swap/templates").iterdir()) == before

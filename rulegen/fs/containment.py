@@ -40,7 +40,8 @@ from ..findings import RulegenError
 LOCKED_CODES = frozenset({"RG740", "RG741", "RG742", "RG743", "RG744", "RG745", "RG746", "RG747", "RG749",
                           "RG514", "RG721",  # what reaches a reader's terminal or browser
                           "RG760", "RG761",
-                          "RG770", "RG771"})  # the chart library's link and folder
+                          "RG770", "RG771",  # the chart library's link and folder
+                          "RG777"})  # the sum files' folder
 
 _SEGMENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _DRIVE = re.compile(r"^[A-Za-z]:")

@@ -66,6 +66,12 @@ Codes:
   ``rulegen.v3.*`` template would change every team's PrometheusRule from one pull request.
   Reported at the file (line 0). Bad: ``charts/rulegen-library/templates/_a.tpl``; good: a
   team's own templates in its app chart's ``templates/``.
+* ``RG777`` the sum files' folder ``.rulegen-sums`` is a symlink (to anywhere: one to a folder
+  outside the project is also RG744). ``rulegen build`` writes the sum files there, and
+  through a link to another folder of the project (a chart's ``templates/``, which Helm renders
+  whole) it wrote them into that folder. Reported at the path (line 0). Bad: ``.rulegen-sums``
+  a symlink to ``charts/shop/templates``; good: ``.rulegen-sums/`` a folder, written by
+  ``rulegen build``.
 * ``RG761`` the project holds a ``.tools`` folder with a file git tracks, or an executable named
   ``helm`` or ``promtool`` under it (older rulegen ran tools from ``<project>/.tools/bin``,
   and a pull request can commit one there): rulegen never runs a program from the project it
@@ -157,9 +163,16 @@ def check_project(specs, ctx):
     outside ``ctx.root``, one finding per link; RG742 and RG760 for each file of each spec's
     chart folder (and of the chart library) that leads outside or is special
     (:func:`rulegen.fs.containment.tree_problems`); RG770 for a chart's link to the chart
-    library that is not the one rulegen makes; RG761 when the project carries tools."""
+    library that is not the one rulegen makes; RG777 when the sum files' folder is a symlink;
+    RG761 when the project carries tools."""
     yield from _trees(specs, ctx)
     yield from _links(specs, ctx)
+    if (ctx.root / SUM_DIR).is_symlink():
+        import os
+        yield Finding(SUM_DIR, 0, 0, "RG777", Severity.ERROR,
+                      f"{SUM_DIR} is a symlink (to {os.readlink(ctx.root / SUM_DIR)}); rulegen writes the sum files "
+                      "of the generated files there, and would write them into the folder it leads to: make "
+                      f"{SUM_DIR} a folder of the project (remove the link; `rulegen build` writes it)")
     rels = list(SITE_PATHS)
     for spec in specs:
         rels += [f"runbooks/{spec.app}.md", f"rules-out/{spec.app}.rules.yaml", f".rulegen/test/{spec.app}"]

@@ -202,3 +202,43 @@ def test_the_sum_folder_as_a_link_to_another_folder_of_the_project_is_refused(pr
         code, out, err = run(capsys, "-C", str(project), *argv)
         assert code == 1 and ".rulegen-sums:0:0: error RG777 .rulegen-sums is a symlink" in out + err, argv
     assert sorted(p.name for p in (project / "charts/llama-swap/templates").iterdir()) == before
+
+
+# -- a hand edit with a sum to match still fails check ----------------------------------------
+
+
+@pytest.mark.parametrize("rel", [PAGE, "runbooks/alerts.md"])
+def test_a_hand_edit_with_its_sum_updated_to_match_still_fails_check(project, capsys, rel):
+    """The pull request edits a generated file (an app's page, the site's index: recorded by
+    line) and writes the sum file that vouches for the edit: `check` compares every file with
+    what the specs make, so it still fails, naming both."""
+    from rulegen.gitops import write
+    from rulegen.pipeline import load_project, plan_project
+    outputs, _ = plan_project(load_project(project), "helm")
+    p = project / rel
+    p.write_text(p.read_text(encoding="utf-8").replace("\n", "\nA person's line.\n", 3), encoding="utf-8")
+    sum_path = sums.path_for(next(o.source for o in outputs if o.path == rel), "llama-swap")
+    listed = sums.parse((project / sum_path).read_text(encoding="utf-8")).files
+    (project / sum_path).write_text(sums.render(next(o.source for o in outputs if o.path == rel),
+                                                {f: (project / f).read_text(encoding="utf-8") for f in listed}),
+                                    encoding="utf-8")
+    assert write.compare(outputs, project).hand_edited == []  # the sum vouches for the edit...
+    code, out, _ = run(capsys, "-C", str(project), "check")
+    assert code == 1 and f"+++ b/{rel}" in out and f"+++ b/{sum_path}" in out  # ...check does not
+
+
+def test_team_notes_in_the_home_page_are_no_hand_edit_of_the_site(project, capsys):
+    """The site's sum is by line with the notes left out: notes in the home page's slot and a
+    spec edit that changes the alert index build without --force, and the notes stay."""
+    p = project / "runbooks/index.md"
+    text = p.read_text(encoding="utf-8")
+    assert "<!-- notes:home -->\n" in text
+    p.write_text(text.replace("<!-- notes:home -->\n", "<!-- notes:home -->\nOn-call: #team-ml.\n\nTwo lines.\n"),
+                 encoding="utf-8")
+    spec = project / "rules/llama-swap.yaml"
+    spec.write_text(spec.read_text(encoding="utf-8").replace("has no available replica.", "is down.", 1),
+                    encoding="utf-8")
+    code, out, err = run(capsys, "-C", str(project), "build")
+    assert (code, err) == (0, "") and "wrote runbooks/alerts.md" in out.splitlines()
+    assert "On-call: #team-ml.\n\nTwo lines.\n" in p.read_text(encoding="utf-8")
+    assert run(capsys, "-C", str(project), "check")[0] == 0

@@ -242,3 +242,15 @@ def test_team_notes_in_the_home_page_are_no_hand_edit_of_the_site(project, capsy
     assert (code, err) == (0, "") and "wrote runbooks/alerts.md" in out.splitlines()
     assert "On-call: #team-ml.\n\nTwo lines.\n" in p.read_text(encoding="utf-8")
     assert run(capsys, "-C", str(project), "check")[0] == 0
+
+
+def test_rulegen_test_does_not_name_the_sum_files_as_drift(project, capsys):
+    """`rulegen test` notes which files on disk differ from what it tests (the rules and tests);
+    a sum file is no input of promtool's and was named there after every spec edit."""
+    spec = project / "rules/llama-swap.yaml"
+    spec.write_text(spec.read_text(encoding="utf-8").replace("has no available replica.", "is down.", 1),
+                    encoding="utf-8")
+    _, _, err = run(capsys, "-C", str(project), "test")
+    note = [ln for ln in err.splitlines() if "on disk these differ" in ln]
+    assert note == [f"note: testing what `rulegen build` would write; on disk these differ: "
+                    f"charts/llama-swap/rules/llama-swap.rules.yaml"]

@@ -254,3 +254,19 @@ def test_rulegen_test_does_not_name_the_sum_files_as_drift(project, capsys):
     note = [ln for ln in err.splitlines() if "on disk these differ" in ln]
     assert note == [f"note: testing what `rulegen build` would write; on disk these differ: "
                     f"charts/llama-swap/rules/llama-swap.rules.yaml"]
+
+
+def test_the_by_line_sum_reads_the_same_line_by_line_and_as_yaml():
+    """The site's sum (`lines`) is read by the line reader; a copy reformatted by a YAML tool
+    is read the same; a `lines` path that is not listed in `files` matches nothing."""
+    import yaml
+    files = {"runbooks/alerts.md": "# A\n\nx\n", "runbooks/index.md": "# I\n<!-- notes:home -->\nn\n<!-- /notes -->\n"}
+    text = sums.render("", files)
+    rec = sums.parse(text)
+    assert rec.lines == {p: sums.line_digests(t) for p, t in files.items()}
+    assert rec.lines["runbooks/index.md"] == sums.line_digests("# I\n<!-- notes:home -->\n<!-- /notes -->\n")
+    assert sums.parse(yaml.safe_dump(yaml.safe_load(text))) == rec
+    assert rec.matches({}, dict(rec.lines))
+    assert not rec.matches({}, {**rec.lines, "runbooks/alerts.md": sums.line_digests("# A\n\ny\n")})
+    extra = sums.Recorded(rec.digest, rec.files, {**rec.lines, "charts/x.yaml": ()})
+    assert not extra.matches({}, {**rec.lines, "charts/x.yaml": ()})

@@ -231,8 +231,8 @@ def _parse_yaml(text: str) -> Recorded | None:
             or not all(isinstance(p, str) for p in data["files"]):
         return None
     lined = data.get("lines", {})
-    if not isinstance(lined, dict) or not all(
-            isinstance(p, str) and isinstance(d, list) and all(isinstance(x, str) for x in d) for p, d in lined.items()):
+    if not isinstance(lined, dict) or not all(isinstance(p, str) and isinstance(d, list)
+                                              and all(isinstance(x, str) for x in d) for p, d in lined.items()):
         return None
     if sum(len(p) for p in data["files"]) + sum(len(x) for d in lined.values() for x in d) > len(text):
         return None  # paths or digests repeated through aliases: every one would be checked and read

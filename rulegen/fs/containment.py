@@ -41,7 +41,8 @@ LOCKED_CODES = frozenset({"RG740", "RG741", "RG742", "RG743", "RG744", "RG745", 
                           "RG514", "RG721",  # what reaches a reader's terminal or browser
                           "RG760", "RG761",
                           "RG770", "RG771", "RG773",  # the chart library's link, folder and files
-                          "RG776"})  # what else Helm renders from a chart's charts/
+                          "RG776",  # what else Helm renders from a chart's charts/
+                          "RG777"})  # the sum files' folder
 
 _SEGMENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _DRIVE = re.compile(r"^[A-Za-z]:")

@@ -48,7 +48,9 @@ def comment(style: str, text: str) -> str:
     raise ValueError(f"unknown comment style {style!r}")
 
 
-def _body(text: str) -> str:
+def body(text: str) -> str:
+    """``text`` with every team-note slot emptied and an older rulegen's checksum line left
+    out: what :func:`digest` hashes."""
     m = _CHECKSUM_RE.match(text)
     body = text[:m.start(1)] + text[m.end(1):] if m else text
     return _NOTES_RE.sub(lambda m: m.group(1) + m.group(4), body)
@@ -57,7 +59,7 @@ def _body(text: str) -> str:
 def digest(text: str) -> str:
     """SHA-256 hex (64 characters) of ``text``'s body: the text with every team-note slot
     emptied and an older rulegen's checksum line left out (see the module docstring)."""
-    return hashlib.sha256(_body(text).encode("utf-8")).hexdigest()
+    return hashlib.sha256(body(text).encode("utf-8")).hexdigest()
 
 
 def is_generated(text: str) -> bool:

@@ -33,6 +33,20 @@ A sum file is commented YAML::
 ``<path>\\0<body digest>\\n`` in sorted path order, where the body digest is
 :func:`rulegen.render.ownership.digest` (team-note slots emptied). ``files`` changes only when
 a file is added or removed, so a threshold edit changes one line of the sum file: the digest.
+
+The site's sum records its files by line instead (:func:`by_line`; its ``digest`` covers no
+file)::
+
+    lines:
+      runbooks/alerts.md:
+        - <16 hex: the digest of line 1 of its body>
+        - ...
+
+Every spec writes into those files (the alert index, the home page, the script's list of
+alerts), so two teams' pull requests both change them; git merges them line by line, and one
+digest over them conflicted in every second pull request. A digest per line changes where the
+file changes, so the sum merges exactly when the files do (and the merged sum is the one
+rulegen writes for the merged files).
 How ``build`` and ``check`` use it: :func:`rulegen.gitops.write.compare`.
 """
 
@@ -41,7 +55,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import ownership
 
@@ -53,6 +67,10 @@ SITE = f"{SUM_DIR}/_site.sum.yaml"
 LIBRARY = f"{SUM_DIR}/_library.sum.yaml"
 #: A path written in ``files`` as it is; any other is written as a JSON string (YAML reads both).
 _PLAIN = re.compile(r"^[A-Za-z0-9_./+-][A-Za-z0-9_./+@-]*$")
+#: Hex digits of each line's digest in ``lines`` (a hand-edit check, not a signature: ``check``
+#: compares every file with what the specs make).
+LINE_HEX = 16
+_LINE = re.compile(r"[0-9a-f]{%d}" % LINE_HEX)
 _HEADER = ("# What rulegen wrote from it: `digest` is a SHA-256 over the path and body (team notes left out)",
            "# of each file listed. `rulegen build` overwrites these files only while they match it, so a hand",
            "# edit is refused, never lost (docs/gitops.md). The digest changes with every change of the files.")
@@ -72,6 +90,25 @@ def path_for(source: str, app: str | None = None) -> str:
     return f"{SUM_DIR}/{app}.sum.yaml"
 
 
+def by_line(source: str, path: str) -> bool:
+    """True when file ``path`` made from ``source`` is recorded by line (``lines``): the
+    site-wide files (the home page, the alert index, the script's alert list), which every
+    spec writes into, so two teams' pull requests change them both; git merges their lines,
+    and a digest per line merges with them (one digest over them conflicted in every second
+    pull request)."""
+    return source == ""
+
+
+def line_digests(text: str) -> tuple[str, ...]:
+    """The digest (:data:`LINE_HEX` hex) of each line of ``text``'s body
+    (:func:`rulegen.render.ownership.digest`'s: team-note slots emptied, an older rulegen's
+    checksum line left out), in order; ``\n``-separated, so a text ending with a newline ends
+    with the digest of the empty line after it. Equal lines have equal digests, so a merge
+    (diff3) of two changes to the digests goes as the merge of the same changes to the lines."""
+    return tuple(hashlib.sha256(ln.encode("utf-8", "surrogatepass")).hexdigest()[:LINE_HEX]
+                 for ln in ownership.body(text).split("\n"))
+
+
 def combined(bodies: dict[str, str]) -> str:
     """SHA-256 hex over ``bodies`` (path -> :func:`rulegen.render.ownership.digest` of the
     file): the lines ``<path>\\0<body digest>\\n`` in sorted path order (a path holds no NUL)."""
@@ -85,11 +122,28 @@ def render(source: str, files: dict[str, str]) -> str:
     """The sum file of ``files`` (path -> planned text) made from ``source`` (an
     ``Output.source``; the notice names ``rules/`` for site-wide outputs)."""
     shown = source or "rules/"
-    digest = combined({p: ownership.digest(t) for p, t in files.items()})
-    lines = [ownership.comment("yaml", ownership.notice(shown)), *_HEADER,
-             f"digest: sha256:{digest}", "files:"]
-    lines += [f"  - {p if _PLAIN.match(p) else json.dumps(p, ensure_ascii=False)}" for p in sorted(files)]
+    lined = sorted(p for p in files if by_line(source, p))
+    digest = combined({p: ownership.digest(t) for p, t in files.items() if p not in lined})
+    lines = [ownership.comment("yaml", ownership.notice(shown)), *(_LINES_HEADER if lined else _HEADER)]
+    lines += [f"digest: sha256:{digest}", "files:"]
+    lines += [f"  - {_quote(p)}" for p in sorted(files)]
+    if lined:
+        lines.append("lines:")
+        for p in lined:
+            lines.append(f"  {_quote(p)}:")
+            lines += [f"    - {d}" for d in line_digests(files[p])]
     return "\n".join(lines) + "\n"
+
+
+_LINES_HEADER = (
+    "# What rulegen wrote from it: `lines` holds a SHA-256 (16 hex) of each line (team notes left out) of",
+    "# each file listed; every spec writes into them, and two pull requests that git merges in them merge",
+    "# here too (`digest` covers no file). `rulegen build` overwrites these files only while they match",
+    "# it, so a hand edit is refused, never lost (docs/gitops.md).")
+
+
+def _quote(path: str) -> str:
+    return path if _PLAIN.match(path) else json.dumps(path, ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -97,12 +151,24 @@ class Recorded:
     """A sum file as read from the disk.
 
     Attributes:
-        digest: the recorded digest (64 hex), or None when the file holds none.
+        digest: the recorded digest (64 hex) over the files not in ``lines``, or None when
+            the file holds none.
         files: the listed paths, in their order.
+        lines: path -> the digest of each of its lines (:func:`line_digests`), for the files
+            recorded by line (:func:`by_line`); empty for an app's sum.
     """
 
     digest: str | None
     files: tuple[str, ...]
+    lines: dict = field(default_factory=dict)
+
+    def matches(self, bodies: dict[str, str], lined: dict[str, tuple]) -> bool:
+        """True when the files on disk are what this sum records: ``bodies``, path ->
+        :func:`rulegen.render.ownership.digest` of each listed file not in :attr:`lines`;
+        ``lined``, path -> :func:`line_digests` of each one in it."""
+        return (self.digest is not None and set(self.lines) <= set(self.files)
+                and set(lined) == set(self.lines) and set(bodies) == set(self.files) - set(self.lines)
+                and combined(bodies) == self.digest and all(lined[p] == tuple(d) for p, d in self.lines.items()))
 
 
 def parse(text: str) -> Recorded | None:
@@ -110,39 +176,69 @@ def parse(text: str) -> Recorded | None:
     (not YAML, not the shape :func:`render` writes; a hand edit may do that). The shape
     :func:`render` writes is read line by line; any other text by a YAML parser."""
     lines = [ln for ln in text.replace("\r\n", "\n").split("\n") if ln.strip() and not ln.startswith("#")]
-    if len(lines) >= 2 and lines[1] == "files:" and all(ln.startswith("  - ") for ln in lines[2:]):
-        m = re.fullmatch(r"digest: sha256:([0-9a-f]{64})", lines[0])
-        files = []
-        for ln in lines[2:]:
-            item = ln[4:]
-            if _PLAIN.match(item):
-                files.append(item)
-                continue
-            try:
-                value = json.loads(item)
-            except ValueError:
-                break
-            if not isinstance(value, str):
-                break
-            files.append(value)
-        else:
-            if m:
-                return Recorded(m.group(1), tuple(files))
+    m = re.fullmatch(r"digest: sha256:([0-9a-f]{64})", lines[0]) if len(lines) >= 2 and lines[1] == "files:" else None
+    if m:
+        files, lined, at = [], {}, 2
+        while at < len(lines) and lines[at].startswith("  - "):
+            item = _unquote(lines[at][4:])
+            if item is None:
+                return _parse_yaml(text)
+            files.append(item)
+            at += 1
+        if at < len(lines) and lines[at] == "lines:":
+            at += 1
+            while at < len(lines) and lines[at].startswith("  ") and lines[at].endswith(":") \
+                    and not lines[at].startswith("   "):
+                path = _unquote(lines[at][2:-1])
+                if path is None or path in lined:
+                    return _parse_yaml(text)
+                at += 1
+                digests = []
+                while at < len(lines) and lines[at].startswith("    - ") and _LINE.fullmatch(lines[at][6:]):
+                    digests.append(lines[at][6:])
+                    at += 1
+                lined[path] = tuple(digests)
+        if at == len(lines):
+            return Recorded(m.group(1), tuple(files), lined)
     return _parse_yaml(text)
 
 
-def _parse_yaml(text: str) -> Recorded | None:
-    """:func:`parse` of a sum file in another YAML shape than :func:`render` writes."""
-    import yaml
+def _unquote(item: str) -> str | None:
+    """A path as :func:`render` writes it (plain, or a JSON string), or None."""
+    if _PLAIN.match(item):
+        return item
     try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
+        value = json.loads(item)
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _parse_yaml(text: str) -> Recorded | None:
+    """:func:`parse` of a sum file in another YAML shape than :func:`render` writes. Its cost
+    is bounded by its size: aliases that expand it (:mod:`rulegen.fs.yamlbound`) or repeat a
+    path (the paths are longer than the text) make it no sum file; a ``digest`` that is no
+    string is none."""
+    import yaml
+
+    from ..fs import yamlbound
+    from ..fs.read import InputRefused
+    try:  # a pull request writes this text: aliases may not expand it (yamlbound, RG105)
+        data = yamlbound.load(text, getattr(yaml, "CSafeLoader", yaml.SafeLoader), "sum file")
+    except (yaml.YAMLError, InputRefused, ValueError, TypeError):
         return None
     if not isinstance(data, dict) or not isinstance(data.get("files"), list) \
             or not all(isinstance(p, str) for p in data["files"]):
         return None
-    m = re.fullmatch(r"sha256:([0-9a-f]{64})", str(data.get("digest", "")))
-    return Recorded(m.group(1) if m else None, tuple(data["files"]))
+    lined = data.get("lines", {})
+    if not isinstance(lined, dict) or not all(isinstance(p, str) and isinstance(d, list)
+                                              and all(isinstance(x, str) for x in d) for p, d in lined.items()):
+        return None
+    if sum(len(p) for p in data["files"]) + sum(len(x) for d in lined.values() for x in d) > len(text):
+        return None  # paths or digests repeated through aliases: every one would be checked and read
+    digest = data.get("digest")
+    m = re.fullmatch(r"sha256:([0-9a-f]{64})", digest) if isinstance(digest, str) else None
+    return Recorded(m.group(1) if m else None, tuple(data["files"]), {p: tuple(d) for p, d in lined.items()})
 
 
 def outputs(outs: list, extra: list[tuple[str, str]], apps: dict[str, str]) -> list[tuple[str, str, str]]:

@@ -47,13 +47,18 @@ def test_a_new_chart_adds_no_copy_of_the_chart_library(report):
     assert report.added["charts/shop/templates/prometheusrule.yaml"] == 2
     assert report.added["charts/shop/charts/rulegen-library"] == 1
     assert report.added["charts/shop/Chart.yaml"] <= 8
-    assert report.total <= 1140  # measured: 1,486 with the copies
+    # measured: 1,486 with the copies; the site's sum adds a digest line for each line the alert
+    # index, the home page and the script's alert list add (so that two teams' pull requests
+    # merge there as in those files)
+    site = ("runbooks/alerts.md", "runbooks/index.md", "runbooks/assets/rulegen.js")
+    assert report.added[SITE_SUM] <= sum(report.added.get(p, 0) for p in site) + 1
+    assert report.total <= 1165
 
 
 RULES, TESTS, PAGE, INDEX = ("charts/shop/rules/shop.rules.yaml", "charts/shop/tests/shop.test.yaml",
                               "runbooks/shop.md", "runbooks/alerts.md")
 #: The sum files (.rulegen-sums/): the app's digest line changes with any of its files, the
-#: site's with alerts.md.
+#: site's digest of the changed line of alerts.md.
 SUM, SITE_SUM = ".rulegen-sums/shop.sum.yaml", ".rulegen-sums/_site.sum.yaml"
 
 #: The generated files each one-knob edit changes (besides the spec), one line each.

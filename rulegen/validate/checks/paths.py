@@ -85,6 +85,12 @@ Codes:
   and a PrometheusRule template that ``dependencies`` does not name; good: only the
   ``rulegen-library`` link, or ``charts/shop/charts/redis-18.0.0.tgz`` with ``- name: redis``
   under ``dependencies:`` in ``charts/shop/Chart.yaml``.
+* ``RG777`` the sum files' folder ``.rulegen-sums`` is a symlink (to anywhere: one to a folder
+  outside the project is also RG744). ``rulegen build`` writes the sum files there, and
+  through a link to another folder of the project (a chart's ``templates/``, which Helm renders
+  whole) it wrote them into that folder. Reported at the path (line 0). Bad: ``.rulegen-sums``
+  a symlink to ``charts/shop/templates``; good: ``.rulegen-sums/`` a folder, written by
+  ``rulegen build``.
 * ``RG761`` the project holds a ``.tools`` folder with a file git tracks, or an executable named
   ``helm`` or ``promtool`` under it (older rulegen ran tools from ``<project>/.tools/bin``,
   and a pull request can commit one there): rulegen never runs a program from the project it
@@ -103,6 +109,7 @@ from __future__ import annotations
 from ...fs.containment import describe, escaping_link, lexical_problem, tree_problems
 from ...findings import Finding, Severity
 from ...render import library
+from ...render.sums import SUM_DIR
 from ...tools.find import project_tools
 
 ID = "paths"
@@ -177,13 +184,20 @@ def check_project(specs, ctx):
     (:func:`rulegen.fs.containment.tree_problems`); RG770 for a chart's link to the chart
     library that is not the one rulegen makes; RG776 for anything else under a chart's
     ``charts/`` that Helm would render and the chart does not declare (an entry already
-    reported as RG742 or RG760 is not reported again); RG761 when the project carries tools."""
+    reported as RG742 or RG760 is not reported again); RG777 when the sum files' folder is a
+    symlink; RG761 when the project carries tools."""
     reported = set()
     for f in _trees(specs, ctx):
         reported.add(f.file)
         yield f
     yield from _links(specs, ctx)
     yield from _subcharts(specs, ctx, reported)
+    if (ctx.root / SUM_DIR).is_symlink():
+        import os
+        yield Finding(SUM_DIR, 0, 0, "RG777", Severity.ERROR,
+                      f"{SUM_DIR} is a symlink (to {os.readlink(ctx.root / SUM_DIR)}); rulegen writes the sum files "
+                      "of the generated files there, and would write them into the folder it leads to: make "
+                      f"{SUM_DIR} a folder of the project (remove the link; `rulegen build` writes it)")
     rels = list(SITE_PATHS)
     for spec in specs:
         rels += [f"runbooks/{spec.app}.md", f"rules-out/{spec.app}.rules.yaml", f".rulegen/test/{spec.app}"]
@@ -277,12 +291,15 @@ def _trees(specs, ctx):
     # mkdocs publishes whatever a link there points at (the folder itself linked out is RG744)
     if trees:  # the chart library every chart holds (through its link)
         trees.append(library.LIBRARY_DIR)
-    for rel in trees + [SITE_PATHS[0]]:
-        readers = "rulegen and mkdocs" if rel == SITE_PATHS[0] else "rulegen, helm and promtool"
+    # and the sum files' folder: rulegen reads every file there (a pull request commits it; a
+    # sum file or build journal linked out was printed into the CI log by check's diff)
+    for rel in trees + [SITE_PATHS[0], SUM_DIR]:
+        readers = {SITE_PATHS[0]: "rulegen and mkdocs", SUM_DIR: "rulegen's build and check"}.get(
+            rel, "rulegen, helm and promtool")
         for code, path, detail in tree_problems(ctx.root, rel):
-            if path in reported or path == SITE_PATHS[0] or (
+            if path in reported or path in (SITE_PATHS[0], SUM_DIR) or (
                     rel == SITE_PATHS[0] and any(part.startswith(".") for part in path.split("/"))):
-                continue  # mkdocs leaves hidden files out (rulegen's temp names among them)
+                continue  # the folder itself linked out: RG744; mkdocs leaves hidden files out
             reported.add(path)
             yield Finding(path, 0, 0, code, Severity.ERROR,
                           f"{describe(code, path, detail)[6:]}; {readers} read every file here, "

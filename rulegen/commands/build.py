@@ -58,7 +58,10 @@ def run(args) -> int:
     if status.hand_edited and not args.force:
         for p in status.hand_edited:
             why = f" ({status.why[p]})" if p in status.why else ""
-            err(f"{p}: edited by hand since rulegen generated it; refusing to overwrite{why}. Move the "
+            # one digest covers all the files of a spec: a mismatch cannot name the edited file
+            lead = ("differs from what rulegen wrote, so it may have been edited by hand" if write.SUM_MISMATCH in why
+                    else "edited by hand since rulegen generated it")
+            err(f"{p}: {lead}; refusing to overwrite{why}. Move the "
                 "change into the spec (or a notes slot) and rerun, or rerun with --force to discard it")
         if any(write.SUM_MISMATCH in w for w in status.why.values()):
             err("a sum file records one digest for all the files made from a spec, so rulegen cannot tell which "

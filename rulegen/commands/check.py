@@ -203,7 +203,9 @@ def _run(root: Path, paths, stream, fmt: str, base: str | None = None, force_pol
             out(unified_diff(path, write.read(root / path), by_path[path].content).rstrip("\n"))
     for path in status.hand_edited:
         why = f" ({status.why[path]})" if path in status.why else ""
-        out(f"hand-edited: {path}: changed by hand since rulegen generated it{why}; move the change "
+        lead = ("differs from what rulegen wrote, so it may have been changed by hand" if write.SUM_MISMATCH in why
+                else "changed by hand since rulegen generated it")
+        out(f"hand-edited: {path}: {lead}{why}; move the change "
             "into the spec (or a runbook notes slot) and run `rulegen build`, or run "
             "`rulegen build --force` to discard it")
     for path in status.stale:

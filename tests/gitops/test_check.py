@@ -89,7 +89,7 @@ def test_hand_edited_file_fails_check_naming_it(project, capsys):
     line = line_with(before, SUMMARY)
     code, out, _ = run(capsys, "-C", str(project), "check")
     assert code == 1
-    assert (f"hand-edited: {TEMPLATE}: changed by hand since rulegen generated it ({NO_MATCH}); move the change "
+    assert (f"hand-edited: {TEMPLATE}: differs from what rulegen wrote, so it may have been changed by hand ({NO_MATCH}); move the change "
             "into the spec (or a runbook notes slot) and run `rulegen build`, or run "
             "`rulegen build --force` to discard it") in out.splitlines()
     assert "-" + line.replace(SUMMARY, EDITED_SUMMARY) in out.splitlines()
@@ -104,7 +104,7 @@ def test_build_refuses_hand_edited_file_and_writes_nothing_at_all(project, capsy
     code, out, err = run(capsys, "-C", str(project), "build")
     assert code == 1
     assert out == ""
-    assert (f"rulegen: {TEMPLATE}: edited by hand since rulegen generated it; refusing to overwrite ({NO_MATCH}). "
+    assert (f"rulegen: {TEMPLATE}: differs from what rulegen wrote, so it may have been edited by hand; refusing to overwrite ({NO_MATCH}). "
             "Move the change into the spec (or a notes slot) and rerun, or rerun with --force to "
             "discard it") in err.splitlines()
     # one digest for the app's files: rulegen cannot tell which of them was edited, so the page,
@@ -138,7 +138,7 @@ def test_hand_edit_moved_into_the_spec_lets_build_run_without_force(project, cap
     assert run(capsys, "-C", str(project), "build")[0] == 0
     generated.write_text(wanted, encoding="utf-8")  # the hand edit: the file as the changed spec makes it
     code, out, _ = run(capsys, "-C", str(project), "check")
-    assert code == 1 and f"hand-edited: {path}: changed by hand since rulegen generated it ({NO_MATCH})" in out
+    assert code == 1 and f"hand-edited: {path}: differs from what rulegen wrote, so it may have been changed by hand ({NO_MATCH})" in out
     spec.write_text(original.replace(old, new), encoding="utf-8")  # moved into the spec
     code, out, err = run(capsys, "-C", str(project), "build")
     assert (code, err) == (0, "") and out.splitlines()[0] == f"wrote {SUM}" and f"wrote {path}" not in out
@@ -223,7 +223,7 @@ def test_hand_edited_stale_file_is_refused(project, capsys):
     stale = _stale_page(project)
     stale.write_text(stale.read_text(encoding="utf-8") + "A person's line.\n", encoding="utf-8")
     code, out, err = run(capsys, "-C", str(project), "build")
-    assert code == 1 and (f"rulegen: runbooks/gone.md: edited by hand since rulegen generated it; refusing to "
+    assert code == 1 and (f"rulegen: runbooks/gone.md: differs from what rulegen wrote, so it may have been edited by hand; refusing to "
                           "overwrite (the files made from rules/gone.yaml no longer match what rulegen wrote, "
                           "recorded in .rulegen-sums/gone.sum.yaml)") in err
     assert stale.exists()
@@ -368,7 +368,7 @@ def test_copied_chart_templates_carry_the_notice_and_a_hand_edit_is_refused(proj
     code, out, _ = run(capsys, "-C", str(project), "check")
     source, listing = ("rules/llama-swap.yaml", SUM) if "llama-swap" in path else \
         ("rulegen's templates/helm/", ".rulegen-sums/_library.sum.yaml")
-    assert code == 1 and (f"hand-edited: {path}: changed by hand since rulegen generated it (the files made from "
+    assert code == 1 and (f"hand-edited: {path}: differs from what rulegen wrote, so it may have been changed by hand (the files made from "
                           f"{source} no longer match what rulegen wrote, recorded in {listing}); move the change ") in out
 
 

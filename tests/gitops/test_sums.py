@@ -123,10 +123,10 @@ def test_a_hand_edit_of_each_kind_of_file_is_refused_and_nothing_is_written(proj
     before = snapshot(project)
     code, out, _ = run(capsys, "-C", str(project), "check")
     why = NO_MATCH.format(src=src, sum=listing)
-    assert code == 1 and f"hand-edited: {path}: changed by hand since rulegen generated it ({why}); move" in out
+    assert code == 1 and f"hand-edited: {path}: differs from what rulegen wrote, so it may have been changed by hand ({why}); move" in out
     code, out, err = run(capsys, "-C", str(project), "build")
     assert (code, out) == (1, "") and refused(err) == [path]
-    assert f"rulegen: {path}: edited by hand since rulegen generated it; refusing to overwrite ({why}). " in err
+    assert f"rulegen: {path}: differs from what rulegen wrote, so it may have been edited by hand; refusing to overwrite ({why}). " in err
     assert snapshot(project) == before
     assert run(capsys, "-C", str(project), "build", "--force")[0] == 0
     assert run(capsys, "-C", str(project), "check")[0] == 0
@@ -210,7 +210,9 @@ def test_a_missing_or_edited_sum_file(project, capsys, how, why):
     edit_spec(project)
     code, _, err = run(capsys, "-C", str(project), "build")
     assert code == 1 and refused(err) == [TEMPLATE, PAGE]
-    assert f"rulegen: {TEMPLATE}: edited by hand since rulegen generated it; refusing to overwrite ({why}). " in err
+    lead = ("differs from what rulegen wrote, so it may have been edited by hand" if "no longer match" in why
+            else "edited by hand since rulegen generated it")
+    assert f"rulegen: {TEMPLATE}: {lead}; refusing to overwrite ({why}). " in err
     edit_spec(project, "for: 7m", "for: 5m")
     assert snapshot(project) == saved  # nothing was written
     code, out, err = run(capsys, "-C", str(project), "build")

@@ -165,7 +165,7 @@ def test_editing_outside_a_notes_slot_is_refused(project, capsys):
     page = project / "runbooks/llama-swap.md"
     page.write_text(page.read_text().replace("## Context", "## Context (edited)"))
     assert build(project) == 1
-    assert "runbooks/llama-swap.md: edited by hand" in capsys.readouterr().err
+    assert "runbooks/llama-swap.md: differs from what rulegen wrote, so it may have been edited by hand" in capsys.readouterr().err
 
 
 # --- an alert's own runbook_url to a team runbook (issue 26 item 5, issue 28 item 5) -----------

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from ..findings import RulegenError
 from ..formatters import render as render_findings
-from ..render.sums import SUM_DIR
 
 if TYPE_CHECKING:
     from ..run.mutation import MutantResult, RuleScore
@@ -280,6 +279,7 @@ def run_tests(root: Path, args) -> int:
     if not cases:
         return _report_no_cases(loaded, all_cases, untested, selected_apps, args, out)
     status = write.compare(outputs, root)
+    from ..render.sums import SUM_DIR  # here, not at the top: `rulegen --help` imports no library (test_layout)
     drift = [p for p in status.changed if not p.endswith((".md", "mkdocs.yml")) and not p.startswith(SUM_DIR + "/")]
     if drift:
         print(f"note: testing what `rulegen build` would write; on disk these differ: {', '.join(drift)}",

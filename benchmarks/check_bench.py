@@ -177,7 +177,9 @@ def _prepare(root: Path) -> dict:
     phases["load + validate"] = time.perf_counter() - t
     if not loaded.ok:
         sys.exit(f"the specs in {root} do not validate")
-    for fmt in ("helm", "rules"):
+    # the plain rule files first, the charts last: both formats record their files in the one
+    # sum file per spec (.rulegen-sums/), and `rulegen check` (helm) must find the charts' record
+    for fmt in ("rules", "helm"):
         t = time.perf_counter()
         outputs, findings = plan_project(loaded, fmt)
         if fmt == "helm":

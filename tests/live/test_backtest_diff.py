@@ -11,16 +11,11 @@ import pytest
 
 from rulegen.cli import main
 
+from helpers.samples import FIXTURE_SPEC_HEAD
+
 pytestmark = pytest.mark.tools("prometheus", "promtool", "rulegen-backtest", "helm")
 
-SPEC = """\
-app: fixture
-title: fixture
-chart:
-  path: charts/fixture
-groups:
-  - name: fixture
-    rules:
+SPEC = FIXTURE_SPEC_HEAD + """\
       - alert: Errors
         expr: rg_fixture_errors_ratio > 0.5
         for: 5m

@@ -19,6 +19,7 @@ from rulegen.live.backtest import replay
 from rulegen.live.connect import Connection, LiveError
 
 from helpers.prometheus import free_port
+from helpers.samples import FIXTURE_SPEC_HEAD
 
 pytestmark = pytest.mark.tools("rulegen-backtest")
 
@@ -154,14 +155,7 @@ def test_a_refused_expr_is_that_alerts_error_not_the_runs(fake):
     assert result.alerts[0].error == "bad_data: parse error: unexpected end"
 
 
-SPEC = """\
-app: fixture
-title: fixture
-chart:
-  path: charts/fixture
-groups:
-  - name: fixture
-    rules:
+SPEC = FIXTURE_SPEC_HEAD + """\
       - alert: A
         expr: up == 0
         for: 1m

@@ -367,7 +367,7 @@ def _merge_variant(first: dict, r, spec: Spec, index: dict, key: str, links: Que
         "for": canonical(r.for_) if r.for_ else "",
         "fires_when": fires_when(r, key),
         "expr": fence(r.expr, "promql") + params_note(r, key),
-        "open_expr": links.markdown([r.expr]) if links else "",
+        "open_expr": links.alert_markdown(r.expr) if links else "",
         "slo_open": "",  # set by slo_page.attach_links
         "summary": md_text(readable(r.annotations.get("summary", ""))),
         "explanation": spec_markdown(r.runbook.get("explanation")),
@@ -438,7 +438,7 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
         "expr": fence(r.expr, "promql") + params_note(r, key),
         "params_note": params_note(r, key).strip(),
         "short_expr": short,
-        "open_expr": links.markdown([r.expr]) if links else "",
+        "open_expr": links.alert_markdown(r.expr) if links else "",
         "slo_open": "",  # set by slo_page.attach_links
         "summary": summary,
         "description": description if description != summary else "",

@@ -263,7 +263,7 @@ _COMPARED_SPEC = {"app": "redis", "groups": [{"name": "redis", "rules": [
      "params": {"threshold": {"default": 0.9, "description": "Fraction of maxmemory in use."}},
      "for": "5m", "severity": "warning"},
     {"alert": "RedisMemoryHigh", "expr": "(0.97 < redis_memory_used_bytes / redis_memory_max_bytes)",
-     "for": "5m", "severity": "critical"},
+     "for": "15m", "severity": "critical"},
     {"alert": "RedisGone", "expr": 'absent(redis_up{job="redis"})', "severity": "warning"},
     {"alert": "RedisClientsFull", "expr": "redis_connected_clients >= redis_config_maxclients",
      "severity": "warning"},
@@ -275,15 +275,16 @@ _COMPARED_SPEC = {"app": "redis", "groups": [{"name": "redis", "rules": [
 
 def _compared_page(*edits) -> str:
     """The page of :data:`_COMPARED_SPEC` with links, each edit (alert name, old text, new
-    text) made in the exprs of the alerts of that name."""
+    text) made in the exprs of the alerts of that name (``for: <old>``: in their ``for``)."""
     import copy
     from helpers.helm import make_spec
     from rulegen.render.runbook import QueryLinks, render_page
     data = copy.deepcopy(_COMPARED_SPEC)
     for name, old, new in edits:
         for rule in data["groups"][0]["rules"]:
+            field = "for" if old.startswith("for: ") else "expr"
             if rule["alert"] == name:
-                rule["expr"] = rule["expr"].replace(old, new)
+                rule[field] = rule[field].replace(old.removeprefix("for: "), new.removeprefix("for: "))
     spec = make_spec(data)
     return render_page(spec, [spec], ["<!-- header -->"],
                        links=QueryLinks("https://prom.example.com", "https://grafana.example.com"))
@@ -342,3 +343,15 @@ def test_a_threshold_edit_changes_one_line_of_the_page_with_links():
     block). Before, the link's address changed too, and re-flowed over its lines."""
     assert _changed_lines(("RedisEvicting", "> 100", "> 250")) == ["-  > 100", "+  > 250"]
     assert _changed_lines(("RedisDown", "== 0", "< 1")) == ["-Fires when `redis_up == 0`", "+Fires when `redis_up < 1`"]
+
+
+def test_an_edit_of_a_second_rule_of_a_name_changes_one_line_of_the_page():
+    """The second rule of a name (a critical threshold beside a warning one) says its expr
+    and its `for` once, as the first rule does: its short expr was quoted in its "Fires when"
+    and shown again as a PromQL block, and its `for` was in the lead and in "continuously for"
+    (issue 29: two lines for one threshold or `for` edit)."""
+    assert _changed_lines(("RedisMemoryHigh", "0.97 <", "0.98 <")) == [
+        "-`(0.97 < redis_memory_used_bytes / redis_memory_max_bytes)`",
+        "+`(0.98 < redis_memory_used_bytes / redis_memory_max_bytes)`"]
+    assert _changed_lines(("RedisMemoryHigh", "for: 15m", "for: 20m")) == [
+        "-continuously for **15m**.", "+continuously for **20m**."]

@@ -149,7 +149,8 @@ def test_example_application_keeps_the_charts_own_rule_selector_label(helm_bin, 
     values = chart / "values.yaml"
     text = values.read_text(encoding="utf-8")
     assert "    release: kube-prometheus-stack\n" in text
-    values.write_text(text.replace("    release: kube-prometheus-stack\n", "    release: monitoring\n"), encoding="utf-8")
+    values.write_text(text.replace("    release: kube-prometheus-stack\n", "    release: monitoring\n"),
+                      encoding="utf-8")
     given = [yaml.safe_load((chart / f).read_text(encoding="utf-8")) for f in src["helm"]["valueFiles"]]
     rendered = helm.template(chart, [values_yaml(v) for v in given + [src["helm"]["valuesObject"]]],
                              release=src["helm"]["releaseName"], namespace=app["spec"]["destination"]["namespace"],

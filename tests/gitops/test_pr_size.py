@@ -110,7 +110,8 @@ def test_the_threshold_alerts_link_their_compared_value_which_a_threshold_edit_l
     page = (report.root / PAGE).read_text(encoding="utf-8")
     for name, query in (("ShopDown", 'kube_deployment_status_replicas_available{deployment="shop"}'),
                         ("ShopHighErrorRate", 'job:http_requests_errors:ratio_rate5m{job="shop"}'),
-                        ("ShopRestarting", 'increase(kube_pod_container_status_restarts_total{container="shop"}[15m])')):
+                        ("ShopRestarting",
+                         'increase(kube_pod_container_status_restarts_total{container="shop"}[15m])')):
         section = page[page.index(f"## {name} "):]
         section = section[:section.index("### Likely causes")]
         opened = [(label, url) for label, url in links(section) if label in ("Prometheus", "Grafana")]

@@ -5,12 +5,15 @@
 What it does (issue 29, "the PR is the product"):
 
 1. makes a git repository holding a project with one app already in it (``rulegen new
-   other`` and ``rulegen build``), committed: the base branch;
+   other`` and ``rulegen build``), with ``runbooks.prometheus_url`` and ``grafana_url`` set
+   in ``.rulegen.yaml`` (:data:`LINKS`, as the bundled project sets one: every alert's runbook
+   section then has its "Open in" links), committed: the base branch;
 2. adds the new team's app the way the README tells a team to: ``rulegen new shop``, then
    the spec edited to :data:`SHOP` (one Deployment, three alerts, a recording rule, a 99.5%
    SLO, runbook text, tests), then ``rulegen build``;
 3. reports the pull request's added lines per file (``git diff --numstat`` against the
-   base), their total, the lines over 120 characters, and what ``rulegen test`` would
+   base), their total, how many of them hold the addresses of the runbook page's "Open in"
+   links (:func:`link_lines`), the lines over 120 characters, and what ``rulegen test`` would
    generate (the SLO tests are made when the tests run, never committed);
 4. from that branch, makes each one-knob edit of :data:`EDITS` (a threshold in an expr, a
    ``for``, a label value, a severity, a summary, the SLO objective, runbook text) in the
@@ -184,6 +187,15 @@ slos:
           - Find the failing dependency and follow its runbook.
 """
 
+#: What the project's ``.rulegen.yaml`` gets after ``rulegen new``: the runbook pages' "Open
+#: in Prometheus" and Grafana links (an alert's link holds its query, so an edit of the expr
+#: could change the link's lines too).
+LINKS = """
+runbooks:
+  prometheus_url: https://prometheus.example.com
+  grafana_url: https://grafana.example.com
+"""
+
 #: One-knob edits of :data:`SHOP`: (what, old text, new text). The label is ShopRestarting's
 #: ``team``; the severity edit is ShopRestarting's too (warning -> critical, the edit that
 #: moved the alert in a severity-ordered list); the annotation is its summary; the runbook
@@ -213,6 +225,8 @@ class Report:
 
     Attributes:
         added: added lines by path of the new team's pull request.
+        link_lines: of those, the lines of the runbook pages that hold the address of one of
+            rulegen's "Open in" Prometheus/Grafana links (:func:`link_lines`).
         long_lines: (path, line number in the new file, length) of each added line over
             :data:`WIDTH` characters.
         generated_tests: lines of SLO tests `rulegen test` would generate (not committed).
@@ -221,6 +235,7 @@ class Report:
     """
 
     added: dict[str, int] = field(default_factory=dict)
+    link_lines: int = 0
     long_lines: list[tuple[str, int, int]] = field(default_factory=list)
     generated_tests: int = 0
     edits: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -270,6 +285,23 @@ def _long_lines(diff: str) -> list[tuple[str, int, int]]:
         elif not line.startswith("-"):
             n += 1
     return out
+
+
+def link_lines(diff: str) -> int:
+    """Added lines of the Markdown pages in ``git diff -U0`` output ``diff`` that hold (part of)
+    the address of one of rulegen's "Open in" links (class ``rg-open``): the Markdown link, or
+    the HTML link whose address goes on over lines (:func:`rulegen.render.wrap.split_links`)."""
+    count, page, inside = 0, False, False
+    for line in diff.splitlines():
+        if line.startswith("+++ "):
+            page, inside = line.endswith(".md"), False
+        elif page and line.startswith("+"):
+            opened = '<a class="rg-open" href="' in line
+            if inside or opened or "{ .rg-open }" in line:
+                count += 1
+            if opened or inside:
+                inside = '">' not in line.rsplit('<a class="rg-open" href="', 1)[-1]
+    return count
 
 
 def reviewed_lines(diff: str) -> dict[str, int]:
@@ -325,6 +357,9 @@ def measure(root: Path) -> Report:
     root.mkdir(parents=True, exist_ok=True)
     _git(root, "init", "-q", "-b", "main")
     _rulegen(root, "new", "other")
+    config = root / ".rulegen.yaml"
+    config.write_text(config.read_text(encoding="utf-8") + LINKS, encoding="utf-8")
+    _rulegen(root, "build")
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "base")
     _rulegen(root, "new", "shop")
@@ -333,6 +368,7 @@ def measure(root: Path) -> Report:
     _git(root, "add", "-A")
     report.added = {p: a for p, (a, _) in _numstat(_git(root, "diff", "--cached", "--numstat")).items()}
     report.long_lines = _long_lines(_git(root, "diff", "--cached", "-U0"))
+    report.link_lines = link_lines(_git(root, "diff", "--cached", "-U0"))
     report.generated_tests = _slo_test_lines(root)
     _git(root, "commit", "-qm", "shop")
     for what, old, new in EDITS:
@@ -360,7 +396,8 @@ def main(argv: list[str] | None = None) -> int:
     print("added lines of the new team's pull request:")
     for path, n in sorted(r.added.items(), key=lambda kv: -kv[1]):
         print(f"  {n:6d}  {path}")
-    print(f"  {r.total:6d}  total; {len(r.long_lines)} line(s) over {WIDTH} characters")
+    print(f"  {r.total:6d}  total, {r.link_lines} of them the addresses of \"Open in\" links; "
+          f"{len(r.long_lines)} line(s) over {WIDTH} characters")
     for path, n, length in r.long_lines:
         print(f"          {path}:{n}: {length} characters")
     print(f"SLO tests `rulegen test` generates (not committed): {r.generated_tests} lines")

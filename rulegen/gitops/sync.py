@@ -52,6 +52,15 @@ Codes:
   CRD schema is not installed (an error when the ``CI`` environment variable is set), or a
   values file named in ``.rulegen.yaml`` is missing or leads outside the project. Bad: running
   ``rulegen check`` before ``scripts/install-tools.sh``; good: ``make tools`` first.
+* ``RG739`` (warning) a chart's values drop the rule-selector label the project sets
+  (``charts.rule_selector_labels`` in ``.rulegen.yaml``, default ``release:
+  kube-prometheus-stack``): the PrometheusRule the chart renders with them has no such label,
+  so a kube-prometheus-stack install's default ``ruleSelector`` ignores its rules. Reported at
+  the ``labels`` key under the chart's values key in the values file that sets it last (the
+  chart's own ``values.yaml`` or an extra values file of ``charts.values_files``). Any value of
+  the label counts (``rulegen new --release NAME`` writes another); a chart's labels helper may
+  set it too. (The project setting no label at all is ``RG734``.) Bad: ``prometheusRule:
+  {labels: {}}``; good: ``prometheusRule: {labels: {release: kube-prometheus-stack}}``.
 """
 
 from __future__ import annotations
@@ -256,8 +265,10 @@ class SyncCheck:
     leaving it stops renders still running."""
 
     def __init__(self, root: Path, findings: list[Finding], jobs: list | None = None, schema: dict | None = None,
-                 batch=None):
+                 batch=None, selector: dict | None = None, keys: dict | None = None):
         self.root, self._findings, self.jobs, self.schema, self.batch = root, findings, jobs or [], schema, batch
+        # the project's rule-selector labels and each chart's values key (RG739)
+        self.selector, self.keys = selector or {}, keys or {}
 
     def __enter__(self) -> "SyncCheck":
         return self
@@ -279,7 +290,8 @@ class SyncCheck:
         for found, docs in _render_all(self.root, self.jobs, self.batch):
             findings += found
             rendered += docs
-        return findings + _crd_and_webhook(rendered, self.schema, self.root)
+        return (findings + _crd_and_webhook(rendered, self.schema, self.root)
+                + label_findings(rendered, self.root, self.selector, self.keys))
 
 
 def start(loaded, root: Path, charts: list[str] | None = None) -> SyncCheck:
@@ -320,7 +332,11 @@ def start(loaded, root: Path, charts: list[str] | None = None) -> SyncCheck:
                 findings.append(_missing(f"charts.values_files.{chart}: {extra} does not exist"))
             else:
                 jobs.append((chart, gates, extra))
-    return SyncCheck(root, findings, jobs, schema, helm.Batch(_batch_jobs(root, jobs), root))
+    keys: dict[str, str] = {}
+    for s in loaded.specs:
+        keys.setdefault(s.chart.path, s.chart.values_key)
+    return SyncCheck(root, findings, jobs, schema, helm.Batch(_batch_jobs(root, jobs), root),
+                     loaded.config.rule_selector_labels, keys)
 
 
 def _values(root: Path, job) -> tuple:
@@ -394,6 +410,58 @@ def _values_error(root: Path, e: Exception, chart: str, extra: str | None) -> li
     except ValueError:
         schema = None
     return values_findings(str(e), files, schema if isinstance(schema, dict) else None, chart, extra or own)
+
+
+def label_findings(rendered: list, root: Path, selector: dict, keys: dict) -> list[Finding]:
+    """``RG739`` for each rendered PrometheusRule (``rendered``: (chart, values file shown,
+    object) as :func:`_render_all` makes them) that lacks a label of ``selector`` (the
+    project's ``charts.rule_selector_labels``; an empty value counts as none), at the
+    ``<values key>.labels`` key (``keys``: chart -> values key) of the values file that sets it
+    last, else at the values key, else at the file; a PrometheusRule whose values do set the
+    label (a hand-written template that does not read them) at the file. One finding per
+    position."""
+    if not selector:
+        return []  # RG734 says so once
+    out: list[Finding] = []
+    seen: set = set()
+    for chart, shown, pr in rendered:
+        meta = pr.get("metadata") if isinstance(pr.get("metadata"), dict) else {}
+        labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+        missing = [k for k in selector if not labels.get(k)]
+        if not missing:
+            continue
+        key = keys.get(chart, "prometheusRule")
+        where, best, given = (shown, 0, 0), 0, {}
+        for path in dict.fromkeys([shown, f"{chart}/values.yaml"]):  # an extra file applies after the own
+            k, node, depth = _node_at(_compose(_read(root, path)), [key, "labels"])
+            if k is not None and depth > best:
+                where, best = (path, k.start_mark.line + 1, k.start_mark.column + 1), depth
+                given = _plain(node) if depth == 2 else {}
+        name = meta.get("name") or "(no name)"
+        what = f"PrometheusRule {name} of {chart} (rendered with {shown}) has no {', '.join(missing)} label"
+        if isinstance(given, dict) and all(given.get(k) for k in missing):
+            where = (shown, 0, 0)
+            advice = (f"{key}.labels sets it, but the template that renders {name} does not use them: give its "
+                      "metadata the label")
+        else:
+            want = ", ".join(f"{k}: {selector[k]}" for k in missing)
+            advice = f"set {key}.labels: {{{want}}} here (or the value your Prometheus selects)"
+        if where in seen:
+            continue
+        seen.add(where)
+        out.append(Finding(*where, "RG739", Severity.WARNING,
+                           f"{what}, which charts.rule_selector_labels in .rulegen.yaml says your Prometheus "
+                           f"selects rules by: a kube-prometheus-stack install's default ruleSelector ignores its "
+                           f"rules; {advice}"))
+    return out
+
+
+def _plain(node):
+    """A composed YAML node as Python data (None when it cannot be)."""
+    try:
+        return yaml.load(yaml.serialize(node), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except Exception:  # noqa: BLE001 (a node the safe loader refuses)
+        return None
 
 
 def _crd_and_webhook(rendered: list, schema: dict, root: Path) -> list[Finding]:

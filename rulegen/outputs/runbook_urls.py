@@ -17,8 +17,12 @@ Codes:
   ``additionalRuleAnnotations``) outside the site is not an absolute ``http(s)`` URL. A
   hand-written absolute URL elsewhere (an imported upstream rule's
   ``https://runbooks.prometheus-operator.dev/...``) is an external link: its form is checked,
-  not our anchors. Bad: ``runbookUrl: https://wiki.example.com/`` in ``values.yaml`` with
-  ``site_url: https://runbooks.example.com/``; good: the same URL in both.
+  not our anchors. When the chart's ``values.yaml`` decides the URL (its ``runbookUrl``, or a
+  ``runbook_url`` in ``customRules`` or ``additionalRuleAnnotations``), this finding (and
+  ``RG710``/``RG711`` of such a URL) is at each alert's line of the spec, naming the values key
+  and its line, and once more at that line of the values file, naming the alerts. Bad:
+  ``runbookUrl: https://wiki.example.com/`` in ``values.yaml`` with ``site_url:
+  https://runbooks.example.com/``; good: the same URL in both.
 * ``RG713`` a ``related`` entry names an alert that no spec defines (with "did you mean" the
   closest alert name, the alert itself left out). Bad: ``related: [{alert: LlamaSwapGone}]`` when no spec defines it; good: the name of an alert a
   spec defines.
@@ -29,6 +33,7 @@ Codes:
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -152,12 +157,72 @@ def check(outputs, specs, root: Path, ctx) -> list[Finding]:
     texts = {spec.chart.path: _values_text(planned, root, spec) for spec in specs}
     values_of = dict(zip(charts, split_map(lambda c: _values(texts[c]), charts)))
     findings: list[Finding] = []
+    at_values: dict[tuple, list] = {}  # (values file, line, col, code) -> [(alert, finding)]
     for spec in specs:
         for group, rule in spec.rules():
             if rule.is_alert:
-                findings += _alert(spec, group, rule, values_of[spec.chart.path], ctx)
+                found = _alert(spec, group, rule, values_of[spec.chart.path], ctx)
+                source = _values_source(spec, group, rule, values_of[spec.chart.path], texts[spec.chart.path],
+                                        ctx.settings.site_url) if found else None
+                for f in found:
+                    if source is not None:
+                        dotted, line, col = source
+                        vfile = f"{spec.chart.path}/values.yaml"
+                        f = dataclasses.replace(f, message=f"{f.message} ({dotted} in {vfile}:{line} sets this URL)")
+                        at_values.setdefault((vfile, line, col, f.code, dotted), []).append((rule.name, f))
+                    findings.append(f)
                 findings += _related(spec, rule, where, ctx)
+    for (vfile, line, col, code, dotted), hits in at_values.items():
+        names = list(dict.fromkeys(name for name, _ in hits))
+        first, f = hits[0]
+        detail = f.message[len(first) + 2:] if f.message.startswith(first + ": ") else f.message
+        detail = detail.rsplit(f" ({dotted} in ", 1)[0]
+        findings.append(error(vfile, line, col, code, f"{dotted} here sets the runbook_url of {', '.join(names)} "
+                                                      f"({code} at each in the spec). {first}: {detail}", ""))
     return findings
+
+
+def _values_source(spec, group, rule, values: dict, text: str, site_url: str) -> tuple[str, int, int] | None:
+    """(dotted key, line, column) of the key of the chart's ``values.yaml`` (``values`` parsed,
+    ``text`` as written) that decides alert ``rule``'s ``runbook_url``: a ``runbook_url`` of
+    ``customRules``, the group's or the global ``additionalRuleAnnotations``, or its
+    ``runbookUrl`` when that is not ``site_url`` (mkdocs'); None when the spec or the site
+    decides it (a ``runbookUrl`` equal to the site's base only repeats it)."""
+    key, cfg = spec.chart.values_key, _knobs(spec, values)
+    found = _static(spec, group, rule, values)
+    if found is not None and found[1]:
+        return None  # the spec's own annotation
+    if found is not None:
+        candidates = [("customRules", rule.name, "annotations", "runbook_url"),
+                      ("groups", group.name, "additionalRuleAnnotations", "runbook_url"),
+                      ("additionalRuleAnnotations", "runbook_url")]
+        parts = next((c for c in candidates if _get(cfg, *c) == found[0]), None)
+    elif spec.chart.runbook_url and cfg.get("runbookUrl") \
+            and str(cfg["runbookUrl"]).rstrip("/") != site_url.rstrip("/"):
+        parts = ("runbookUrl",)
+    else:
+        return None
+    if parts is None:
+        return None
+    pos = _key_pos(text, (key,) + parts)
+    return (".".join((key,) + parts), *pos) if pos else None
+
+
+def _key_pos(text: str, parts: tuple) -> tuple[int, int] | None:
+    """(line, column), 1-based, of the mapping key at ``parts`` in YAML ``text``, or None."""
+    try:
+        node = yaml.compose(text, Loader=_SAFE_LOADER)
+    except yaml.YAMLError:
+        return None
+    key = None
+    for p in parts:
+        if not isinstance(node, yaml.MappingNode):
+            return None
+        hit = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == p), None)
+        if hit is None:
+            return None
+        key, node = hit
+    return (key.start_mark.line + 1, key.start_mark.column + 1) if key is not None else None
 
 
 def _target(ctx, page, frag, fail):
@@ -196,7 +261,8 @@ def _alert(spec, group, rule, values: dict, ctx) -> list[Finding]:
         line, col = _url_pos(spec, group, rule, values)
         findings.append(error(spec.file, line, col, "RG712",
                               f"{rule.name}: runbook_url {url} is not under the runbook site {base} "
-                              "(mkdocs.yml site_url); set runbookUrl in values.yaml or site_url to the same base",
+                              "(mkdocs.yml site_url); set runbookUrl in the chart's values.yaml or site_url to the "
+                              "same base",
                               rule.name))
     rest = url[len(base):] if url.startswith(base) else ""
     path, _, frag = rest.partition("#")

@@ -11,6 +11,7 @@ modules and none of them reads back: they import only the standard library, prom
   expanding and writing values, and series texts such as ``up{job="api"}``;
 * :mod:`.labelflow`: which labels an expression's series can carry;
 * :mod:`.feeds`: which test input series an expression (through recording rules) can select;
+* :mod:`.compared`: the query an alert's expr compares with a number (``A`` of ``A > 0.05``);
 * :mod:`.gotmpl`: the Go ``text/template`` action lexer (``{{ ... }}``, trim markers, strings,
   raw strings, comments) that alert templates and Helm templates share.
 """

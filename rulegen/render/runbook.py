@@ -364,10 +364,7 @@ def _merge_variant(first: dict, r, spec: Spec, index: dict, key: str, links: Que
     # one their runbook_url opens; the first rule's runbook content is the section's
     first["variants"].append({
         "severity": md_text(r.severity or "none"),
-        "for": canonical(r.for_) if r.for_ else "",
-        "fires_when": fires_when(r, key),
-        "expr": fence(r.expr, "promql") + params_note(r, key),
-        "open_expr": links.markdown([r.expr]) if links else "",
+        **_fires_when_fields(r, key, links),
         "slo_open": "",  # set by slo_page.attach_links
         "summary": md_text(readable(r.annotations.get("summary", ""))),
         "explanation": spec_markdown(r.runbook.get("explanation")),
@@ -391,6 +388,16 @@ def _merge_variant(first: dict, r, spec: Spec, index: dict, key: str, links: Que
         first["team_runbooks"].append(team)
 
 
+def _fires_when_fields(r, key: str, links: QueryLinks | None) -> dict:
+    """The "Fires when" part of alert ``r``'s section (the first rule of a name or a later
+    one): the sentence, the expr once (in the sentence when ``short_expr``, else the PromQL
+    block ``expr``), the knobs of its params, the "Open in" links."""
+    return {"fires_when": fires_when(r, key), "expr": fence(r.expr, "promql") + params_note(r, key),
+            "params_note": params_note(r, key).strip(),
+            "short_expr": "\n" not in r.expr.strip() and len(r.expr.strip()) <= INLINE_EXPR_MAX,
+            "open_expr": links.alert_markdown(r.expr) if links else ""}
+
+
 def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, links: QueryLinks | None,
                  slos: dict, slo_of: dict, by_title: dict, site_url: str | None = None,
                  opts: dict | None = None) -> dict:
@@ -408,7 +415,6 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
     tf = triage.effective(spec, r)
     check = first_check(rr.get("diagnosis") or [], r.expr, variables)
     silence = tf.get("silence")
-    short = "\n" not in r.expr.strip() and len(r.expr.strip()) <= INLINE_EXPR_MAX
     sev = r.severity or "none"
     summary = md_text(readable(r.annotations.get("summary", "")))
     description = md_text(readable(r.annotations.get("description", "")))
@@ -432,13 +438,7 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
         "badge": severity_badge(sev),
         "sev_class": severity_class(sev),
         "component": md_text(r.component) if r.component else "",  # `component: false`: none
-        "for": canonical(r.for_) if r.for_ else "",
-        "fires_when": fires_when(r, key),
-        # the expr once: in the sentence when short, else as a PromQL block after it
-        "expr": fence(r.expr, "promql") + params_note(r, key),
-        "params_note": params_note(r, key).strip(),
-        "short_expr": short,
-        "open_expr": links.markdown([r.expr]) if links else "",
+        **_fires_when_fields(r, key, links),
         "slo_open": "",  # set by slo_page.attach_links
         "summary": summary,
         "description": description if description != summary else "",

@@ -132,8 +132,31 @@ def test_example_application_renders_its_prometheusrule(helm_bin):
                              release=src["helm"]["releaseName"],
                              namespace=app["spec"]["destination"]["namespace"], root=REPO)
     (pr,) = rendered.prometheus_rules()
-    assert pr["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+    assert pr["metadata"]["labels"]["release"] == "kube-prometheus-stack"  # the chart's own values.yaml's
     assert problems(pr) == []
+
+
+def test_example_application_keeps_the_charts_own_rule_selector_label(helm_bin, tmp_path):
+    """A new-user trial: the example's valuesObject set `release: kube-prometheus-stack`, which
+    overrode the label `rulegen new --release` wrote into the chart's values.yaml. It sets only
+    the gates: a chart copied with another release label renders with its own."""
+    import shutil
+    app = yaml.safe_load(APPLICATION.read_text(encoding="utf-8"))
+    src = app["spec"]["source"]
+    assert set(src["helm"]["valuesObject"]) == {"enabled", "monitoring"}
+    chart = tmp_path / "chart"
+    shutil.copytree(REPO / src["path"], chart, symlinks=False)
+    values = chart / "values.yaml"
+    text = values.read_text(encoding="utf-8")
+    assert "    release: kube-prometheus-stack\n" in text
+    values.write_text(text.replace("    release: kube-prometheus-stack\n", "    release: monitoring\n"),
+                      encoding="utf-8")
+    given = [yaml.safe_load((chart / f).read_text(encoding="utf-8")) for f in src["helm"]["valueFiles"]]
+    rendered = helm.template(chart, [values_yaml(v) for v in given + [src["helm"]["valuesObject"]]],
+                             release=src["helm"]["releaseName"], namespace=app["spec"]["destination"]["namespace"],
+                             root=tmp_path)
+    (pr,) = rendered.prometheus_rules()
+    assert pr["metadata"]["labels"]["release"] == "monitoring"
 
 
 def test_spec_durations_are_rendered_canonically(helm_bin, project):

@@ -141,9 +141,20 @@ def test_runbook_url_outside_the_site(project, parallel, monkeypatch):
                                                  "runbookUrl: https://wiki.example.org/runbooks"))
     specs, outputs = planned(project, parallel, monkeypatch)
     found = check_links(outputs, specs, project)
-    assert codes(found) == [("RG712", "LlamaSwapDown"), ("RG712", "LlamaSwapNoMetrics")]
+    assert codes(found) == [("RG712", ""), ("RG712", "LlamaSwapDown"), ("RG712", "LlamaSwapNoMetrics")]
     assert "runbook_url https://wiki.example.org/runbooks/llama-swap/#llamaswapdown is not under the runbook site " \
-           "https://runbooks.example.com/" in found[0].message
+           "https://runbooks.example.com/" in found[1].message
+    # a new-user trial: the findings were only at the alerts' lines of the spec, and named no
+    # values file; they name the key and its line, and the values file's line has one too
+    line = values.read_text().split("\n").index("  runbookUrl: https://wiki.example.org/runbooks") + 1
+    assert found[1].message.endswith(
+        f"(prometheusRule.runbookUrl in charts/llama-swap/values.yaml:{line} sets this URL)")
+    assert (found[0].file, found[0].line, found[0].col) == ("charts/llama-swap/values.yaml", line, 3)
+    assert found[0].message.startswith(
+        "prometheusRule.runbookUrl here sets the runbook_url of LlamaSwapDown, LlamaSwapNoMetrics (RG712 at each in "
+        "the spec). LlamaSwapDown: runbook_url https://wiki.example.org/runbooks/llama-swap/#llamaswapdown is not "
+        "under the runbook site https://runbooks.example.com/")
+    assert [f.file for f in found[1:]] == ["rules/llama-swap.yaml"] * 2
 
 
 def test_spec_runbook_url_to_a_missing_anchor_points_at_the_annotation(project):
@@ -174,8 +185,12 @@ def test_custom_runbook_url_to_a_missing_anchor(project, parallel, monkeypatch):
     values.write_text(data)
     specs, outputs = planned(project, parallel, monkeypatch)
     found = check_links(outputs, specs, project)
-    assert codes(found) == [("RG711", "LlamaSwapDown")]
-    assert "no anchor #gone (missing anchor)" in found[0].message
+    assert codes(found) == [("RG711", ""), ("RG711", "LlamaSwapDown")]  # at the values key, and the alert
+    line = data.split("\n").index("        runbook_url: https://runbooks.example.com/llama-swap/#gone") + 1
+    assert (found[0].file, found[0].line, found[0].col) == ("charts/llama-swap/values.yaml", line, 9)
+    assert "no anchor #gone (missing anchor)" in found[0].message and "no anchor #gone" in found[1].message
+    assert found[1].message.endswith(f"(prometheusRule.customRules.LlamaSwapDown.annotations.runbook_url in "
+                                     f"charts/llama-swap/values.yaml:{line} sets this URL)")
 
 
 @pytest.mark.parametrize("parallel", [False, True])
@@ -190,11 +205,14 @@ def test_hand_written_runbook_url_elsewhere_is_an_external_link(project, paralle
         "    LlamaSwapNoMetrics:\n      annotations:\n        runbook_url: wiki/LlamaSwapNoMetrics"))
     specs, outputs = planned(project, parallel, monkeypatch)
     found = check_links(outputs, specs, project)
-    assert codes(found) == [("RG712", "LlamaSwapNoMetrics")]
-    assert found[0].message == (
+    assert codes(found) == [("RG712", ""), ("RG712", "LlamaSwapNoMetrics")]
+    assert found[1].message == (
         "LlamaSwapNoMetrics: runbook_url 'wiki/LlamaSwapNoMetrics' is neither under the runbook site "
         "https://runbooks.example.com/ nor an absolute http(s) URL, so a notification cannot open it; "
-        "write the full address (https://host/path)")
+        "write the full address (https://host/path) (prometheusRule.customRules.LlamaSwapNoMetrics.annotations."
+        f"runbook_url in charts/llama-swap/values.yaml:{found[0].line} sets this URL)")
+    assert found[0].file == "charts/llama-swap/values.yaml"
+    assert values.read_text().split("\n")[found[0].line - 1] == "        runbook_url: wiki/LlamaSwapNoMetrics"
 
 
 @pytest.mark.parametrize("url,ok", [

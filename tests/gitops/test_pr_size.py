@@ -1,6 +1,7 @@
 """The size of a new team's first pull request and of a one-knob change (issue 29), measured
 by benchmarks/pr_size_bench.py: the spec of a team with one Deployment, three alerts, a
-recording rule, a 99.5% SLO, runbook text and tests, added with `rulegen new` and edits."""
+recording rule, a 99.5% SLO, runbook text and tests, added with `rulegen new` and edits, in a
+project that sets `runbooks.prometheus_url` and `grafana_url` (as the bundled one does)."""
 
 from __future__ import annotations
 
@@ -52,7 +53,10 @@ def test_a_new_chart_adds_no_copy_of_the_chart_library(report):
     # merge there as in those files)
     site = ("runbooks/alerts.md", "runbooks/index.md", "runbooks/assets/rulegen.js")
     assert report.added[SITE_SUM] <= sum(report.added.get(p, 0) for p in site) + 1
-    assert report.total <= 1165
+    # measured: 1,146 without the links' URLs set; 1,468 with both set, 246 of them the
+    # addresses of the page's 64 "Open in" links (32 queries, each in Prometheus and Grafana)
+    assert report.total <= 1470
+    assert 200 <= report.link_lines <= 250
 
 
 RULES, TESTS, PAGE, INDEX = ("charts/shop/rules/shop.rules.yaml", "charts/shop/tests/shop.test.yaml",
@@ -63,7 +67,7 @@ SUM, SITE_SUM = ".rulegen-sums/shop.sum.yaml", ".rulegen-sums/_site.sum.yaml"
 
 #: The generated files each one-knob edit changes (besides the spec), one line each.
 CHANGED = {
-    "threshold": {RULES, PAGE, SUM},          # the expr: the rule, the page's "Fires when"
+    "threshold": {RULES, PAGE, SUM},          # the expr: the rule, the page's "Fires when" (not its link)
     "for": {RULES, PAGE, SUM},                # the rule's for, "continuously for **15m**"
     "label": {RULES, TESTS, SUM},             # the rule's labels, the firing test's exp_labels
     "severity": {RULES, TESTS, PAGE, INDEX, SUM, SITE_SUM},  # and the badge of the page and of the index
@@ -87,11 +91,35 @@ def test_one_knob_changes_one_line_of_each_generated_file(report, what):
     counts) of each file it changes, the digest line of the sum files included, nothing in
     the metadata file or the chart's templates. Before: each file's checksum header line
     changed too, a severity edit moved the alert's entry in alerts.md (6 lines), an objective
-    edit changed the page's three-line Objective fact."""
+    edit changed the page's three-line Objective fact, and (with the URLs set) a threshold edit
+    changed 3 lines of the page: "Fires when" and the alert's "Open in" link address, which
+    held the whole expr over two lines."""
     changed = report.edits[what]
     assert changed == {path: 1 for path in CHANGED[what]}
     assert "charts/shop/rules/shop.meta.yaml" not in changed
     assert not [p for p in changed if p.startswith("charts/shop/templates/")]
+
+
+def test_the_threshold_alerts_link_their_compared_value_which_a_threshold_edit_leaves(report):
+    """With the URLs set, each of the three threshold alerts' sections links the value its expr
+    compares (in Prometheus and Grafana), the threshold only in "Fires when": so the threshold
+    edit's one line of the page (above) is the expr, not the link's address too."""
+    import json
+    import urllib.parse
+    from helpers import links
+    page = (report.root / PAGE).read_text(encoding="utf-8")
+    for name, query in (("ShopDown", 'kube_deployment_status_replicas_available{deployment="shop"}'),
+                        ("ShopHighErrorRate", 'job:http_requests_errors:ratio_rate5m{job="shop"}'),
+                        ("ShopRestarting",
+                         'increase(kube_pod_container_status_restarts_total{container="shop"}[15m])')):
+        section = page[page.index(f"## {name} "):]
+        section = section[:section.index("### Likely causes")]
+        opened = [(label, url) for label, url in links(section) if label in ("Prometheus", "Grafana")]
+        assert [label for label, _ in opened] == ["Prometheus", "Grafana"], name
+        assert urllib.parse.parse_qs(urllib.parse.urlsplit(opened[0][1]).query)["g0.expr"] == [query]
+        panes = json.loads(urllib.parse.parse_qs(urllib.parse.urlsplit(opened[1][1]).query)["panes"][0])
+        assert panes["a"]["queries"][0]["expr"] == query
+        assert "Open the compared value (the expr without its comparison: every series, firing or not) in" in section
 
 
 def test_the_objective_fact_is_one_line_that_an_objective_edit_changes(report):
@@ -104,6 +132,29 @@ def test_the_objective_fact_is_one_line_that_an_objective_edit_changes(report):
     assert fact == "- Objective: 99.5% of events good over 30d (rolling); error budget 0.5%, **3h 36m** of total outage"
     assert not lines[lines.index(fact) + 1].startswith("  ")  # not continued on a next line
     assert [x for x in report.long_lines if x[0] != "rules/shop.yaml"] == []  # nor any other line, in any edit
+
+
+def test_link_lines_counts_the_added_lines_of_the_link_addresses():
+    bench = sys.modules["pr_size_bench"]
+    diff = """\
+diff --git a/runbooks/x.md b/runbooks/x.md
++++ b/runbooks/x.md
+@@ -1,0 +1,9 @@
++Open in
++<a class="rg-open" href="https://p.example.com/graph?g0.expr=up%7Bjob
++%3D%22a%22%7D&amp;g0.tab=1">Prometheus</a>
++·
++[Grafana](https://g.example.com/explore?x=1){ .rg-open }
++Open in <a class="rg-open" href="https://p.example.com/graph?g0.expr=up&amp;g0.tab=1">P</a> text
++after
++[Team notes](https://notes.example.com/x)
++<a class="rg-silence-link" href="https://am.example.com/#/silences/new?filter=%7B
+diff --git a/charts/x/values.yaml b/charts/x/values.yaml
++++ b/charts/x/values.yaml
+@@ -1,0 +1 @@
++url: <a class="rg-open" href="x">
+"""
+    assert bench.link_lines(diff) == 4
 
 
 def test_reviewed_lines_counts_a_changed_line_once_and_a_moved_entry_twice():

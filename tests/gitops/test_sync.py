@@ -94,7 +94,7 @@ def test_the_built_project_and_the_bundled_charts_pass(built, project, capsys):
     for root in (built, project):
         code, out = _check(root, capsys)
         assert code == 0, out
-        assert not re.search(r"RG73[4-8]", out), out
+        assert not re.search(r"RG73[4-9]", out), out
 
 
 # (what is added under prometheusRule, the key that is wrong, words of the message)
@@ -249,6 +249,79 @@ def test_the_project_setting_and_the_warning_when_it_sets_none(tmp_path, capsys)
     main(["-C", str(tmp_path), "check"])
     out = capsys.readouterr().out
     assert ".rulegen.yaml:3:0: warning RG734 charts.rule_selector_labels sets no label" in out
+
+
+def _labels(root: Path, text: str) -> str:
+    """``root``'s chart values.yaml with the PrometheusRule's ``labels`` block written as
+    ``text``; the new file's text."""
+    values = root / "charts/shop/values.yaml"
+    new = re.sub(r"^  labels:\n(    .*\n)+", text, values.read_text(encoding="utf-8"), count=1, flags=re.M)
+    assert new != values.read_text(encoding="utf-8")
+    values.write_text(new, encoding="utf-8")
+    return new
+
+
+@pytest.mark.parametrize("labels", ["  labels: {}\n", "  labels:\n    team: web\n", '  labels: {release: ""}\n'])
+def test_a_chart_whose_values_drop_the_rule_selector_label_is_warned_at_the_values_line(
+        built, tmp_path, capsys, labels):
+    """A new-user trial: a chart's own values.yaml with `prometheusRule.labels: {}` passed check,
+    and kube-prometheus-stack never loaded its rules (RG739, at the `labels` key)."""
+    root = _copy(built, tmp_path)
+    text = _labels(root, labels)
+    line, col = _at(text, "  labels:")
+    code, out = _check(root, capsys)
+    assert code == 0, out  # a warning
+    found = [ln for ln in out.splitlines() if " RG739 " in ln]
+    assert found == [f"charts/shop/values.yaml:{line}:{col + 2}: warning RG739 PrometheusRule shop of charts/shop "
+                     "(rendered with charts/shop/values.yaml) has no release label, which "
+                     "charts.rule_selector_labels in .rulegen.yaml says your Prometheus selects rules by: a "
+                     "kube-prometheus-stack install's default ruleSelector ignores its rules; set "
+                     "prometheusRule.labels: {release: kube-prometheus-stack} here (or the value your Prometheus "
+                     "selects)"], out
+
+
+def test_any_value_of_the_label_counts_and_an_extra_values_file_that_drops_it_is_named(built, tmp_path, capsys):
+    root = _copy(built, tmp_path)
+    _labels(root, "  labels:\n    release: monitoring\n")  # what `rulegen new --release monitoring` writes
+    code, out = _check(root, capsys)
+    assert code == 0 and " RG739 " not in out, out
+    (root / "deploy").mkdir()
+    # helm merges the files' maps: a later file removes a label by setting it to null
+    (root / "deploy/prod.yaml").write_text("# production\nprometheusRule:\n  labels: {release: null}\n",
+                                           encoding="utf-8")
+    (root / ".rulegen.yaml").write_text("charts:\n  values_files:\n    charts/shop: [deploy/prod.yaml]\n",
+                                        encoding="utf-8")
+    code, out = _check(root, capsys)
+    found = [ln for ln in out.splitlines() if " RG739 " in ln]
+    assert len(found) == 1 and found[0].startswith("deploy/prod.yaml:3:3: warning RG739 PrometheusRule shop of "
+                                                   "charts/shop (rendered with deploy/prod.yaml) has no release"), out
+
+
+def test_the_label_check_follows_the_project_setting(built, tmp_path, capsys):
+    """The label names come from charts.rule_selector_labels; none set is RG734, once."""
+    root = _copy(built, tmp_path)
+    (root / ".rulegen.yaml").write_text("charts:\n  rule_selector_labels: {prometheus: main}\n", encoding="utf-8")
+    code, out = _check(root, capsys)
+    assert "has no prometheus label" in out and "set prometheusRule.labels: {prometheus: main} here" in out
+    (root / ".rulegen.yaml").write_text("charts:\n  rule_selector_labels: {}\n", encoding="utf-8")
+    code, out = _check(root, capsys)
+    assert " RG734 " in out and " RG739 " not in out, out
+
+
+def test_a_hand_written_prometheusrule_without_the_label_is_warned_at_the_file(built, tmp_path, capsys):
+    """The chart's values set the label; a PrometheusRule template of the team's own that does
+    not read them is named, at the values file it was rendered with."""
+    root = _copy(built, tmp_path)
+    (root / "charts/shop/templates/extra.yaml").write_text(HAND_WRITTEN, encoding="utf-8")
+    values = root / "charts/shop/values.yaml"
+    values.write_text(values.read_text(encoding="utf-8") + 'extraFor: 5m\npaging: "on"\n', encoding="utf-8")
+    code, out = _check(root, capsys)
+    found = [ln for ln in out.splitlines() if " RG739 " in ln]
+    assert found == ["charts/shop/values.yaml:0:0: warning RG739 PrometheusRule extra of charts/shop (rendered with "
+                     "charts/shop/values.yaml) has no release label, which charts.rule_selector_labels in "
+                     ".rulegen.yaml says your Prometheus selects rules by: a kube-prometheus-stack install's "
+                     "default ruleSelector ignores its rules; prometheusRule.labels sets it, but the template "
+                     "that renders extra does not use them: give its metadata the label"], out
 
 
 def test_import_gives_a_new_chart_the_label(tmp_path, capsys):

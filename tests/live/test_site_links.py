@@ -15,6 +15,7 @@ from rulegen.cli import main
 from rulegen.live.client import Client
 from rulegen.live.connect import Connection
 from rulegen.pipeline import load_project
+from rulegen.promql.compared import compared_query
 from rulegen.promql.syntax import parse
 from rulegen.render import slo_page
 
@@ -31,13 +32,18 @@ def _queries(page: str) -> list[str]:
 
 
 def test_the_bundled_site_links_every_alert_expr_and_promql_block():
+    """Each alert's link opens the value its expr compares with a number (issue 29), or its
+    whole expr when it compares nothing with a number; the bundled specs have both."""
     loaded = load_project(REPO, None)
+    kinds = set()
     for spec in loaded.specs:
         page = (REPO / "runbooks" / f"{spec.app}.md").read_text(encoding="utf-8")
         linked = set(_queries(page))
         for _, rule in spec.rules():
             if rule.is_alert:
-                assert rule.expr.strip() in linked, (spec.app, rule.name)
+                query = compared_query(rule.expr)
+                kinds.add(query is not None)
+                assert (query or rule.expr.strip()) in linked, (spec.app, rule.name)
         for blocks in [s.get("blocks") or [] for s in spec.runbook.get("sections") or []]:
             for b in blocks:
                 if "promql" in b:
@@ -45,6 +51,7 @@ def test_the_bundled_site_links_every_alert_expr_and_promql_block():
                     assert all(q.strip() in linked for q in qs)
         for q in linked:
             assert parse(q)[1] is None or "<" in q, q  # each link opens PromQL (placeholders aside)
+    assert kinds == {True, False}
 
 
 def test_slo_alerts_get_budget_and_pair_links():

@@ -11,7 +11,7 @@ from rulegen.cli import main
 from rulegen.outputs.anchors import page_ids
 from rulegen.render.slug import anchor
 
-from helpers import flat
+from helpers import flat, links
 from helpers.samples import add_templated_alert
 
 
@@ -251,3 +251,107 @@ def test_related_alert_resolves_within_the_scope_and_the_page_names_it():
     assert (plain["alerts"][0]["related"][0]["link"], plain["scope"]) == ("[NodeDown](aaa-capa.md#nodedown)", "")
     common = page_context(specs["bbb-capz"], list(specs.values()), config=Config(prometheus_scopes={"capa": ("*-capa",)}))
     assert common["scope"].startswith("**Loaded by:** every Prometheus")
+
+
+#: Alerts of each kind the "Open in" links tell apart (rulegen.promql.compared): a threshold on
+#: one line and over lines (a param's default), `absent`, a query on both sides, `bool`, and a
+#: second rule of a name (its own section entry, render.runbook._merge_variant).
+_COMPARED_SPEC = {"app": "redis", "groups": [{"name": "redis", "rules": [
+    {"alert": "RedisDown", "expr": "redis_up == 0", "for": "1m", "severity": "critical"},
+    {"alert": "RedisMemoryHigh", "expr": "redis_memory_used_bytes\n  / redis_memory_max_bytes  # share in use\n"
+                                         "  > [[threshold]]\n",
+     "params": {"threshold": {"default": 0.9, "description": "Fraction of maxmemory in use."}},
+     "for": "5m", "severity": "warning"},
+    {"alert": "RedisMemoryHigh", "expr": "(0.97 < redis_memory_used_bytes / redis_memory_max_bytes)",
+     "for": "15m", "severity": "critical"},
+    {"alert": "RedisGone", "expr": 'absent(redis_up{job="redis"})', "severity": "warning"},
+    {"alert": "RedisClientsFull", "expr": "redis_connected_clients >= redis_config_maxclients",
+     "severity": "warning"},
+    {"alert": "RedisFlag", "expr": "redis_up > bool 0", "severity": "info"},
+    {"alert": "RedisEvicting", "expr": "sum by (instance) (\n  rate(redis_evicted_keys_total[5m])\n)\n  > 100\n",
+     "for": "10m", "severity": "warning"},
+]}]}
+
+
+def _compared_page(*edits) -> str:
+    """The page of :data:`_COMPARED_SPEC` with links, each edit (alert name, old text, new
+    text) made in the exprs of the alerts of that name (``for: <old>``: in their ``for``)."""
+    import copy
+    from helpers.helm import make_spec
+    from rulegen.render.runbook import QueryLinks, render_page
+    data = copy.deepcopy(_COMPARED_SPEC)
+    for name, old, new in edits:
+        for rule in data["groups"][0]["rules"]:
+            field = "for" if old.startswith("for: ") else "expr"
+            if rule["alert"] == name:
+                rule[field] = rule[field].replace(old.removeprefix("for: "), new.removeprefix("for: "))
+    spec = make_spec(data)
+    return render_page(spec, [spec], ["<!-- header -->"],
+                       links=QueryLinks("https://prom.example.com", "https://grafana.example.com"))
+
+
+def test_an_alert_link_opens_the_compared_value_as_written_and_says_so():
+    """Issue 29: a threshold alert's "Open in" links open the value it compares with the number
+    (every series, firing or not), as the spec wrote it (the param's default shown on the page
+    is not in it), under a label saying so; any other alert's links open its whole expr."""
+    import json
+    import urllib.parse
+    page = _compared_page()
+
+    def opened(name: str) -> list[tuple[str, str]]:
+        section = page[page.index(f"## {name} "):]
+        section = section[:section.index("<!-- /notes -->")]
+        out = []
+        for label, url in links(section):
+            if label == "Prometheus":
+                out.append(("P", urllib.parse.unquote(url.split("g0.expr=")[1].split("&g0.tab")[0])))
+            elif label == "Grafana":
+                panes = urllib.parse.unquote(url.split("panes=")[1])
+                out.append(("G", json.loads(panes)["a"]["queries"][0]["expr"]))
+        return out, section
+
+    got, section = opened("RedisDown")
+    assert got == [("P", "redis_up"), ("G", "redis_up")]
+    assert "Fires when `redis_up == 0`" in section
+    assert ("Open the compared value (the expr without its comparison: every series, firing or not) in\n"
+            "[Prometheus](https://prom.example.com/graph?g0.expr=redis_up&g0.tab=1){ .rg-open }") in section
+    got, section = opened("RedisMemoryHigh")  # over lines, a comment kept; and the critical rule's
+    written = "redis_memory_used_bytes\n  / redis_memory_max_bytes  # share in use"
+    critical = "redis_memory_used_bytes / redis_memory_max_bytes"
+    assert got == [("P", written), ("G", written), ("P", critical), ("G", critical)]
+    assert section.count("Open the compared value (the expr without its comparison") == 2
+    assert "  > 0.9\n```" in section and "0.97 <" in section  # the thresholds: in the exprs shown only
+    for name, expr in (("RedisGone", 'absent(redis_up{job="redis"})'),
+                       ("RedisClientsFull", "redis_connected_clients >= redis_config_maxclients"),
+                       ("RedisFlag", "redis_up > bool 0")):
+        got, section = opened(name)
+        assert got == [("P", expr), ("G", expr)], name
+        assert "Open the compared value" not in section and re.search(r"\nOpen in\s", section)
+    assert max(map(len, page.split("\n"))) <= 120  # the long addresses still go on over lines
+
+
+def _changed_lines(*edits) -> list[str]:
+    import difflib
+    before, after = _compared_page(), _compared_page(*edits)
+    return [ln for ln in difflib.unified_diff(before.split("\n"), after.split("\n"), n=0, lineterm="")
+            if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
+
+
+def test_a_threshold_edit_changes_one_line_of_the_page_with_links():
+    """The threshold is on the page once (the expr shown), never in a link's address: editing
+    it changes one line of the page, on one line (in "Fires when") or over lines (the PromQL
+    block). Before, the link's address changed too, and re-flowed over its lines."""
+    assert _changed_lines(("RedisEvicting", "> 100", "> 250")) == ["-  > 100", "+  > 250"]
+    assert _changed_lines(("RedisDown", "== 0", "< 1")) == ["-Fires when `redis_up == 0`", "+Fires when `redis_up < 1`"]
+
+
+def test_an_edit_of_a_second_rule_of_a_name_changes_one_line_of_the_page():
+    """The second rule of a name (a critical threshold beside a warning one) says its expr
+    and its `for` once, as the first rule does: its short expr was quoted in its "Fires when"
+    and shown again as a PromQL block, and its `for` was in the lead and in "continuously for"
+    (issue 29: two lines for one threshold or `for` edit)."""
+    assert _changed_lines(("RedisMemoryHigh", "0.97 <", "0.98 <")) == [
+        "-`(0.97 < redis_memory_used_bytes / redis_memory_max_bytes)`",
+        "+`(0.98 < redis_memory_used_bytes / redis_memory_max_bytes)`"]
+    assert _changed_lines(("RedisMemoryHigh", "for: 15m", "for: 20m")) == [
+        "-continuously for **15m**.", "+continuously for **20m**."]

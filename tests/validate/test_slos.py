@@ -334,6 +334,23 @@ def test_expansion_is_ordinary_rules_in_one_group():
                         '  sum(rate(http_request_duration_seconds_count{job="api"}[5m]))\n)')
 
 
+def test_generated_summaries_say_the_pace_of_each_pair():
+    # regression: the 1x pair (3d/6h) said "burning its error budget 1x too fast"; 1x spends the
+    # budget exactly over the period
+    alerts = [r for r in built(spec()).groups[1].rules if r.is_alert]
+    assert [r.annotations["summary"] for r in alerts] == [
+        "SLO availability of demo is burning its error budget 14.4x too fast (over 1h and 5m).",
+        "SLO availability of demo is burning its error budget 6x too fast (over 6h and 30m).",
+        "SLO availability of demo is burning its error budget 3x too fast (over 1d and 2h).",
+        "SLO availability of demo is burning its error budget at the pace that spends all of it in 30d "
+        "(over 3d and 6h)."]
+    assert alerts[3].annotations["description"] == (
+        "The share of bad events of SLO availability has been above its error budget over both the last 3d "
+        "and the last 6h: 10% of the 30d budget went in 3d, and at this pace all of it goes in 30d.")
+    assert alerts[2].annotations["description"].startswith(
+        "The share of bad events of SLO availability has been above 3 times its error budget over both")
+
+
 def test_page_and_ticket_fields_reach_their_rules():
     text = spec() + """\
     page:
@@ -619,7 +636,7 @@ def test_objective_override_keeps_a_description_the_spec_wrote(tmp_path, helm_bi
     assert [r["annotations"]["description"] for r in fast] == ["Burning fast at 99.5."] * 2
     assert [r["expr"] for r in rules if r.get("record") == "slo:error_budget:ratio"] == ["vector(0.01)"]
     # the generated descriptions state no objective: the override has nothing else to rewrite
-    assert all("times its error budget" in r["annotations"]["description"] for r in slow)
+    assert all("its error budget over both the last" in r["annotations"]["description"] for r in slow)
 
 
 @pytest.mark.parametrize("values, error", [

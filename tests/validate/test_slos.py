@@ -254,6 +254,32 @@ def test_schema_types_at_their_position():
     assert ("RG202", *at(text, "[]"), "error") in findings(text)
 
 
+@pytest.mark.parametrize("written, message", [
+    ('"99.5%"', "`objective` must be a number, not a string; write `objective: 99.5` (a percentage, without `%`)"),
+    ('99.5%', "`objective` must be a number, not a string; write `objective: 99.5` (a percentage, without `%`)"),
+    ('"99.5"', "`objective` must be a number, not a string; write `objective: 99.5` (unquoted)"),
+    ('" 99 "', "`objective` must be a number, not a string; write `objective: 99` (unquoted)"),
+    ('high', "`objective` must be a number, not a string"),
+    ('"nan"', "`objective` must be a number, not a string"),
+])
+def test_rg202_a_number_written_as_text_gets_the_number_to_write(written, message):
+    # regression: `objective: 99.5%` said only "must be a number, not a string" (new-user trial)
+    text = spec(objective=written)
+    assert [f.message for f in validate_texts({"rules/demo.yaml": text}).findings if f.code == "RG202"] == [message]
+
+
+@pytest.mark.parametrize("name, message", [
+    ("Check Out", "`name`: 'Check Out' is not a DNS label (lowercase letters, digits and `-`, starting and ending "
+                  "with a letter or digit); write `name: check-out`"),
+    ("-", "`name`: '-' is not a DNS label (lowercase letters, digits and `-`, starting and ending with a letter or "
+          "digit)"),
+])
+def test_rg204_a_value_that_breaks_a_pattern_gets_one_that_matches(name, message):
+    # regression: the pattern was quoted as a regex with "change it to what `rulegen schema` allows here"
+    text = spec().replace("  - name: availability", f"  - name: '{name}'")
+    assert [f.message for f in validate_texts({"rules/demo.yaml": text}).findings if f.code == "RG204"] == [message]
+
+
 def test_schema_positions_for_unknown_and_missing_keys():
     text = spec().replace("    description:", "    objectve: 99\n    description:")
     codes = [(f[0], f[1]) for f in findings(text)]

@@ -13,7 +13,11 @@ that drop a ``job`` matcher from one side of the ratio are declared equivalent, 
 In a new project (no ``.rulegen.yaml``, no other spec under ``rules/``) it also writes
 ``.rulegen.yaml`` with ``policy_changes: fail`` (:func:`write_project_config`), so the project
 says from the start that ``rulegen check --base`` fails a pull request that grows the
-baseline or weakens a check (:mod:`rulegen.gitops.policy`).
+baseline or weakens a check (:mod:`rulegen.gitops.policy`); and, where they are missing, the
+runbook site's ``mkdocs.yml`` (``templates/starter-mkdocs.yml``: the settings the pages need,
+:data:`rulegen.render.site.PAGE_SETTINGS`; ``rulegen build`` adds the nav) and a
+``.gitignore`` keeping rulegen's work files (``.rulegen/``, all but the schema copy specs
+name) and the built site out of commits (:func:`write_site_files`).
 """
 
 from __future__ import annotations
@@ -60,6 +64,26 @@ def write_project_config(root: Path) -> Path:
     path = root / CONFIG_FILE
     atomic_write(path, PROJECT_CONFIG, root=root)
     return path
+
+
+#: The ``.gitignore`` of a new project: rulegen's work files (``test``, ``backtest`` and mutation
+#: testing write under ``.rulegen/``) and the built site, but not the schema copy the specs name.
+GITIGNORE = ("# rulegen's work files (tests, mutation runs), but not the spec schema the specs name\n"
+             ".rulegen/*\n!.rulegen/schema.json\n# the built runbook site (mkdocs build)\nsite/\n")
+
+
+def write_site_files(root: Path) -> list[Path]:
+    """Write ``mkdocs.yml`` (the starter site settings) and ``.gitignore`` (:data:`GITIGNORE`)
+    under ``root``, each only where no such file (or link) exists; return the paths written."""
+    import os
+
+    from .render.jinja import templates_dir
+    out = []
+    for name, text in (("mkdocs.yml", lambda: (templates_dir() / "starter-mkdocs.yml").read_text(encoding="utf-8")),
+                       (".gitignore", lambda: GITIGNORE)):
+        if not os.path.lexists(root / name):
+            out.append(atomic_write(root / name, text(), root=root))
+    return out
 
 
 def alert_name(app: str) -> str:

@@ -52,7 +52,7 @@ def run(args) -> int:
     """The ``rulegen backtest`` command: 0, 1 when the specs do not validate, 2 on usage or
     connection errors (raised as RulegenError)."""
     from ..gitops.backtest import backtest_specs, report_text
-    from ..hints import did_you_mean, unknown_names
+    from ..hints import unknown_apps, unknown_names
     from ..live.backtest import window
     from ..live.connect import SKIPPED, resolve
     from ..pipeline import load_project, plan_project
@@ -70,7 +70,7 @@ def run(args) -> int:
     apps = {s.app for s in loaded.specs}
     unknown = set(args.app) - apps
     if unknown:
-        raise RulegenError("no spec for app(s) " + ", ".join(a + did_you_mean(a, apps) for a in sorted(unknown)))
+        raise RulegenError(unknown_apps(unknown, apps))
     names = {r.name for s in loaded.specs for _, r in s.rules() if r.is_alert}
     if set(args.alert) - names:
         raise RulegenError(unknown_names(set(args.alert) - names, names, "alert"))

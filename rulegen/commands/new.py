@@ -26,7 +26,7 @@ def add_parser(sub, common) -> None:
 
 def run(args) -> int:
     from ..config import selector_label
-    from ..starter import is_new_project, write_project_config, write_schema_copy, write_starter
+    from ..starter import is_new_project, write_project_config, write_schema_copy, write_site_files, write_starter
     root = Path(args.root)
     if args.release is not None:
         selector_label("release", args.release, "--release")
@@ -39,6 +39,9 @@ def run(args) -> int:
     if fresh:
         print(f"wrote {write_project_config(root).relative_to(root)} (policy_changes: fail: "
               "`rulegen check --base` fails a pull request that grows the baseline or weakens a check)")
+        for written in write_site_files(root):
+            print(f"wrote {written.relative_to(root)}" + (" (the runbook site: set its site_url)"
+                                                          if written.name == "mkdocs.yml" else ""))
     chart = root / "charts" / args.app
     if not chart.exists():
         # the chart is missing: make it (and the page and the tests) from the new spec, and

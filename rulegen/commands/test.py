@@ -151,12 +151,11 @@ def touched_rules(root: Path, base: str, loaded) -> set[tuple[str, str]]:
 
 def _check_names(loaded, args) -> None:
     """Raise RulegenError naming each ``--app`` or ``--alert`` no loaded spec has."""
-    from ..hints import did_you_mean, unknown_names
+    from ..hints import unknown_apps, unknown_names
     known_apps = {s.app for s in loaded.specs}
     unknown = set(args.app) - known_apps
     if unknown:
-        raise RulegenError("no spec for app(s) " + ", ".join(a + did_you_mean(a, known_apps)
-                                                             for a in sorted(unknown)))
+        raise RulegenError(unknown_apps(unknown, known_apps))
     names = {r.name for s in loaded.specs for _, r in s.rules()}
     unknown = set(args.alert) - names
     if unknown:

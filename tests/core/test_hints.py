@@ -5,7 +5,7 @@ the corrected text, and the case where nothing is close (no guess)."""
 from __future__ import annotations
 
 from rulegen.cli import main
-from rulegen.hints import closest, did_you_mean, unknown_names
+from rulegen.hints import closest, did_you_mean, unknown_apps, unknown_names
 from rulegen.validate import validate_texts
 
 SPEC = """\
@@ -43,11 +43,19 @@ def test_hint_helpers():
     assert did_you_mean("Nope", {"LlamaSwapDown"}) == ""
     assert unknown_names({"Nope", "LlamaSwapDwn"}, {"LlamaSwapDown"}, "alert") == \
         "no alert named LlamaSwapDwn (did you mean LlamaSwapDown?), Nope"
+    apps = [f"app-{i:02}" for i in range(14)]
+    assert unknown_apps({"zzz"}, apps) == ("no spec for app(s) zzz; the project's apps: " + ", ".join(apps[:12])
+                                           + " and 2 more")
+    assert unknown_apps({"shop"}, []) == "no spec for app(s) shop; the project has no spec yet (`rulegen new APP`)"
 
 
 def test_rulegen_test_unknown_app_and_alert_say_did_you_mean(project, capsys):
     assert main(["-C", str(project), "test", "--app", "llma-swap", "--app", "zzz"]) == 2
-    assert capsys.readouterr().err == "rulegen: no spec for app(s) llma-swap (did you mean llama-swap?), zzz\n"
+    # zzz has no close match: the project's apps are listed, so a newcomer sees what to type
+    assert capsys.readouterr().err == ("rulegen: no spec for app(s) llma-swap (did you mean llama-swap?), zzz; "
+                                       "the project's apps: inferencecache, llama-swap, noctaya\n")
+    assert main(["-C", str(project), "test", "--app", "llma-swap"]) == 2
+    assert capsys.readouterr().err == "rulegen: no spec for app(s) llma-swap (did you mean llama-swap?)\n"
     assert main(["-C", str(project), "test", "--alert", "LlamaSwapDwn"]) == 2
     assert capsys.readouterr().err == \
         "rulegen: no alert or recording rule named LlamaSwapDwn (did you mean LlamaSwapDown?)\n"

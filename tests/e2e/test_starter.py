@@ -186,3 +186,29 @@ def test_the_config_files_rulegen_writes_name_a_page_that_exists():
         (head,) = re.findall(r"rulegen project configuration \(([^)]*)\)", text)
         (doc,) = re.findall(r"docs/[a-z-]+\.md", head)
         assert (repo / doc).is_file() and "README" not in head, head
+
+
+def test_new_in_an_empty_folder_writes_the_site_settings_and_a_gitignore(tmp_path, capsys):
+    """`rulegen new` in an empty repository wrote no mkdocs.yml (so no runbook site to build)
+    and no .gitignore (so `git add -A` committed rulegen's work files); a new-user trial."""
+    assert main(["-C", str(tmp_path), "new", "shop"]) == 0
+    out = capsys.readouterr().out
+    assert "wrote mkdocs.yml (the runbook site: set its site_url)" in out and "wrote .gitignore" in out
+    assert (tmp_path / ".gitignore").read_text(encoding="utf-8").splitlines()[1:3] == [
+        ".rulegen/*", "!.rulegen/schema.json"]
+    site = yaml.safe_load((tmp_path / "mkdocs.yml").read_text(encoding="utf-8"))
+    assert site["nav"] == [{"Home": "index.md"}, {"Alert index": "alerts.md"}, {"Apps": [{"shop": "shop.md"}]}]
+    # the starter's settings are the bundled site's, but the nav
+    from helpers import REPO
+    bundled = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+    assert {k: v for k, v in site.items() if k != "nav"} == {k: v for k, v in bundled.items() if k != "nav"}
+    assert main(["-C", str(tmp_path), "check"]) == 0
+
+
+def test_new_leaves_a_site_and_a_gitignore_that_exist(tmp_path, capsys):
+    (tmp_path / ".gitignore").write_text("node_modules/\n", encoding="utf-8")
+    (tmp_path / "mkdocs.yml").write_text("site_name: Ours\nsite_url: https://ours.example.com/\n", encoding="utf-8")
+    assert main(["-C", str(tmp_path), "new", "shop"]) == 0
+    assert (tmp_path / ".gitignore").read_text(encoding="utf-8") == "node_modules/\n"
+    assert (tmp_path / "mkdocs.yml").read_text(encoding="utf-8").startswith("site_name: Ours\n")
+    assert "wrote .gitignore" not in capsys.readouterr().out

@@ -183,6 +183,7 @@ def test_the_command_prints_one_error_and_nothing_on_stdout(fake, tmp_path, caps
 @pytest.mark.parametrize("argv, said", [
     (["--alert", "AA"], "no alert named AA"),
     (["--app", "fixtur"], "no spec for app(s) fixtur (did you mean fixture?)"),
+    (["--app", "nope"], "no spec for app(s) nope; the project's apps: fixture\n"),
     (["--since", "0s"], "'0s' is not a positive duration"),
 ])
 def test_unknown_names_and_bad_durations_are_usage_errors(tmp_path, capsys, argv, said):

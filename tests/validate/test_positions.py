@@ -26,11 +26,15 @@ def _found(code: str, labels: str = "", group_labels: str = "", app_labels: str 
 
 
 def test_rg204_a_bad_label_name_points_at_that_key_in_flow_and_block_style():
-    msg = "`labels`: 'bad key' is no label name (names match ^[a-zA-Z_][a-zA-Z0-9_]*$); rename the key"
+    msg = "`labels`: 'bad key' is no label name (names match ^[a-zA-Z_][a-zA-Z0-9_]*$); rename the key to `bad_key`"
     assert _found("RG204", '        labels: {severity: warning, "bad key": x}\n') == [(8, 37, msg)]
     assert _found("RG204", '        labels:\n          severity: warning\n          "bad key": x\n') == [(10, 11, msg)]
     assert _found("RG204", '        severity: warning\n        annotations: {runbook: x, "a-b": y}\n') == [
-        (9, 35, "`annotations`: 'a-b' is no annotation name (names match ^[a-zA-Z_][a-zA-Z0-9_]*$); rename the key")]
+        (9, 35, "`annotations`: 'a-b' is no annotation name (names match ^[a-zA-Z_][a-zA-Z0-9_]*$); rename the key "
+                "to `a_b`")]
+    # no new name is offered that the mapping already has
+    assert _found("RG204", '        labels: {severity: warning, a_b: x, "a-b": y}\n') == [
+        (8, 45, "`labels`: 'a-b' is no label name (names match ^[a-zA-Z_][a-zA-Z0-9_]*$); rename the key")]
 
 
 def test_rg501_points_at_the_severity_label_wherever_it_is_written():

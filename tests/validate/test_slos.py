@@ -254,6 +254,32 @@ def test_schema_types_at_their_position():
     assert ("RG202", *at(text, "[]"), "error") in findings(text)
 
 
+@pytest.mark.parametrize("written, message", [
+    ('"99.5%"', "`objective` must be a number, not a string; write `objective: 99.5` (a percentage, without `%`)"),
+    ('99.5%', "`objective` must be a number, not a string; write `objective: 99.5` (a percentage, without `%`)"),
+    ('"99.5"', "`objective` must be a number, not a string; write `objective: 99.5` (unquoted)"),
+    ('" 99 "', "`objective` must be a number, not a string; write `objective: 99` (unquoted)"),
+    ('high', "`objective` must be a number, not a string"),
+    ('"nan"', "`objective` must be a number, not a string"),
+])
+def test_rg202_a_number_written_as_text_gets_the_number_to_write(written, message):
+    # regression: `objective: 99.5%` said only "must be a number, not a string" (new-user trial)
+    text = spec(objective=written)
+    assert [f.message for f in validate_texts({"rules/demo.yaml": text}).findings if f.code == "RG202"] == [message]
+
+
+@pytest.mark.parametrize("name, message", [
+    ("Check Out", "`name`: 'Check Out' is not a DNS label (lowercase letters, digits and `-`, starting and ending "
+                  "with a letter or digit); write `name: check-out`"),
+    ("-", "`name`: '-' is not a DNS label (lowercase letters, digits and `-`, starting and ending with a letter or "
+          "digit)"),
+])
+def test_rg204_a_value_that_breaks_a_pattern_gets_one_that_matches(name, message):
+    # regression: the pattern was quoted as a regex with "change it to what `rulegen schema` allows here"
+    text = spec().replace("  - name: availability", f"  - name: '{name}'")
+    assert [f.message for f in validate_texts({"rules/demo.yaml": text}).findings if f.code == "RG204"] == [message]
+
+
 def test_schema_positions_for_unknown_and_missing_keys():
     text = spec().replace("    description:", "    objectve: 99\n    description:")
     codes = [(f[0], f[1]) for f in findings(text)]
@@ -332,6 +358,23 @@ def test_expansion_is_ordinary_rules_in_one_group():
     lat = built(spec(sli=latency())).groups[1].rules[0]
     assert lat.expr == ('1 - (\n  sum(rate(http_request_duration_seconds_bucket{job="api", le="0.5"}[5m]))\n  /\n'
                         '  sum(rate(http_request_duration_seconds_count{job="api"}[5m]))\n)')
+
+
+def test_generated_summaries_say_the_pace_of_each_pair():
+    # regression: the 1x pair (3d/6h) said "burning its error budget 1x too fast"; 1x spends the
+    # budget exactly over the period
+    alerts = [r for r in built(spec()).groups[1].rules if r.is_alert]
+    assert [r.annotations["summary"] for r in alerts] == [
+        "SLO availability of demo is burning its error budget 14.4x too fast (over 1h and 5m).",
+        "SLO availability of demo is burning its error budget 6x too fast (over 6h and 30m).",
+        "SLO availability of demo is burning its error budget 3x too fast (over 1d and 2h).",
+        "SLO availability of demo is burning its error budget at the pace that spends all of it in 30d "
+        "(over 3d and 6h)."]
+    assert alerts[3].annotations["description"] == (
+        "The share of bad events of SLO availability has been above its error budget over both the last 3d "
+        "and the last 6h: 10% of the 30d budget went in 3d, and at this pace all of it goes in 30d.")
+    assert alerts[2].annotations["description"].startswith(
+        "The share of bad events of SLO availability has been above 3 times its error budget over both")
 
 
 def test_page_and_ticket_fields_reach_their_rules():
@@ -619,7 +662,7 @@ def test_objective_override_keeps_a_description_the_spec_wrote(tmp_path, helm_bi
     assert [r["annotations"]["description"] for r in fast] == ["Burning fast at 99.5."] * 2
     assert [r["expr"] for r in rules if r.get("record") == "slo:error_budget:ratio"] == ["vector(0.01)"]
     # the generated descriptions state no objective: the override has nothing else to rewrite
-    assert all("times its error budget" in r["annotations"]["description"] for r in slow)
+    assert all("its error budget over both the last" in r["annotations"]["description"] for r in slow)
 
 
 @pytest.mark.parametrize("values, error", [

@@ -68,9 +68,13 @@ def default_texts(slo: SLO, w: BurnWindow) -> tuple[str, str]:
     states the objective (the runbook page does, once): they say what the pair measures."""
     exhaust = human(exhaustion_ms(slo.period_ms, w.factor))
     spent = percent(w.factor * Decimal(w.long_ms) / Decimal(slo.period_ms))
-    summary = (f"SLO {slo.name} of {slo.app} is burning its error budget {decimal_text(w.factor)}x "
-               f"too fast (over {w.long} and {w.short}).")
-    description = (f"The share of bad events of SLO {slo.name} has been above {decimal_text(w.factor)} times "
+    f = decimal_text(w.factor)
+    # the slowest pair's 1x (the SRE workbook's 3d/6h) is the pace that spends the budget exactly
+    # over the period: not "1x too fast"
+    pace = f"{f}x too fast" if w.factor > 1 else f"at the pace that spends all of it in {slo.period}"
+    summary = f"SLO {slo.name} of {slo.app} is burning its error budget {pace} (over {w.long} and {w.short})."
+    above = "" if w.factor == 1 else f"{f} times "
+    description = (f"The share of bad events of SLO {slo.name} has been above {above}"
                    f"its error budget over both the last {w.long} and the last {w.short}: {spent} of the "
                    f"{slo.period} budget went in {w.long}, and at this pace all of it goes in {exhaust}.")
     return summary, description

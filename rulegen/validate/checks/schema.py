@@ -272,6 +272,8 @@ def _one(lf, e, path, rule):
                                   f"Prometheus duration; {hint(written)}", rule=rule)
             return lf.finding(path, "RG202", f"`{_last(path)}` must be a Prometheus duration, not a "
                               f"{got}; write one such as `{_last(path)}: 5m`", rule=rule)
+        if want in ("number", "integer") and got == "string":
+            extra = _number_fix(path, e.instance, want, "percent" in e.schema.get("description", ""))
         if want == "string" and got in ("number", "boolean", "null"):
             written = lf.source_token(path) or _yaml_text(e.instance)
             if written != _yaml_text(e.instance) and got == "number":
@@ -300,8 +302,10 @@ def _one(lf, e, path, rule):
         if isinstance(e.instance, str) and isinstance(mapping, dict) and e.instance in mapping:
             what = {"labels": "label", "annotations": "annotation", "params": "parameter",
                     "variables": "variable"}.get(str(_last(path)), "key")
+            fixed = pattern_fix(e.validator_value, e.instance)
+            to = f" to `{fixed}`" if fixed and fixed not in mapping else ""
             return lf.finding(path + (e.instance,), "RG204", f"`{_last(path)}`: {e.instance!r} is no {what} "
-                              f"name (names match {e.validator_value}); rename the key", rule=rule, key=True)
+                              f"name (names match {e.validator_value}); rename the key{to}", rule=rule, key=True)
         return lf.finding(path, "RG204", f"`{_last(path)}`: {e.message}; label and annotation names "
                           "match [a-zA-Z_][a-zA-Z0-9_]*", rule=rule)
     if v == "oneOf" and _last(path) in ("promql",):
@@ -320,8 +324,73 @@ def _one(lf, e, path, rule):
         return lf.finding(path, "RG204", f"`app`: {e.instance!r} is not a DNS label (lowercase letters, "
                           f"digits and `-`, at most 53 characters); write `app: {slug}` and put the "
                           f"name to show in `title: {e.instance}`", rule=rule)
+    if v == "pattern" and isinstance(e.instance, str) and e.validator_value in _PATTERNS:
+        words = _PATTERNS[e.validator_value][0]
+        fixed = pattern_fix(e.validator_value, e.instance, e.schema.get("maxLength"))
+        write = (f"; write `{fixed}` instead" if isinstance(path[-1], int) else f"; write `{_last(path)}: {fixed}`") \
+            if fixed else ""
+        return lf.finding(path, "RG204", f"`{_last(path)}`: {e.instance!r} is not {words}{write}", rule=rule)
     return lf.finding(path, "RG204", f"`{_last(path)}`: {e.message}; change it to what `rulegen schema` "
                       "allows here", rule=rule)
+
+
+def _name(s: str) -> str:
+    s = re.sub(r"[^A-Za-z0-9_]+", "_", s).strip("_")
+    return "_" + s if s[:1].isdigit() else s
+
+
+#: The spec schema's patterns (rulegen/spec/schema.json) in words, each with how to turn a value
+#: into one that matches (the concrete fix an RG204 finding offers).
+_PATTERNS = {
+    "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$": (
+        "a DNS label (lowercase letters, digits and `-`, starting and ending with a letter or digit)",
+        lambda s: re.sub(r"[^a-z0-9]+", "-", s.lower()).strip("-")),
+    "^[A-Za-z_][A-Za-z0-9_]*$": ("a name of letters, digits and `_` that does not start with a digit", _name),
+    "^[a-zA-Z_][a-zA-Z0-9_]*$": ("a name of letters, digits and `_` that does not start with a digit", _name),
+    "^[A-Z_][A-Z0-9_]*$": ("an upper-case name (A-Z, digits and `_`, not starting with a digit)",
+                           lambda s: _name(s.upper())),
+    "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$": (
+        "a values path (names of letters, digits and `_`, joined by `.`)",
+        lambda s: ".".join(n for n in (_name(p) for p in s.split(".")) if n)),
+    "^https?://[^\\s]+$": (
+        "an http(s) URL without spaces",
+        lambda s: "" if re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", s.strip()) and not re.match(r"https?://", s.strip())
+        else (s.strip() if re.match(r"https?://", s.strip()) else "https://" + s.strip()).replace(" ", "%20")),
+    "^[A-Za-z0-9_.-]+\\.yaml$": (
+        "a file name of letters, digits, `_`, `.` and `-` ending in `.yaml`",
+        lambda s: re.sub(r"[^A-Za-z0-9_.-]+", "-", re.sub(r"\.ya?ml$", "", s)).strip("-.") + ".yaml"),
+}
+
+
+def pattern_fix(pattern: str, value: str, max_length: int | None = None) -> str | None:
+    """``value`` turned into a text that matches ``pattern``, one of the spec schema's
+    patterns (:data:`_PATTERNS`), cut to ``max_length``; None when the pattern is not one of
+    them or nothing usable is left (``"--"`` as a DNS label)."""
+    known = _PATTERNS.get(pattern)
+    if known is None:
+        return None
+    fixed = known[1](value)
+    if max_length:
+        fixed = fixed[:max_length].rstrip("-_.")
+    return fixed if fixed and fixed != value and re.fullmatch(pattern, fixed) else None
+
+
+def _number_fix(path, value: str, want: str, percentage: bool) -> str:
+    """The fix for a number written as text (``objective: "99.5%"``): the number to write,
+    when the text holds one (spaces around it dropped, and a ``%`` sign when the field is a
+    ``percentage``), else ""."""
+    text = value.strip()
+    percent = percentage and text.endswith("%")
+    text = text.rstrip("%").strip() if percent else text
+    try:
+        number = float(text)
+    except ValueError:
+        return ""
+    if want == "integer" and not number.is_integer():
+        return ""
+    if number != number or number in (float("inf"), float("-inf")):
+        return ""
+    return f"; write `{_last(path)}: {text}`" + (" (a percentage, without `%`)" if percent else " (unquoted)")
 
 
 def _structure_trap(lf, path, got: str) -> str | None:

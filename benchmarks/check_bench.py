@@ -18,7 +18,10 @@ What it does, in one run (one to two minutes):
 
    * ``rulegen check`` on the generated project with nothing changed (must exit 0),
    * ``promtool check rules rules-out/*.rules.yaml`` on the same rules,
-   * the same pair on the bundled project (``rules/`` of this repository);
+   * the same pair on the bundled project: a copy of this repository's project as a user has
+     it (:data:`BUNDLED`: specs, charts, runbooks, site, ``.rulegen.yaml`` and what it names,
+     such as ``deploy/alertmanager.yml`` for routing; the sum files), so its check routes the
+     alerts and reads the owners as ``rulegen check`` in this repository does;
 
    each pair alternating (rulegen, promtool, rulegen, ...) after one untimed run of each, so a
    busy machine slows both alike; rulegen with Python's bytecode cache on (in a temp folder),
@@ -63,6 +66,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/timing.py
 from timing import python_env, run_once, time_pair  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
+#: What the bundled project is (copied from this repository for its check): the paths a
+#: ``rulegen check`` there reads; those missing are left out.
+BUNDLED = ("rules", "charts", "runbooks", "mkdocs.yml", ".rulegen.yaml", ".rulegen-baseline.yaml",
+           ".rulegen-sums", "deploy")
 
 _MKDOCS = """site_name: Alert runbooks
 site_url: https://runbooks.example.com/
@@ -352,9 +359,12 @@ def main(argv: list[str] | None = None) -> int:
         bundled = tmp / "bundled"
         if bundled.exists():
             shutil.rmtree(bundled)
-        for name in ("rules", "charts", "runbooks"):
-            shutil.copytree(REPO / name, bundled / name, symlinks=True)
-        shutil.copy(REPO / "mkdocs.yml", bundled / "mkdocs.yml")
+        bundled.mkdir()
+        for name in BUNDLED:
+            if (REPO / name).is_dir():
+                shutil.copytree(REPO / name, bundled / name, symlinks=True)
+            elif (REPO / name).exists():
+                shutil.copy(REPO / name, bundled / name)
         _prepare(bundled)
         setup = time.perf_counter() - t0
 
@@ -365,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
         run_once(imp_cmd, cwd=REPO, env=env)
         imp = _time(imp_cmd, REPO, args.repeat, env=env)
         rows = [bench(big, f"generated ({args.apps} apps, {args.alerts} alerts)", args.repeat, str(promtool), env),
-                bench(bundled, "bundled (rules/)", args.repeat, str(promtool), env)]
+                bench(bundled, "bundled project", args.repeat, str(promtool), env)]
         compared = None if args.compare_ref is None else compare_bench(
             [(rows[0]["label"], big), (rows[1]["label"], bundled)], tmp, args.compare_ref, args.repeat, env)
         helm_figures = None if helm is None else helm_bench(big, tmp, apps, args.repeat, str(helm),

@@ -17,3 +17,33 @@ writer, the one bounded reader, containment), ``findings`` and ``config``.
 """
 
 __version__ = "0.1.0"
+
+
+#: ``yaml.reader.Reader.NON_PRINTABLE``'s pattern text (PyYAML 5 and 6), from the YAML 1.1
+#: spec's printable characters: tab, line feed, carriage return, U+0020-U+007E, U+0085,
+#: U+00A0-U+D7FF, U+E000-U+FFFD, U+10000-U+10FFFF.
+YAML_NON_PRINTABLE = "[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010ffff]"
+#: The code points outside that set, as a class of its own.
+NON_PRINTABLE_SET = "[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x84\x86-\x9F\uD800-\uDFFF\uFFFE\uFFFF]"
+
+
+def _seed_yaml_reader_pattern() -> None:
+    """Spare every command that reads YAML the costliest line of ``import yaml``.
+
+    PyYAML's ``yaml.reader`` compiles, as it is imported, the pattern of characters YAML does
+    not allow (:data:`YAML_NON_PRINTABLE`), a negated class whose ranges Python's ``re``
+    builds into a table code point by code point: 50 M instructions, about 4% of a
+    ``validate``, for a pattern only PyYAML's pure-Python reader uses (rulegen reads YAML
+    through libyaml). The same set written as its complement (:data:`NON_PRINTABLE_SET`:
+    the C0 and C1 controls YAML excludes, the surrogates, U+FFFE and U+FFFF) compiles ten
+    times faster; it is put in ``re``'s cache under PyYAML's pattern text, where
+    ``re.compile`` finds it. ``tests/core/test_yaml_pattern.py`` checks the two match the same
+    code points. Should ``re`` keep its cache elsewhere, nothing is seeded and PyYAML compiles
+    its own pattern as before."""
+    import re
+    cache = getattr(re, "_cache", None)
+    if isinstance(cache, dict):
+        cache.setdefault((str, YAML_NON_PRINTABLE, 0), re.compile(NON_PRINTABLE_SET))
+
+
+_seed_yaml_reader_pattern()

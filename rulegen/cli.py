@@ -69,6 +69,19 @@ def main(argv: list[str] | None = None) -> int:
             gc.enable()
 
 
+def run() -> int:
+    """Entry point of the program (the ``rulegen`` console script, ``python -m rulegen``):
+    :func:`main` on ``sys.argv``, then the objects still alive are frozen (``gc.freeze``), so
+    the full collection the interpreter makes as it exits does not walk them: with the
+    collector off during the command, that walk over every loaded spec was about a tenth of a
+    ``validate`` (30 ms of the 954-alert corpus' 0.3 s). Nothing else changes at exit (files
+    are flushed and closed, ``atexit`` runs). Only for a process that ends right after:
+    in-process callers (tests) call :func:`main`, whose garbage is collected as usual."""
+    code = main()
+    gc.freeze()
+    return code
+
+
 def _main(argv: list[str] | None) -> int:
     p = parser()
     try:
@@ -94,4 +107,4 @@ def _main(argv: list[str] | None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    sys.exit(run())

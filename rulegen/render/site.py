@@ -24,16 +24,19 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import yaml
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.scalarstring import SingleQuotedScalarString
 
 from ..findings import RulegenError
 from ..fs import read as fs_read
 from ..fs import yamlbound
 from ..spec import Spec
 from .slug import DEFAULT_SITE_URL, page_path
+
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedSeq
 
 #: Where rulegen writes the pages (relative to the project root); mkdocs.yml's docs_dir must agree.
 DOCS_DIR = "runbooks"
@@ -44,6 +47,9 @@ _H1 = re.compile(r"^#\s+(.+?)\s*(\{[^}]*\})?\s*#*\s*$", re.M)
 
 
 def _yaml() -> YAML:
+    """ruamel.yaml's round trip, for an mkdocs.yml whose nav rulegen rewrites (imported here:
+    a build or check that leaves the file as it is does not load ruamel.yaml)."""
+    from ruamel.yaml import YAML
     y = YAML(typ="rt")
     y.preserve_quotes = True
     y.indent(mapping=2, sequence=4, offset=2)
@@ -325,6 +331,7 @@ def _str(text: str):
     """``text`` for ruamel.yaml to write: quoted when mkdocs (PyYAML, YAML 1.1) would read it
     unquoted as anything but this string (``yes``, ``on``, ``123``, ``null``...), which
     ruamel.yaml, writing YAML 1.2, leaves plain."""
+    from ruamel.yaml.scalarstring import SingleQuotedScalarString
     tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))
     return text if tag == _STR_TAG else SingleQuotedScalarString(text)
 
@@ -382,6 +389,7 @@ def render_mkdocs(specs: list[Spec], existing: str | None, root=None) -> str | N
             guides = next((e["Guides"] for e in have if isinstance(e, dict) and "Guides" in e), None)
         if have == _nav_wanted(specs, guides):
             return existing  # nothing to change: the file stays byte for byte
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
     y = _yaml()
     yamlbound.check_text(existing, "mkdocs.yml")
     try:  # libyaml (and mkdocs) may accept what ruamel.yaml's round trip refuses, e.g. a duplicate key

@@ -33,7 +33,6 @@ from __future__ import annotations
 import io
 import os
 import stat
-import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,6 +112,7 @@ def archive_chart_name(path: str, shown: str, root: Path | None = None) -> tuple
     (``<first folder>/Chart.yaml``, as Helm reads a ``.tgz``); ``(None, why)`` when it is
     not a readable gzipped tar holding one (within :data:`MAX_ARCHIVE` bytes and
     :data:`MAX_MEMBERS` members and :data:`MAX_UNPACKED` unpacked bytes, and inside ``root`` when given)."""
+    import tarfile  # only a chart archive needs it (and its compression modules)
     data = _read(path, shown, MAX_ARCHIVE, root)
     if data is None:
         return None, f"it is not a regular file of at most {MAX_ARCHIVE >> 20} MiB"

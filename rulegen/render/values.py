@@ -18,19 +18,24 @@ starting with ``__`` in any label map (``additionalRuleLabels.__name__``), as fo
 from __future__ import annotations
 
 import re
-
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap
+from typing import TYPE_CHECKING
 
 from ..spec import Spec
 from .values_schema import (DURATION_PATTERN, GATE_SCHEMA, KNOB_COMMENTS, KNOB_NAMES,  # noqa: F401 (re-exported)
                             NAME_PATTERN, RESERVED_LABEL, gate_values, render_values_schema)
 from .yamltext import double_quoted, line_ending, yaml_key
 
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap
+
 _BREAK = re.compile(r"\r(?!\n)|\n")
 
 
 def _yaml() -> YAML:
+    """ruamel.yaml's round trip, for a values.yaml rulegen adds keys to (imported here: a
+    build or check whose values files lack nothing does not load ruamel.yaml)."""
+    from ruamel.yaml import YAML
     y = YAML(typ="rt")
     y.preserve_quotes = True
     return y
@@ -163,6 +168,7 @@ def _block_end(lines: list[str], first: int, indent: int) -> int:
 def _step(node: CommentedMap) -> int | None:
     """Indentation step of the document: the column of the first nested block mapping's keys
     minus its parent's, or None when there is none."""
+    from ruamel.yaml.comments import CommentedMap
     for k, v in node.items():
         if isinstance(v, CommentedMap) and len(v) and not v.fa.flow_style():
             inner = v.lc.key(next(iter(v)))[1] - node.lc.key(k)[1]
@@ -279,6 +285,7 @@ def render_values(spec: Spec, existing: str | None, site_url: str, new_labels: d
     wanted = _wanted(spec, site_url, new_labels if not text.strip() else None)
     if _nothing_missing(text, wanted):
         return text
+    from ruamel.yaml.comments import CommentedMap
     doc = _yaml().load(text) if text.strip() else None
     if doc is None:
         doc = CommentedMap()

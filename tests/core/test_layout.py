@@ -148,3 +148,19 @@ def test_the_parser_loads_no_library():
             "'rulegen.validate', 'rulegen.render', 'rulegen.run', 'rulegen.importer'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_validate_loads_only_what_the_project_needs(tmp_path):
+    # a spec without runbook markup, a project without routing: validate loads neither the
+    # renderers (jinja2, Markdown, ruamel.yaml) nor the HTML check, the router or tar archives
+    from helpers.samples import TWO_SEVERITIES
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "shop.yaml").write_text(TWO_SEVERITIES, encoding="utf-8")
+    code = ("import io, sys, contextlib, rulegen.cli\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    code = rulegen.cli.main(['-C', {str(tmp_path)!r}, 'validate'])\n"
+            "print(code, sorted(m for m in sys.modules if m.split('.')[0] in ('jinja2', 'markdown', 'pymdownx', "
+            "'ruamel', 'tarfile', 'pygments') or m in ('html.parser', 'rulegen.render.safe', "
+            "'rulegen.routing.project', 'rulegen.render.runbook', 'rulegen.render.values')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split(" ", 1) == ["1", "[]\n"]  # exit 1: TWO_SEVERITIES holds a severity error

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 import yaml
 from hypothesis import given, settings
@@ -97,3 +98,14 @@ def test_folding_is_used_only_for_long_text():
     assert folded_quoted("line one\nline two " + "y " * 80 + "end", 10, 4) is None  # a literal block
     text = folded_quoted("The share: " + "word " * 40 + "end", 10, 4)
     assert text.splitlines()[0].endswith(" \\") and text.splitlines()[1].startswith("    word")
+
+
+def test_unsafe_is_every_code_point_outside_the_safe_ranges():
+    from rulegen.render.yamltext import SAFE_RANGES
+    every = "".join(map(chr, range(0x110000)))  # lone surrogates included
+    safe = set()
+    for lo, hi in SAFE_RANGES:
+        safe.update(range(lo, hi + 1))
+    assert [m.start() for m in _UNSAFE.finditer(every)] == [c for c in range(0x110000) if c not in safe]
+    assert [m.start() for m in re.finditer("[^" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in SAFE_RANGES) + "]",
+                                            every)] == [m.start() for m in _UNSAFE.finditer(every)]

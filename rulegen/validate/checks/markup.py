@@ -37,7 +37,6 @@ from __future__ import annotations
 import re
 
 from ...findings import Finding, Severity
-from ...render.safe import declared_url_ok, fallback_reasons, unsafe_links
 from .positions import offset_position
 
 ID = "markup"
@@ -111,14 +110,17 @@ def check_spec(spec, ctx):
                                      "`-`): the page writes it into an HTML attribute; use the variable's name as "
                                      "Grafana has it", rule=rule)
         for path, text, inline, declared in _strings(runbook, base):
+            if not declared and not _RISKY.search(text):
+                continue  # no tag, link, entity or attribute list can come of it
+            # imported here, not at the top: most specs hold no such text, and validating them
+            # then loads neither the HTML parser nor the Markdown rewriting
+            from ...render.safe import declared_url_ok, fallback_reasons, unsafe_links
             if declared:
                 if not declared_url_ok(text):
                     yield lf.finding(path, "RG745", f"link {text!r} is not an http:// or https:// URL with a "
                                      "host; the site links only to web pages (write the full https:// address)",
                                      rule=rule)
                 continue
-            if not _RISKY.search(text):
-                continue  # no tag, link, entity or attribute list can come of it
             bad = list(unsafe_links(text))
             for offset, scheme in bad:
                 line, col = offset_position(lf, path, offset)

@@ -44,7 +44,6 @@ from ...findings import Finding, RulegenError, Severity
 from ...hints import did_you_mean
 from ...promql import labelflow
 from ...routing import inhibit
-from ...routing.project import ConfigProblem, recording_rules, route_project
 
 ID = "routing"
 
@@ -58,6 +57,8 @@ def check_project(specs, ctx):
         # a Git ref's specs are not routed through the working tree's configuration: `rulegen
         # diff` routes each side through its own (rulegen.gitops.routing_diff)
         return
+    # imported here: only a project that names its Alertmanager configuration is routed
+    from ...routing.project import ConfigProblem, route_project
     try:
         routing = route_project(specs, ctx.root, config, reference)
     except ConfigProblem as e:
@@ -132,7 +133,9 @@ def _inhibitions(specs, reference):
             yield lf.finding(d.path + ("alert",), "RG960", f"inhibited_by names alert {d.cause!r}, which "
                              f"no spec defines{did_you_mean(d.cause, alerts)}", d.symptom)
             continue
-        flows = flows or labelflow.Analyzer(recording_rules(everyone))
+        if flows is None:
+            from ...routing.project import recording_rules
+            flows = labelflow.Analyzer(recording_rules(everyone))
         for i, label in enumerate(d.equal):
             why = _cannot_carry(label, [(d.spec, g, d.rule) for g, r in d.spec.rules() if r is d.rule], flows) \
                 if label != "alertname" else "alertname always differs between two alerts"

@@ -369,7 +369,8 @@ def test_the_package_reads_and_writes_only_through_rulegen_fs():
         "rulegen/render/runbook_index.py": {"/ name).read_text"},
         "rulegen/validate/checks/schema.py": {"SCHEMA_PATH.read_text", "Path(__file__).read_bytes"},
         "rulegen/importer/plan.py": {"SCHEMA_PATH.read_text"},  # the packaged schema, copied into a project
-        "rulegen/starter.py": {"SCHEMA_PATH.read_text"},  # the same, by `rulegen new`
+        # the same, by `rulegen new`, and its starter mkdocs.yml (rulegen's own template)
+        "rulegen/starter.py": {"SCHEMA_PATH.read_text", '"starter-mkdocs.yml").read_text'},
         "rulegen/codecache.py": {"path.read_bytes", "def write_bytes"},  # the per-user cache
         "rulegen/validate/checks/runbook.py": {"codecache.write_bytes", "codecache.read_bytes"},
         # the rules and private (0600) token/header/CA files of one backtest run, in a

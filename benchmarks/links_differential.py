@@ -50,6 +50,13 @@ SNIPPETS = [
     '%7D">P</a> · [g](#h)', '%7D">P</a>', '%7D">P</a> <a class="rg-open" href="https://q.example.com/?a=',
     '- x <a class="rg-silence-link" data-rg-silence="namespace" href="https://am.example.com/#/silences/new?filter=%7B',
     '    <a class="rg-open" href="https://p.example.com/graph?g0.expr=', '<a class="rg-open" href="https://p.example.com/x">P</a>',
+    # PromQL marked for the site's script (rulegen.render.code_md): a code span's or a fence's class
+    "Fires when `up == 0`{ .rg-promql }", "`x`{ .rg-promql } [a](#b)", "`x` { .rg-promql }", "`x`{ #cid }",
+    "`x`{ .rg-promql #cid }", "`x`{: .rg-promql }", "`x`{ .rg-promql }{ #d }", "``a`b``{ .rg-promql }",
+    "## `h`{ .rg-promql } { #hh }", "- Budget: `q{a=\"b\"}`{ .rg-promql } (1 = untouched)", "| `a`{ .rg-promql } | b |",
+    "```promql { .rg-promql }\nup\n```", "```promql { .rg-promql-lines }\na\nb\n```", "```promql { #fid }\nup\n```",
+    "```promql { .rg-promql #fid }\nup\n```", "```{ .promql .rg-promql }\nx\n```", "~~~promql { .rg-promql }\nx\n~~~",
+    "```promql {.rg-promql}\nx\n```", "```promql { .rg-promql }", "is `> 0.05`\ncontinuously for **10m**:",
 ]
 
 

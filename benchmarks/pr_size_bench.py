@@ -6,14 +6,17 @@ What it does (issue 29, "the PR is the product"):
 
 1. makes a git repository holding a project with one app already in it (``rulegen new
    other`` and ``rulegen build``), with ``runbooks.prometheus_url`` and ``grafana_url`` set
-   in ``.rulegen.yaml`` (:data:`LINKS`, as the bundled project sets one: every alert's runbook
-   section then has its "Open in" links), committed: the base branch;
+   in ``.rulegen.yaml`` (:data:`LINKS`, as the bundled project sets one: the site's script
+   then links every PromQL text of the pages; ``--alertmanager``: ``alertmanager_url`` too,
+   :data:`SILENCE`, and every alert's triage box links Alertmanager's silence form),
+   committed: the base branch;
 2. adds the new team's app the way the README tells a team to: ``rulegen new shop``, then
    the spec edited to :data:`SHOP` (one Deployment, three alerts, a recording rule, a 99.5%
    SLO, runbook text, tests), then ``rulegen build``;
 3. reports the pull request's added lines per file (``git diff --numstat`` against the
-   base), their total, how many of them hold the addresses of the runbook page's "Open in"
-   links (:func:`link_lines`), the lines over 120 characters, and what ``rulegen test`` would
+   base), their total, how many of them hold the addresses of rulegen's links on the runbook
+   pages (:func:`link_lines`: the "Open in" query links, which the pages no longer hold, and
+   the silence form's), the lines over 120 characters, and what ``rulegen test`` would
    generate (the SLO tests are made when the tests run, never committed);
 4. from that branch, makes each one-knob edit of :data:`EDITS` (a threshold in an expr, a
    ``for``, a label value, a severity, a summary, the SLO objective, runbook text) in the
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -187,14 +191,18 @@ slos:
           - Find the failing dependency and follow its runbook.
 """
 
-#: What the project's ``.rulegen.yaml`` gets after ``rulegen new``: the runbook pages' "Open
-#: in Prometheus" and Grafana links (an alert's link holds its query, so an edit of the expr
-#: could change the link's lines too).
+#: What the project's ``.rulegen.yaml`` gets after ``rulegen new``: the runbook site's "Open in
+#: Prometheus" and Grafana links (the pages mark their PromQL, the site's script builds the
+#: links; they held every query's address before, and an edit of the expr changed those too).
 LINKS = """
 runbooks:
   prometheus_url: https://prometheus.example.com
   grafana_url: https://grafana.example.com
 """
+
+#: With ``--alertmanager``, :data:`LINKS` gets this line too: every alert's triage box links
+#: Alertmanager's silence form, pre-filled with the alert's matchers (an address per alert).
+SILENCE = "  alertmanager_url: https://alertmanager.example.com\n"
 
 #: One-knob edits of :data:`SHOP`: (what, old text, new text). The label is ShopRestarting's
 #: ``team``; the severity edit is ShopRestarting's too (warning -> critical, the edit that
@@ -226,7 +234,8 @@ class Report:
     Attributes:
         added: added lines by path of the new team's pull request.
         link_lines: of those, the lines of the runbook pages that hold the address of one of
-            rulegen's "Open in" Prometheus/Grafana links (:func:`link_lines`).
+            rulegen's links, by the link's class (:func:`link_lines`: ``rg-open``, the "Open
+            in" Prometheus/Grafana links; ``rg-silence-link``, the silence form).
         long_lines: (path, line number in the new file, length) of each added line over
             :data:`WIDTH` characters.
         generated_tests: lines of SLO tests `rulegen test` would generate (not committed).
@@ -235,7 +244,7 @@ class Report:
     """
 
     added: dict[str, int] = field(default_factory=dict)
-    link_lines: int = 0
+    link_lines: dict[str, int] = field(default_factory=dict)
     long_lines: list[tuple[str, int, int]] = field(default_factory=list)
     generated_tests: int = 0
     edits: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -287,20 +296,31 @@ def _long_lines(diff: str) -> list[tuple[str, int, int]]:
     return out
 
 
-def link_lines(diff: str) -> int:
+_OWN_HTML = re.compile(r'<a class="(rg-[a-z-]+)"[^>]*? href="')
+_OWN_MD = re.compile(r"\]\(https?://[^)]*\)\{ \.(rg-[a-z-]+)")
+
+
+def link_lines(diff: str) -> dict[str, int]:
     """Added lines of the Markdown pages in ``git diff -U0`` output ``diff`` that hold (part of)
-    the address of one of rulegen's "Open in" links (class ``rg-open``): the Markdown link, or
-    the HTML link whose address goes on over lines (:func:`rulegen.render.wrap.split_links`)."""
-    count, page, inside = 0, False, False
+    the address of one of rulegen's links, by the link's class: a Markdown link with rulegen's
+    class (``[Prometheus](https://...){ .rg-open }``), or each line of an HTML link whose address
+    goes on over lines (:func:`rulegen.render.wrap.split_links`: ``<a class="rg-silence-link"
+    ... href="https://...`` up to ``">``). ``rg-open``: the "Open in Prometheus · Grafana" links
+    the pages held before the site's script made them; ``rg-silence-link``: the silence form."""
+    count: dict[str, int] = {}
+    page, inside = False, None
     for line in diff.splitlines():
         if line.startswith("+++ "):
-            page, inside = line.endswith(".md"), False
+            page, inside = line.endswith(".md"), None
         elif page and line.startswith("+"):
-            opened = '<a class="rg-open" href="' in line
-            if inside or opened or "{ .rg-open }" in line:
-                count += 1
+            found = [m.group(1) for m in _OWN_HTML.finditer(line)] + [m.group(1) for m in _OWN_MD.finditer(line)]
+            cls = inside or (found[0] if found else None)
+            if cls:
+                count[cls] = count.get(cls, 0) + 1
+            opened = _OWN_HTML.search(line)
             if opened or inside:
-                inside = '">' not in line.rsplit('<a class="rg-open" href="', 1)[-1]
+                rest = line[opened.end():] if opened else line
+                inside = None if '">' in rest else (opened.group(1) if opened else inside)
     return count
 
 
@@ -350,15 +370,17 @@ def _slo_test_lines(root: Path) -> int:
     return total
 
 
-def measure(root: Path) -> Report:
+def measure(root: Path, alertmanager: bool = False) -> Report:
     """Build the base project and the new team's pull request in ``root`` (an empty folder;
-    a git repository is made there) and measure them (see the module docstring)."""
+    a git repository is made there) and measure them (see the module docstring).
+    ``alertmanager``: set ``runbooks.alertmanager_url`` too (:data:`SILENCE`)."""
     report = Report()
     root.mkdir(parents=True, exist_ok=True)
     _git(root, "init", "-q", "-b", "main")
     _rulegen(root, "new", "other")
     config = root / ".rulegen.yaml"
-    config.write_text(config.read_text(encoding="utf-8") + LINKS, encoding="utf-8")
+    config.write_text(config.read_text(encoding="utf-8") + LINKS + (SILENCE if alertmanager else ""),
+                      encoding="utf-8")
     _rulegen(root, "build")
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "base")
@@ -389,14 +411,18 @@ def main(argv: list[str] | None = None) -> int:
     """Print the report of :func:`measure` (in ``--keep DIR`` or a temporary folder)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--keep", type=Path, default=None, help="build in this (new, empty) folder and keep it")
+    ap.add_argument("--alertmanager", action="store_true",
+                    help="set runbooks.alertmanager_url too: every alert links the silence form")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         root = args.keep or Path(tmp) / "project"
-        r = measure(root)
+        r = measure(root, args.alertmanager)
     print("added lines of the new team's pull request:")
     for path, n in sorted(r.added.items(), key=lambda kv: -kv[1]):
         print(f"  {n:6d}  {path}")
-    print(f"  {r.total:6d}  total, {r.link_lines} of them the addresses of \"Open in\" links; "
+    kinds = {"rg-open": "\"Open in\" links", "rg-silence-link": "silence links"}
+    addresses = ", ".join(f"{r.link_lines.get(k, 0)} {what}" for k, what in kinds.items())
+    print(f"  {r.total:6d}  total; link addresses: {addresses}; "
           f"{len(r.long_lines)} line(s) over {WIDTH} characters")
     for path, n, length in r.long_lines:
         print(f"          {path}:{n}: {length} characters")

@@ -17,8 +17,8 @@ Shape::
       capa: ["*-capa"]         # scope name -> app names, or patterns with * and ?
       capz: [shop-capz, cart-capz]
     runbooks:
-      prometheus_url: https://prometheus.example.com   # every PromQL block links to its query there
-      grafana_url: https://grafana.example.com         # ... and to Grafana Explore
+      prometheus_url: https://prometheus.example.com   # the site's script links every PromQL text there
+      grafana_url: https://grafana.example.com         # ... and to Grafana Explore (runbooks/assets/rulegen.js)
       alertmanager_url: https://alertmanager.example.com  # silence links open its silence form
       allow_html: false   # true: raw HTML in spec Markdown is cleaned to an allow-list (nh3), not escaped
     policy_changes: fail   # or warn: what `rulegen check --base REF` does about a PR that weakens the checks
@@ -468,13 +468,19 @@ def _project_path(v, name: str, example: str) -> str | None:
     return v
 
 
+#: ``runbooks.*_url``: http(s), a host, maybe a path, of RFC 3986 characters but ``'``: no quote, space,
+#: backslash or markup character reaches the pages, the site's script or a shell command.
+_BASE_URL = re.compile(r"https?://[A-Za-z0-9\-._~:@!$&()*+,;=%\[\]]+(/[A-Za-z0-9\-._~:@!$&()*+,;=%/]*)?")
+
+
 def _base_url(v, name: str) -> str | None:
-    """An http(s) base URL without its trailing ``/``, or None when unset."""
+    """An http(s) base URL (:data:`_BASE_URL`) without its trailing ``/``, or None when unset;
+    RulegenError for anything else (``javascript:``, a query, a quote, a character outside ASCII)."""
     if v is None:
         return None
-    if not isinstance(v, str) or not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", v):
-        raise RulegenError(f"{CONFIG_FILE}: {name} must be an http:// or https:// URL without query "
-                           "or fragment, e.g. https://prometheus.example.com")
+    if not isinstance(v, str) or not _BASE_URL.fullmatch(v):
+        raise RulegenError(f"{CONFIG_FILE}: {name} must be an http:// or https:// URL of URL characters, "
+                           "without query or fragment, e.g. https://prometheus.example.com")
     return v.rstrip("/")
 
 

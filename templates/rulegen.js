@@ -16,6 +16,11 @@
  *    (data-label), so the stylesheet shows them as one card per row on a phone.
  * 5. Burn-rate alerts (.rg-pair[data-rg-pair="long=1h short=5m"]): with ?long=...&short=... the
  *    pair that fired is marked and the others are hidden.
+ * 8. PromQL links: code marked rg-promql (a code span or block: one query) or rg-promql-lines (a
+ *    block of one query per line) gets "Open in Prometheus · Grafana" links to the text it shows,
+ *    at the base URLs rulegen build writes at the top of this file (RG_PROMETHEUS_URL,
+ *    RG_GRAFANA_URL, from .rulegen.yaml; "": no link). The script reads no PromQL: the page
+ *    shows an alert's compared query apart from its threshold, and the link opens what is shown.
  */
 (function () {
   "use strict";
@@ -123,6 +128,83 @@
         });
       });
       a.setAttribute("href", href.slice(0, at + 8) + encodeURIComponent(filter));
+    });
+  }
+
+  /* a base URL of the query links: an absolute http(s) address of RFC 3986 characters (no
+     quote, space, backslash or markup character), its trailing slashes dropped; "" for anything
+     else (no link) */
+  function baseUrl(value) {
+    if (typeof value !== "string" || !/^https?:\/\/[A-Za-z0-9\-._~:\/?#\[\]@!$&()*+,;=%]+$/.test(value)) { return ""; }
+    return value.replace(/\/+$/, "");
+  }
+
+  /* [label, URL] of each link of a PromQL query: Prometheus' expression browser, table view
+     (the form of an alert's generatorURL), and Grafana Explore on its default data source,
+     the last hour (Grafana's Explore URL: schemaVersion=1 and panes, JSON) */
+  function queryUrls(query, prometheus, grafana) {
+    var out = [];
+    var p = baseUrl(prometheus), g = baseUrl(grafana);
+    if (p) { out.push(["Prometheus", p + "/graph?g0.expr=" + encodeURIComponent(query) + "&g0.tab=1"]); }
+    if (g) {
+      var panes = { a: { queries: [{ refId: "A", expr: query }], range: { from: "now-1h", to: "now" } } };
+      out.push(["Grafana", g + "/explore?schemaVersion=1&panes=" + encodeURIComponent(JSON.stringify(panes))]);
+    }
+    return out;
+  }
+
+  /* "Open in Prometheus · Grafana" for one query, made of elements and text (no markup) */
+  function openLinks(lead, urls) {
+    var span = document.createElement("span");
+    span.className = "rg-open-links";
+    span.appendChild(document.createTextNode(lead + " "));
+    urls.forEach(function (pair, i) {
+      if (i) { span.appendChild(document.createTextNode(" \u00b7 ")); }
+      var a = document.createElement("a");
+      a.className = "rg-open";
+      a.setAttribute("href", pair[1]);
+      a.textContent = pair[0];
+      span.appendChild(a);
+    });
+    return span;
+  }
+
+  function after(el, node) {
+    el.parentNode.insertBefore(node, el.nextSibling);
+  }
+
+  /* the links of each marked query, after its block or paragraph (at the end of a list item or
+     table cell); once per element, so a second run (instant navigation) adds none */
+  function linkQueries() {
+    var prometheus = typeof RG_PROMETHEUS_URL === "string" ? RG_PROMETHEUS_URL : "";
+    var grafana = typeof RG_GRAFANA_URL === "string" ? RG_GRAFANA_URL : "";
+    if (!queryUrls("", prometheus, grafana).length) { return; }
+    var marked = document.querySelectorAll(".md-content .rg-promql, .md-content .rg-promql-lines");
+    Array.prototype.forEach.call(marked, function (el) {
+      if (el.hasAttribute("data-rg-linked")) { return; }
+      el.setAttribute("data-rg-linked", "");
+      var code = el.tagName === "CODE" ? el : el.querySelector("pre > code");
+      if (!code) { return; }
+      var text = code.textContent;
+      var queries = (el.classList.contains("rg-promql-lines") ? text.split("\n") : [text])
+        .map(function (q) { return q.trim(); }).filter(function (q) { return q; });
+      var spans = queries.map(function (q, i) {
+        var lead = queries.length > 1 ? "Open query " + (i + 1) + " in" : "Open in";
+        return openLinks(lead, queryUrls(q, prometheus, grafana));
+      });
+      if (!spans.length) { return; }
+      var block = el.tagName === "CODE" ? el.closest("p, li, td, th") : null;
+      if (block && block.tagName !== "P") {
+        block.appendChild(document.createTextNode(" \u00b7 "));
+        block.appendChild(spans[0]);
+        return;
+      }
+      var p = document.createElement("p");
+      spans.forEach(function (s, i) {
+        if (i) { p.appendChild(document.createElement("br")); }
+        p.appendChild(s);
+      });
+      after(block || el, p);
     });
   }
 
@@ -292,6 +374,7 @@
     fillText(values);
     fillSilences(values);
     markPairs(values);
+    linkQueries();
     cardTables();
     searchShortcut();
     indexFilters();
@@ -299,7 +382,8 @@
 
   /* for tests (node): the functions that make a filled command line */
   if (typeof module !== "undefined" && module.exports) {
-    module.exports = { clean: clean, quote: quote, matcherValue: matcherValue, alertMatches: alertMatches };
+    module.exports = { clean: clean, quote: quote, matcherValue: matcherValue, alertMatches: alertMatches,
+                       baseUrl: baseUrl, queryUrls: queryUrls };
     return;
   }
 

@@ -110,10 +110,16 @@ def _render_ids(markdown_text: str) -> tuple[set[str], list[str], list[str]]:
 # with an explicit ``{ #id }``, paragraphs, lists, tables, fenced code, ``[text](target)`` links,
 # one-line HTML comments). For a page that uses nothing else, ids, heading ids and hrefs are read
 # from the text line by line; anything outside that subset (raw HTML, attribute lists other than
-# a heading's id, reference links, images, setext headings, indented code, headings in lists or
-# quotes, emphasis or markup in a heading without an id, ...) sends the whole page to
-# _render_ids. benchmarks/links_differential.py checks both ways agree on real and mutated pages.
-_FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})[ ]*[\w+.-]*[ ]*$")
+# a heading's id or rulegen's classes, reference links, images, setext headings, indented code,
+# headings in lists or quotes, emphasis or markup in a heading without an id, ...) sends the
+# whole page to _render_ids. benchmarks/links_differential.py checks both ways agree on real and
+# mutated pages.
+#: A fence's opening line: the language, and rulegen's class (``promql { .rg-promql }``: the PromQL
+#: the site's script links, rulegen.render.code_md), which adds no id and no link.
+_FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})[ ]*[\w+.-]*[ ]*(?:\{ \.rg-[a-z0-9-]+ \}[ ]*)?$")
+#: A code span's attribute list of rulegen's class (``\x60up\x60{ .rg-promql }``), the span already
+#: replaced by its stand-in ``\0`` (:func:`_inline_hrefs`): no id, no link.
+_CODE_ATTRS = re.compile(r"\0\{ \.rg-[a-z0-9-]+ \}")
 _COMMENT = re.compile(r"^<!--(?:(?!--).)*-->[ ]*$")
 #: The block wrappers rulegen's pages use (md_in_html), read by the fast path exactly as written.
 _WRAPPER = re.compile(r'<(?P<open>div|details) class="rg-[a-z0-9-]+(?: rg-[a-z0-9-]+)*"'
@@ -160,6 +166,8 @@ def _inline_hrefs(text: str, hrefs: list[str], attrs: bool = True) -> bool:
         if len(parts) % 2 == 0:
             return False  # an odd backtick: Markdown pairs it across lines, or leaves it
         text = "\0".join(parts[::2])
+        if attrs and "{" in text:
+            text = _CODE_ATTRS.sub("\0", text)
     if "\\" in text:
         text = _ESCAPED.sub("\0", text)
     if "<" in text:

@@ -1,12 +1,15 @@
 """The value an alert compares with a number: ``rate(errors[5m]) > 0.05`` compares
-``rate(errors[5m])``, as the spec wrote it (:func:`compared_query`).
+``rate(errors[5m])``, as the spec wrote it, with ``> 0.05`` (:func:`comparison`).
 
-The runbook page's "Open in Prometheus" link of such an alert opens that value rather than the
-whole expr: every series, firing or not, with its value now; and a threshold edit then changes
-the one line of the page that states the threshold, not the link too (issue 29).
+The runbook page shows such an alert's expr apart, "Fires when ``rate(errors[5m])`` / is
+``> 0.05``", and the site's script links the query it shows (every series, firing or not, with
+its value now); a threshold edit then changes the one line of the page that states the
+threshold (issue 29).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import promql_parser as pp
 
@@ -14,6 +17,20 @@ from .syntax import parse
 
 #: PromQL's comparison operators, two-character ones first (the scan's longest match).
 COMPARISONS = ("==", "!=", ">=", "<=", ">", "<")
+#: Each operator with its sides swapped: ``0.05 < A`` is ``A > 0.05``.
+_MIRROR = {"==": "==", "!=": "!=", ">=": "<=", "<=": ">=", ">": "<", "<": ">"}
+
+
+class Comparison(NamedTuple):
+    """An expr that compares a query with a number, read with the query first: ``query`` as
+    written in the expr (comments and line breaks kept, stripped), ``op`` the comparison
+    operator as it reads after the query (``0.05 < A`` gives ``>``), ``number`` the number's
+    text as written (``0.05``, ``(1e-3)``, ``-1``), so ``f"{query} {op} {number}"`` is the
+    same comparison as the expr."""
+
+    query: str
+    op: str
+    number: str
 _OPEN, _CLOSE = "([{", ")]}"
 
 
@@ -92,10 +109,18 @@ def _outer_parens(expr: str) -> str:
 
 
 def compared_query(expr: str) -> str | None:
+    """The query side of ``expr`` (:func:`comparison`), or None when ``expr`` compares no
+    query with a number."""
+    found = comparison(expr)
+    return found.query if found else None
+
+
+def comparison(expr: str) -> Comparison | None:
     """The query side of ``expr`` when ``expr`` is, at its top level (parentheses around it
     allowed), a comparison (``>``, ``<``, ``>=``, ``<=``, ``==``, ``!=``; without ``bool``) of
-    a query with a number literal, on either side: ``A > 0.05`` and ``0.05 < A`` give ``A``,
-    its text as written in ``expr`` (comments and line breaks kept), stripped. None for any
+    a query with a number literal, on either side: ``A > 0.05`` and ``0.05 < A`` give
+    ``Comparison("A", ">", "0.05")``, the query's and the number's text as written in ``expr``
+    (comments and line breaks kept), stripped. None for any
     other expr: ``absent(...)``, ``A > B``, ``A > 1 and B > 3``, ``A > bool 1``, or text that
     does not parse.
 
@@ -103,7 +128,7 @@ def compared_query(expr: str) -> str | None:
     (:func:`top_level_operators`, the root's is the last, comparisons being left-associative)
     and the split is confirmed by the parser (promql-parser, :mod:`rulegen.promql.syntax`):
     the number side parses to the root's literal operand, the query side to the root's other
-    operand (the same AST), so what the link opens is exactly what the alert compares."""
+    operand (the same AST), so what the page shows apart is exactly what the alert compares."""
     body = _outer_parens(expr)
     ast, err = parse(body)
     if err:
@@ -127,5 +152,5 @@ def compared_query(expr: str) -> str | None:
         if q_err or n_err:
             continue
         if repr(q_ast) == repr(query_node) and repr(n_ast) == repr(number_node):
-            return query
+            return Comparison(query, op if literal_right else _MIRROR[op], number)
     return None

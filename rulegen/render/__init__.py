@@ -133,8 +133,8 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     ``config``: the project's loaded configuration (:class:`rulegen.config.Config`: the allowed
     severities, which the values schema accepts in ``customRules.<Alert>.severity``, the
     PrometheusRule labels a new chart's values.yaml starts with, ``charts.rule_selector_labels``,
-    and the query links of the runbook pages); None reads ``.rulegen.yaml`` under ``root`` (for callers
-    that have no loaded project).
+    and the base URLs of the runbook site's query links); None reads ``.rulegen.yaml`` under ``root``
+    (for callers that have no loaded project).
 
     Raises:
         RulegenError: ``mkdocs.yml`` cannot be read.
@@ -148,8 +148,7 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     for spec in ordered:
         in_chart.setdefault(spec.chart.path, []).append(spec)
     from . import routing_md
-    job = _Job(specs, root, fmt, site.site_url(root), cfg.severities,
-               runbook.QueryLinks(cfg.prometheus_url, cfg.grafana_url), in_chart, cfg.rule_selector_labels,
+    job = _Job(specs, root, fmt, site.site_url(root), cfg.severities, in_chart, cfg.rule_selector_labels,
                routing_md.page_lines(specs, root, cfg), cfg)
     outs: list[Output] = []
     findings: list[Finding] = []
@@ -196,7 +195,7 @@ def plan(specs: list[Spec], root: Path, fmt: str = "helm",
     if specs and fmt != "rules":  # the chart library, once per project
         outs.extend(Output(path, text, True, library.SOURCE) for path, text in library.files())
     if specs:
-        outs.extend(_site_files(specs, root, findings, cfg.owners))
+        outs.extend(_site_files(specs, root, findings, cfg))
     from . import sums
     outs.extend(Output(path, text, True, source)
                 for path, text, source in sums.outputs(outs, shared_templates, {s.file: s.app for s in specs}))
@@ -229,7 +228,7 @@ def _chart_yaml(root: Path, cpath: str, spec: Spec, src: str, shared: dict, find
 @dataclass(frozen=True)
 class _Job:
     """What :func:`plan` renders every spec with: the project's specs, root and output format,
-    mkdocs' ``site_url``, the allowed severities, the query links of the pages, the specs of
+    mkdocs' ``site_url``, the allowed severities, the specs of
     each chart (by chart path, in app order) and the rule-selector labels of a new chart."""
 
     specs: list
@@ -237,7 +236,6 @@ class _Job:
     fmt: str
     site_url: str
     severities: tuple
-    query_links: object
     in_chart: dict
     selector_labels: dict | None = None
     routing: dict | None = None  # app -> alert -> routing line (rulegen.render.routing_md)
@@ -258,7 +256,7 @@ class _Job:
             rules = helm.render_chart(spec, root, site_url, _headers("yaml", src))
         tests = promtool_tests.render_test_file(spec, site_url, _headers("yaml", src))
         page = runbook.render_page(spec, self.specs, _headers("markdown", src),
-                                   helm.uses_fullname(spec, root), helm.name_suffix(spec), self.query_links,
+                                   helm.uses_fullname(spec, root), helm.name_suffix(spec),
                                    (self.routing or {}).get(spec.app), site_url, self.config)
         pp = f"{RUNBOOK_DIR}/{spec.app}.md"
         page_findings: list[Finding] = []
@@ -295,10 +293,11 @@ class _Job:
         return out
 
 
-def _site_files(specs: list[Spec], root: Path, findings: list[Finding], owners=None) -> list[Output]:
-    """The site-wide files: home page, the site's stylesheet and script, alert index and the
-    ``nav`` of ``mkdocs.yml`` (when there is one); notes findings of the pages go to
-    ``findings``.
+def _site_files(specs: list[Spec], root: Path, findings: list[Finding], cfg) -> list[Output]:
+    """The site-wide files: home page, the site's stylesheet and script (with the base URLs of
+    its PromQL links, ``cfg.prometheus_url``/``grafana_url``), alert index and the ``nav`` of
+    ``mkdocs.yml`` (when there is one); notes findings of the pages go to ``findings``.
+    ``cfg``: the project's :class:`rulegen.config.Config` (its default owners fill the index).
 
     Raises:
         RulegenError: ``mkdocs.yml`` cannot be read.
@@ -311,9 +310,9 @@ def _site_files(specs: list[Spec], root: Path, findings: list[Finding], owners=N
                        True))
     for name in ASSETS:  # the site's stylesheet and script (mkdocs.yml: extra_css, extra_javascript)
         outs.append(Output(f"{RUNBOOK_DIR}/{ASSETS_DIR}/{name}", runbook_index.render_asset(
-            name, _headers("css", "rules/"), specs), True))
+            name, _headers("css", "rules/"), specs, (cfg.prometheus_url, cfg.grafana_url)), True))
     idx = f"{RUNBOOK_DIR}/alerts.md"
-    outs.append(Output(idx, notes.page(runbook_index.render_alert_index(specs, _headers("markdown", "rules/"), owners),
+    outs.append(Output(idx, notes.page(runbook_index.render_alert_index(specs, _headers("markdown", "rules/"), cfg.owners),
                                        _read(root, idx), idx, findings), True))
     try:
         mk_text = _read(root, "mkdocs.yml", exact=True)

@@ -11,7 +11,7 @@ lives and when it renders, context, facts table, extra sections, then one sectio
    (``<details>``: severity, component, group, ``for``, templates as written, the exact
    expression, the values knobs);
 3. likely causes, read-only diagnosis (commands with a preamble setting the alert labels they
-   use, see :mod:`rulegen.spec.triage`; PromQL with "open in" links), resolution, silencing,
+   use, see :mod:`rulegen.spec.triage`; PromQL marked for the site's "Open in" links), resolution, silencing,
    dashboards and links, related alerts.
 
 Plus ``index.md`` (home) and ``alerts.md`` (every alert by app, root causes first), and the
@@ -45,13 +45,13 @@ from .ownership import slot_marker
 from ..promql.gotmpl import split
 from ..spec import Spec
 from ..spec import triage
-from ..spec.durations import canonical
 from . import jinja, safe
 from .safe import spec_cell, spec_markdown
 from .page_extras import external_runbook, scope_line, scoped_index
 from .slug import anchor, page_path
 from .wrap import wrap_markdown
-from .query_links import QueryLinks  # also runbook.QueryLinks for callers
+# moved to code_md; also runbook.fence, .inline_code, .fires_when for callers
+from .code_md import fence, fires_when, inline_code, promql_block, promql_blocks  # noqa: F401
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|])")
 SEVERITY_ORDER = {"critical": 0, "error": 1, "warning": 2, "info": 3}
@@ -70,16 +70,6 @@ def md_cell(s) -> str:
     return str(s).replace("|", "\\|").replace("\n", "<br>")
 
 
-_TICKS = re.compile(r"`+")
-
-
-def fence(text: str, lang: str) -> str:
-    """A fenced code block that no backtick run inside ``text`` can close early."""
-    longest = max((len(m) for m in _TICKS.findall(text)), default=0) if "`" in text else 0
-    ticks = "`" * max(3, longest + 1)
-    return f"{ticks}{lang}\n{text.rstrip()}\n{ticks}"
-
-
 def params_note(rule, values_key: str) -> str:
     """For an alert with parameters (``[[name]]`` in its expr), a paragraph after the PromQL
     block naming each values knob that overrides one, with its default and description;
@@ -94,35 +84,13 @@ def params_note(rule, values_key: str) -> str:
     return "\n\n**Knobs** (the chart's values; the expr above shows the defaults):\n\n" + "\n".join(items)
 
 
-#: Characters of an HTML ``<code>`` element's text written as numeric references (see
-#: :func:`inline_code`): HTML's, Markdown's inline syntax, and a table's cell separator.
-_CODE_ESCAPED = frozenset("&<>\"'\\`*_{}[]()#+!|~:")
-
-
-def inline_code(s: str) -> str:
-    """``s`` as inline code, whatever backticks it holds. A text holding an unfinished
-    character reference (``&#`` not followed by a digit, see
-    :data:`rulegen.render.safe.DANGLING_REF`) is written as an HTML ``<code>`` element with
-    every character Markdown or HTML reads escaped as a numeric reference instead: in a
-    Markdown code span it would make the page's later HTML blocks unreadable."""
-    s = s.replace("\n", " ")
-    if safe.DANGLING_REF.search(s):
-        return "<code>" + "".join(f"&#{ord(c)};" if c in _CODE_ESCAPED else c for c in s) + "</code>"
-    if "`" not in s:
-        return f"`{s}`"
-    longest = max((len(m) for m in _TICKS.findall(s)), default=0)
-    ticks = "`" * (longest + 1)
-    pad = " " if s.startswith("`") or s.endswith("`") else ""
-    return f"{ticks}{pad}{s}{pad}{ticks}"
-
-
-def blocks_md(blocks: list, expr: str = "", variables: dict | None = None, links: "QueryLinks | None" = None) -> str:
+def blocks_md(blocks: list, expr: str = "", variables: dict | None = None) -> str:
     """Runbook content blocks (markdown, commands, promql, table) as Markdown.
 
     ``commands`` blocks that use alert labels as variables start with the preamble that sets
     them (:func:`rulegen.spec.triage.preamble`; values from ``expr``'s equality matchers,
-    ``variables`` the alert's declared ``runbook.variables``). ``promql`` blocks are followed
-    by "open in" links when ``links`` has base URLs."""
+    ``variables`` the alert's declared ``runbook.variables``). ``promql`` blocks are marked
+    for the site's "Open in" links (:func:`rulegen.render.code_md.promql_blocks`)."""
     parts = []
     for b in blocks or []:
         if b.get("title"):
@@ -138,10 +106,7 @@ def blocks_md(blocks: list, expr: str = "", variables: dict | None = None, links
             parts.append(code)
         if "promql" in b:
             q = b["promql"]
-            queries = q if isinstance(q, list) else [q]
-            parts.append(fence("\n".join(queries), "promql"))
-            if links:
-                parts.append(links.markdown(queries))
+            parts.append(promql_blocks(q if isinstance(q, list) else [q]))
         if "table" in b:
             t = b["table"]
             cols = t["columns"]
@@ -200,35 +165,6 @@ def readable(text: str) -> str:
     if "{{" not in text:
         return text
     return "".join(piece if kind == "text" else one(piece.body) for kind, piece in split(text))
-
-
-#: An expression this short and on one line is also quoted inside the "fires when" sentence.
-INLINE_EXPR_MAX = 100
-
-
-def fires_when(rule, values_key: str = "prometheusRule") -> str:
-    """The sentence saying when an alert fires, for a person (Markdown, one paragraph).
-
-    Short one-line expressions are quoted in the sentence itself (and nowhere else on the page;
-    a longer one is the PromQL block that follows); the ``for`` and ``keep_firing_for``
-    durations are given in Prometheus syntax, each clause on a line of its own, e.g. "Fires
-    when `up == 0` / holds (returns at least one series) / continuously for **5m**." The values
-    keys that override them are explained once, at the top of the page.
-    """
-    expr = rule.expr.strip()
-    if "\n" not in expr and len(expr) <= INLINE_EXPR_MAX:
-        what = f"{inline_code(expr)}\nholds (returns at least one series)"
-    else:
-        what = "the PromQL below returns at least one series"
-    # one fact per line (Markdown joins them with a space): a changed `for` or expr changes
-    # its own line of the page
-    if rule.for_ and canonical(rule.for_) != "0s":
-        s = f"Fires when {what}\ncontinuously for **{canonical(rule.for_)}**"
-    else:
-        s = f"Fires when {what},\nat the first evaluation that sees it (no `for`)"
-    if rule.keep_firing_for and canonical(rule.keep_firing_for) != "0s":
-        s += f",\nand keeps firing for **{canonical(rule.keep_firing_for)}** after it stops holding"
-    return s + "."
 
 
 def rule_line(rule, group) -> str:
@@ -358,14 +294,13 @@ def _unique(id_: str, used: set[str]) -> str:
     return out
 
 
-def _merge_variant(first: dict, r, spec: Spec, index: dict, key: str, links: QueryLinks | None) -> None:
+def _merge_variant(first: dict, r, spec: Spec, index: dict, key: str) -> None:
     """Add rule ``r`` to ``first``, the section of an alert of the same name made earlier."""
     # same-name rules (e.g. a warning and a critical threshold) share one section, the
     # one their runbook_url opens; the first rule's runbook content is the section's
     first["variants"].append({
         "severity": md_text(r.severity or "none"),
-        **_fires_when_fields(r, key, links),
-        "slo_open": "",  # set by slo_page.attach_links
+        "fires_when": fires_when(r) + params_note(r, key),
         "summary": md_text(readable(r.annotations.get("summary", ""))),
         "explanation": spec_markdown(r.runbook.get("explanation")),
     })
@@ -375,7 +310,7 @@ def _merge_variant(first: dict, r, spec: Spec, index: dict, key: str, links: Que
         for x in items or []:
             if spec_markdown(x, block=False) not in first[field]:
                 first[field].append(spec_markdown(x, block=False))
-    more = blocks_md(rr.get("diagnosis") or [], r.expr, rr.get("variables"), links)
+    more = blocks_md(rr.get("diagnosis") or [], r.expr, rr.get("variables"))
     if more and more not in first["diagnosis"]:
         first["diagnosis"] = (first["diagnosis"] + "\n\n" + more).strip()
     for x in rr.get("related") or []:
@@ -388,17 +323,7 @@ def _merge_variant(first: dict, r, spec: Spec, index: dict, key: str, links: Que
         first["team_runbooks"].append(team)
 
 
-def _fires_when_fields(r, key: str, links: QueryLinks | None) -> dict:
-    """The "Fires when" part of alert ``r``'s section (the first rule of a name or a later
-    one): the sentence, the expr once (in the sentence when ``short_expr``, else the PromQL
-    block ``expr``), the knobs of its params, the "Open in" links."""
-    return {"fires_when": fires_when(r, key), "expr": fence(r.expr, "promql") + params_note(r, key),
-            "params_note": params_note(r, key).strip(),
-            "short_expr": "\n" not in r.expr.strip() and len(r.expr.strip()) <= INLINE_EXPR_MAX,
-            "open_expr": links.alert_markdown(r.expr) if links else ""}
-
-
-def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, links: QueryLinks | None,
+def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict,
                  slos: dict, slo_of: dict, by_title: dict, site_url: str | None = None,
                  opts: dict | None = None) -> dict:
     """The page template's data for alert ``r``'s section (its heading ids taken from ``used``;
@@ -438,8 +363,8 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
         "badge": severity_badge(sev),
         "sev_class": severity_class(sev),
         "component": md_text(r.component) if r.component else "",  # `component: false`: none
-        **_fires_when_fields(r, key, links),
-        "slo_open": "",  # set by slo_page.attach_links
+        # the sentence, the query once (marked for the site's links), the knobs of its params
+        "fires_when": fires_when(r) + params_note(r, key),
         "summary": summary,
         "description": description if description != summary else "",
         "rule_line": rule_line(r, group),
@@ -460,7 +385,7 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
         "context": [{"link": f"[{by_title[t]['title']}](#{by_title[t]['anchor']})", "body": by_title[t]["body"]}
                     for t in rr.get("context") or [] if t in by_title],
         "causes": [spec_markdown(c, block=False) for c in rr.get("causes") or []],
-        "diagnosis": blocks_md(rr.get("diagnosis") or [], r.expr, variables, links),
+        "diagnosis": blocks_md(rr.get("diagnosis") or [], r.expr, variables),
         "resolution": [spec_markdown(x, block=False) for x in rr.get("resolution") or []],
         "related": [{"link": related_link(x["alert"], spec, index), "note": spec_markdown(x.get("note"), block=False)}
                     for x in rr.get("related") or []],
@@ -468,7 +393,7 @@ def _alert_entry(spec: Spec, group, r, key: str, used: set[str], index: dict, li
 
 
 def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
-                 name_suffix: str | None = None, links: QueryLinks | None = None, routing: dict | None = None,
+                 name_suffix: str | None = None, routing: dict | None = None,
                  site_url: str | None = None, config=None) -> dict:
     """Everything the page template shows, prepared as Markdown strings (``routing``: alert
     name -> its routing line, :func:`rulegen.render.routing_md.page_lines`; ``site_url`` and
@@ -501,31 +426,29 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
     for s in spec.slos:
         for w in s.windows:  # which burn-rate pair an alert's long/short labels name
             opts["pairs"][(s.alert_name(w.severity), w.long, w.short)] = (s, w)
-        data = slo_page.section(s, key, md_text, inline_code, fence, links)
+        data = slo_page.section(s, key, md_text)
         data["id"] = _unique(data["id"], used)
         slos[data["first_alert"]] = data
         for sev in ("page", "ticket"):
             slo_of.setdefault(s.alert_name(sev), f"[{md_text(s.name)}](#{data['id']})")
     context_id = _unique("context", used)
     sections = [{"title": md_text(s["title"]), "anchor": _unique(anchor(s["title"]), used),
-                 "body": blocks_md(s["blocks"], links=links)} for s in rb.get("sections") or []]
+                 "body": blocks_md(s["blocks"])} for s in rb.get("sections") or []]
     by_title = {s["title"]: sec for s, sec in zip(rb.get("sections") or [], sections)}
     by_name: dict = {}
     for group, r in spec.rules():
         if not r.is_alert:
             continue
         if r.name in by_name:
-            _merge_variant(by_name[r.name], r, spec, index, key, links)
+            _merge_variant(by_name[r.name], r, spec, index, key)
             by_name[r.name]["pairs"] += slo_page.burn_pairs(r, opts["pairs"])
             continue
-        alerts.append(_alert_entry(spec, group, r, key, used, index, links, slos, slo_of, by_title, site_url,
-                                   opts))
+        alerts.append(_alert_entry(spec, group, r, key, used, index, slos, slo_of, by_title, site_url, opts))
         alerts[-1]["routing"] = (routing or {}).get(r.name, "")
         by_name[r.name] = alerts[-1]
-    slo_page.attach_links(spec, by_name, links)  # an SLO alert's budget-left and burn-rate links
     # an SLO's recording rules are described in its section (rulegen.render.slo_page), which
     # states the objective once: listing them here would repeat the budget rule's literal
-    records = [{"name": inline_code(r.name), "expr": fence(r.expr, "promql"), "group": md_text(g.name)}
+    records = [{"name": inline_code(r.name), "expr": promql_block(r.expr), "group": md_text(g.name)}
                for g, r in spec.rules() if not r.is_alert and g.slo is None]
     gates = list(spec.chart.gates)
     no_owner = [a["heading"] for a in alerts if not a["owner"]]
@@ -552,7 +475,7 @@ def page_context(spec: Spec, specs: list[Spec], fullname_helper: bool = False,
         "values_key": key,
         "context_id": context_id,
         "records_id": _unique("recording-rules", used) if records else "",
-        "context": blocks_md(rb.get("context") or [], links=links),
+        "context": blocks_md(rb.get("context") or []),
         "facts": [(spec_cell(f["name"]), spec_cell(f["value"])) for f in rb.get("facts") or []],
         "sections": sections,
         "alerts": alerts,
@@ -576,24 +499,24 @@ def severity_badge(severity: str) -> str:
 
 
 def render_page(spec: Spec, specs: list[Spec], header_lines: list[str], fullname_helper: bool = False,
-                name_suffix: str | None = None, links: QueryLinks | None = None, routing: dict | None = None,
+                name_suffix: str | None = None, routing: dict | None = None,
                 site_url: str | None = None, config=None) -> str:
     """The page text for ``spec`` (notes slots empty; see :mod:`rulegen.render.ownership`).
     ``fullname_helper``: the chart defines ``<chart>.fullname``, which then names the
     PrometheusRule (as :mod:`rulegen.render.helm` decides), with ``-<name_suffix>`` for a
-    template other than the default. ``links``: where PromQL blocks open (none by default).
+    template other than the default.
     ``routing``: alert name -> its routing line. ``site_url``: mkdocs' ``site_url``; an alert whose own ``runbook_url`` opens a page outside
     it shows that link as the team's runbook (:func:`team_runbook`). ``config``: the project's
     :class:`rulegen.config.Config`, whose ``prometheus_scopes`` the page names, and whose
     ``owners`` and ``runbooks.alertmanager_url`` fill the owner and the silence (None: none)."""
     text = wrap_markdown(jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                                      **page_context(spec, specs, fullname_helper, name_suffix, links, routing,
+                                      **page_context(spec, specs, fullname_helper, name_suffix, routing,
                                                      site_url, config)))
     if ("```" in spec.source.text or "~~~" in spec.source.text) and safe.problems(text):
         # a fence in one field changed how another reads (each field alone was safe): show the
         # spec's Markdown as plain text on this page rather than anything unsafe
         with safe.inert_markdown():
             text = wrap_markdown(jinja.render("runbook_page.md.j2", header="\n".join(header_lines),
-                                              **page_context(spec, specs, fullname_helper, name_suffix, links,
+                                              **page_context(spec, specs, fullname_helper, name_suffix,
                                                              routing, site_url, config)))
     return text

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ..routing import inhibit
 from ..spec import Spec
 from . import jinja
@@ -102,18 +104,51 @@ def render_home(specs: list[Spec], header_lines: list[str]) -> str:
     return without_carriage_returns(jinja.render("home.md.j2", header="\n".join(header_lines), apps=apps))
 
 
-def render_asset(name: str, header_lines: list[str], specs: list[Spec] | None = None) -> str:
+#: What a base URL of the query links may be in the site's script: an absolute http(s) address of
+#: RFC 3986 characters (unreserved, reserved but the single quote, ``%``): no quote, space,
+#: backslash, markup character or anything outside ASCII. The script checks the same before
+#: it links anything (``baseUrl`` in templates/rulegen.js).
+_BASE_URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&()*+,;=%]+")
+
+
+def js_string(value: str) -> str:
+    """``value`` as a JavaScript string literal (JSON, ASCII only: every quote, backslash, line
+    break, U+2028/U+2029 escaped) with ``<``, ``>`` and ``&`` escaped too, so nothing in it can
+    end the literal, the statement or a script element."""
+    import json
+    return (json.dumps(value, ensure_ascii=True).replace("<", "\\u003c").replace(">", "\\u003e")
+            .replace("&", "\\u0026"))
+
+
+def query_link_config(prometheus_url: str | None, grafana_url: str | None) -> str:
+    """The lines of the site's script that set the base URLs of its PromQL links
+    (``runbooks.prometheus_url``/``grafana_url`` of ``.rulegen.yaml``, which a pull request can
+    edit): ``var RG_PROMETHEUS_URL = "https://...";`` and ``var RG_GRAFANA_URL = ...``, one line
+    each, so changing one changes one line of one file. A value that is not an http(s) address
+    of URL characters (:data:`_BASE_URL`; ``javascript:``, quotes, markup) is written as ``""``
+    (no link); config loading refuses those first (:func:`rulegen.config.load_config`)."""
+    lines = ["/* the PromQL links' base URLs (.rulegen.yaml runbooks.prometheus_url, grafana_url; \"\": none) */"]
+    for name, url in (("RG_PROMETHEUS_URL", prometheus_url), ("RG_GRAFANA_URL", grafana_url)):
+        ok = isinstance(url, str) and _BASE_URL.fullmatch(url) is not None
+        lines.append(f"var {name} = {js_string(url.rstrip('/') if ok else '')};")
+    return "\n".join(lines)
+
+
+def render_asset(name: str, header_lines: list[str], specs: list[Spec] | None = None,
+                 query_urls: tuple[str | None, str | None] = (None, None)) -> str:
     """The site asset ``name`` (``rulegen.css`` or ``rulegen.js`` from rulegen's templates)
-    with the generated-file header. ``rulegen.js`` ends with the site's alerts (name, page and
-    anchor, as JSON, sorted by name; none without ``specs``), which its search shortcut puts
-    first among the results for a query that is a fragment of an alert name."""
+    with the generated-file header. ``rulegen.js`` starts with the base URLs of its PromQL
+    links (``query_urls``: Prometheus and Grafana, None for none: :func:`query_link_config`)
+    and ends with the site's alerts (name, page and anchor, as JSON, sorted by name; none
+    without ``specs``), which its search shortcut puts first among the results for a query
+    that is a fragment of an alert name."""
     text = (jinja.templates_dir() / name).read_text(encoding="utf-8")
     if name == "rulegen.js":
-        import json
         alerts = sorted({(r.name, f"{page_url(spec.app)}#{anchor(r.name)}") for spec in specs or [] for r in spec.alerts()})
         # JSON with "<" escaped: nothing in a name can end a script or open markup
         # one alert a line: a new alert adds a line to the diff, not a wider one
-        rows = ",\n".join("  " + json.dumps(list(a), ensure_ascii=True).replace("<", "\\u003c") for a in alerts)
+        rows = ",\n".join(f"  [{js_string(n)}, {js_string(url)}]" for n, url in alerts)
         data = f"[\n{rows}\n]" if rows else "[]"
-        text += f"\n/* the site's alerts, for search: [name, page/#anchor] */\nvar RG_ALERTS = {data};\n"
+        text = (query_link_config(*query_urls) + "\n" + text
+                + f"\n/* the site's alerts, for search: [name, page/#anchor] */\nvar RG_ALERTS = {data};\n")
     return "\n".join(header_lines) + "\n" + text

@@ -14,11 +14,12 @@ list would show the budget rule's literal again). The section's id is
 so its ``runbook_url`` leads here in one click. The numbers come from
 :mod:`rulegen.spec.slo` (the rules' own), never retyped.
 
-With a Prometheus URL configured (``runbooks.prometheus_url``, default ``prometheus.url``), the
-"Budget left now" fact and each burn-rate alert (each window pair: :func:`attach_links`) get
-one-tap "Open in" links: the budget left (:func:`budget_query`) and the burn rate of that pair
-over both its windows now (:func:`pair_query`, the error ratio over the budget the rules
-record, so a chart's ``objective`` override counts).
+The section's queries are marked for the site's "Open in Prometheus · Grafana" links
+(:mod:`rulegen.render.code_md`), each shown once: the budget left now (:func:`budget_query`,
+the "Budget left now" fact), the error ratio over each window as recorded, the burn rate over
+each window now (:func:`burn_query`, the recorded error ratio over the budget the rules record,
+so a chart's ``objective`` override counts), and the recorded expressions. A burn-rate alert's
+section links here (its triage box's "SLO:" line) rather than repeating them.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from ..spec import slo as slo_mod
+from .code_md import inline_code, promql_block, promql_code
 from .slug import anchor
 
 
@@ -62,49 +64,23 @@ def budget_query(s) -> str:
     return s.record_selector(slo_mod.REMAINING_RECORD)
 
 
-def pair_query(s, long: str, short: str) -> str:
-    """PromQL of SLO ``s``'s burn rate now over the windows ``long`` and ``short`` (``1h``,
-    ``5m``): the recorded error ratio over each, divided by the recorded error budget, one
-    series per window (label ``window``). 1 spends exactly the budget over the period."""
-    budget = s.record_selector(slo_mod.BUDGET_RECORD)
-    parts = [f'label_replace({s.record_selector(slo_mod.SLI_RECORD.format(window=w))} / on(slo, slo_service) '
-             f'{budget}, "window", "{w}", "", "")' for w in dict.fromkeys((long, short))]
-    return "\nor\n".join(parts)
+def burn_query(s) -> str:
+    """PromQL of SLO ``s``'s burn rate now over each window it records, one series per window
+    (label ``window``: ``5m``, ``1h``, ..., and the period): the recorded error ratio over the
+    recorded error budget. 1 spends exactly the budget over the period; a burn-rate pair fires
+    while both its windows are above its factor. Over lines of at most 120 characters."""
+    prefix = slo_mod.SLI_RECORD.format(window="")
+    inner = ", ".join(f'{k}="{v}"' for k, v in s.selector_labels.items())
+    return (f'label_replace(\n  {{__name__=~"{prefix}.+", {inner}}},\n'
+            f'  "window", "$1", "__name__", "{prefix}(.+)"\n)\n'
+            f"  / on(slo, slo_service) group_left\n{s.record_selector(slo_mod.BUDGET_RECORD)}")
 
 
-def open_links(s, long: str, short: str, links) -> str:
-    """The one-tap links of the burn-rate alert of SLO ``s`` for the window pair ``long`` /
-    ``short`` (Markdown, one paragraph); ``""`` without ``links``."""
-    if not links:
-        return ""
-    return (f"**Now:** budget left: {links.markdown([budget_query(s)])} · burn rate of this pair ({long} and "
-            f"{short} windows; 1 spends exactly the budget): {links.markdown([pair_query(s, long, short)])}")
-
-
-def attach_links(spec, by_name: dict, links) -> None:
-    """Add ``slo_open`` (:func:`open_links`) to the page entries of ``spec``'s burn-rate alerts:
-    ``by_name`` maps an alert name to its entry; the first rule of a name is the entry, each
-    later one its next ``variants`` item (the order :func:`rulegen.render.runbook.page_context`
-    made them in)."""
-    if not links:
-        return
-    owner = {s.alert_name(sev): s for s in spec.slos for sev in ("page", "ticket")}
-    seen: dict = {}
-    for _, r in spec.rules():
-        if not r.is_alert or r.name not in by_name:
-            continue
-        k = seen[r.name] = seen.get(r.name, -1) + 1
-        s = owner.get(r.name)
-        if s is None or "long" not in r.labels or "short" not in r.labels:
-            continue
-        target = by_name[r.name] if k == 0 else by_name[r.name]["variants"][k - 1]
-        target["slo_open"] = open_links(s, r.labels["long"], r.labels["short"], links)
-
-
-def section(s, values_key: str, md_text, inline_code, fence, links=None) -> dict:
-    """Template data of SLO ``s`` (a :class:`rulegen.spec.slo.SLO`); the renderer's Markdown
-    helpers are passed in. Keys: ``id``, ``title``, ``description`` (Markdown), ``facts``
-    (pairs of Markdown cells), ``rows`` (the burn-rate table), ``records`` (PromQL block),
+def section(s, values_key: str, md_text) -> dict:
+    """Template data of SLO ``s`` (a :class:`rulegen.spec.slo.SLO`); ``md_text``: the
+    renderer's plain-text escape. Keys: ``id``, ``title``, ``description`` (Markdown), ``facts``
+    (pairs of Markdown cells), ``rows`` (the burn-rate table), ``records`` (PromQL block of
+    one query per line), ``burn`` (PromQL block: :func:`burn_query`),
     ``group_rules`` (Markdown paragraphs: the SLO's recording rules, without the budget's
     literal), ``meaning`` (Markdown paragraphs)."""
     if s.kind == "latency":
@@ -124,9 +100,7 @@ def section(s, values_key: str, md_text, inline_code, fence, links=None) -> dict
         ("Knobs", f"`{values_key}.slos.{s.name}.enabled: false` turns the SLO off, `.ticket: false` keeps "
                   f"the pages only, `.objective: <percent>` sets another objective for the alerts (this page and "
                   f"the generated tests keep the spec's)"),
-        ("Budget left now", inline_code(budget_query(s))
-         + " (1 = untouched, 0 = spent, below 0 = overspent)"
-         + (" · " + links.markdown([budget_query(s)]) if links else "")),
+        ("Budget left now", promql_code(budget_query(s)) + " (1 = untouched, 0 = spent, below 0 = overspent)"),
     ]
     rows = []
     for w in s.windows:
@@ -149,10 +123,10 @@ def section(s, values_key: str, md_text, inline_code, fence, links=None) -> dict
         f"rewrites it). The objective {inline_code(slo_mod.OBJECTIVE_RECORD)} is one minus it, and each "
         f"burn-rate alert compares a window's error ratio with the factor times it. Each "
         f"{inline_code(slo_mod.SLI_RECORD.format(window='<window>'))}, here over {first_window}:",
-        fence(s.sli_expr(first_window), "promql"),
+        promql_block(s.sli_expr(first_window)),
         f"The error ratio over the whole period, {inline_code(period_record)}, is the same over "
         f"{s.period}; the budget left, {inline_code(slo_mod.REMAINING_RECORD)}, is:",
-        fence(slo_mod.remaining_expr(s), "promql"),
+        promql_block(slo_mod.remaining_expr(s)),
     ]
     fastest = s.windows[0]
     meaning = [
@@ -172,7 +146,8 @@ def section(s, values_key: str, md_text, inline_code, fence, links=None) -> dict
         "description": (s.entry.get("description") or "").strip(),
         "facts": facts,
         "rows": rows,
-        "records": fence(records, "promql"),
+        "records": promql_block(records, lines=True),
+        "burn": promql_block(burn_query(s)),
         "group_rules": group_rules,
         "meaning": meaning,
         "first_alert": names["page"],

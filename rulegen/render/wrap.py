@@ -317,19 +317,22 @@ def wrap_line(line: str, width: int = WIDTH) -> str:
     return text + hard
 
 
-#: rulegen's own links with a long address ("Open in Prometheus", the silence form): a label of
-#: words, an absolute address of URL characters only, rulegen's attribute list.
+#: rulegen's own links with a long address (the Alertmanager silence form,
+#: rulegen.render.silence.form_link): a label of words, an absolute address of URL characters
+#: only, rulegen's attribute list.
 _OWN_LINK = re.compile(r'\[([A-Za-z][A-Za-z0-9 ]*)\]\((https?://[A-Za-z0-9%._~:/?#&=+-]+)\)'
                        r'\{ \.(rg-[a-z0-9-]+)(?: (data-rg-silence="[A-Za-z0-9_ ]*"))? \}')
 
 
 def split_links(text: str, width: int = WIDTH) -> str:
     """``text`` (lines :func:`wrap_line` made) with each of rulegen's own links that still
-    makes a line wider than ``width`` (:data:`_OWN_LINK`: an "Open in Prometheus" link with its
-    query, the Alertmanager silence form) written as an HTML link whose address goes on over
-    lines of their own: ``<a class="rg-open" href="https://...`` / ``%7Bjob%3D...`` /
-    ``...">Prometheus</a>``. A browser drops the newlines of an address (the URL standard
-    removes tabs and newlines), so the link opens the same page, with or without script.
+    makes a line wider than ``width`` (:data:`_OWN_LINK`: the Alertmanager silence form with
+    the alert's matchers; the "Open in Prometheus" links are the site's script's, see
+    :mod:`rulegen.render.code_md`) written as an HTML link whose address goes on over lines of
+    their own: ``<a class="rg-silence-link" href="https://...`` / ``%7Balertname%3D...`` /
+    ``...">Open a silence in Alertmanager</a>``. A browser drops the newlines of an address
+    (the URL standard removes tabs and newlines), so the link opens the same page, with or
+    without script.
 
     A continuation line holds only URL characters and starts with a letter, digit or ``%``
     (never Markdown block syntax; not indented, where spaces would enter the address); a

@@ -1,12 +1,13 @@
-"""The value an alert compares with a number (rulegen.promql.compared): what the runbook page's
-"Open in Prometheus" link of the alert opens instead of the whole expr (issue 29: a threshold
-edit changed the page's "Fires when" and the link's address, the same fact twice)."""
+"""The value an alert compares with a number (rulegen.promql.compared): what the runbook page
+shows apart from the comparison ("Fires when `A` / is `> 0.05`"), and what the site's "Open in
+Prometheus" link of the alert opens instead of the whole expr (issue 29: a threshold edit
+changed the page's "Fires when" and the link's address, the same fact twice)."""
 
 from __future__ import annotations
 
 import pytest
 
-from rulegen.promql.compared import compared_query, top_level_operators
+from rulegen.promql.compared import comparison, compared_query, top_level_operators
 from rulegen.promql.syntax import parsed
 
 
@@ -71,6 +72,21 @@ def test_the_query_side_as_written(expr, query):
 ])
 def test_every_other_expr_has_no_compared_query(expr):
     assert compared_query(expr) is None
+
+
+@pytest.mark.parametrize("expr, op, number, written_query_first", [
+    ("x > 0.05", ">", "0.05", "x > 0.05"), ("0.05 < x", ">", "0.05", "x > 0.05"), ("0.05 > x", "<", "0.05", "x < 0.05"),
+    ("3 >= x", "<=", "3", "x <= 3"), ("3 <= x", ">=", "3", "x >= 3"), ("0 != x", "!=", "0", "x != 0"),
+    ("1 == x", "==", "1", "x == 1"), ("(x > (1e-3))", ">", "(1e-3)", "x > (1e-3)"), ("x < -1", "<", "-1", "x < -1"),
+    ("-1.5e3 < x", ">", "-1.5e3", "x > -1.5e3"), ("x > 1 # the threshold", ">", "1 # the threshold", "x > 1"),
+])
+def test_the_comparison_reads_with_the_query_first(expr, op, number, written_query_first):
+    """The page says "`x` / is `> 0.05`" for ``0.05 < x`` too: the operator mirrored when the
+    number is written first, the number as written; "query op number" is the comparison of the
+    expr written with the query first."""
+    assert comparison(expr) == ("x", op, number)
+    shown = parsed(f"x {op} {number}")
+    assert shown is not None and repr(shown) == repr(parsed(written_query_first))
 
 
 def test_a_multi_line_expr_keeps_the_query_as_written():

@@ -50,8 +50,7 @@ def _rendered(text: str) -> str:
 
 def test_bundled_pages_have_no_wide_line_but_whole_links():
     """The 5 bundled pages: every line over 120 characters outside fenced code is a single
-    link whose address is longer (the "Open in Prometheus" links with the query, the silence
-    form's), nothing else; the site assets have none."""
+    link whose address is longer (the silence form's), nothing else; the site assets have none."""
     counts = Counter()
     for page in sorted((REPO / "runbooks").glob("*.md")):
         if page.name == "alerts.md":
@@ -157,7 +156,8 @@ _HOSTILE = ["`code span with spaces`", "``a ` b``", "\\*not em\\*", "&amp;", "&l
             "<!-- c -->", "{ #id }", "{: .x }", "![i](a.png)", "\\", "``", "*", "word", "w.", "(paren)", "'q'",
             "\"dq\"", "[x](javascript:alert(1))", "&", "<", "a<b"]
 #: What rulegen itself puts in a paragraph (as the page template writes it).
-_OWN = ['<span class="rg-sev rg-sev-warning">warning</span>', "[Prometheus](https://p.example.com/graph?g0.expr=up){ .rg-open }",
+_OWN = ['<span class="rg-sev rg-sev-warning">warning</span>', "`up == 0`{ .rg-promql }", "is `> 0.05`",
+        '[Open a silence in Alertmanager](https://am.example.com/#/silences/new?filter=%7B%7D){ .rg-silence-link }',
         '<span class="rg-pair" data-rg-pair="long=1h short=5m">', "</span>", "`inline code`", "**Owner:**", "<br>"]
 
 
@@ -211,19 +211,51 @@ def test_hostile_spec_page_keeps_escapes_and_links():
     assert fast[2] == slow[2] and fast[1] == slow[1]
 
 
-def test_one_fact_per_line_in_fires_when():
-    """The expr, the ``for`` and ``keep_firing_for`` each on a line of their own: changing one
-    changes that line of the page."""
+@pytest.mark.parametrize("expr, for_, keep, lines", [
+    # a query compared with a number, short: the query (marked for the site's links) in the
+    # sentence, the comparison on a line of its own (issue 29: a threshold edit changes it alone)
+    ("rate(errors_total[5m]) > 0.05", "10m", None,
+     ["Fires when `rate(errors_total[5m])`{ .rg-promql }", "is `> 0.05`", "continuously for **10m**."]),
+    # the number first: read with the query first
+    ("0.05 < rate(errors_total[5m])", "0s", None,
+     ["Fires when `rate(errors_total[5m])`{ .rg-promql }", "is `> 0.05`,",
+      "at the first evaluation that sees it (no `for`)."]),
+    # long: the sentence ends before the query's block, where the site's script adds the links
+    ("sum by (job) (\n  rate(errors_total[5m])\n)\n  >= 3", "5m", "10m",
+     ["Fires when the PromQL below", "is `>= 3`", "continuously for **5m**,",
+      "and keeps firing for **10m** after it stops holding:", "", "```promql { .rg-promql }",
+      "sum by (job) (", "  rate(errors_total[5m])", ")", "```"]),
+    ('x{job="' + "a" * 100 + '"} == 0', "1m", None,
+     ["Fires when the PromQL below", "is `== 0`", "continuously for **1m**:", "", "```promql { .rg-promql }",
+      'x{job="' + "a" * 100 + '"}', "```"]),
+    # any other expr: whole, short in the sentence, long as the block after it
+    ("absent(up)", "5m", "10m", ["Fires when `absent(up)`{ .rg-promql }", "holds (returns at least one series)",
+                                 "continuously for **5m**,", "and keeps firing for **10m** after it stops holding."]),
+    ("a > 1 and\nb > 3", "5m", None,
+     ["Fires when the PromQL below returns at least one series", "continuously for **5m**.", "",
+      "```promql { .rg-promql }", "a > 1 and", "b > 3", "```"]),
+])
+def test_one_fact_per_line_in_fires_when(expr, for_, keep, lines):
+    """What says when an alert fires: the query, the comparison, the ``for`` and
+    ``keep_firing_for`` each on a line of their own, so changing one changes that line of the
+    page; the query shown is the one the site's script links."""
     from types import SimpleNamespace
+    from helpers import marked_queries
+    from rulegen.promql.compared import compared_query
     from rulegen.render.runbook import fires_when
-    r = SimpleNamespace(expr="up == 0", for_="5m", keep_firing_for="10m")
-    assert fires_when(r).split("\n") == ["Fires when `up == 0`", "holds (returns at least one series)",
-                                         "continuously for **5m**,",
-                                         "and keeps firing for **10m** after it stops holding."]
-
+    text = fires_when(SimpleNamespace(expr=expr, for_=for_, keep_firing_for=keep))
+    assert text.split("\n") == lines
+    assert marked_queries(text) == [compared_query(expr) or expr]
 
 
 # --- rulegen's own long links: the address over lines (issue 29 item 3) ------------------------
+
+def _silence_link(filter_text: str, fill: str = "namespace service") -> str:
+    """A silence-form link as rulegen.render.silence.form_link writes it."""
+    from urllib.parse import quote
+    attrs = f'{{ .rg-silence-link data-rg-silence="{fill}" }}' if fill else "{ .rg-silence-link }"
+    return f"[Open a silence in Alertmanager](https://am.example.com/#/silences/new?filter={quote(filter_text, safe='')}){attrs}"
+
 
 @pytest.mark.parametrize("query", [
     'kube_deployment_status_replicas_available{namespace="ai", deployment="llama-swap"} == 0',
@@ -231,31 +263,29 @@ def test_one_fact_per_line_in_fires_when():
     'up{job="' + "~" * 300 + '"} == 0',  # a run of characters percent-encoding keeps
     'up{job="' + "-._~" * 80 + '", x="&amp;#&lt;"} == 0',
 ])
-def test_long_query_and_silence_links_keep_their_address_over_lines(query):
-    """An "Open in Prometheus" or silence-form link longer than a line is HTML whose address
-    goes on over lines of URL characters: no line over the width, the browser's address (its
-    newlines dropped) is the one the Markdown link had, the HTML passes the safety check, and
-    the link check's fast path reads the page as rendering does."""
-    from urllib.parse import quote, unquote
+def test_long_silence_links_keep_their_address_over_lines(query):
+    """A silence-form link longer than a line is HTML whose address goes on over lines of URL
+    characters (in a paragraph, a list item, a table cell, rulegen's wrappers): no line over the
+    width, the browser's address (its newlines dropped) is the one the Markdown link had, the
+    HTML passes the safety check, and the link check's fast path reads the page as rendering
+    does."""
+    from urllib.parse import unquote
     from helpers import links
     from rulegen.outputs.anchors import _fast_ids, _render_ids
-    from rulegen.render.runbook import QueryLinks
-    ql = QueryLinks("https://prometheus.example.com", "https://grafana.example.com")
-    silence = (f"[Open a silence in Alertmanager](https://am.example.com/#/silences/new?filter="
-               f"{quote('{alertname=' + chr(34) + query + chr(34) + '}', safe='')})"
-               '{ .rg-silence-link data-rg-silence="namespace service" }')
-    text = (f"# P {{ #p }}\n\n{ql.markdown([query])}\n\n{ql.markdown([query, 'up'])}\n\n"
-            f"- Budget left now: `x` (1 = untouched) · {ql.markdown([query])} then [p](#p)\n\n"
-            f"| Fact | Value |\n|---|---|\n| Budget | {ql.markdown([query])} |\n\n"
-            f'<div class="rg-triage" markdown>\n\n{silence}\n\n</div>\n')
+    link = _silence_link('{alertname="' + query + '"}')
+    short = _silence_link('{alertname="X"}', "")
+    text = (f"# P {{ #p }}\n\n{link}\n\nOpen {link} · {short}\n\n"
+            f"- Budget left now: `x` (1 = untouched) · {link} then [p](#p)\n\n"
+            f"| Fact | Value |\n|---|---|\n| Budget | {link} |\n\n"
+            f'<div class="rg-triage" markdown>\n\n{link}\n\n</div>\n')
     out = wrap_markdown(text)
     assert over_wide(out) == []
     # the address a browser opens: the same, up to escapes of characters that need none (RFC 3986)
     want = [(label, unquote(url)) for label, url in links(text)]
-    assert [(label, unquote(url)) for label, url in links(out)] == want and len(want) == 12
+    assert [(label, unquote(url)) for label, url in links(out)] == want and len(want) == 7
     html = safe.to_html(out)
     assert safe.html_problems(html) == []
-    assert html.count('<a class="rg-open" href="https://prometheus.example.com/graph?g0.expr=') >= 4
+    assert html.count('<a class="rg-silence-link" data-rg-silence="namespace service" href="https://am.example.com/') >= 4
     assert _fast_ids(out) is not None and _fast_ids(out) == _render_ids(out)
     assert wrap_markdown(out) == out
     hrefs = re.findall(r'href="([^"]*)"', out)
@@ -267,11 +297,10 @@ def test_long_query_and_silence_links_keep_their_address_over_lines(query):
 def test_a_split_address_is_what_a_browser_opens():
     """The URL standard drops tabs and newlines from an address (what browsers do): the split
     href, read so, is the Markdown link's address; a short link stays Markdown."""
-    from rulegen.render.runbook import QueryLinks
-    ql = QueryLinks("https://prometheus.example.com", None)
-    assert wrap_markdown(ql.markdown(["up"])) == ql.markdown(["up"])
-    long = 'max by (namespace, name) (demo_condition{status="False", reason="' + "x" * 90 + '"}) > 0'
-    out = wrap_markdown(ql.markdown([long]))
+    short = "[Open a silence in Alertmanager](https://am.example.com/#/silences/new?filter=%7B%7D){ .rg-silence-link }"
+    assert wrap_markdown(short) == short
+    long = _silence_link('{alertname="X",reason="' + "x" * 90 + '"}')
+    out = wrap_markdown(long)
     href = re.search(r'href="([^"]*)"', out, re.S).group(1)
     assert "\n" in href and max(len(x) for x in out.split("\n")) <= WIDTH
-    assert href.replace("\n", "").replace("&amp;", "&") == ql.urls(long)[0][1]
+    assert href.replace("\n", "").replace("&amp;", "&") == re.search(r"\]\(([^)]*)\)", long).group(1)

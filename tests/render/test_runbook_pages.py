@@ -11,7 +11,7 @@ from rulegen.cli import main
 from rulegen.outputs.anchors import page_ids
 from rulegen.render.slug import anchor
 
-from helpers import flat, links
+from helpers import flat, links, marked_queries
 from helpers.samples import add_templated_alert
 
 
@@ -78,12 +78,14 @@ def test_llama_swap_page_has_every_seed_fact(project):
     assert "## LlamaSwapDown { #llamaswapdown }" in page
     assert '<span class="rg-sev rg-sev-critical">critical</span> llama-swap has no available replica.' in page
     assert "**Component:** llama-swap · **Group:** llama-swap" in page
-    assert ("Fires when `kube_deployment_status_replicas_available{namespace=\"ai\", deployment=\"llama-swap\"} == 0`\n"
-            "holds (returns at least one series)\ncontinuously for **5m**") in text
-    assert text.count("kube_deployment_status_replicas_available{namespace=\"ai\", deployment=\"llama-swap\"} == 0") == 1
+    # a query compared with a number: the query (marked for the site's links) and the
+    # comparison apart (issue 29), once
+    assert ("Fires when `kube_deployment_status_replicas_available{namespace=\"ai\", deployment=\"llama-swap\"}`"
+            "{ .rg-promql }\nis `== 0`\ncontinuously for **5m**") in text
+    assert text.count("is `== 0`") == 1
     # a short expr is quoted in the sentence only (issue 29: no second copy in a PromQL block)
     assert text.count("absent(up{job=\"llama-swap\", namespace=\"ai\"} == 1)") == 1
-    assert "Fires when `absent(up{job=\"llama-swap\", namespace=\"ai\"} == 1)`\nholds" in text
+    assert "Fires when `absent(up{job=\"llama-swap\", namespace=\"ai\"} == 1)`{ .rg-promql }\nholds" in text
     # facts table, causes, read-only commands, resolution, related link
     assert "| Node pin | `k8s-worker-home-2` (B60) |" in page
     assert "### Likely causes { #llamaswapdown-likely-causes }" in page
@@ -253,7 +255,7 @@ def test_related_alert_resolves_within_the_scope_and_the_page_names_it():
     assert common["scope"].startswith("**Loaded by:** every Prometheus")
 
 
-#: Alerts of each kind the "Open in" links tell apart (rulegen.promql.compared): a threshold on
+#: Alerts of each kind the "Fires when" sentence tells apart (rulegen.promql.compared): a threshold on
 #: one line and over lines (a param's default), `absent`, a query on both sides, `bool`, and a
 #: second rule of a name (its own section entry, render.runbook._merge_variant).
 _COMPARED_SPEC = {"app": "redis", "groups": [{"name": "redis", "rules": [
@@ -274,11 +276,11 @@ _COMPARED_SPEC = {"app": "redis", "groups": [{"name": "redis", "rules": [
 
 
 def _compared_page(*edits) -> str:
-    """The page of :data:`_COMPARED_SPEC` with links, each edit (alert name, old text, new
-    text) made in the exprs of the alerts of that name (``for: <old>``: in their ``for``)."""
+    """The page of :data:`_COMPARED_SPEC`, each edit (alert name, old text, new text) made in
+    the exprs of the alerts of that name (``for: <old>``: in their ``for``)."""
     import copy
     from helpers.helm import make_spec
-    from rulegen.render.runbook import QueryLinks, render_page
+    from rulegen.render.runbook import render_page
     data = copy.deepcopy(_COMPARED_SPEC)
     for name, old, new in edits:
         for rule in data["groups"][0]["rules"]:
@@ -286,48 +288,42 @@ def _compared_page(*edits) -> str:
             if rule["alert"] == name:
                 rule[field] = rule[field].replace(old.removeprefix("for: "), new.removeprefix("for: "))
     spec = make_spec(data)
-    return render_page(spec, [spec], ["<!-- header -->"],
-                       links=QueryLinks("https://prom.example.com", "https://grafana.example.com"))
+    return render_page(spec, [spec], ["<!-- header -->"])
 
 
-def test_an_alert_link_opens_the_compared_value_as_written_and_says_so():
-    """Issue 29: a threshold alert's "Open in" links open the value it compares with the number
-    (every series, firing or not), as the spec wrote it (the param's default shown on the page
-    is not in it), under a label saying so; any other alert's links open its whole expr."""
-    import json
-    import urllib.parse
+def test_fires_when_shows_the_compared_query_apart_and_marks_what_the_script_links():
+    """Issue 29: an alert comparing a query with a number says "Fires when <query> / is > N /
+    continuously for ..." with the query as written (a comment kept; the param's default is
+    the comparison's), on the sentence's line when short, as a PromQL block after the sentence
+    when long; the query is marked for the site's script, which links exactly what the page
+    shows. Any other expr is shown and marked whole."""
     page = _compared_page()
 
-    def opened(name: str) -> list[tuple[str, str]]:
-        section = page[page.index(f"## {name} "):]
-        section = section[:section.index("<!-- /notes -->")]
-        out = []
-        for label, url in links(section):
-            if label == "Prometheus":
-                out.append(("P", urllib.parse.unquote(url.split("g0.expr=")[1].split("&g0.tab")[0])))
-            elif label == "Grafana":
-                panes = urllib.parse.unquote(url.split("panes=")[1])
-                out.append(("G", json.loads(panes)["a"]["queries"][0]["expr"]))
-        return out, section
+    def section(name: str) -> str:
+        out = page[page.index(f"## {name} "):]
+        return out[:out.index("<!-- /notes -->")]
 
-    got, section = opened("RedisDown")
-    assert got == [("P", "redis_up"), ("G", "redis_up")]
-    assert "Fires when `redis_up == 0`" in section
-    assert ("Open the compared value (the expr without its comparison: every series, firing or not) in\n"
-            "[Prometheus](https://prom.example.com/graph?g0.expr=redis_up&g0.tab=1){ .rg-open }") in section
-    got, section = opened("RedisMemoryHigh")  # over lines, a comment kept; and the critical rule's
+    redis_down = section("RedisDown")
+    assert "Fires when `redis_up`{ .rg-promql }\nis `== 0`\ncontinuously for **1m**.\n" in redis_down
+    assert marked_queries(redis_down) == ["redis_up"]
+    memory = section("RedisMemoryHigh")  # long (over lines, a comment kept); then its critical rule, short
     written = "redis_memory_used_bytes\n  / redis_memory_max_bytes  # share in use"
     critical = "redis_memory_used_bytes / redis_memory_max_bytes"
-    assert got == [("P", written), ("G", written), ("P", critical), ("G", critical)]
-    assert section.count("Open the compared value (the expr without its comparison") == 2
-    assert "  > 0.9\n```" in section and "0.97 <" in section  # the thresholds: in the exprs shown only
+    assert ("Fires when the PromQL below\nis `> 0.9`\ncontinuously for **5m**:\n\n"
+            f"```promql {{ .rg-promql }}\n{written}\n```\n\n**Knobs**") in memory
+    assert ("A second rule with this name, severity **critical**: Fires when\n"
+            f"`{critical}`{{ .rg-promql }}\nis `> 0.97`\ncontinuously for **15m**.\n") in memory  # 0.97 < A: A > 0.97
+    assert marked_queries(memory) == [written, critical]
+    evicting = section("RedisEvicting")
+    assert ("Fires when the PromQL below\nis `> 100`\ncontinuously for **10m**:\n\n```promql { .rg-promql }\n"
+            "sum by (instance) (\n  rate(redis_evicted_keys_total[5m])\n)\n```") in evicting
     for name, expr in (("RedisGone", 'absent(redis_up{job="redis"})'),
                        ("RedisClientsFull", "redis_connected_clients >= redis_config_maxclients"),
                        ("RedisFlag", "redis_up > bool 0")):
-        got, section = opened(name)
-        assert got == [("P", expr), ("G", expr)], name
-        assert "Open the compared value" not in section and re.search(r"\nOpen in\s", section)
-    assert max(map(len, page.split("\n"))) <= 120  # the long addresses still go on over lines
+        assert f"Fires when `{expr}`{{ .rg-promql }}\nholds (returns at least one series),\n" in section(name)
+        assert marked_queries(section(name)) == [expr], name
+    assert max(map(len, page.split("\n"))) <= 120
+    assert "http" not in page.replace("https://prom", "")  # no query address on the page
 
 
 def _changed_lines(*edits) -> list[str]:
@@ -337,12 +333,12 @@ def _changed_lines(*edits) -> list[str]:
             if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
 
 
-def test_a_threshold_edit_changes_one_line_of_the_page_with_links():
-    """The threshold is on the page once (the expr shown), never in a link's address: editing
-    it changes one line of the page, on one line (in "Fires when") or over lines (the PromQL
-    block). Before, the link's address changed too, and re-flowed over its lines."""
-    assert _changed_lines(("RedisEvicting", "> 100", "> 250")) == ["-  > 100", "+  > 250"]
-    assert _changed_lines(("RedisDown", "== 0", "< 1")) == ["-Fires when `redis_up == 0`", "+Fires when `redis_up < 1`"]
+def test_a_threshold_edit_changes_one_line_of_the_page():
+    """The threshold is on the page once, on its own line ("is `> 100`"), never in a link's
+    address: editing it changes one line of the page, whether the query is in the sentence or
+    a PromQL block. Before, the alert's link address changed too, and re-flowed over its lines."""
+    assert _changed_lines(("RedisEvicting", "> 100", "> 250")) == ["-is `> 100`", "+is `> 250`"]
+    assert _changed_lines(("RedisDown", "== 0", "< 1")) == ["-is `== 0`", "+is `< 1`"]
 
 
 def test_an_edit_of_a_second_rule_of_a_name_changes_one_line_of_the_page():
@@ -350,8 +346,6 @@ def test_an_edit_of_a_second_rule_of_a_name_changes_one_line_of_the_page():
     and its `for` once, as the first rule does: its short expr was quoted in its "Fires when"
     and shown again as a PromQL block, and its `for` was in the lead and in "continuously for"
     (issue 29: two lines for one threshold or `for` edit)."""
-    assert _changed_lines(("RedisMemoryHigh", "0.97 <", "0.98 <")) == [
-        "-`(0.97 < redis_memory_used_bytes / redis_memory_max_bytes)`",
-        "+`(0.98 < redis_memory_used_bytes / redis_memory_max_bytes)`"]
+    assert _changed_lines(("RedisMemoryHigh", "0.97 <", "0.98 <")) == ["-is `> 0.97`", "+is `> 0.98`"]
     assert _changed_lines(("RedisMemoryHigh", "for: 15m", "for: 20m")) == [
         "-continuously for **15m**.", "+continuously for **20m**."]

@@ -59,9 +59,9 @@ def test_same_name_alerts_share_one_section_and_check_is_clean(tmp_path, capsys,
     page = (tmp_path / "runbooks/disk.md").read_text()
     assert page.count("## DiskFull { #diskfull }") == 1
     # the second rule's expr and `for` once each, in its "Fires when" (as the first rule's)
-    assert ("A second rule with this name, severity **critical**: Fires when `disk_used_ratio > 0.95`\n"
-            "holds (returns at least one series)\ncontinuously for **5m**.\n") in page
-    assert page.count("disk_used_ratio > 0.95") == 1 and page.count("continuously for **5m**") == 2
+    assert ("A second rule with this name, severity **critical**: Fires when `disk_used_ratio`{ .rg-promql }\n"
+            "is `> 0.95`\ncontinuously for **5m**.\n") in page
+    assert page.count("0.95") == 1 and page.count("continuously for **5m**") == 2
     assert page.count("<!-- notes:DiskFull -->") == 1
     # regression: the second rule's summary and runbook content were dropped
     assert "**Summary (critical):** Disk full." in page

@@ -378,5 +378,6 @@ def print_score(results: list[MutantResult], out) -> None:
     print(f"mutation score: {killed}/{counted} mutants killed ({total_score(results):.0f}%){extra}", file=out)
     unseen = sum(1 for r in results if r.unseen)
     if unseen:
-        print(f"skipped: cannot change a test: {unseen} mutant(s) not run, since no test of their rule "
-              "feeds a series their change reaches (they survive, as they would have: counted as before)", file=out)
+        print(f"skipped: cannot change a test: {unseen} mutant(s) not run, since no test of their rule can "
+              "tell them from it, as proved before promtool starts (they survive, as they would have: "
+              "counted as before)", file=out)

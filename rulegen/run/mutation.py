@@ -262,12 +262,12 @@ def plan_app(spec: Spec, root: Path, work: Path, test_text: str | dict,
             continue
         n = sum(1 for _, r in spec.rules() if keep is None or r.name in keep)
         if chunk and size + n > MAX_RULES_PER_RENDER:
-            files += _render_chunk(spec, root, app_dir, chunk, variants, needs, seen_by, doc, filters, index)
+            files += _render_chunk(spec, root, app_dir, chunk, variants, needs, seen_by, doc, filters, index, deps)
             chunk, size = [], 0
         chunk.append(k)
         size += n
     if chunk:
-        files += _render_chunk(spec, root, app_dir, chunk, variants, needs, seen_by, doc, filters, index)
+        files += _render_chunk(spec, root, app_dir, chunk, variants, needs, seen_by, doc, filters, index, deps)
     return results, files
 
 
@@ -289,12 +289,14 @@ def _tests_that_see(spec: Spec, variants: list, needs: dict, results: list, inde
 
 
 def _render_chunk(spec: Spec, root: Path, app_dir: Path, chunk: list[int], variants: list, needs: dict,
-                  seen_by: dict, doc: dict, filters: dict, index: dict) -> list:
+                  seen_by: dict, doc: dict, filters: dict, index: dict, deps: _Deps) -> list:
     """Render the variants numbered in ``chunk`` with one ``plan`` and one ``helm template``
     and write their promtool files; returns ``(path, rule name, result index)`` per file. A
     mutant declared equivalent gets its tests laid out as ``rulegen test`` lays them out;
-    any other mutant, and a baseline, one file per test group: a mutant's cheapest groups
-    run first, and a group several rules' baselines share with the same rules runs once
+    any other mutant, and a baseline, one file per test group, with only the rules that
+    group needs (the variant's rule, those it asserts on and the recording rules they read:
+    :meth:`_Deps.needed`; the others cannot change what it asserts): a mutant's cheapest
+    groups run first, and a group several rules' baselines share runs once
     (:func:`_run_rounds`)."""
     from ..render import plan
     # the spec's own groups first, under their own names: the chart's values (and the values
@@ -326,10 +328,26 @@ def _render_chunk(spec: Spec, root: Path, app_dir: Path, chunk: list[int], varia
         whole = m is not None and m.text in rule.equivalent_mutants
         parts = [seen_by[k]] if whole else [[t] for t in seen_by[k]]
         for j, tests in enumerate(parts):
-            for f in write_test_files(spec, {**doc, "tests": tests}, by_variant.get(k, []),
+            groups = by_variant.get(k, [])
+            if not whole:
+                groups = _only(groups, deps.needed(_test_names(tests[0], "") | {rule.name}))
+            for f in write_test_files(spec, {**doc, "tests": tests}, groups,
                                       dest if whole else dest / str(j), filters=filters):
                 files.append((f, rule.name, idx))
     return files
+
+
+def _only(groups: list[dict], names: set[str] | None) -> list[dict]:
+    """The rendered rule ``groups`` (a rule file's ``groups:``) with only the rules named in
+    ``names`` (None: all), in their order; groups left empty are left out."""
+    if names is None:
+        return groups
+    out = []
+    for g in groups:
+        rules = [r for r in g.get("rules") or [] if (r.get("alert") or r.get("record")) in names]
+        if rules:
+            out.append({**g, "rules": rules})
+    return out
 
 
 def _slug(name: str) -> str:

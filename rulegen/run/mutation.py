@@ -95,6 +95,10 @@ class MutantResult:
     invalid: str = ""
     #: why a survivor of a rule generated from ``slos:`` is left out of the score ("": counted)
     excluded: str = ""
+    #: the parts of :attr:`excluded`: (its template, :data:`GENERATED_REASON` or
+    #: :data:`SIDE_REASON`; the SLO; the label of a side matcher, else ""), which the report
+    #: groups by (:func:`excluded_groups`)
+    exclusion: tuple = ()
     #: no test of the rule can tell this mutant from the rule (:mod:`rulegen.run.unseen`):
     #: it was not run, and survives
     unseen: bool = False
@@ -390,14 +394,51 @@ def run_mutation(loaded, outputs, root: Path, apps: list[str], rules: set | None
 
 def exclude_generated(results: list[MutantResult]) -> None:
     """Mark the surviving ``matcher`` mutants of rules generated from ``slos:`` as excluded
-    (see the module docstring), with :data:`GENERATED_REASON`."""
+    (see the module docstring), with :data:`GENERATED_REASON` or :data:`SIDE_REASON`."""
     for r in results:
         if r.killed or r.invalid or r.equivalent is not None or r.mutant.kind != "matcher":
             continue
         slo = next((g.slo for g in r.spec.groups if g.slo is not None and any(x is r.rule for x in g.rules)), None)
         side = _SIDE.match(r.mutant.text) if r.rule.is_alert else None  # slo/slo_service matcher removed
         if slo is not None:
-            r.excluded = SIDE_REASON.format(slo=slo, label=side.group(1)) if side else GENERATED_REASON.format(slo=slo)
+            r.exclusion = (SIDE_REASON, slo, side.group(1)) if side else (GENERATED_REASON, slo, "")
+            r.excluded = r.exclusion[0].format(slo=slo, label=r.exclusion[2])
+
+
+def excluded_groups(results: list[MutantResult]) -> list[tuple[list[MutantResult], str]]:
+    """The excluded ``results`` by rule and reason, in the order they first appear: per group
+    its results and the reason once (a :data:`SIDE_REASON` naming each side label among them,
+    `` `slo`/`slo_service` ``)."""
+    groups: dict = {}
+    for r in results:
+        if r.excluded:
+            key = (r.spec.file, r.line(), id(r.rule), r.exclusion[:2] if r.exclusion else r.excluded)
+            groups.setdefault(key, []).append(r)
+    out = []
+    for rs in groups.values():
+        template, slo, _label = rs[0].exclusion or (None, "", "")
+        labels = "`/`".join(dict.fromkeys(r.exclusion[2] for r in rs if r.exclusion))
+        out.append((rs, rs[0].excluded if template is None else template.format(slo=slo, label=labels)))
+    return out
+
+
+def brief(texts: list[str]) -> str:
+    """Mutant texts listed briefly: repeats of one text (``x``, ``x (#2)``...) once, with the
+    places they stand for (``x (#1-#4)``, ``x (#1, #3)``; ``#1`` is the text without a number)."""
+    places: dict = {}
+    for t in texts:
+        m = re.fullmatch(r"(.*) \(#(\d+)\)", t)
+        base, n = (m.group(1), int(m.group(2))) if m else (t, 1)
+        places.setdefault(base, []).append(n)
+    out = []
+    for base, ns in places.items():
+        if ns == [1]:
+            out.append(base)
+        elif ns == list(range(1, len(ns) + 1)):
+            out.append(f"{base} (#1-#{len(ns)})")
+        else:
+            out.append(f"{base} ({', '.join(f'#{n}' for n in ns)})")
+    return ", ".join(out)
 
 
 _SIDE = re.compile(r"^matcher `(slo|slo_service)=\"[^`]*` removed")

@@ -59,7 +59,7 @@ from ..promql.syntax import for_parser
 from ..spec import Spec
 from .mutants import Mutant, mutants_of
 from .rounds import run_rounds
-from .testing import render_rule_groups, test_document, write_test_files
+from .testing import render_rule_groups, test_document, write_group_file, write_test_files
 
 SUFFIX = "--rulegen-mutant-"
 WORK_DIR = ".rulegen/mutate"
@@ -298,8 +298,9 @@ def _render_chunk(spec: Spec, root: Path, app_dir: Path, chunk: list[int], varia
     """Render the variants numbered in ``chunk`` with one ``plan`` and one ``helm template``
     and write their promtool files; returns ``(path, rule name, result index)`` per file. A
     mutant declared equivalent gets its tests laid out as ``rulegen test`` lays them out;
-    any other mutant, and a baseline, one file per test group, with only the rules that
-    group needs (the variant's rule, those it asserts on and the recording rules they read:
+    any other mutant, and a baseline, one test file per test group in its folder
+    (:func:`rulegen.run.testing.write_group_file`), with only the rules that group needs (the
+    variant's rule, those it asserts on and the recording rules they read:
     :meth:`_Deps.needed`; the others cannot change what it asserts): a mutant's cheapest
     groups run first, and a group several rules' baselines share runs once
     (:func:`rulegen.run.rounds.run_rounds`)."""
@@ -330,15 +331,16 @@ def _render_chunk(spec: Spec, root: Path, app_dir: Path, chunk: list[int], varia
         idx = index[k]
         label = "baseline" if m is None else f"m{idx}"
         dest = app_dir / f"{_slug(rule.name)}-{label}"
-        whole = m is not None and m.text in rule.equivalent_mutants
-        parts = [seen_by[k]] if whole else [[t] for t in seen_by[k]]
-        for j, tests in enumerate(parts):
-            groups = by_variant.get(k, [])
-            if not whole:
-                groups = _only(groups, deps.needed(_test_names(tests[0], "") | {rule.name}))
-            for f in write_test_files(spec, {**doc, "tests": tests}, groups,
-                                      dest if whole else dest / str(j), filters=filters):
+        if m is not None and m.text in rule.equivalent_mutants:
+            for f in write_test_files(spec, {**doc, "tests": seen_by[k]}, by_variant.get(k, []), dest,
+                                      filters=filters):
                 files.append((f, rule.name, idx))
+            continue
+        written: set = set()
+        for j, t in enumerate(seen_by[k]):
+            groups = _only(by_variant.get(k, []), deps.needed(_test_names(t, "") | {rule.name}))
+            f = write_group_file(doc, t, groups, dest, f"{spec.app}.{j}", filters, written)
+            files.append((f, rule.name, idx))
     return files
 
 

@@ -20,7 +20,8 @@ most 5 on the bundled specs) and the pull request's time (aim: under 15 s).
 an earlier commit, e.g. ``git archive main | tar -x -C DIR``; its pull-request run is
 ``--alert`` when it has no ``--base``), in the same alternation, for a before/after table;
 the two mutation reports must give the same verdict line for line (scores, survivors,
-notes; the benchmark stops otherwise). The verdict must stay what it is
+notes) and the same verdict per mutant in their JUnit reports (killed, survived, excluded or
+declared equivalent, with the reason; the benchmark stops otherwise). The verdict must stay what it is
 (:data:`EXPECTED_SCORE`, no survivor): the benchmark stops otherwise. The figures are only
 printed: nothing here fails on them, and no unit test asserts a time.
 """
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import xml.etree.ElementTree as ET
 import resource
 import shutil
 import subprocess
@@ -75,6 +77,20 @@ def check_report(out: str) -> tuple[int, list[str]]:
     return int(m.group(1)), verdict(out)
 
 
+def mutant_verdicts(junit: Path) -> list[tuple]:
+    """Per mutant of a ``--junit`` report's ``<app> mutants`` testsuites: (app, testcase name,
+    spec file and line, what it holds: nothing for a killed mutant, ``failure`` for a
+    survivor, ``skipped`` with its message for an excluded or declared equivalent one)."""
+    out = []
+    for suite in ET.parse(junit).getroot().iter("testsuite"):
+        if not str(suite.get("name")).endswith(" mutants"):
+            continue
+        for tc in suite.iter("testcase"):
+            kids = [(k.tag, k.get("message"), k.text) for k in tc]
+            out.append((suite.get("name"), tc.get("name"), tc.get("file"), tc.get("line"), kids))
+    return out
+
+
 def cpu_run(cmd: list[str], cwd: Path, env) -> tuple[float, float, str]:
     """(wall, CPU) seconds and the output of one run of ``cmd``: CPU is user + system time of
     it and its children (helm, promtool). Exits when it fails."""
@@ -100,10 +116,11 @@ def pull_request(root: Path) -> None:
                     encoding="utf-8")
 
 
-def _commands(root: Path, jobs: list[str], env: dict, has_base: bool) -> dict:
+def _commands(root: Path, jobs: list[str], env: dict, has_base: bool, junit: Path) -> dict:
     plain = [sys.executable, "-m", "rulegen", "-C", str(root), "test", *jobs]
     pr = ["--mutate", "--base", "HEAD"] if has_base else ["--mutate", "--alert", ONE_ALERT]
-    return {"plain": (plain, env), "mutate": (plain + ["--mutate"], env), "pr": (plain + pr, env)}
+    return {"plain": (plain, env), "mutate": (plain + ["--mutate", "--junit", str(junit)], env),
+            "pr": (plain + pr, env)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,27 +134,31 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="rulegen-mutation-bench-") as tmp:
         root = copy_project(Path(tmp) / "project")
         pull_request(root)
-        sides = {"now": _commands(root, jobs, python_env(str(Path(tmp) / "pycache")), True)}
+        junit = {side: Path(tmp) / f"{side}-junit.xml" for side in ("now", "before")}
+        sides = {"now": _commands(root, jobs, python_env(str(Path(tmp) / "pycache")), True, junit["now"])}
         if args.old:
             old_env = python_env(str(Path(tmp) / "pycache-old"))
             old_env["PYTHONPATH"] = str(Path(args.old).resolve())
             has_base = "--changed-since" in subprocess.run(
                 [sys.executable, "-m", "rulegen", "test", "--help"], capture_output=True, text=True,
                 env=old_env, cwd=root).stdout  # in root: `-m` puts the working folder first on sys.path
-            sides["before"] = _commands(root, jobs, old_env, has_base)
+            sides["before"] = _commands(root, jobs, old_env, has_base, junit["before"])
         times: dict = {(side, what): [] for side in sides for what in ("plain", "mutate", "pr")}
         reports: dict = {}
         for rnd in range(args.warmup + args.repeat):  # warm-up rounds are not counted
             for side, cmds in sides.items():
                 for what, (cmd, env) in cmds.items():
                     wall, cpu, out = cpu_run(cmd, root, env)
-                    if what == "mutate":
-                        reports.setdefault(side, check_report(out))
+                    if what == "mutate" and side not in reports:
+                        reports[side] = check_report(out) + (mutant_verdicts(junit[side]),)
                     if rnd >= args.warmup:
                         times[(side, what)].append((wall, cpu))
         if args.old and reports["now"][1] != reports["before"][1]:
             sys.exit("the mutation verdict differs from --old's:\n" + "\n".join(reports["before"][1])
                      + "\n---\n" + "\n".join(reports["now"][1]))
+        if args.old and reports["now"][2] != reports["before"][2]:
+            differ = [(b, n) for b, n in zip(reports["before"][2], reports["now"][2]) if b != n]
+            sys.exit(f"a mutant's verdict differs from --old's (JUnit): {differ[:5] or 'a different number of mutants'}")
     n = reports["now"][0]
     print(f"bundled specs: {n} mutants, best of {args.repeat} (alternating runs); wall s / CPU s")
     for side in sides:
@@ -151,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         pr = "--base HEAD" if side == "now" or "--base" in sides[side]["pr"][0] else f"--alert {ONE_ALERT}"
         print(f"  pull request ({pr}) --mutate {best['pr'][0]:7.2f} / {best['pr'][1]:6.2f}   (aim: under 15 s)")
     print(f"  verdict: {EXPECTED_SCORE}, no survivor (checked)" +
-          ("; the same, line for line, before and now" if args.old else ""))
+          ("; the same, line for line and per mutant (JUnit), before and now" if args.old else ""))
     return 0
 
 

@@ -339,16 +339,21 @@ def _print_coverage(cov: Coverage, out, min_coverage: float | None) -> bool:
 
 
 def report_mutants(results: list[MutantResult], rows: list[RuleScore], out) -> None:
-    """Print per-rule scores, survivors in words, and stale equivalence declarations."""
-    from ..run.mutation import _declaration_line
+    """Print per-rule scores, survivors in words, the excluded mutants (one line per rule and
+    reason: their number, their texts in brief, the reason) and stale equivalence declarations."""
+    from ..run.mutation import _declaration_line, brief, excluded_groups
     for row in rows:
         eq = f", {row.equivalent} declared equivalent" if row.equivalent else ""
         print(f"  {row.app} {row.name}: {row.killed}/{row.total} mutants killed{eq}", file=out)
+    excluded = {id(rs[0]): (rs, why) for rs, why in excluded_groups(results)}
     for r in results:
         if r.counted and not r.killed:
             print(f"{r.spec.file}:{r.line()}: SURVIVED [{r.rule.name}] {r.describe()}", file=out)
-        elif r.excluded:
-            print(f"{r.spec.file}:{r.line()}: excluded [{r.rule.name}] {r.mutant.text}: {r.excluded}", file=out)
+        elif id(r) in excluded:
+            rs, why = excluded[id(r)]
+            count = f"{len(rs)} mutants: " if len(rs) > 1 else ""
+            print(f"{r.spec.file}:{r.line()}: excluded [{r.rule.name}] {count}{brief([x.mutant.text for x in rs])}: "
+                  f"{why}", file=out)
         elif r.equivalent is not None and r.killed:
             line = _declaration_line(r.spec, r.rule, r.mutant.text)
             print(f"{r.spec.file}:{line}: note [{r.rule.name}] {r.mutant.text} is declared equivalent, "
@@ -377,5 +382,6 @@ def print_score(results: list[MutantResult], out) -> None:
     print(f"mutation score: {killed}/{counted} mutants killed ({total_score(results):.0f}%){extra}", file=out)
     unseen = sum(1 for r in results if r.unseen)
     if unseen:
-        print(f"skipped: cannot change a test: {unseen} mutant(s) not run, since no test of their rule "
-              "feeds a series their change reaches (they survive, as they would have: counted as before)", file=out)
+        print(f"skipped: cannot change a test: {unseen} mutant(s) not run, since no test of their rule can "
+              "tell them from it, as proved before promtool starts (they survive, as they would have: "
+              "counted as before)", file=out)

@@ -18,8 +18,10 @@ small wrong versions (mutants) of it. Each mutant goes through the same path as 
    under "skipped: cannot change a test". A mutant's test groups go one to a file, so the
    cheapest can run first; a baseline's too, so a group that several rules' baselines share,
    with the same rules, runs once;
-3. the real rule is laid out the same way (the *baseline*): its tests must pass there, or the
-   run stops, so a mutant counts as killed only because of its change;
+3. the real rule is laid out the same way (the *baseline*): each of its test groups that ran
+   on one of its mutants must pass there (they run once the mutants have), or the run stops,
+   so a mutant's verdict comes only from its change; a group no mutant ran decides no
+   verdict and is not run on the rule;
 4. the test files of the run go to ``promtool test rules`` processes in small batches (at
    most one process per CPU at once by default, each batch with its own time limit, progress
    on stderr for long runs), whose JUnit reports say which test groups failed; a mutant's
@@ -52,13 +54,12 @@ from pathlib import Path
 import promql_parser as pp
 import yaml
 
-from ..findings import RulegenError
-from ..fs import read as fs_read
 from ..fs.write import atomic_write, fresh_dir
 from ..promql.syntax import for_parser
 from ..spec import Spec
 from .mutants import Mutant, mutants_of
-from .testing import render_rule_groups, test_document, write_test_files
+from .rounds import run_rounds
+from .testing import render_rule_groups, test_document, write_group_file, write_test_files
 
 SUFFIX = "--rulegen-mutant-"
 WORK_DIR = ".rulegen/mutate"
@@ -94,6 +95,10 @@ class MutantResult:
     invalid: str = ""
     #: why a survivor of a rule generated from ``slos:`` is left out of the score ("": counted)
     excluded: str = ""
+    #: the parts of :attr:`excluded`: (its template, :data:`GENERATED_REASON` or
+    #: :data:`SIDE_REASON`; the SLO; the label of a side matcher, else ""), which the report
+    #: groups by (:func:`excluded_groups`)
+    exclusion: tuple = ()
     #: no test of the rule can tell this mutant from the rule (:mod:`rulegen.run.unseen`):
     #: it was not run, and survives
     unseen: bool = False
@@ -262,12 +267,12 @@ def plan_app(spec: Spec, root: Path, work: Path, test_text: str | dict,
             continue
         n = sum(1 for _, r in spec.rules() if keep is None or r.name in keep)
         if chunk and size + n > MAX_RULES_PER_RENDER:
-            files += _render_chunk(spec, root, app_dir, chunk, variants, needs, seen_by, doc, filters, index)
+            files += _render_chunk(spec, root, app_dir, chunk, variants, needs, seen_by, doc, filters, index, deps)
             chunk, size = [], 0
         chunk.append(k)
         size += n
     if chunk:
-        files += _render_chunk(spec, root, app_dir, chunk, variants, needs, seen_by, doc, filters, index)
+        files += _render_chunk(spec, root, app_dir, chunk, variants, needs, seen_by, doc, filters, index, deps)
     return results, files
 
 
@@ -289,13 +294,16 @@ def _tests_that_see(spec: Spec, variants: list, needs: dict, results: list, inde
 
 
 def _render_chunk(spec: Spec, root: Path, app_dir: Path, chunk: list[int], variants: list, needs: dict,
-                  seen_by: dict, doc: dict, filters: dict, index: dict) -> list:
+                  seen_by: dict, doc: dict, filters: dict, index: dict, deps: _Deps) -> list:
     """Render the variants numbered in ``chunk`` with one ``plan`` and one ``helm template``
     and write their promtool files; returns ``(path, rule name, result index)`` per file. A
     mutant declared equivalent gets its tests laid out as ``rulegen test`` lays them out;
-    any other mutant, and a baseline, one file per test group: a mutant's cheapest groups
-    run first, and a group several rules' baselines share with the same rules runs once
-    (:func:`_run_rounds`)."""
+    any other mutant, and a baseline, one test file per test group in its folder
+    (:func:`rulegen.run.testing.write_group_file`), with only the rules that group needs (the
+    variant's rule, those it asserts on and the recording rules they read:
+    :meth:`_Deps.needed`; the others cannot change what it asserts): a mutant's cheapest
+    groups run first, and a group several rules' baselines share runs once
+    (:func:`rulegen.run.rounds.run_rounds`)."""
     from ..render import plan
     # the spec's own groups first, under their own names: the chart's values (and the values
     # schema, which knows each group by name) are the spec's; their rendered rules are not used
@@ -323,13 +331,30 @@ def _render_chunk(spec: Spec, root: Path, app_dir: Path, chunk: list[int], varia
         idx = index[k]
         label = "baseline" if m is None else f"m{idx}"
         dest = app_dir / f"{_slug(rule.name)}-{label}"
-        whole = m is not None and m.text in rule.equivalent_mutants
-        parts = [seen_by[k]] if whole else [[t] for t in seen_by[k]]
-        for j, tests in enumerate(parts):
-            for f in write_test_files(spec, {**doc, "tests": tests}, by_variant.get(k, []),
-                                      dest if whole else dest / str(j), filters=filters):
+        if m is not None and m.text in rule.equivalent_mutants:
+            for f in write_test_files(spec, {**doc, "tests": seen_by[k]}, by_variant.get(k, []), dest,
+                                      filters=filters):
                 files.append((f, rule.name, idx))
+            continue
+        written: set = set()
+        for j, t in enumerate(seen_by[k]):
+            groups = _only(by_variant.get(k, []), deps.needed(_test_names(t, "") | {rule.name}))
+            f = write_group_file(doc, t, groups, dest, f"{spec.app}.{j}", filters, written)
+            files.append((f, rule.name, idx))
     return files
+
+
+def _only(groups: list[dict], names: set[str] | None) -> list[dict]:
+    """The rendered rule ``groups`` (a rule file's ``groups:``) with only the rules named in
+    ``names`` (None: all), in their order; groups left empty are left out."""
+    if names is None:
+        return groups
+    out = []
+    for g in groups:
+        rules = [r for r in g.get("rules") or [] if (r.get("alert") or r.get("record")) in names]
+        if rules:
+            out.append({**g, "rules": rules})
+    return out
 
 
 def _slug(name: str) -> str:
@@ -341,7 +366,7 @@ def run_mutation(loaded, outputs, root: Path, apps: list[str], rules: set | None
     """Make, render and run every mutant of the rules with tests (``rules``: only these
     ``(app, name)`` pairs, None for all) of the given ``apps``; returns the results and the
     per-rule scores. ``progress``, when given, is called with a progress line (text) at most
-    every :data:`PROGRESS_EVERY_S` seconds on long runs.
+    every :data:`rulegen.run.rounds.PROGRESS_EVERY_S` seconds on long runs.
 
     Raises:
         RulegenError: helm failed, or a rule's tests fail on the rule itself as laid out here.
@@ -364,176 +389,61 @@ def run_mutation(loaded, outputs, root: Path, apps: list[str], rules: set | None
         files.extend((f, spec.app, name, -1 if i < 0 else base + i) for f, name, i in fs)
     if not files:
         return all_results, []
-    _run_rounds(files, all_results, jobs, root, progress)
+    run_rounds(files, all_results, jobs, root, progress)
     exclude_generated(all_results)
     return all_results, scores(all_results)
 
 
 def exclude_generated(results: list[MutantResult]) -> None:
     """Mark the surviving ``matcher`` mutants of rules generated from ``slos:`` as excluded
-    (see the module docstring), with :data:`GENERATED_REASON`."""
+    (see the module docstring), with :data:`GENERATED_REASON` or :data:`SIDE_REASON`."""
     for r in results:
         if r.killed or r.invalid or r.equivalent is not None or r.mutant.kind != "matcher":
             continue
         slo = next((g.slo for g in r.spec.groups if g.slo is not None and any(x is r.rule for x in g.rules)), None)
         side = _SIDE.match(r.mutant.text) if r.rule.is_alert else None  # slo/slo_service matcher removed
         if slo is not None:
-            r.excluded = SIDE_REASON.format(slo=slo, label=side.group(1)) if side else GENERATED_REASON.format(slo=slo)
+            r.exclusion = (SIDE_REASON, slo, side.group(1)) if side else (GENERATED_REASON, slo, "")
+            r.excluded = r.exclusion[0].format(slo=slo, label=r.exclusion[2])
+
+
+def excluded_groups(results: list[MutantResult]) -> list[tuple[list[MutantResult], str]]:
+    """The excluded ``results`` by rule and reason, in the order they first appear: per group
+    its results and the reason once (a :data:`SIDE_REASON` naming each side label among them,
+    `` `slo`/`slo_service` ``)."""
+    groups: dict = {}
+    for r in results:
+        if r.excluded:
+            key = (r.spec.file, r.line(), id(r.rule), r.exclusion[:2] if r.exclusion else r.excluded)
+            groups.setdefault(key, []).append(r)
+    out = []
+    for rs in groups.values():
+        template, slo, _label = rs[0].exclusion or (None, "", "")
+        labels = "`/`".join(dict.fromkeys(r.exclusion[2] for r in rs if r.exclusion))
+        out.append((rs, rs[0].excluded if template is None else template.format(slo=slo, label=labels)))
+    return out
+
+
+def brief(texts: list[str]) -> str:
+    """Mutant texts listed briefly: repeats of one text (``x``, ``x (#2)``...) once, with the
+    places they stand for (``x (#1-#4)``, ``x (#1, #3)``; ``#1`` is the text without a number)."""
+    places: dict = {}
+    for t in texts:
+        m = re.fullmatch(r"(.*) \(#(\d+)\)", t)
+        base, n = (m.group(1), int(m.group(2))) if m else (t, 1)
+        places.setdefault(base, []).append(n)
+    out = []
+    for base, ns in places.items():
+        if ns == [1]:
+            out.append(base)
+        elif ns == list(range(1, len(ns) + 1)):
+            out.append(f"{base} (#1-#{len(ns)})")
+        else:
+            out.append(f"{base} ({', '.join(f'#{n}' for n in ns)})")
+    return ", ".join(out)
 
 
 _SIDE = re.compile(r"^matcher `(slo|slo_service)=\"[^`]*` removed")
-
-
-def _steps(test_file: Path) -> int:
-    """Rough promtool cost of a test file: evaluation steps summed over its test groups (the
-    last ``eval_time`` over the evaluation interval; a rule file is evaluated at each)."""
-    from ..spec.durations import DurationError, parse_ms
-    try:
-        doc = yaml.load(fs_read.read_text(test_file), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        step = max(parse_ms(str(doc.get("evaluation_interval") or "1m")), 1)
-        total = 0
-        for t in doc.get("tests") or []:
-            last = [parse_ms(str(a.get("eval_time", "0s"))) for kind in ("alert_rule_test", "promql_expr_test")
-                    for a in t.get(kind) or []]
-            total += 1 + max(last, default=0) // max(parse_ms(str(t.get("interval") or "1m")), step, 1)
-        return total
-    except (OSError, RulegenError, UnicodeDecodeError, yaml.YAMLError, DurationError, AttributeError, TypeError):
-        return 1 << 30  # unknown: last
-
-
-def _check_baseline(f: Path, app: str, name: str, cases) -> None:
-    """Raise when a rule's own tests (a baseline file's ``cases``) do not all pass."""
-    if isinstance(cases, str):
-        raise RulegenError(f"{app} {name}: {cases} on the rule itself; see {f}")
-    if not cases or any(not c.passed for c in cases):
-        why = "; ".join(c.name for c in cases or [] if not c.passed) or "promtool ran none of them"
-        raise RulegenError(f"{app} {name}: its tests do not pass on the rule itself as mutation "
-                           f"testing lays it out ({why}); see {f}")
-
-
-def _run_rounds(files: list, results: list[MutantResult], jobs: int, root: Path, report=None) -> None:
-    """Run the promtool ``files`` (``(path, app, rule name, result index or -1)``) and record
-    each mutant's verdict in ``results``. A mutant's files run cheapest first (:func:`_steps`), one per round, and
-    a killed mutant runs no more of them: the verdict is the same, since a mutant is killed
-    by any failing test group (its files hold the same rules, so one that promtool cannot
-    load is found in the first). A mutant declared equivalent runs all its files in the
-    first round, so a note that a test kills it names the same test group. Baselines run
-    whole in the first round, and a baseline file of the same content (test and rule files)
-    as an earlier one is not run again: it has that one's results.
-
-    Raises:
-        RulegenError: a rule's tests do not pass on the rule itself (or do not finish).
-    """
-    per_mutant: dict[int, list] = {}
-    first: list = []
-    same: dict = {}  # a baseline file -> an earlier baseline file of the same content
-    seen: dict = {}
-    for entry in files:
-        key = _content(entry[0]) if entry[3] < 0 else None
-        if key is not None:
-            if key in seen:
-                same[entry] = seen[key]
-                continue
-            seen[key] = entry
-        if entry[3] < 0 or results[entry[3]].equivalent is not None:
-            first.append(entry)
-        else:
-            per_mutant.setdefault(entry[3], []).append(entry)
-    for i, fs in per_mutant.items():
-        fs.sort(key=lambda e: _steps(e[0]))
-    rnd = 0
-    todo = first + [fs[0] for fs in per_mutant.values()]
-    progress = _Progress(sum(len(fs) for fs in per_mutant.values()) + len(first), report)
-    while todo:
-        outcome = _run_files([e[0] for e in todo], jobs, root, progress)
-        if rnd == 0:  # a baseline file like one that ran has its results
-            for entry, twin in same.items():
-                outcome[str(entry[0])] = outcome.get(str(twin[0]))
-            todo = todo + list(same)
-        for f, app, name, i in todo:
-            cases = outcome.get(str(f))
-            if i < 0:
-                _check_baseline(f, app, name, cases)
-                continue
-            res = results[i]
-            if isinstance(cases, str):
-                res.invalid = cases  # promtool did not finish in time
-            elif not cases:
-                res.invalid = "promtool could not load the mutant"
-            else:
-                res.killed_by.extend(c.name for c in cases if not c.passed)
-        rnd += 1
-        todo = [fs[rnd] for i, fs in per_mutant.items()
-                if rnd < len(fs) and not results[i].killed and not results[i].invalid]
-
-
-def _content(test_file: Path) -> str | None:
-    """The text of a promtool test file and of each rule file it names: its whole input (two
-    files of the same content give the same results); None when unreadable."""
-    try:
-        text = fs_read.read_text(test_file)
-        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        rules = [fs_read.read_text(test_file.parent / str(r)) for r in doc.get("rule_files") or []]
-    except (OSError, RulegenError, UnicodeDecodeError, yaml.YAMLError, AttributeError, TypeError):
-        return None
-    return "\0".join([text, *rules])
-
-
-#: promtool test files per process: small batches, so the work spreads evenly over ``jobs``
-#: processes and one slow batch times out alone
-BATCH_FILES = 12
-#: seconds one batch may take; a batch that takes longer is run again file by file, each with
-#: this limit (a file over it: its mutant is not runnable, a baseline stops the run)
-BATCH_TIMEOUT_S = 600
-#: seconds between progress lines on stderr
-PROGRESS_EVERY_S = 15.0
-
-
-class _Progress:
-    """Progress lines for long runs (promtool files run of the most to run), handed to
-    ``report`` (a callable taking the line; None: no progress)."""
-
-    def __init__(self, total: int, report=None):
-        import time
-        self.total, self.done, self.report = total, 0, report
-        self.start = self.last = time.monotonic()
-
-    def add(self, n: int) -> None:
-        import time
-        self.done += n
-        now = time.monotonic()
-        if self.report is not None and now - self.last >= PROGRESS_EVERY_S:
-            self.last = now
-            self.report(f"rulegen: mutation testing: {self.done} promtool file(s) run, at most "
-                        f"{max(self.total - self.done, 0)} to go ({now - self.start:.0f} s)")
-
-
-def _run_files(paths: list[Path], jobs: int, root: Path, progress: _Progress) -> dict:
-    """promtool on ``paths`` in batches of :data:`BATCH_FILES`, ``jobs`` processes at once,
-    each batch within :data:`BATCH_TIMEOUT_S`; returns file -> its test group results (a
-    string instead when promtool did not finish with that file alone in time)."""
-    from ..tools import promtool
-    batches = [paths[i:i + BATCH_FILES] for i in range(0, len(paths), BATCH_FILES)]
-
-    def one(batch: list[Path]) -> list:
-        try:
-            runs = [promtool.test_rules(batch, cwd=batch[0].parent, root=root, timeout=BATCH_TIMEOUT_S)]
-        except promtool.PromtoolTimeout:
-            if len(batch) == 1:
-                return [(str(batch[0]), f"promtool did not finish within {BATCH_TIMEOUT_S} s")]
-            return [x for f in batch for x in one([f])]
-        return [(c.file, c) for r in runs for c in r.cases]
-
-    outcome: dict = {}
-    with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(batches)))) as pool:
-        for batch, got in zip(batches, pool.map(one, batches)):
-            for f, c in got:
-                if isinstance(c, str):
-                    outcome[f] = c
-                else:
-                    outcome.setdefault(f, []).append(c)
-            progress.add(len(batch))
-    return outcome
 
 
 def scores(results: list[MutantResult]) -> list[RuleScore]:

@@ -234,6 +234,27 @@ def write_test_files(spec: Spec, test_text: str | dict, groups: list[dict], dest
     return files
 
 
+def write_group_file(doc: dict, test: dict, groups: list[dict], dest: Path, stem: str, filters: dict,
+                     written: set) -> Path:
+    """Lay out one test group ``test`` of the test document ``doc`` in ``dest``, against the
+    rendered rule ``groups`` with the annotations its tests state (``filters``, from
+    :func:`rulegen.render.promtool_tests.annotation_filters`): ``<stem>.test.yaml`` and a rule
+    file named after its content's digest, ``rules-<sha256, 16 hex>.yaml``, written once per
+    ``dest`` (``written``: the names written there so far, updated). Test groups of one
+    folder that need the same rules share one rule file, and two files laid out alike read
+    alike. Returns the test file."""
+    import hashlib
+    text = _dump({"groups": filter_annotations(groups, filters.get(test.get("name"), {}))})
+    rules_name = f"rules-{hashlib.sha256(text.encode()).hexdigest()[:16]}.yaml"
+    dest.mkdir(parents=True, exist_ok=True)
+    if rules_name not in written:
+        atomic_write(dest / rules_name, text, sync=False)
+        written.add(rules_name)
+    f = dest / f"{stem}.test.yaml"
+    atomic_write(f, _dump({**doc, "rule_files": [rules_name], "tests": [test]}), sync=False)
+    return f
+
+
 def prepare_app(spec: Spec, outputs, root: Path, work: Path) -> list[Path]:
     """Render ``spec``'s chart with helm (gates on) and lay out its promtool files in
     ``work/<app>`` (:func:`write_test_files`, the tests of :func:`test_document`); returns the

@@ -17,16 +17,34 @@ mutant from the rule, when one of these holds:
 * **the same series are selected**: both nodes are selectors of the same metric name, and
   every input series of that name is selected by both or by neither (a removed matcher
   that every such series satisfies, such as ``job="api"`` when every series has
-  ``job="api"``);
+  ``job="api"``); for a name recording rules write, also every series they write: each
+  matcher in which the two selectors differ has its label set, by the ``labels:`` of every
+  recording rule writing that name, to a value the matcher accepts (Prometheus gives every
+  series a recording rule writes the rule's labels, over those of its expression);
 * a ``for`` or ``scale`` mutant whose whole expression is empty.
+
+One proof holds for any test (:func:`matched_elsewhere`): a ``matcher`` mutant that drops
+matcher ``m`` (on label ``L``) from a selector of a fixed metric name, where the selector is,
+through steps that pass each series on with its labels (parentheses, a number on the other
+side of an operator, ``rate`` and the like), one operand of a comparison, arithmetic or
+``and`` between two vectors matching on all labels, whose other operand is (through such
+steps) a selector with ``m`` itself. Every series of the other side has an ``L`` that ``m``
+accepts, and every series the mutant adds has one ``m`` refuses: none of them is matched (nor
+can two of them clash, being series of one name), so the operator gives what it gave. This
+is the equivalence :data:`rulegen.run.mutation.SIDE_REASON` states for the burn-rate alerts
+generated from ``slos:``, proved for any input.
 
 A selector is judged only when its metric name is fixed (``name`` or ``__name__="..."``), it
 has no ``or`` groups, every input series of the test has readable labels and every matcher
 verdict is known (:func:`rulegen.promql.matchers.selects`). Series written by recording rules
-count: a name that a recording rule records is judged only when every recording rule writing it
-is itself empty for the test (and is not the mutated rule); ``ALERTS`` and ``ALERTS_FOR_STATE``
-are never judged. Rules whose expression is a template (parameters, ``{{``) are not judged. So
-every answer "cannot change" is a proof; "can change" only means no proof was found.
+count: a name that a recording rule records is judged only when every recording rule writing
+it is itself empty for the test, or (for "the same series") sets the labels in question (and
+is not the mutated rule); ``ALERTS`` and ``ALERTS_FOR_STATE`` are never judged. Rules whose
+expression or label values are a template (parameters, ``{{``) are not judged. The recording
+rules are the spec's (``rulegen test`` renders them as the spec states them, its values' rule
+knobs removed: :func:`rulegen.run.testing.values_for_tests`), a superset of those a test
+file loads. So every answer "cannot change" is a proof; "can change" only means no proof was
+found.
 
 A mutant that no test of its rule can see is *skipped* (not run): it survives, exactly as it
 would if promtool ran it.
@@ -36,9 +54,9 @@ from __future__ import annotations
 
 import promql_parser as pp
 
-from ..promql.matchers import selector_matchers, selects
+from ..promql.matchers import matches, selector_matchers, selects
 from ..promql.series import series_labels
-from ..promql.syntax import parsed
+from ..promql.syntax import nodes, parsed
 
 #: functions whose result is empty when their (one) vector or range argument is empty
 EMPTY_KEEPING = frozenset({
@@ -49,8 +67,14 @@ EMPTY_KEEPING = frozenset({
     "log10", "sqrt", "sgn", "clamp", "clamp_max", "clamp_min", "histogram_quantile", "label_replace",
     "label_join", "sort", "sort_desc", "timestamp", "holt_winters", "double_exponential_smoothing",
 })
+#: functions whose every output series is one series of their (one) vector or range argument,
+#: with its labels (the metric name aside) and no other series' values
+LABEL_KEEPING = EMPTY_KEEPING - {"label_replace", "label_join", "histogram_quantile"}
 #: series names the rule evaluation itself writes for alerts
 ALERT_SERIES = ("ALERTS", "ALERTS_FOR_STATE")
+#: binary operators that keep a pair of series only when their labels (the name aside) match
+#: (between two vectors: one-to-one for comparisons and arithmetic, a set match for ``and``)
+MATCHING_OPS = frozenset({"==", "!=", ">", "<", ">=", "<=", "+", "-", "*", "/", "%", "^", "atan2", "and"})
 
 
 def _templated(expr: str) -> bool:
@@ -60,8 +84,9 @@ def _templated(expr: str) -> bool:
 class TestInput:
     """The series one promtool test group (``test``: its dict as the test file holds it) can
     read: its ``input_series`` by metric name, and the project's recording rules
-    (``records``: recorded name -> the exprs that write it; None for a name written by a rule
-    that is not judged). ``known`` is False when an input series' labels cannot be read."""
+    (``records``: recorded name -> ``(expr, labels)`` of each recording rule writing it, as
+    :func:`records_of` gives; None for a name written by a rule that is not judged).
+    ``known`` is False when an input series' labels cannot be read."""
 
     def __init__(self, test: dict, records: dict, mutated: str):
         self.by_name: dict[str, list[dict]] = {}
@@ -92,13 +117,26 @@ class TestInput:
                 return None
             self._busy.add(name)
             try:
-                for e in exprs:
+                for e, _labels in exprs:
                     ast = parsed(e)
                     if ast is None or not empty(ast, self):
                         return None
             finally:
                 self._busy.discard(name)
         return self.by_name.get(name, [])
+
+    def written(self, ms: list) -> tuple[str, list[dict]] | None:
+        """(name, the ``labels:`` of each recording rule writing it) for a selector with
+        matchers ``ms``, whose metric name is fixed, read by a test whose every input series
+        has readable labels; ``[]`` when no recording rule writes it. None when that name is
+        not judged (``ALERTS``, the mutated rule's own, one a rule not judged writes)."""
+        names = [v for lab, op, v in ms if lab == "__name__" and op == "="]
+        if not self.known or len(set(names)) != 1:
+            return None
+        name = names[0]
+        if name in ALERT_SERIES or name == self.mutated or self.records.get(name, []) is None:
+            return None
+        return name, [labels for _e, labels in self.records.get(name, [])]
 
 
 def _selector_matchers(node) -> list | None:
@@ -137,34 +175,119 @@ def empty(node, inp: TestInput) -> bool:
 def same_selection(a, b, inp: TestInput) -> bool:
     """True when selectors ``a`` and ``b`` (VectorSelector nodes) select the same series in the
     test ``inp`` describes (the same metric name, whose every input series both select or
-    both refuse); False when that is not proved."""
+    both refuse, and whose every recorded series, where recording rules write it, carries
+    rule labels that every matcher in which ``a`` and ``b`` differ accepts); False when that
+    is not proved."""
     if type(a).__name__ != "VectorSelector" or type(b).__name__ != "VectorSelector":
         return False
     ma, mb = _selector_matchers(a), _selector_matchers(b)
     if ma is None or mb is None:
         return False
+    # same series, same offset/@: the two nodes read the same samples
+    if str(a.offset) != str(b.offset) or str(a.at) != str(b.at):
+        return False
     ca, cb = inp.candidates(ma), inp.candidates(mb)
-    if ca is None or cb is None or ca is not cb and ca != cb:
+    if ca is None or cb is None:
+        # a recorded name: every series the recording rules write carries their labels
+        wa, wb = inp.written(ma), inp.written(mb)
+        if wa is None or wb is None or wa[0] != wb[0]:
+            return False
+        ca = cb = inp.by_name.get(wa[0], [])
+        differ = set(ma) ^ set(mb)
+        for labels in wa[1]:
+            if any(lab not in labels or _templated(labels[lab]) or matches(op, v, labels[lab]) is not True
+                   for lab, op, v in differ):
+                return False
+    if ca is not cb and ca != cb:
         return False
     for labels in ca:
         va, vb = selects(ma, labels), selects(mb, labels)
         if va is None or vb is None or va != vb:
             return False
-    # same series, same offset/@: the two nodes read the same samples
-    return str(a.offset) == str(b.offset) and str(a.at) == str(b.at)
+    return True
+
+
+def _passes_on(node):
+    """The selector whose series ``node`` gives one by one, each with its labels (the metric
+    name aside) and no other series' values, or None: the selector itself, in a range, in
+    parentheses, negated, with a number on the other side of an operator, or the one vector
+    argument of a :data:`LABEL_KEEPING` function."""
+    kind = type(node).__name__
+    if kind == "VectorSelector":
+        return node
+    if kind == "MatrixSelector":
+        return node.vector_selector
+    if kind in ("ParenExpr", "UnaryExpr"):
+        return _passes_on(node.expr)
+    if kind == "BinaryExpr" and str(node.op) not in ("and", "or", "unless") and _plain(node.modifier):
+        if type(node.lhs).__name__ == "NumberLiteral":
+            return _passes_on(node.rhs)
+        if type(node.rhs).__name__ == "NumberLiteral":
+            return _passes_on(node.lhs)
+        return None
+    if kind == "Call" and node.func.name in LABEL_KEEPING:
+        args = [a for a in node.args or [] if type(a).__name__ not in ("NumberLiteral", "StringLiteral")]
+        return _passes_on(args[0]) if len(args) == 1 else None
+    return None
+
+
+def _plain(modifier) -> bool:
+    """A binary operator's modifier that matches on all labels: none, or only ``bool``."""
+    if modifier is None:
+        return True
+    fill = getattr(modifier, "fill_values", None)
+    return (modifier.matching is None and not modifier.group_labels
+            and (fill is None or (fill.lhs is None and fill.rhs is None))
+            and str(modifier.card) in ("VectorMatchCardinality.OneToOne", "VectorMatchCardinality.ManyToMany"))
+
+
+def matched_elsewhere(ast, old, new) -> bool:
+    """True when ``new`` is the selector ``old`` without one matcher ``m`` (its metric name
+    fixed), and every selector of ``ast`` (the rule's expression) that reads as ``old`` is,
+    through steps that pass its series on (:func:`_passes_on`), one operand of a
+    :data:`MATCHING_OPS` operator matching on all labels (:func:`_plain`) whose other
+    operand passes on a selector with ``m`` itself: then ``old`` and ``new`` give that
+    operator the same result on any input (see the module docstring). False when that is
+    not proved."""
+    if type(old).__name__ != "VectorSelector" or type(new).__name__ != "VectorSelector":
+        return False
+    mo, mn = _selector_matchers(old), _selector_matchers(new)
+    if mo is None or mn is None or str(old.offset) != str(new.offset) or str(old.at) != str(new.at):
+        return False
+    gone = set(mo) - set(mn)
+    if set(mn) - set(mo) or len(gone) != 1 or len(mo) != len(mn) + 1:
+        return False
+    m = next(iter(gone))
+    names = {v for lab, op, v in mn if lab == "__name__" and op == "="}
+    if m[0] == "__name__" or len(names) != 1:
+        return False
+    text = str(old)
+    everywhere = sum(1 for n in nodes(ast) if type(n).__name__ == "VectorSelector" and str(n) == text)
+    matched = 0
+    for n in nodes(ast):
+        if type(n).__name__ != "BinaryExpr" or str(n.op) not in MATCHING_OPS or not _plain(n.modifier):
+            continue
+        sides = (_passes_on(n.lhs), _passes_on(n.rhs))
+        for this, other in (sides, sides[::-1]):
+            if this is not None and other is not None and str(this) == text:
+                om = _selector_matchers(other)
+                matched += om is not None and m in om
+    return everywhere > 0 and matched == everywhere
 
 
 def records_of(spec) -> dict:
-    """Recorded name -> the exprs of ``spec``'s recording rules writing it (None for a name
-    one templated rule writes: not judged)."""
+    """Recorded name -> ``(expr, labels)`` of each of ``spec``'s recording rules writing it
+    (``labels``: the rule's labels as the chart renders them, the app's and the group's
+    included); None for a name one templated rule writes (not judged)."""
     out: dict = {}
-    for _g, r in spec.rules():
+    for g, r in spec.rules():
         if r.is_alert:
             continue
         if _templated(r.expr) or getattr(r, "params", None) or out.get(r.name, []) is None:
             out[r.name] = None
         else:
-            out.setdefault(r.name, []).append(r.expr)
+            labels = r.all_labels(spec.labels, g.labels)
+            out.setdefault(r.name, []).append((r.expr, {str(k): str(v) for k, v in labels.items()}))
     return out
 
 
@@ -174,13 +297,17 @@ def cannot_change(rule, mutant, test: dict, records: dict) -> bool:
     :func:`records_of` for the rule's spec."""
     if _templated(rule.expr) or getattr(rule, "params", None) or rule.expr_template:
         return False
+    site = getattr(mutant, "site", None)
+    if mutant.kind == "matcher" and site is not None:
+        ast = parsed(rule.expr)
+        if ast is not None and matched_elsewhere(ast, site[0], site[1]):
+            return True  # on any input
     inp = TestInput(test, records, "" if rule.is_alert else rule.name)
     if not inp.known:
         return False
     if mutant.kind in ("for", "scale"):
         ast = parsed(rule.expr)
         return ast is not None and empty(ast, inp)
-    site = getattr(mutant, "site", None)
     if site is None:
         return False
     old, new = site

@@ -241,7 +241,7 @@ def test_mutants_run_in_small_batches_at_most_jobs_promtool_processes_at_once(pr
                                                                                capsys, monkeypatch):
     import threading
 
-    from rulegen.run import mutation
+    from rulegen.run import rounds
     from rulegen.tools import promtool
     calls, running, most = [], [0], [0]
     lock = threading.Lock()
@@ -265,7 +265,7 @@ def test_mutants_run_in_small_batches_at_most_jobs_promtool_processes_at_once(pr
     assert "mutation score: 22/22 mutants killed (100%), 2 declared equivalent" in out
     # at most --jobs promtool processes at once; the mutants in batches of at most BATCH_FILES
     assert most[0] <= 2
-    assert max(calls) <= mutation.BATCH_FILES and len(calls) >= 3
+    assert max(calls) <= rounds.BATCH_FILES and len(calls) >= 3
     # the 22 counted mutants run their test groups one to a file, cheapest first, until one
     # fails; the 2 declared equivalents their one file whole; the 2 rules' baselines one file
     # per test group: each file once
@@ -388,24 +388,25 @@ def _fake_promtool(monkeypatch, fails=(), hangs=()):
 
 
 def _files(tmp_path, spec):
-    """(path, app, rule, result index) per (name, index, steps) in ``spec``; each test file
-    evaluates ``steps`` one-minute steps (its cost for the cheapest-first order)."""
+    """(path, app, rule, result index) per (name, index, steps[, test group]) in ``spec``; each
+    test file holds one test group (default "g") evaluating ``steps`` one-minute steps (its
+    cost for the cheapest-first order)."""
     out = []
-    for name, i, steps in spec:
+    for name, i, steps, *group in spec:
         f = tmp_path / name
-        f.write_text(f"evaluation_interval: 1m\ntests:\n- interval: 1m\n  alert_rule_test:\n"
-                     f"  - eval_time: {steps}m\n", encoding="utf-8")
+        f.write_text(f"evaluation_interval: 1m\ntests:\n- name: {group[0] if group else 'g'}\n  interval: 1m\n"
+                     f"  alert_rule_test:\n  - eval_time: {steps}m\n", encoding="utf-8")
         out.append((f, "a", "R", i))
     return out
 
 
 def test_a_killed_mutant_runs_no_more_files_cheapest_first(tmp_path, monkeypatch):
-    from rulegen.run.mutation import _run_rounds
+    from rulegen.run.rounds import run_rounds
     ran = _fake_promtool(monkeypatch, fails={"m0-cheap", "m1-dear"})
     results = _fake_results(3)
     files = _files(tmp_path, [("base", -1, 100), ("m0-dear", 0, 500), ("m0-cheap", 0, 5),
                               ("m1-cheap", 1, 5), ("m1-dear", 1, 500), ("m2-a", 2, 5), ("m2-b", 2, 9)])
-    _run_rounds(files, results, 2, tmp_path)
+    run_rounds(files, results, 2, tmp_path)
     flat = [f for batch in ran for f in batch]
     # m0 is killed by its cheapest file: its 500-step file never runs; m1 needs both; m2
     # survives both of its files
@@ -416,21 +417,21 @@ def test_a_killed_mutant_runs_no_more_files_cheapest_first(tmp_path, monkeypatch
 
 
 def test_a_declared_equivalent_runs_all_its_files_in_spec_order(tmp_path, monkeypatch):
-    from rulegen.run.mutation import _run_rounds
+    from rulegen.run.rounds import run_rounds
     _fake_promtool(monkeypatch, fails={"e-1", "e-2"})
     results = _fake_results(1, equivalent={0})
-    _run_rounds(_files(tmp_path, [("e-1", 0, 500), ("e-2", 0, 5)]), results, 2, tmp_path)
+    run_rounds(_files(tmp_path, [("e-1", 0, 500), ("e-2", 0, 5)]), results, 2, tmp_path)
     # the note "declared equivalent, but `X` kills it" names the same test group as before
     assert results[0].killed_by == ["e-1", "e-2"]
 
 
 def test_a_batch_that_times_out_is_run_file_by_file_and_only_its_slow_mutant_is_lost(tmp_path, monkeypatch):
-    from rulegen.run import mutation
-    monkeypatch.setattr(mutation, "BATCH_FILES", 3)
+    from rulegen.run import rounds
+    monkeypatch.setattr(rounds, "BATCH_FILES", 3)
     ran = _fake_promtool(monkeypatch, fails={"m1"}, hangs={"m2"})
     results = _fake_results(4)
     files = _files(tmp_path, [(f"m{i}", i, 5) for i in range(4)])
-    mutation._run_rounds(files, results, 1, tmp_path)
+    rounds.run_rounds(files, results, 1, tmp_path)
     assert ran[0] == ["m0", "m1", "m2"] and ["m0"] in ran and ["m2"] in ran and ["m3"] in ran
     assert [r.killed for r in results] == [False, True, False, False]
     assert results[2].invalid.startswith("promtool did not finish within")
@@ -439,18 +440,40 @@ def test_a_batch_that_times_out_is_run_file_by_file_and_only_its_slow_mutant_is_
 
 def test_a_baseline_that_times_out_stops_the_run(tmp_path, monkeypatch):
     from rulegen.findings import RulegenError
-    from rulegen.run.mutation import _run_rounds
+    from rulegen.run.rounds import run_rounds
     _fake_promtool(monkeypatch, hangs={"base"})
     with pytest.raises(RulegenError, match="did not finish within .* on the rule itself"):
-        _run_rounds(_files(tmp_path, [("base", -1, 5)]), [], 1, tmp_path)
+        run_rounds(_files(tmp_path, [("base", -1, 5), ("m0", 0, 5)]), _fake_results(1), 1, tmp_path)
 
 
 def test_a_baseline_whose_tests_fail_stops_the_run(tmp_path, monkeypatch):
     from rulegen.findings import RulegenError
-    from rulegen.run.mutation import _run_rounds
+    from rulegen.run.rounds import run_rounds
     _fake_promtool(monkeypatch, fails={"base"})
     with pytest.raises(RulegenError, match=r"do not pass on the rule itself .*\(base\)"):
-        _run_rounds(_files(tmp_path, [("base", -1, 5)]), [], 1, tmp_path)
+        run_rounds(_files(tmp_path, [("base", -1, 5), ("m0", 0, 5)]), _fake_results(1), 1, tmp_path)
+
+
+def test_only_the_baselines_of_test_groups_a_mutant_ran_are_run(tmp_path, monkeypatch):
+    """A verdict rests on the test groups that ran on the mutant: the baseline of a group no
+    mutant ran (here: one the killing cheaper group spared, and one of a rule whose mutants
+    were all proved unseen) can change none, and is not run."""
+    from rulegen.run.rounds import run_rounds
+    ran = _fake_promtool(monkeypatch, fails={"m0-cheap", "base-dear"})
+    files = _files(tmp_path, [("base-cheap", -1, 5, "cheap"), ("base-dear", -1, 500, "dear"),
+                              ("m0-cheap", 0, 5, "cheap"), ("m0-dear", 0, 500, "dear")])
+    results = _fake_results(1)
+    run_rounds(files, results, 1, tmp_path)
+    flat = [f for batch in ran for f in batch]
+    assert flat == ["m0-cheap", "base-cheap"], flat
+    assert results[0].killed_by == ["m0-cheap"]
+    # the same baseline runs, and stops the run, once a mutant has run its group
+    from rulegen.findings import RulegenError
+    ran.clear()
+    results = _fake_results(2)
+    more = files + _files(tmp_path, [("m1-dear", 1, 500, "dear")])
+    with pytest.raises(RulegenError, match=r"do not pass on the rule itself .*\(base-dear\)"):
+        run_rounds(more, results, 1, tmp_path)
 
 
 def test_a_selector_promql_parser_cannot_read_back_makes_no_matcher_mutant():

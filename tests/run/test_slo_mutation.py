@@ -68,8 +68,10 @@ def test_surviving_matcher_mutants_of_a_generated_slo_rule_are_excluded_with_the
     out = io.StringIO()
     report(results, scores(results), out)
     text = out.getvalue()
-    assert 'excluded [slo:sli_error:ratio_rate5m] matcher `job="x"` removed: generated from SLO ' \
-           "availability: the matcher is the spec's `sli` selector copied as written" in text
+    # one line for the rule and its reason: the two mutants counted and named in brief
+    assert 'excluded [slo:sli_error:ratio_rate5m] 2 mutants: matcher `job="x"` removed (#1-#2): generated from ' \
+           "SLO availability: the matcher is the spec's `sli` selector copied as written" in text
+    assert text.count("excluded [") == 1
     assert "2 excluded (generated from slos:)" in text
     assert f"SURVIVED [slo:sli_error:ratio_rate5m] no test fails when {other}" in text
     # with only the matcher survivors the generated rule reaches 100%
@@ -90,8 +92,29 @@ def test_an_slo_matcher_survivor_of_a_burn_rate_alert_is_excluded_as_equivalent(
     results = _results(set(side) | {other}, alert)
     exclude_generated(results)
     assert sorted(r.mutant.text for r in results if r.excluded) == sorted(side)
-    assert all("the other side's selector keeps the `slo" in r.excluded for r in results if r.excluded)
+    # each mutant's reason (JUnit's message) names its own label...
+    for r in results:
+        if r.excluded:
+            label = r.mutant.text.split("`")[1].split("=")[0]
+            assert f"the other side's selector keeps the `{label}` matcher" in r.excluded, r.excluded
     assert total_score(results) < 100  # the other survivor still counts
+    # ...and the report says it once for the rule: one line, the 8 mutants in brief
+    out = io.StringIO()
+    report(results, scores(results), out)
+    lines = [line for line in out.getvalue().splitlines() if "excluded [" in line]
+    assert lines == [f"rules/demo.yaml:{results[0].line()}: excluded [{alert}] 8 mutants: matcher "
+                     '`slo="availability"` removed (#1-#4), matcher `slo_service="demo"` removed (#1-#4): '
+                     "generated from SLO availability: the comparison matches this SLO's error ratio with its "
+                     "recorded budget on all labels, and the other side's selector keeps the `slo`/`slo_service` "
+                     "matcher, so dropping it here changes no result (an equivalent mutant); excluded from the "
+                     "score"], lines
+
+
+def test_mutant_texts_are_listed_in_brief():
+    from rulegen.run.mutation import brief
+    assert brief(["a", "a (#2)", "a (#3)", "b (#2)", "c"]) == "a (#1-#3), b (#2), c"
+    assert brief(["a", "a (#3)"]) == "a (#1, #3)"
+    assert brief(["`x` becomes `y` (#2)"]) == "`x` becomes `y` (#2)"
 
 
 def test_a_matcher_survivor_of_a_written_rule_still_counts():
@@ -130,5 +153,5 @@ def test_a_scratch_app_with_a_matcher_in_its_slo_selector_reaches_100(tmp_path, 
     code = main(["-C", str(tmp_path), "test", "--alert", first, "--min-mutation-score", "100"])
     out = capsys.readouterr().out
     assert code == 0, out
-    assert f'excluded [{first}] matcher `job="x"` removed' in out
+    assert f'excluded [{first}] 2 mutants: matcher `job="x"` removed (#1-#2): generated from SLO availability' in out
     assert "SURVIVED" not in out

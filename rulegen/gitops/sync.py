@@ -25,6 +25,20 @@ and the operator's admission webhook parses its rule groups with Prometheus' rul
    Secret (512 KiB), and must parse with Prometheus' ``rulefmt.Parse``, which is what
    ``promtool check rules`` runs on each rendered ``spec`` here.
 
+Steps 2 and 3 run first in ``rulegen-helmrender``, in the process that renders, on the other
+core while ``check`` loads and plans: the API server's own validation of the CRD's schema
+(``k8s.io/apiextensions-apiserver``: unknown fields, the schema, list-map keys, CEL rules) and
+the operator's own ``ValidateRule`` (its ``pkg/operator`` of the pinned release, linked in).
+A render whose PrometheusRules all pass comes back without its text (a
+:class:`rulegen.tools.helm.Passed`) and is neither parsed nor checked here. A render it
+rejects, or one it does not judge because rulegen's YAML 1.1 reading of it could differ from
+Kubernetes' (``2024-01-31``, ``on``, ``1:30``, anchors, tags, nulls, unknown fields, a spec
+near the size limit...), is checked here as described above, which says why: the helper
+judges, this module explains, so the findings are those of checking everything here
+(tests/gitops/test_sync_judge.py holds the two to that). Where the webhook is stricter than
+the promtool rulegen runs (legacy label names, functions of a later Prometheus), the helper
+rejects and this module finds nothing, as before.
+
 Without helm, promtool or the CRD file the check cannot run: that is an error in CI (``CI``
 set) and a warning elsewhere (``RG738``), so a CI without the tools never passes silently.
 
@@ -255,9 +269,9 @@ class SyncCheck:
     while rulegen does other work; :meth:`findings` waits for them. A context manager:
     leaving it stops renders still running."""
 
-    def __init__(self, root: Path, findings: list[Finding], jobs: list | None = None, schema: dict | None = None,
+    def __init__(self, root: Path, findings: list[Finding], jobs: list | None = None, crd: Path | None = None,
                  batch=None):
-        self.root, self._findings, self.jobs, self.schema, self.batch = root, findings, jobs or [], schema, batch
+        self.root, self._findings, self.jobs, self.crd, self.batch = root, findings, jobs or [], crd, batch
 
     def __enter__(self) -> "SyncCheck":
         return self
@@ -279,7 +293,10 @@ class SyncCheck:
         for found, docs in _render_all(self.root, self.jobs, self.batch):
             findings += found
             rendered += docs
-        return findings + _crd_and_webhook(rendered, self.schema, self.root)
+        if not rendered:  # none, or every one judged valid by rulegen-helmrender
+            return findings
+        schema = _crd_schema(str(self.crd), self.crd.stat().st_mtime)
+        return findings + _crd_and_webhook(rendered, schema, self.root)
 
 
 def start(loaded, root: Path, charts: list[str] | None = None) -> SyncCheck:
@@ -303,7 +320,6 @@ def start(loaded, root: Path, charts: list[str] | None = None) -> SyncCheck:
         return SyncCheck(root, [_missing(f"the Argo CD sync check did not run: the Prometheus Operator's CRD schema "
                                          f"is not at {crd}; run scripts/install-tools.sh (it fetches the pinned "
                                          "module's CRD)")])
-    schema = _crd_schema(str(crd), crd.stat().st_mtime)
     findings: list[Finding] = []
     jobs = []
     for chart, gates in sorted(chart_gates.items()):
@@ -320,7 +336,7 @@ def start(loaded, root: Path, charts: list[str] | None = None) -> SyncCheck:
                 findings.append(_missing(f"charts.values_files.{chart}: {extra} does not exist"))
             else:
                 jobs.append((chart, gates, extra))
-    return SyncCheck(root, findings, jobs, schema, helm.Batch(_batch_jobs(root, jobs), root))
+    return SyncCheck(root, findings, jobs, crd, helm.Batch(_batch_jobs(root, jobs), root, check=crd))
 
 
 def _values(root: Path, job) -> tuple:
@@ -365,10 +381,10 @@ def _render_all(root: Path, jobs: list, batch) -> list:
             out[i] = _values_error(root, r, chart, extra), []
         elif isinstance(r, BaseException):
             raise r
-        elif not r.prometheus_rules() and gates:  # the values leave the gates off: turn them on
+        elif not _count(r) and gates:  # the values leave the gates off: turn them on
             again.append(i)
         else:
-            out[i] = [], [(chart, shown(job), pr) for pr in r.prometheus_rules()]
+            out[i] = [], [(chart, shown(job), pr) for pr in _unjudged(r)]
     on = batch.results([gated[i] for i in again])
     for i in again:
         chart, gates, _extra = jobs[i]
@@ -380,8 +396,20 @@ def _render_all(root: Path, jobs: list, batch) -> list:
         elif isinstance(r, BaseException):
             raise r
         else:
-            out[i] = [], [(chart, shown(jobs[i]), pr) for pr in r.prometheus_rules()]
+            out[i] = [], [(chart, shown(jobs[i]), pr) for pr in _unjudged(r)]
     return out
+
+
+def _count(r) -> int:
+    """How many PrometheusRules render ``r`` (:class:`rulegen.tools.helm.Rendered` or
+    :class:`~rulegen.tools.helm.Passed`) holds."""
+    return r.count if isinstance(r, helm.Passed) else len(r.prometheus_rules())
+
+
+def _unjudged(r) -> list[dict]:
+    """The PrometheusRules of render ``r`` that rulegen checks itself: none when
+    ``rulegen-helmrender`` judged them all valid (:class:`rulegen.tools.helm.Passed`)."""
+    return [] if isinstance(r, helm.Passed) else r.prometheus_rules()
 
 
 def _values_error(root: Path, e: Exception, chart: str, extra: str | None) -> list[Finding]:

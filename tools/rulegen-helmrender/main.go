@@ -41,6 +41,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sync"
 )
 
@@ -98,6 +99,16 @@ func run(j job, chk *checker, checkErr error) result {
 }
 
 func main() {
+	// A short run that allocates much and keeps little (each render's templates, values and
+	// parsed documents are garbage once it is done): collecting at 5x the live heap instead of
+	// 2x spends about a sixth less CPU on the 100-chart benchmark, for some 40 MB more; the
+	// soft limit brings the default back when a project's renders would grow past it.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(1 << 30)
+	}
 	var in request
 	data, err := io.ReadAll(os.Stdin)
 	if err == nil {

@@ -25,19 +25,19 @@ and the operator's admission webhook parses its rule groups with Prometheus' rul
    Secret (512 KiB), and must parse with Prometheus' ``rulefmt.Parse``, which is what
    ``promtool check rules`` runs on each rendered ``spec`` here.
 
-Steps 2 and 3 run first in ``rulegen-helmrender``, in the process that renders, on the other
-core while ``check`` loads and plans: the API server's own validation of the CRD's schema
+Steps 2 and 3 run first in ``rulegen-helmrender``, in the process that renders, while
+``check`` plans the outputs: the API server's own validation against the CRD's schema
 (``k8s.io/apiextensions-apiserver``: unknown fields, the schema, list-map keys, CEL rules) and
-the operator's own ``ValidateRule`` (its ``pkg/operator`` of the pinned release, linked in).
-A render whose PrometheusRules all pass comes back without its text (a
-:class:`rulegen.tools.helm.Passed`) and is neither parsed nor checked here. A render it
-rejects, or one it does not judge because rulegen's YAML 1.1 reading of it could differ from
-Kubernetes' (``2024-01-31``, ``on``, ``1:30``, anchors, tags, nulls, unknown fields, a spec
-near the size limit...), is checked here as described above, which says why: the helper
-judges, this module explains, so the findings are those of checking everything here
-(tests/gitops/test_sync_judge.py holds the two to that). Where the webhook is stricter than
-the promtool rulegen runs (legacy label names, functions of a later Prometheus), the helper
-rejects and this module finds nothing, as before.
+the operator's own ``ValidateRule`` (its ``pkg/operator`` of the pinned release, linked into the
+helper). A render whose PrometheusRules all pass comes back without its text (a
+:class:`rulegen.tools.helm.Passed`) and rulegen neither parses nor checks it. A render the
+helper rejects, or one it does not judge because rulegen's YAML 1.1 reading of it could differ
+from Kubernetes' (``2024-01-31``, ``on``, ``1:30``, anchors, tags, nulls, unknown fields, a
+spec near the size limit...), rulegen checks itself as described above, and its findings say
+why: the helper judges, rulegen explains, and the findings are those of rulegen checking
+everything (tests/gitops/test_sync_judge.py holds the two to that). Where the webhook is
+stricter than the promtool rulegen runs (legacy label names, functions and template functions
+of a later Prometheus), the helper rejects and rulegen's check finds nothing, as before.
 
 Without helm, promtool or the CRD file the check cannot run: that is an error in CI (``CI``
 set) and a warning elsewhere (``RG738``), so a CI without the tools never passes silently.

@@ -110,6 +110,9 @@ CASES = [
     ("for int", edit("for: 5m", "for: 5"), "invalid", True),
     ("for spaced", edit("for: 5m", 'for: "5 m"'), "invalid", True),
     ("for fraction", edit("for: 5m", "for: 1.5h"), "invalid", True),
+    # Python's `$` also matches before a final newline: rulegen's schema check passes it, the
+    # API server's does not, promtool then refuses the duration (RG737 instead of RG736)
+    ("for with a newline", edit("for: 5m", 'for: "5m\\n"'), "invalid", True),
     ("keep_firing_for empty", rule('keep_firing_for: ""'), "invalid", True),
     ("keep_firing_for fraction", rule("keep_firing_for: 1.5h"), "invalid", True),
     ("alert int", edit("alert: Down", "alert: 3"), "invalid", True),
@@ -256,6 +259,19 @@ def test_yaml_11_scalars_are_never_judged_by_a_different_reading(tmp_path, crd):
     verdicts = {s: j.get("verdict") for s, j in zip(odd + ordinary, judged)}
     assert {s: v for s, v in verdicts.items() if s in odd and v == "valid"} == {}
     assert {s: v for s, v in verdicts.items() if s in ordinary and v != "valid"} == {}
+
+
+def test_without_the_crd_the_helper_judges_nothing(tmp_path, crd):
+    """A CRD the helper cannot read (a stale tools folder): every render comes back with its
+    text, and rulegen checks it as it did without the judge."""
+    charts = _charts(tmp_path, [BASE])
+    (result,) = _helper(charts, tmp_path / "missing.yaml")
+    assert (result["ok"], result["verdict"], "prometheusrules" in result) == (True, "unjudged", False)
+    with helm.Batch([helm.Job(charts[0])], REPO, check=tmp_path / "missing.yaml") as batch:
+        (rendered,) = batch.results()
+    assert isinstance(rendered, helm.Rendered) and len(rendered.prometheus_rules()) == 1
+    with helm.Batch([helm.Job(charts[0])], REPO, check=crd) as batch:
+        assert batch.results() == [helm.Passed(1)]
 
 
 # --- whole projects: the check's report with and without the judge ------------------------------

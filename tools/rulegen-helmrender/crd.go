@@ -8,7 +8,8 @@ package main
 // metadata decoded as ObjectMeta, unknown fields pruned, metadata coerced) and what the
 // custom-resource strategy's Validate checks on create (ValidateCustomResource against the
 // schema, embedded ObjectMeta, x-kubernetes-list-type "map" and "set" keys, and the CEL rules
-// of x-kubernetes-validations).
+// of x-kubernetes-validations). The object's own name, namespace and labels are not held to
+// the generic registry's ObjectMeta rules here, as rulegen's own check does not hold them.
 
 import (
 	"context"

@@ -125,6 +125,9 @@ CASES = [
     ("duplicate group names", BASE + "    - name: g\n      rules:\n        - alert: Other\n          expr: up\n",
      "invalid", True),
     ("no spec", BASE[:BASE.index("spec:")], "invalid", True),
+    ("group name int", edit("- name: g", "- name: 3"), "invalid", True),
+    ("groups string", edit(BASE[BASE.index("  groups:"):], "  groups: shop\n"), "invalid", True),
+    ("metadata name int", edit("  name: judge\n", "  name: 3\n"), "unjudged", False),
     ("one of two bad", BASE + "---\n" + edit("for: 5m", "for: 5", edit("name: judge", "name: judge2")),
      "invalid", True),
     # the webhook rejects them (RG737)
@@ -142,6 +145,8 @@ CASES = [
     ("for empty", edit("for: 5m", 'for: ""'), "invalid", True),
     ("interval empty", group('interval: ""'), "invalid", True),
     ("partial_response_strategy abort", group("partial_response_strategy: abort"), "invalid", True),
+    ("partial_response_strategy ABORT", group("partial_response_strategy: ABORT"), "invalid", True),
+    ("empty spec", edit(BASE[BASE.index("  groups:"):], "", edit("spec:\n", "spec: {}\n")), "valid", False),
     # the two YAML readings may differ, or an object Kubernetes would prune: left to rulegen
     ("bool label", label("on"), "unjudged", True),
     ("null for", edit("for: 5m", "for: null"), "unjudged", True),

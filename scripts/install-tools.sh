@@ -22,9 +22,10 @@
 # build tags and ldflags, BuildUser aside). A binary whose stamp differs, such as one built by
 # an older version of this script, is rebuilt; running this twice costs nothing.
 #
-# It also fetches, without building anything, the PrometheusRule CRD of the Prometheus Operator
-# release pinned in tools/prometheus-operator/go.mod (`go mod download -json`, source only)
-# into <tools dir>/crds/, for `rulegen check`'s CRD schema check (rulegen/gitops/sync.py).
+# It also fetches the PrometheusRule CRD of the Prometheus Operator release pinned in
+# tools/prometheus-operator/go.mod (`go mod download -json`, source only) into <tools dir>/crds/,
+# for `rulegen check`'s CRD schema check (rulegen/gitops/sync.py, and rulegen-helmrender, which
+# links that release's operator package for the admission webhook's rule validation).
 #
 # Usage: scripts/install-tools.sh [--force]
 #   RULEGEN_TOOLS_DIR=DIR builds into DIR/bin instead (rulegen looks there first); DIR must not
@@ -178,15 +179,22 @@ build helm "$root/tools/helm" $h/cmd/helm "" \
 -X $h/pkg/chartutil.k8sVersionMajor=1 -X $h/pkg/chartutil.k8sVersionMinor=$k8s_minor"
 
 # rulegen-helmrender: rulegen's own helper on the pinned Helm packages (tools/rulegen-helmrender,
-# a copy of tools/helm's go.mod and go.sum, so the same dependency versions): renders many charts
-# in one process the way `helm template` renders each (`rulegen check`'s sync check). Stamped
-# with helm's -X flags (`.Capabilities` must say what helm says) and a hash of its source.
+# tools/helm's go.mod and go.sum plus the Prometheus Operator's module, the release pinned in
+# tools/prometheus-operator): renders many charts in one process the way `helm template` renders
+# each, and judges the PrometheusRules they render with the API server's CRD validation and the
+# operator's admission webhook code (`rulegen check`'s sync check). Stamped with helm's -X flags
+# (`.Capabilities` must say what helm says) and a hash of its sources.
 hr="$root/tools/rulegen-helmrender"
 if [[ "$(cd "$hr" && go list -m -f '{{.Version}}' $module)" != "$version" ]]; then
   echo "install-tools.sh: tools/rulegen-helmrender must pin $module $version as tools/helm does" >&2
   exit 2
 fi
-version="$version+src.$(cat "$hr"/go.mod "$hr"/go.sum "$hr"/main.go | sha256sum | cut -c1-12)"
+po=github.com/prometheus-operator/prometheus-operator
+if [[ "$(cd "$hr" && go list -m -f '{{.Version}}' $po)" != "$(cd "$root/tools/prometheus-operator" && go list -m -f '{{.Version}}' $po)" ]]; then
+  echo "install-tools.sh: tools/rulegen-helmrender must pin $po as tools/prometheus-operator does" >&2
+  exit 2
+fi
+version="$version+src.$(cat "$hr"/go.mod "$hr"/go.sum "$hr"/*.go | sha256sum | cut -c1-12)"
 build rulegen-helmrender "$hr" . "" \
   "-X $h/internal/version.version=${version%%+*} -X $h/internal/version.metadata= \
 -X $h/internal/version.gitCommit=$commit -X $h/internal/version.gitTreeState=clean \

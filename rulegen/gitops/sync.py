@@ -25,6 +25,20 @@ and the operator's admission webhook parses its rule groups with Prometheus' rul
    Secret (512 KiB), and must parse with Prometheus' ``rulefmt.Parse``, which is what
    ``promtool check rules`` runs on each rendered ``spec`` here.
 
+Steps 2 and 3 run first in ``rulegen-helmrender``, in the process that renders, while
+``check`` plans the outputs: the API server's own validation against the CRD's schema
+(``k8s.io/apiextensions-apiserver``: unknown fields, the schema, list-map keys, CEL rules) and
+the operator's own ``ValidateRule`` (its ``pkg/operator`` of the pinned release, linked into the
+helper). A render whose PrometheusRules all pass comes back without its text (a
+:class:`rulegen.tools.helm.Passed`) and rulegen neither parses nor checks it. A render the
+helper rejects, or one it does not judge because rulegen's YAML 1.1 reading of it could differ
+from Kubernetes' (``2024-01-31``, ``on``, ``1:30``, anchors, tags, nulls, unknown fields, a
+spec near the size limit...), rulegen checks itself as described above, and its findings say
+why: the helper judges, rulegen explains, and the findings are those of rulegen checking
+everything (tests/gitops/test_sync_judge.py holds the two to that). Where the webhook is
+stricter than the promtool rulegen runs (legacy label names, functions and template functions
+of a later Prometheus), the helper rejects and rulegen's check finds nothing, as before.
+
 Without helm, promtool or the CRD file the check cannot run: that is an error in CI (``CI``
 set) and a warning elsewhere (``RG738``), so a CI without the tools never passes silently.
 
@@ -264,9 +278,9 @@ class SyncCheck:
     while rulegen does other work; :meth:`findings` waits for them. A context manager:
     leaving it stops renders still running."""
 
-    def __init__(self, root: Path, findings: list[Finding], jobs: list | None = None, schema: dict | None = None,
+    def __init__(self, root: Path, findings: list[Finding], jobs: list | None = None, crd: Path | None = None,
                  batch=None, selector: dict | None = None, keys: dict | None = None):
-        self.root, self._findings, self.jobs, self.schema, self.batch = root, findings, jobs or [], schema, batch
+        self.root, self._findings, self.jobs, self.crd, self.batch = root, findings, jobs or [], crd, batch
         # the project's rule-selector labels and each chart's values key (RG739)
         self.selector, self.keys = selector or {}, keys or {}
 
@@ -286,12 +300,16 @@ class SyncCheck:
         if self.batch is None:
             return list(self._findings)
         findings = list(self._findings)
-        rendered = []
-        for found, docs in _render_all(self.root, self.jobs, self.batch):
+        rendered, labelled = [], []
+        for found, docs, metas in _render_all(self.root, self.jobs, self.batch):
             findings += found
             rendered += docs
-        return (findings + _crd_and_webhook(rendered, self.schema, self.root)
-                + label_findings(rendered, self.root, self.selector, self.keys))
+            labelled += metas
+        labels = label_findings(labelled, self.root, self.selector, self.keys)
+        if not rendered:  # none, or every one judged valid by rulegen-helmrender
+            return findings + labels
+        schema = _crd_schema(str(self.crd), self.crd.stat().st_mtime)
+        return findings + _crd_and_webhook(rendered, schema, self.root) + labels
 
 
 def start(loaded, root: Path, charts: list[str] | None = None) -> SyncCheck:
@@ -315,7 +333,6 @@ def start(loaded, root: Path, charts: list[str] | None = None) -> SyncCheck:
         return SyncCheck(root, [_missing(f"the Argo CD sync check did not run: the Prometheus Operator's CRD schema "
                                          f"is not at {crd}; run scripts/install-tools.sh (it fetches the pinned "
                                          "module's CRD)")])
-    schema = _crd_schema(str(crd), crd.stat().st_mtime)
     findings: list[Finding] = []
     jobs = []
     for chart, gates in sorted(chart_gates.items()):
@@ -335,7 +352,7 @@ def start(loaded, root: Path, charts: list[str] | None = None) -> SyncCheck:
     keys: dict[str, str] = {}
     for s in loaded.specs:
         keys.setdefault(s.chart.path, s.chart.values_key)
-    return SyncCheck(root, findings, jobs, schema, helm.Batch(_batch_jobs(root, jobs), root),
+    return SyncCheck(root, findings, jobs, crd, helm.Batch(_batch_jobs(root, jobs), root, check=crd),
                      loaded.config.rule_selector_labels, keys)
 
 
@@ -361,7 +378,9 @@ def _read(root: Path, path: str) -> str:
 
 def _render_all(root: Path, jobs: list, batch) -> list:
     """Per job ``(chart, gates, extra values file or None)`` of :func:`start`: (findings,
-    [(chart, values file, PrometheusRule), ...]) of the chart rendered with its values.yaml
+    [(chart, values file, PrometheusRule), ...] to check, the same for every PrometheusRule but
+    holding only its ``metadata`` name and labels where the helper judged it valid (for
+    :func:`label_findings`)) of the chart rendered with its values.yaml
     (and the extra file), exactly as ``helm template`` of each alone renders it; for the jobs
     whose values leave the gates off and render no PrometheusRule, the render with the gates
     on, so the PrometheusRule is checked anyway."""
@@ -376,15 +395,15 @@ def _render_all(root: Path, jobs: list, batch) -> list:
         chart, gates, extra = job
         if isinstance(r, subprocess.TimeoutExpired):
             out[i] = [Finding(shown(job), 0, 0, "RG735", Severity.ERROR,
-                              f"helm template of {chart} with {shown(job)} did not finish within {helm.TIMEOUT_S} s")], []
+                              f"helm template of {chart} with {shown(job)} did not finish within {helm.TIMEOUT_S} s")], [], []
         elif isinstance(r, helm.HelmError):
-            out[i] = _values_error(root, r, chart, extra), []
+            out[i] = _values_error(root, r, chart, extra), [], []
         elif isinstance(r, BaseException):
             raise r
-        elif not r.prometheus_rules() and gates:  # the values leave the gates off: turn them on
+        elif not _count(r) and gates:  # the values leave the gates off: turn them on
             again.append(i)
         else:
-            out[i] = [], [(chart, shown(job), pr) for pr in r.prometheus_rules()]
+            out[i] = [], [(chart, shown(job), pr) for pr in _unjudged(r)], _labelled(r, chart, shown(job))
     on = batch.results([gated[i] for i in again])
     for i in again:
         chart, gates, _extra = jobs[i]
@@ -392,12 +411,33 @@ def _render_all(root: Path, jobs: list, batch) -> list:
         if isinstance(r, (helm.HelmError, subprocess.TimeoutExpired)):
             out[i] = [Finding(shown(jobs[i]), 0, 0, "RG735", Severity.ERROR,
                               f"helm template of {chart} with {shown(jobs[i])} and its gates ({', '.join(gates)}) on "
-                              f"fails, so turning it on would fail the Argo CD sync: {str(r)[:500]}")], []
+                              f"fails, so turning it on would fail the Argo CD sync: {str(r)[:500]}")], [], []
         elif isinstance(r, BaseException):
             raise r
         else:
-            out[i] = [], [(chart, shown(jobs[i]), pr) for pr in r.prometheus_rules()]
+            out[i] = [], [(chart, shown(jobs[i]), pr) for pr in _unjudged(r)], _labelled(r, chart, shown(jobs[i]))
     return out
+
+
+def _count(r) -> int:
+    """How many PrometheusRules render ``r`` (:class:`rulegen.tools.helm.Rendered` or
+    :class:`~rulegen.tools.helm.Passed`) holds."""
+    return r.count if isinstance(r, helm.Passed) else len(r.prometheus_rules())
+
+
+def _labelled(r, chart: str, shown: str) -> list[tuple]:
+    """(chart, values file, PrometheusRule) for every PrometheusRule of render ``r``: of a
+    :class:`~rulegen.tools.helm.Passed`, its ``metadata`` (name and labels) as the helper read
+    them, which is all :func:`label_findings` reads."""
+    if isinstance(r, helm.Passed):
+        return [(chart, shown, {"metadata": m}) for m in r.metadata]
+    return [(chart, shown, pr) for pr in r.prometheus_rules()]
+
+
+def _unjudged(r) -> list[dict]:
+    """The PrometheusRules of render ``r`` that rulegen checks itself: none when
+    ``rulegen-helmrender`` judged them all valid (:class:`rulegen.tools.helm.Passed`)."""
+    return [] if isinstance(r, helm.Passed) else r.prometheus_rules()
 
 
 def _values_error(root: Path, e: Exception, chart: str, extra: str | None) -> list[Finding]:

@@ -7,7 +7,11 @@ Commands used (Helm 3 docs): ``helm template RELEASE CHART --namespace NS --set 
 (``tools/rulegen-helmrender``), which runs ``helm template``'s own code of the pinned Helm
 module for each chart in one process, so a project of a hundred charts pays Helm's start-up
 once; what it cannot render (and everything, when it is not installed) is rendered by the
-real ``helm template``, whose error text the findings quote.
+real ``helm template``, whose error text the findings quote. Given the PrometheusRule CRD
+(``check=``), the helper also judges each rendered chart's PrometheusRules as the Argo CD sync
+would (the API server's CRD schema validation and the Prometheus Operator's admission webhook,
+their own Go code): a render whose PrometheusRules all pass comes back as :class:`Passed`,
+without its text, which then is never parsed (see :mod:`rulegen.gitops.sync`).
 """
 
 from __future__ import annotations
@@ -78,6 +82,21 @@ class Rendered:
         for pr in self.prometheus_rules():
             groups.extend((pr.get("spec") or {}).get("groups") or [])
         return groups
+
+
+@dataclass(frozen=True)
+class Passed:
+    """A render of :class:`Batch` with ``check``, judged by ``rulegen-helmrender``: it holds
+    ``count`` PrometheusRules (``kind: PrometheusRule`` documents, as
+    :meth:`Rendered.prometheus_rules` finds them), each accepted by the API server's validation
+    against the CRD's schema and by the Prometheus Operator's admission webhook, in a manifest
+    rulegen's YAML reading agrees with Kubernetes' on (tools/rulegen-helmrender/check.go). Its
+    text is not kept: only each PrometheusRule's ``metadata`` name and labels (``metadata``:
+    ``{"name": ..., "labels": {...}}`` dicts, in output order), which the rule-selector label
+    check reads (``RG739``, :func:`rulegen.gitops.sync.label_findings`)."""
+
+    count: int
+    metadata: tuple = ()
 
 
 def template(chart: Path, values: list[str] | None = None, set_values: list[str] | None = None,
@@ -159,12 +178,17 @@ class Batch:
     the real ``helm template`` when asked for, :data:`WORKERS` at a time. Use it as a context
     manager (or call :meth:`close`): leaving stops the helper if it still runs.
 
+    ``check``: the PrometheusRule CRD file (the trusted tools folder's,
+    :func:`rulegen.gitops.crd.crd_path`): the helper then judges each render's PrometheusRules,
+    and a render it finds valid is a :class:`Passed` in :meth:`results`; every other one is a
+    :class:`Rendered` as without ``check``.
+
     Raises:
         RulegenError: helm is not installed, or would come from the project (RG761, RG762).
     """
 
     def __init__(self, jobs: list[Job], root: Path | None = None, release: str = DEFAULT_RELEASE,
-                 namespace: str = DEFAULT_NAMESPACE):
+                 namespace: str = DEFAULT_NAMESPACE, check: Path | None = None):
         find.require("helm", root)
         self.jobs, self.root, self.release, self.namespace = list(jobs), root, release, namespace
         self._started = None
@@ -172,9 +196,12 @@ class Batch:
         self._out: list = [None] * len(self.jobs)
         tool = find.find(HELPER, root) if self.jobs else None
         if tool is not None:
-            request = json.dumps({"jobs": [{"release": release, "namespace": namespace, "chart": str(j.chart),
-                                            "values": [str(f) for f in j.values_files], "set": list(j.set_values)}
-                                           for j in self.jobs]})
+            request = {"jobs": [{"release": release, "namespace": namespace, "chart": str(j.chart),
+                                 "values": [str(f) for f in j.values_files], "set": list(j.set_values)}
+                                for j in self.jobs]}
+            if check is not None:
+                request["check"] = {"crd": str(check)}
+            request = json.dumps(request)
             try:
                 self._started = process.start([tool], timeout=TIMEOUT_S, input=request)
             except OSError:
@@ -193,14 +220,17 @@ class Batch:
             self._started = None
 
     def results(self, wanted: list[int] | None = None) -> list:
-        """The outcome of each job (as :func:`template_many` says), or of the jobs at indexes
+        """The outcome of each job (as :func:`template_many` says; with ``check``, a
+        :class:`Passed` for each render the helper judged valid), or of the jobs at indexes
         ``wanted`` only (the others: None unless asked for before); each job is rendered (or
         its text parsed) once however often it is asked for."""
         texts = self._helper_texts()
         out = self._out
         indexes = range(len(self.jobs)) if wanted is None else wanted
         for i in indexes:
-            if out[i] is None and texts[i] is not None:
+            if out[i] is None and isinstance(texts[i], Passed):
+                out[i] = texts[i]
+            elif out[i] is None and texts[i] is not None:
                 out[i] = _try(lambda t=texts[i], j=self.jobs[i]: _rendered(t, j.chart))
         rest = [i for i in indexes if out[i] is None]
 
@@ -219,8 +249,9 @@ class Batch:
         return list(out)
 
     def _helper_texts(self) -> list:
-        """The manifest text the helper rendered for each job, None where it did not (all None
-        when it is not installed or fails as a whole); waits for it the first time."""
+        """The manifest text the helper rendered for each job (a :class:`Passed` where it judged
+        the render valid), None where it did not render it (all None when it is not installed
+        or fails as a whole); waits for it the first time."""
         if self._texts is None:
             self._texts = [None] * len(self.jobs)
             if self._started is not None:
@@ -232,9 +263,22 @@ class Batch:
                 finally:
                     self.close()
                 if isinstance(results, list) and len(results) == len(self.jobs):
-                    self._texts = [r["manifest"] if isinstance(r, dict) and r.get("ok") is True
-                                   and isinstance(r.get("manifest"), str) else None for r in results]
+                    self._texts = [_helper_text(r) for r in results]
         return self._texts
+
+
+def _helper_text(r) -> str | Passed | None:
+    """One result of the helper: its manifest text, a :class:`Passed` for a render it judged
+    valid, None for a failed or malformed one."""
+    if not isinstance(r, dict) or r.get("ok") is not True:
+        return None
+    if r.get("verdict") == "valid" and type(r.get("prometheusrules")) is int and r["prometheusrules"] >= 0:
+        meta = r.get("metadata")
+        if not isinstance(meta, list) or len(meta) != r["prometheusrules"] or \
+                not all(isinstance(m, dict) for m in meta):
+            return None  # a helper older than the labels (no text either): rendered again by helm
+        return Passed(r["prometheusrules"], tuple(meta))
+    return r["manifest"] if isinstance(r.get("manifest"), str) else None
 
 
 def _try(fn):

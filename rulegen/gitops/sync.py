@@ -37,7 +37,8 @@ spec near the size limit...), rulegen checks itself as described above, and its 
 why: the helper judges, rulegen explains, and the findings are those of rulegen checking
 everything (tests/gitops/test_sync_judge.py holds the two to that). Where the webhook is
 stricter than the promtool rulegen runs (legacy label names, functions and template functions
-of a later Prometheus), the helper rejects and rulegen's check finds nothing, as before.
+of a later Prometheus), rulegen's own checks find nothing, and the helper's reason is the
+finding (``RG737``, quoting the operator's code; :mod:`rulegen.gitops.admission`).
 
 Without helm, promtool or the CRD file the check cannot run: that is an error in CI (``CI``
 set) and a warning elsewhere (``RG738``), so a CI without the tools never passes silently.
@@ -84,7 +85,6 @@ import json
 import os
 import re
 import subprocess
-import tempfile
 from pathlib import Path
 
 import yaml
@@ -92,30 +92,14 @@ import yaml
 from ..findings import Finding, RulegenError, Severity
 from ..fs import read as fs_read
 from ..fs.containment import describe, tree_problems
-from ..tools import find, helm, promtool
+from ..tools import find, helm
+from . import admission
 # the CRD and its schema check (rulegen.gitops.crd); the names stay importable from here
 from .crd import CRD_FILE, _crd_schema, _draft4, _precheck, crd_errors, crd_path  # noqa: F401
 
-#: ``MaxConfigMapDataSize`` of the operator's ``pkg/operator``: half of a Secret's 1 MiB.
-MAX_RULE_BYTES = 1024 * 1024 // 2
 _AT = re.compile(r"^\s*- at '([^']*)': (.*)$")
 _ADDITIONAL = re.compile(r"additional propert(?:y|ies) (.+) not allowed")
 
-
-def _rule_at(obj: dict, path: tuple) -> str:
-    """``group "g", rule "Name"`` (or less) for a path into a PrometheusRule."""
-    if len(path) < 3 or path[:2] != ("spec", "groups"):
-        return ""
-    try:
-        group = obj["spec"]["groups"][path[2]]
-        where = f'group "{group.get("name")}"'
-        if len(path) >= 5 and path[3] == "rules":
-            rule = group["rules"][path[4]]
-            name = rule.get("alert") or rule.get("record") if isinstance(rule, dict) else None
-            where += f", rule {json.dumps(name) if name else '#' + str(path[4] + 1)}"
-        return where
-    except (KeyError, IndexError, TypeError, AttributeError):
-        return ""
 
 
 # --- values positions ------------------------------------------------------------------------
@@ -300,16 +284,17 @@ class SyncCheck:
         if self.batch is None:
             return list(self._findings)
         findings = list(self._findings)
-        rendered, labelled = [], []
-        for found, docs, metas in _render_all(self.root, self.jobs, self.batch):
+        rendered, labelled, rejected = [], [], []
+        for found, docs, metas, why in _render_all(self.root, self.jobs, self.batch):
             findings += found
             rendered += docs
             labelled += metas
+            rejected += why
         labels = label_findings(labelled, self.root, self.selector, self.keys)
         if not rendered:  # none, or every one judged valid by rulegen-helmrender
             return findings + labels
         schema = _crd_schema(str(self.crd), self.crd.stat().st_mtime)
-        return findings + _crd_and_webhook(rendered, schema, self.root) + labels
+        return findings + admission.findings(rendered, schema, self.root, rejected) + labels
 
 
 def start(loaded, root: Path, charts: list[str] | None = None) -> SyncCheck:
@@ -380,7 +365,8 @@ def _render_all(root: Path, jobs: list, batch) -> list:
     """Per job ``(chart, gates, extra values file or None)`` of :func:`start`: (findings,
     [(chart, values file, PrometheusRule), ...] to check, the same for every PrometheusRule but
     holding only its ``metadata`` name and labels where the helper judged it valid (for
-    :func:`label_findings`)) of the chart rendered with its values.yaml
+    :func:`label_findings`), [(chart, values file, the helper's reasons)] when it judged the
+    render invalid) of the chart rendered with its values.yaml
     (and the extra file), exactly as ``helm template`` of each alone renders it; for the jobs
     whose values leave the gates off and render no PrometheusRule, the render with the gates
     on, so the PrometheusRule is checked anyway."""
@@ -394,16 +380,16 @@ def _render_all(root: Path, jobs: list, batch) -> list:
     for i, (job, r) in enumerate(zip(jobs, first)):
         chart, gates, extra = job
         if isinstance(r, subprocess.TimeoutExpired):
-            out[i] = [Finding(shown(job), 0, 0, "RG735", Severity.ERROR,
-                              f"helm template of {chart} with {shown(job)} did not finish within {helm.TIMEOUT_S} s")], [], []
+            out[i] = [Finding(shown(job), 0, 0, "RG735", Severity.ERROR, f"helm template of {chart} with "
+                              f"{shown(job)} did not finish within {helm.TIMEOUT_S} s")], *_NOTHING
         elif isinstance(r, helm.HelmError):
-            out[i] = _values_error(root, r, chart, extra), [], []
+            out[i] = _values_error(root, r, chart, extra), *_NOTHING
         elif isinstance(r, BaseException):
             raise r
         elif not _count(r) and gates:  # the values leave the gates off: turn them on
             again.append(i)
         else:
-            out[i] = [], [(chart, shown(job), pr) for pr in _unjudged(r)], _labelled(r, chart, shown(job))
+            out[i] = _outcome(r, chart, shown(job))
     on = batch.results([gated[i] for i in again])
     for i in again:
         chart, gates, _extra = jobs[i]
@@ -411,11 +397,11 @@ def _render_all(root: Path, jobs: list, batch) -> list:
         if isinstance(r, (helm.HelmError, subprocess.TimeoutExpired)):
             out[i] = [Finding(shown(jobs[i]), 0, 0, "RG735", Severity.ERROR,
                               f"helm template of {chart} with {shown(jobs[i])} and its gates ({', '.join(gates)}) on "
-                              f"fails, so turning it on would fail the Argo CD sync: {str(r)[:500]}")], [], []
+                              f"fails, so turning it on would fail the Argo CD sync: {str(r)[:500]}")], *_NOTHING
         elif isinstance(r, BaseException):
             raise r
         else:
-            out[i] = [], [(chart, shown(jobs[i]), pr) for pr in _unjudged(r)], _labelled(r, chart, shown(jobs[i]))
+            out[i] = _outcome(r, chart, shown(jobs[i]))
     return out
 
 
@@ -423,6 +409,18 @@ def _count(r) -> int:
     """How many PrometheusRules render ``r`` (:class:`rulegen.tools.helm.Rendered` or
     :class:`~rulegen.tools.helm.Passed`) holds."""
     return r.count if isinstance(r, helm.Passed) else len(r.prometheus_rules())
+
+
+#: What a render that failed gives :func:`_render_all` besides its findings: nothing to check.
+_NOTHING = ((), (), ())
+
+
+def _outcome(r, chart: str, shown: str) -> tuple:
+    """(no findings, the PrometheusRules to check, those for RG739, the helper's rejection) of
+    render ``r`` of ``chart`` with the values file ``shown``, as :func:`_render_all` returns."""
+    why = getattr(r, "rejected", ())
+    return ([], [(chart, shown, pr) for pr in _unjudged(r)], _labelled(r, chart, shown),
+            [(chart, shown, list(why))] if why else [])
 
 
 def _labelled(r, chart: str, shown: str) -> list[tuple]:
@@ -504,89 +502,4 @@ def _plain(node):
         return None
 
 
-def _crd_and_webhook(rendered: list, schema: dict, root: Path) -> list[Finding]:
-    findings: list[Finding] = []
-    checked = []
-    for chart, shown, pr in rendered:
-        name = ((pr.get("metadata") or {}).get("name")) if isinstance(pr.get("metadata"), dict) else None
-        what = f"PrometheusRule {name or '(no name)'} of {chart} (rendered with {shown})"
-        errors = crd_errors(pr, schema)
-        # one finding per rule (a finding is known by file, position, code and rule)
-        by_rule: dict[str, list[str]] = {}
-        for path, msg in errors:
-            rule = _rule_at(pr, path)
-            by_rule.setdefault(_rule_name(pr, path), []).append(
-                f"{'.'.join(map(str, path)) or '(the object)'}{' (' + rule + ')' if rule else ''}: {msg}")
-        for rule_name, msgs in by_rule.items():
-            findings.append(Finding(shown, 0, 0, "RG736", Severity.ERROR,
-                                    f"{what}: {'; '.join(msgs)}; the Prometheus Operator's CRD schema "
-                                    "rejects it, so the Argo CD sync would fail", rule_name))
-        if errors:
-            continue
-        body = _rule_file(pr.get("spec") or {})
-        if len(body.encode("utf-8")) > MAX_RULE_BYTES:
-            findings.append(Finding(shown, 0, 0, "RG737", Severity.ERROR,
-                                    f"{what}: its rules are {len(body.encode('utf-8'))} bytes as a rule file, "
-                                    f"above the {MAX_RULE_BYTES} the Prometheus Operator's admission webhook "
-                                    "accepts; split the chart's rules"))
-            continue
-        checked.append((what, shown, pr, body))
-    if not checked:
-        return findings
-    with tempfile.TemporaryDirectory(prefix="rulegen-sync-") as tmp:
-        files = []
-        for i, (_w, _s, _pr, body) in enumerate(checked):
-            f = Path(tmp) / f"rules-{i}.yaml"
-            f.write_text(body, encoding="utf-8")
-            files.append(f)
-        code, output = promtool.check_rules(files, root)
-        if code == 0:
-            return findings
-        # promtool prints "Checking FILE" then "  FAILED:" and the errors of that file
-        for i, (what, shown, pr, _b) in enumerate(checked):
-            by_rule: dict[str, list[str]] = {}
-            for err in _promtool_errors(output, str(files[i])):
-                m = re.search(r'group "([^"]*)", rule (\d+), "([^"]*)"', err)
-                by_rule.setdefault(m.group(3) if m else "", []).append(err.strip())
-            for rule_name, errs in by_rule.items():
-                findings.append(Finding(shown, 0, 0, "RG737", Severity.ERROR,
-                                        f"{what}{' (rule ' + json.dumps(rule_name) + ')' if rule_name else ''}: "
-                                        f"{'; '.join(errs)}; the Prometheus Operator's admission webhook "
-                                        "(Prometheus' rule parser) rejects it, so the Argo CD sync would fail",
-                                        rule_name))
-    return findings
 
-
-def _rule_file(spec) -> str:
-    """The PrometheusRule's ``spec`` as a rule file (YAML) for promtool and the size limit.
-    libyaml's emitter (five times faster) folds long strings elsewhere than PyYAML's, which
-    promtool reads alike (its messages drop the positions); the size figure is PyYAML's, so
-    a body near the limit is made by PyYAML."""
-    dumper = getattr(yaml, "CSafeDumper", None)
-    if dumper is not None:
-        try:
-            body = yaml.dump(spec, Dumper=dumper, sort_keys=False, allow_unicode=True)
-            if len(body.encode("utf-8")) < MAX_RULE_BYTES // 2:
-                return body
-        except yaml.YAMLError:
-            pass
-    return yaml.safe_dump(spec, sort_keys=False, allow_unicode=True)
-
-
-def _rule_name(pr: dict, path: tuple) -> str:
-    try:
-        rule = pr["spec"]["groups"][path[2]]["rules"][path[4]]
-        return str(rule.get("alert") or rule.get("record") or "")
-    except (KeyError, IndexError, TypeError, AttributeError):
-        return ""
-
-
-def _promtool_errors(output: str, file: str) -> list[str]:
-    """The errors ``promtool check rules`` printed for ``file`` (its error lines start with the
-    file's path, then positions inside that temporary file, which are dropped)."""
-    out = []
-    for line in output.splitlines():
-        if line.startswith(file + ":"):
-            rest = line[len(file) + 1:].strip()
-            out.append(re.sub(r"^(\d+:\d+:\s*)+", "", rest))
-    return out

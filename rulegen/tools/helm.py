@@ -65,10 +65,13 @@ class HelmError(RulegenError):
 
 @dataclass
 class Rendered:
-    """Output of ``helm template``: the manifest text and its parsed documents."""
+    """Output of ``helm template``: the manifest text and its parsed documents; ``rejected``:
+    the reasons ``rulegen-helmrender`` gave for judging its PrometheusRules invalid (``document
+    N: CRD schema: ...``, ``document N: webhook: ...``), () when it did not judge them so."""
 
     text: str
     documents: list
+    rejected: tuple = ()
 
     def prometheus_rules(self) -> list[dict]:
         """The PrometheusRule objects, in output order."""
@@ -129,13 +132,14 @@ def template(chart: Path, values: list[str] | None = None, set_values: list[str]
     return _rendered(proc.stdout, chart)
 
 
-def _rendered(text: str, chart: Path) -> Rendered:
-    """``helm template`` output ``text`` of ``chart`` with its documents parsed."""
+def _rendered(text: str, chart: Path, rejected: tuple = ()) -> Rendered:
+    """``helm template`` output ``text`` of ``chart`` with its documents parsed (``rejected``:
+    the helper's reasons, see :class:`Rendered`)."""
     # libyaml when available: a chart can render megabytes (same documents as safe_load_all)
     # aliases expanding too far (a "billion laughs" in a template): RG105 before any walk
     docs = [d for d in yamlbound.load_all(text, getattr(yaml, "CSafeLoader", yaml.SafeLoader),
                                           f"helm template {chart}") if d is not None]
-    return Rendered(text=text, documents=docs)
+    return Rendered(text=text, documents=docs, rejected=rejected)
 
 
 #: rulegen's batch renderer (``tools/rulegen-helmrender``), built beside helm.
@@ -230,6 +234,8 @@ class Batch:
         for i in indexes:
             if out[i] is None and isinstance(texts[i], Passed):
                 out[i] = texts[i]
+            elif out[i] is None and isinstance(texts[i], Rejected):
+                out[i] = _try(lambda t=texts[i], j=self.jobs[i]: _rendered(t.text, j.chart, t.why))
             elif out[i] is None and texts[i] is not None:
                 out[i] = _try(lambda t=texts[i], j=self.jobs[i]: _rendered(t, j.chart))
         rest = [i for i in indexes if out[i] is None]
@@ -267,11 +273,21 @@ class Batch:
         return self._texts
 
 
-def _helper_text(r) -> str | Passed | None:
+@dataclass(frozen=True)
+class Rejected:
+    """A manifest text of the helper with its reasons for judging it invalid."""
+
+    text: str
+    why: tuple
+
+
+def _helper_text(r) -> str | Passed | Rejected | None:
     """One result of the helper: its manifest text, a :class:`Passed` for a render it judged
-    valid, None for a failed or malformed one."""
+    valid, a :class:`Rejected` for one it judged invalid, None for a failed or malformed one."""
     if not isinstance(r, dict) or r.get("ok") is not True:
         return None
+    if r.get("verdict") == "invalid" and isinstance(r.get("manifest"), str) and isinstance(r.get("why"), list):
+        return Rejected(r["manifest"], tuple(str(w) for w in r["why"]))
     if r.get("verdict") == "valid" and type(r.get("prometheusrules")) is int and r["prometheusrules"] >= 0:
         meta = r.get("metadata")
         if not isinstance(meta, list) or len(meta) != r["prometheusrules"] or \

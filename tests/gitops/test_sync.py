@@ -207,6 +207,32 @@ def test_a_rule_the_webhook_parser_rejects_is_reported_with_its_name(built, tmp_
     assert "only one of 'record' and 'alert' must be set" in line
 
 
+@pytest.mark.parametrize("edit, said", [
+    # the pinned operator release is built on an older Prometheus than rulegen's promtool, and
+    # holds label names to the legacy scheme: its webhook rejects these, promtool 3.16 does not
+    (("expr: up == 0", "expr: first_over_time(up[5m]) == 0"), 'unknown function with name "first_over_time"'),
+    (("paging: {{ .Values.paging }}", "run-book: x"), 'invalid annotation name: run-book'),
+])
+def test_what_only_the_operators_webhook_rejects_is_reported(built, tmp_path, capsys, edit, said):
+    """Regression: rulegen-helmrender judged these invalid with the operator's own ValidateRule,
+    rulegen's promtool found nothing, and `check` passed a chart whose Argo CD sync fails."""
+    root = _copy(built, tmp_path)
+    (root / "charts/shop/templates/extra.yaml").write_text(
+        HAND_WRITTEN.replace("for: {{ .Values.extraFor }}", "for: 5m").replace(*edit)
+        .replace("paging: {{ .Values.paging }}", "paging: x"), encoding="utf-8")
+    if edit[0].startswith("paging"):
+        text = (root / "charts/shop/templates/extra.yaml").read_text(encoding="utf-8")
+        (root / "charts/shop/templates/extra.yaml").write_text(text.replace("labels:", "annotations:"),
+                                                                encoding="utf-8")
+    code, out = _check(root, capsys)
+    assert code == 1, out
+    (line,) = [ln for ln in out.splitlines() if " RG737 " in ln]
+    assert line.startswith("charts/shop/values.yaml:0:0: error RG737 charts/shop (rendered with "
+                           "charts/shop/values.yaml): the Prometheus Operator's admission webhook rejects a "
+                           "PrometheusRule it renders, so the Argo CD sync would fail: document "), line
+    assert said in line, line
+
+
 def test_gates_off_still_checks_the_prometheusrule(built, tmp_path, capsys):
     root = _copy(built, tmp_path)
     values = root / "charts/shop/values.yaml"

@@ -6,9 +6,10 @@ everything itself. A differential test: the helper must never pass a PrometheusR
 rulegen's own check reports (RG736, RG737), on hand-made PrometheusRules where the two
 validators could differ, on the bundled project, and on the real corpora imported into charts.
 
-Where the helper rejects and rulegen's check says nothing (the webhook is stricter than the
+Where the helper rejects and rulegen's own checks say nothing (the webhook is stricter than the
 promtool rulegen runs), the webhook is the truth of an Argo CD sync; those cases are listed in
-TRUTH_ONLY. Where the two YAML readings could differ, the helper leaves the PrometheusRule to
+TRUTH_ONLY, and `check` reports them with the helper's reason (test_sync.py,
+test_what_only_the_operators_webhook_rejects_is_reported). Where the two YAML readings could differ, the helper leaves the PrometheusRule to
 rulegen ("unjudged"); the cases below pin which.
 """
 
@@ -23,7 +24,7 @@ import pytest
 import yaml
 
 from rulegen.cli import main
-from rulegen.gitops import sync
+from rulegen.gitops import admission, sync
 from rulegen.tools import find, helm, process
 
 from helpers import REPO
@@ -176,7 +177,8 @@ CASES = [
 ]
 
 #: The webhook of the pinned operator release rejects them, rulegen's promtool (a later
-#: Prometheus, UTF-8 names) does not: the helper is right, rulegen's check says nothing.
+#: Prometheus, UTF-8 names) does not: the helper is right; rulegen's own checks say nothing, so
+#: the check reports the helper's reason (rulegen.gitops.admission.unexplained).
 TRUTH_ONLY = [
     ("dotted label name", edit("severity: critical", 'severity: critical\n            "a.b": x'), "invalid", False),
     ("dashed annotation name", annotation("run-book: x"), "invalid", False),
@@ -228,7 +230,7 @@ def _differential(tmp_path: Path, crd: Path, cases: list) -> None:
     for (what, _text, verdict, reported), chart, j, p in zip(cases, charts, judged, plain):
         assert p["ok"], (what, p.get("error"))
         rules = helm._rendered(p["manifest"], chart).prometheus_rules()
-        found = sync._crd_and_webhook([(chart.name, "values.yaml", pr) for pr in rules], schema, REPO)
+        found = admission.findings([(chart.name, "values.yaml", pr) for pr in rules], schema, REPO)
         if j.get("verdict") == "valid":
             assert "manifest" not in j and j["prometheusrules"] == len(rules), what
             assert not found, (what, "passed by the helper, reported by rulegen", [f.message for f in found])

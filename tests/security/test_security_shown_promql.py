@@ -103,3 +103,19 @@ def test_a_carriage_return_ends_a_comment_for_every_reader(line_end):
     assert _same(found.query, "sum(x)")
     expr = "up{a=`x\\`} # c" + line_end + " + up{b=`y\\`}"
     assert parse(expr)[1] is None
+
+
+def test_a_query_written_as_an_html_code_element_is_never_broken_over_lines():
+    """A query holding an unfinished character reference (``&#`` and no digit) is written as
+    an HTML ``<code>`` element; the page's 120-character wrap broke its line at a space inside
+    it, inside a label value: the script linked ``job="x &#y ... the<LF>width"``, which
+    Prometheus refuses (a line break in a string)."""
+    from rulegen.render.wrap import atoms
+    expr = 'up{job="x &#y long text with spaces in it, long enough to pass the width"} > 0'
+    rule = SimpleNamespace(expr=expr, for_="5m", keep_firing_for=None)
+    text = wrap_markdown(fires_when(rule))
+    assert "<code" in text
+    assert marked_queries(text) == ['up{job="x &#y long text with spaces in it, long enough to pass the width"}']
+    # the kind: an inline <code> element is one atom, whatever it holds
+    assert atoms('a <code class="c">x &#38; y</code> b <code>z</code>') == \
+        ["a", '<code class="c">x &#38; y</code>', "b", "<code>z</code>"]

@@ -468,19 +468,27 @@ def _project_path(v, name: str, example: str) -> str | None:
     return v
 
 
-#: ``runbooks.*_url``: http(s), a host, maybe a path, of RFC 3986 characters but ``'``: no quote, space,
-#: backslash or markup character reaches the pages, the site's script or a shell command.
-_BASE_URL = re.compile(r"https?://[A-Za-z0-9\-._~:@!$&()*+,;=%\[\]]+(/[A-Za-z0-9\-._~:@!$&()*+,;=%/]*)?")
+#: ``runbooks.*_url``: http(s), a host name (letters, digits, ``-``, ``_``, dots) or a bracketed
+#: IPv6 address, maybe a port, maybe a path of unreserved characters, ``/``, ``:``, ``+`` and
+#: ``%XX`` escapes. No user info (``https://prometheus.example.com@evil.example`` leads to
+#: evil.example), no RFC 3986 sub-delimiter (a ``)`` ended the page's Markdown silence link and
+#: what followed made one of its own), no query or fragment; so no quote, space, backslash or
+#: markup character reaches the pages, the site's script or a shell command. The site's script
+#: checks the same (``baseUrl`` in templates/rulegen.js).
+BASE_URL = re.compile(r"https?://(?:[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?"
+                      r"(?:/(?:[A-Za-z0-9\-._~:+/]|%[0-9A-Fa-f]{2})*)?")
 
 
 def _base_url(v, name: str) -> str | None:
-    """An http(s) base URL (:data:`_BASE_URL`) without its trailing ``/``, or None when unset;
-    RulegenError for anything else (``javascript:``, a query, a quote, a character outside ASCII)."""
+    """An http(s) base URL (:data:`BASE_URL`) without its trailing ``/``, or None when unset;
+    RulegenError for anything else (``javascript:``, user info, a query, a quote, a character
+    outside ASCII)."""
     if v is None:
         return None
-    if not isinstance(v, str) or not _BASE_URL.fullmatch(v):
-        raise RulegenError(f"{CONFIG_FILE}: {name} must be an http:// or https:// URL of URL characters, "
-                           "without query or fragment, e.g. https://prometheus.example.com")
+    if not isinstance(v, str) or not BASE_URL.fullmatch(v):
+        raise RulegenError(f"{CONFIG_FILE}: {name} must be an http:// or https:// URL of a host name (or [IPv6]), "
+                           "maybe a port and a path of letters, digits, -._~:+/ and %XX escapes, without user info, "
+                           "query or fragment, e.g. https://prometheus.example.com")
     return v.rstrip("/")
 
 

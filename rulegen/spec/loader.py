@@ -155,8 +155,9 @@ _DEFAULT_TAGS = {ScalarNode: BaseResolver.DEFAULT_SCALAR_TAG, SequenceNode: Base
 
 
 class _Resolver(BaseResolver):
-    """Leaves every implicitly typed plain scalar as :data:`_PLAIN` for :func:`_resolve_plain`
-    (YAML 1.2 core schema) instead of PyYAML's YAML 1.1 rules; explicit tags are kept."""
+    """Leaves every implicitly typed plain scalar as :data:`_PLAIN` for
+    :func:`rulegen.spec.yamlnodes.resolve_plain` (YAML 1.2 core schema) instead of PyYAML's
+    YAML 1.1 rules; explicit tags are kept."""
 
     def resolve(self, kind, value, implicit):
         # libyaml asks only for nodes without an explicit tag; rulegen adds no path resolvers,

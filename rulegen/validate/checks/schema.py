@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from ...findings import Severity
 from ...spec import SCHEMA_PATH
 from ...spec.durations import hint
+from ...spec.yamlnodes import resolve_plain
 from .positions import value_at
 
 if TYPE_CHECKING:
@@ -377,11 +378,16 @@ def pattern_fix(pattern: str, value: str, max_length: int | None = None) -> str 
 
 def _number_fix(path, value: str, want: str, percentage: bool) -> str:
     """The fix for a number written as text (``objective: "99.5%"``): the number to write,
-    when the text holds one (spaces around it dropped, and a ``%`` sign when the field is a
-    ``percentage``), else ""."""
+    when the text holds one that the spec loader reads as a number once unquoted (spaces
+    around it dropped, and a ``%`` sign when the field is a ``percentage``), else "". Python's
+    ``float()`` also reads digits of other scripts (``٩٩.٥``, full-width ``９９``), which YAML
+    reads as text: the fix would give the same error again."""
     text = value.strip()
     percent = percentage and text.endswith("%")
     text = text.rstrip("%").strip() if percent else text
+    read = resolve_plain(text)
+    if type(read) not in (int, float):
+        return ""
     try:
         number = float(text)
     except ValueError:

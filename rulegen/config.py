@@ -395,10 +395,10 @@ def selector_label(name: str, value, where: str = f"{CONFIG_FILE}: charts.rule_s
 
     Raises:
         RulegenError: says which part is not a Kubernetes label."""
-    if not isinstance(name, str) or not _LABEL_NAME.match(name) or len(name.rpartition("/")[2]) > 63:
+    if not isinstance(name, str) or not _LABEL_NAME.fullmatch(name) or len(name.rpartition("/")[2]) > 63:
         raise RulegenError(f"{where}: {name!r} is not a Kubernetes "
                            "label name (e.g. release, or app.kubernetes.io/part-of)")
-    if not isinstance(value, str) or not _LABEL_VALUE.match(value):
+    if not isinstance(value, str) or not _LABEL_VALUE.fullmatch(value):
         raise RulegenError(f"{where}.{name}: {value!r} is not a "
                            "Kubernetes label value (a string of at most 63 letters, digits, '-', '_' "
                            "or '.', e.g. kube-prometheus-stack)")

@@ -35,6 +35,7 @@ from ruamel.yaml.scalarstring import (DoubleQuotedScalarString, FoldedScalarStri
 from ..findings import Finding, Severity
 from ..promql.syntax import parse as parse_promql
 from ..spec import durations
+from ..spec.yamlnodes import plain_token
 from ..validate.checks import gotemplate
 from ..validate.checks.yamltraps import yaml11_type
 from .helmtext import PLACEHOLDER_RE
@@ -106,7 +107,7 @@ def _source_text(rs: RuleSet, node, key) -> str | None:
     if not 0 <= ln < len(rs.lines):
         return None
     rest = rs.lines[ln][col:]
-    tok = re.split(r"\s+#|,\s|[,}\]]", rest, maxsplit=1)[0].strip()
+    tok = plain_token(rest)
     return tok or None
 
 

@@ -35,6 +35,27 @@ _MAX_INT_BITS = int((getattr(sys, "get_int_max_str_digits", lambda: 0)() or 10 *
 _SPECIAL_FIRST = frozenset("~nNtTfF0123456789+-.")
 
 
+#: White space and then ``#``: where a YAML comment begins on a line (its first such place).
+_COMMENT_START = re.compile(r"\s#")
+#: Where a plain scalar written on a line ends: a comment, ``, `` or a flow collection's end.
+_TOKEN_END = re.compile(r"\s#|,\s|[,}\]]")
+
+
+def without_comment(line: str) -> str:
+    """``line`` (one line of YAML) without the comment at its end and the white space before,
+    right-stripped: ``wait: 5m  # a note`` -> ``wait: 5m``. A fixed-width search: the pattern
+    it replaces, ``re.sub(r"\\s+#.*$", "", line)``, tried every start in a run of spaces and
+    backtracked over the rest of it (quadratic: a long line of spaces in a spec took minutes)."""
+    m = _COMMENT_START.search(line)
+    return (line[:m.start()] if m else line).rstrip()
+
+
+def plain_token(rest: str) -> str:
+    """The plain scalar at the start of ``rest`` (a line from a value's column) as written, up
+    to a comment, ``, `` or ``}``/``]``, stripped (linear: see :func:`without_comment`)."""
+    return _TOKEN_END.split(rest, maxsplit=1)[0].strip()
+
+
 def resolve_plain(text: str):
     """A plain scalar's value under the YAML 1.2 core schema (null, bool, int, float, else
     the string). Integers may use ``_`` separators and ``0b``/``0o``/``0x`` prefixes."""

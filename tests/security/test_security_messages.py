@@ -50,7 +50,7 @@ def test_long_runs_of_spaces_are_reported_in_seconds(tmp_path):
 def test_the_trap_message_cuts_the_comment_as_before():
     """The comment after the value is left out of the line to quote, as the pattern did: from
     the first run of white space before a ``#``."""
-    from rulegen.validate.checks.schema import _without_comment
+    from rulegen.spec.yamlnodes import without_comment as _without_comment
     for text in ["wait: 5m  # a note", "wait: 5m", "a#b: c # d # e", "x:  \t# c", "  # only", "a: 'b # c'"]:
         import re
         assert _without_comment(text) == re.sub(r"\s+#.*$", "", text).rstrip(), text

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from ...findings import Severity
 from ...spec import SCHEMA_PATH
 from ...spec.durations import hint
-from ...spec.yamlnodes import resolve_plain
+from ...spec.yamlnodes import resolve_plain, without_comment
 from .positions import value_at
 
 if TYPE_CHECKING:
@@ -436,7 +436,7 @@ def _structure_trap(lf, path, got: str) -> str | None:
         text = lf.text.splitlines()[line - 1][col - 1:]
     except (IndexError, AttributeError, TypeError):
         return None
-    text = re.sub(r"\s+#.*$", "", text).rstrip()
+    text = without_comment(text)
     if not text:
         return None
     if text[0] in "{[":

@@ -468,28 +468,20 @@ def _project_path(v, name: str, example: str) -> str | None:
     return v
 
 
-#: ``runbooks.*_url``: http(s), a host name (letters, digits, ``-``, ``_``, dots) or a bracketed
-#: IPv6 address, maybe a port, maybe a path of unreserved characters, ``/``, ``:``, ``+`` and
-#: ``%XX`` escapes. No user info (``https://prometheus.example.com@evil.example`` leads to
-#: evil.example), no RFC 3986 sub-delimiter (a ``)`` ended the page's Markdown silence link and
-#: what followed made one of its own), no query or fragment; so no quote, space, backslash or
-#: markup character reaches the pages, the site's script or a shell command. The site's script
-#: checks the same (``baseUrl`` in templates/rulegen.js).
+#: ``runbooks.*_url`` (also ``baseUrl`` in templates/rulegen.js): http(s), a host name or [IPv6], a port, a path of
+#: unreserved characters, ``/:+`` and ``%XX``; no user info (``https://a.example@evil.example``), no ``()*!$&',;=``
+#: (a ``)`` ended the page's silence link), query, quote, space or markup character.
 BASE_URL = re.compile(r"https?://(?:[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?"
                       r"(?:/(?:[A-Za-z0-9\-._~:+/]|%[0-9A-Fa-f]{2})*)?")
 
 
 def _base_url(v, name: str) -> str | None:
     """An http(s) base URL (:data:`BASE_URL`) without its trailing ``/``, or None when unset;
-    RulegenError for anything else (``javascript:``, user info, a query, a quote, a character
-    outside ASCII)."""
-    if v is None:
-        return None
-    if not isinstance(v, str) or not BASE_URL.fullmatch(v):
-        raise RulegenError(f"{CONFIG_FILE}: {name} must be an http:// or https:// URL of a host name (or [IPv6]), "
-                           "maybe a port and a path of letters, digits, -._~:+/ and %XX escapes, without user info, "
-                           "query or fragment, e.g. https://prometheus.example.com")
-    return v.rstrip("/")
+    RulegenError for anything else (``javascript:``, user info, a query, a quote, non-ASCII)."""
+    if v is not None and not (isinstance(v, str) and BASE_URL.fullmatch(v)):
+        raise RulegenError(f"{CONFIG_FILE}: {name} must be an http:// or https:// URL of a host (or [IPv6]), a port "
+                           "and a path of -._~:+/%XX, letters and digits, e.g. https://prometheus.example.com")
+    return v.rstrip("/") if v is not None else None
 
 
 def _triage(v) -> dict:

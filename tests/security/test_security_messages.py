@@ -54,3 +54,23 @@ def test_the_trap_message_cuts_the_comment_as_before():
     for text in ["wait: 5m  # a note", "wait: 5m", "a#b: c # d # e", "x:  \t# c", "  # only", "a: 'b # c'"]:
         import re
         assert _without_comment(text) == re.sub(r"\s+#.*$", "", text).rstrip(), text
+
+
+def test_json_findings_carry_no_character_a_terminal_acts_on(tmp_path, capsys):
+    """RG204's fix for a URL echoes the value with its spaces encoded and everything else as
+    written: the text and GitHub formats escape what a terminal acts on, but ``-o json``
+    (``ensure_ascii=False``) wrote a right-to-left override and the C1 control U+009B (a
+    one-byte CSI: ``\\x9b31m`` colours what follows) as they are, for a CI log that prints it."""
+    import json
+
+    from rulegen.cli import main
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "shop.yaml").write_text(
+        SPEC.split("        runbook:")[0] + '        runbook:\n          links:\n'
+        '            - {title: t, url: "https://a b\\u202e\\u009b31m\\U000e0041"}\n', encoding="utf-8")
+    assert main(["-C", str(tmp_path), "validate", "-o", "json"]) == 1
+    out = capsys.readouterr().out
+    hidden = [c for c in out if not (c.isprintable() or c == "\n")]
+    assert not hidden, hidden
+    messages = [f["message"] for f in json.loads(out)["findings"] if f["code"] == "RG204"]
+    assert messages and "\u202e\x9b31m\U000e0041" in messages[0]  # the same text, escaped in the JSON

@@ -395,10 +395,10 @@ def selector_label(name: str, value, where: str = f"{CONFIG_FILE}: charts.rule_s
 
     Raises:
         RulegenError: says which part is not a Kubernetes label."""
-    if not isinstance(name, str) or not _LABEL_NAME.match(name) or len(name.rpartition("/")[2]) > 63:
+    if not isinstance(name, str) or not _LABEL_NAME.fullmatch(name) or len(name.rpartition("/")[2]) > 63:
         raise RulegenError(f"{where}: {name!r} is not a Kubernetes "
                            "label name (e.g. release, or app.kubernetes.io/part-of)")
-    if not isinstance(value, str) or not _LABEL_VALUE.match(value):
+    if not isinstance(value, str) or not _LABEL_VALUE.fullmatch(value):
         raise RulegenError(f"{where}.{name}: {value!r} is not a "
                            "Kubernetes label value (a string of at most 63 letters, digits, '-', '_' "
                            "or '.', e.g. kube-prometheus-stack)")
@@ -468,20 +468,20 @@ def _project_path(v, name: str, example: str) -> str | None:
     return v
 
 
-#: ``runbooks.*_url``: http(s), a host, maybe a path, of RFC 3986 characters but ``'``: no quote, space,
-#: backslash or markup character reaches the pages, the site's script or a shell command.
-_BASE_URL = re.compile(r"https?://[A-Za-z0-9\-._~:@!$&()*+,;=%\[\]]+(/[A-Za-z0-9\-._~:@!$&()*+,;=%/]*)?")
+#: ``runbooks.*_url`` (also ``baseUrl`` in templates/rulegen.js): http(s), a host name or [IPv6], a port, a path of
+#: unreserved characters, ``/:+`` and ``%XX``; no user info (``https://a.example@evil.example``), no ``()*!$&',;=``
+#: (a ``)`` ended the page's silence link), query, quote, space or markup character.
+BASE_URL = re.compile(r"https?://(?:[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?"
+                      r"(?:/(?:[A-Za-z0-9\-._~:+/]|%[0-9A-Fa-f]{2})*)?")
 
 
 def _base_url(v, name: str) -> str | None:
-    """An http(s) base URL (:data:`_BASE_URL`) without its trailing ``/``, or None when unset;
-    RulegenError for anything else (``javascript:``, a query, a quote, a character outside ASCII)."""
-    if v is None:
-        return None
-    if not isinstance(v, str) or not _BASE_URL.fullmatch(v):
-        raise RulegenError(f"{CONFIG_FILE}: {name} must be an http:// or https:// URL of URL characters, "
-                           "without query or fragment, e.g. https://prometheus.example.com")
-    return v.rstrip("/")
+    """An http(s) base URL (:data:`BASE_URL`) without its trailing ``/``, or None when unset;
+    RulegenError for anything else (``javascript:``, user info, a query, a quote, non-ASCII)."""
+    if v is not None and not (isinstance(v, str) and BASE_URL.fullmatch(v)):
+        raise RulegenError(f"{CONFIG_FILE}: {name} must be an http:// or https:// URL of a host (or [IPv6]), a port "
+                           "and a path of -._~:+/%XX, letters and digits, e.g. https://prometheus.example.com")
+    return v.rstrip("/") if v is not None else None
 
 
 def _triage(v) -> dict:

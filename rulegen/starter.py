@@ -111,7 +111,7 @@ def write_starter(root: Path, app: str, title: str | None = None) -> Path:
             ``--title``), the spec file exists already, or another spec under ``rules/`` has
             ``app: <app>``.
     """
-    if not APP_NAME.match(app):
+    if not APP_NAME.fullmatch(app):  # match: `$` also before a final line feed
         slug = re.sub(r"[^a-z0-9]+", "-", app.lower()).strip("-")[:53].strip("-") or "my-app"
         raise RulegenError(f"{app!r} is not an app name (a DNS label: lowercase letters, digits "
                            f"and '-', at most 53 characters); run `rulegen new {slug} "

@@ -131,11 +131,15 @@
     });
   }
 
-  /* a base URL of the query links: an absolute http(s) address of RFC 3986 characters (no
-     quote, space, backslash or markup character), its trailing slashes dropped; "" for anything
-     else (no link) */
+  /* a base URL of the query links (rulegen.config.BASE_URL): http(s), a host name or [IPv6]
+     address, maybe a port, maybe a path of unreserved characters, "/", ":", "+" and %XX escapes
+     (no user info, query, fragment, quote, space, backslash or markup character), its trailing
+     slashes dropped; "" for anything else (no link) */
+  var BASE_URL = new RegExp("^https?://(?:[A-Za-z0-9_-]+(?:\\.[A-Za-z0-9_-]+)*|\\[[0-9A-Fa-f:.]+\\])(?::[0-9]{1,5})?" +
+                            "(?:/(?:[A-Za-z0-9._~:+/-]|%[0-9A-Fa-f]{2})*)?$");
+
   function baseUrl(value) {
-    if (typeof value !== "string" || !/^https?:\/\/[A-Za-z0-9\-._~:\/?#\[\]@!$&()*+,;=%]+$/.test(value)) { return ""; }
+    if (typeof value !== "string" || !BASE_URL.test(value)) { return ""; }
     return value.replace(/\/+$/, "");
   }
 

@@ -65,7 +65,8 @@ def _draft4(schema: dict):
         import jsonschema
         if len(_VALIDATORS) >= 8:
             _VALIDATORS.clear()
-        kept = _VALIDATORS[id(schema)] = (schema, jsonschema.Draft4Validator(schema))
+        from ..validate.checks.schema import with_ecma_patterns
+        kept = _VALIDATORS[id(schema)] = (schema, with_ecma_patterns(jsonschema.Draft4Validator)(schema))
     return kept[1]
 
 

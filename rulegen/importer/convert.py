@@ -35,6 +35,7 @@ from ruamel.yaml.scalarstring import (DoubleQuotedScalarString, FoldedScalarStri
 from ..findings import Finding, Severity
 from ..promql.syntax import parse as parse_promql
 from ..spec import durations
+from ..spec.yamlnodes import plain_token
 from ..validate.checks import gotemplate
 from ..validate.checks.yamltraps import yaml11_type
 from .helmtext import PLACEHOLDER_RE
@@ -106,7 +107,7 @@ def _source_text(rs: RuleSet, node, key) -> str | None:
     if not 0 <= ln < len(rs.lines):
         return None
     rest = rs.lines[ln][col:]
-    tok = re.split(r"\s+#|,\s|[,}\]]", rest, maxsplit=1)[0].strip()
+    tok = plain_token(rest)
     return tok or None
 
 
@@ -199,8 +200,8 @@ def _map_rejected(rs: RuleSet, node, key: str, templated: bool) -> tuple[int, st
         return _line(node, key), f"`{key}` is {describe(src)}, not a mapping of names to strings"
     for k in src:
         ks = str(k)
-        if not NAME_RE.match(ks) or (key == "labels" and ks == "__name__"):
-            why = "is reserved for the metric name" if NAME_RE.match(ks) else \
+        if not NAME_RE.fullmatch(ks) or (key == "labels" and ks == "__name__"):
+            why = "is reserved for the metric name" if NAME_RE.fullmatch(ks) else \
                 "is not a valid Prometheus name ([a-zA-Z_][a-zA-Z0-9_]*)"
             return _line(src, k), f"{what} name `{ks}` {why}"
         text = _scalar_text(rs, src, k)
@@ -243,7 +244,7 @@ def group_rejected(rs: RuleSet, g) -> tuple[int, str] | None:
 def rule_rejected(rs: RuleSet, r, kind: str, name: str, expr: str) -> tuple[int, str] | None:
     """(line, reason) when Prometheus rejects rule ``r`` (as ``rulefmt`` validates a rule file),
     else None. ``expr`` is the expression text."""
-    if kind == "record" and not METRIC_NAME_RE.match(name):
+    if kind == "record" and not METRIC_NAME_RE.fullmatch(name):
         return _line(r, "record"), f"recording rule name {name!r} is not a valid metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)"
     _, err = parse_promql(expr)
     if err is not None:
@@ -382,7 +383,7 @@ def _str_map(ctx: _Ctx, rs: RuleSet, si: int, node, key: str, path: tuple, rule:
         if k in skip:
             continue
         ks = str(k)
-        if not NAME_RE.match(ks):
+        if not NAME_RE.fullmatch(ks):
             ctx.note(rs, _line(src, k), "RG806", f"{key[:-1]} name `{ks}` is not a valid Prometheus name "
                      "([a-zA-Z_][a-zA-Z0-9_]*); not imported (Prometheus rejects it too)", error=True, rule=rule)
             continue

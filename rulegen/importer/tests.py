@@ -55,7 +55,7 @@ _GROUP_KEYS = ("name", "interval", "input_series", "external_labels", "external_
 _FILE_SETTINGS = ("evaluation_interval", "group_eval_order", "fuzzy_compare")
 
 
-_TOKEN_END = re.compile(r"\s+#|[,}\]]")
+_TOKEN_END = re.compile(r"\s#|[,}\]]")  # not \s+#: quadratic in a run of spaces
 
 
 def _quoted_text(lines: list[str]):

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import promql_parser as pp
 
+from .pieces import pieces
 from .syntax import parse
 
 #: PromQL's comparison operators, two-character ones first (the scan's longest match).
@@ -52,20 +53,13 @@ def _number(node) -> bool:
 
 def _code(expr: str):
     """(offset, character) of each character of ``expr`` outside strings (``"..."``, ``'...'``
-    with backslash escapes, raw ``\\`...\\```) and comments (``#`` to the end of the line)."""
-    k, n = 0, len(expr)
-    while k < n:
-        c = expr[k]
-        if c in "\"'`":
-            k += 1
-            while k < n and expr[k] != c:
-                k += 2 if c != "`" and expr[k] == "\\" else 1
-        elif c == "#":
-            end = expr.find("\n", k)
-            k = n if end < 0 else end
-        else:
-            yield k, c
-        k += 1
+    with backslash escapes, raw ``\\`...\\```) and comments (``#`` to the end of the line, a
+    line feed or a carriage return: :func:`rulegen.promql.pieces.pieces`)."""
+    at = 0
+    for kind, text in pieces(expr):
+        if kind == "code":
+            yield from enumerate(text, at)
+        at += len(text)
 
 
 def top_level_operators(expr: str) -> list[tuple[int, str]]:

@@ -30,7 +30,8 @@ def nesting(expr: str) -> int:
     return deepest
 
 
-_RAW_OR_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"?|\'(?:[^\'\\]|\\.)*\'?|`[^`]*`?|#[^\n]*')
+#: A string or a comment (which a line feed or a carriage return ends, as in Prometheus' lexer).
+_RAW_OR_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"?|\'(?:[^\'\\]|\\.)*\'?|`[^`]*`?|#[^\r\n]*')
 
 
 def for_parser(expr: str) -> str:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 
 from ..promql.compared import comparison
+from ..promql.pieces import for_page, pieces
 from ..spec.durations import canonical
 from . import safe
 
@@ -71,14 +72,17 @@ def inline_code(s: str, cls: str | None = None) -> str:
 
 
 def promql_code(query: str) -> str:
-    """``query`` (one line) as inline code marked :data:`PROMQL`: the script links it."""
-    return inline_code(query.strip(), PROMQL)
+    """``query`` (one line) as inline code marked :data:`PROMQL`: the script links it. Written
+    as :func:`rulegen.promql.pieces.for_page` writes it (the same query, every character one
+    a page carries and a reader sees)."""
+    return inline_code(for_page(query.strip()), PROMQL)
 
 
 def promql_block(text: str, lines: bool = False) -> str:
     """``text`` as a ``promql`` block marked :data:`PROMQL` (one query), or
-    :data:`PROMQL_LINES` (``lines``: one query per line)."""
-    return fence(text, f"promql {{ .{PROMQL_LINES if lines else PROMQL} }}")
+    :data:`PROMQL_LINES` (``lines``: one query per line), written as
+    :func:`rulegen.promql.pieces.for_page` writes it."""
+    return fence(for_page(text), f"promql {{ .{PROMQL_LINES if lines else PROMQL} }}")
 
 
 def promql_blocks(queries: list[str]) -> str:
@@ -86,12 +90,23 @@ def promql_blocks(queries: list[str]) -> str:
     line when every query is one line (a block of a single query when there is one), else a
     block per query (a query over lines cannot share a block with others: the script would
     not know where it ends)."""
-    queries = [q.strip() for q in queries]
+    queries = [for_page(q.strip()) for q in queries]  # a carriage return is a line break
     if len(queries) == 1:
         return promql_block(queries[0])
     if all("\n" not in q for q in queries):
         return promql_block("\n".join(queries), lines=True)
     return "\n\n".join(promql_block(q) for q in queries)
+
+
+def one_line_promql(text: str) -> str:
+    """PromQL ``text`` on one line, for inline code (the number side of a comparison, an SLO's
+    counter): as :func:`rulegen.promql.pieces.for_page` writes it, or, written over lines,
+    without its comments and with each run of white space as one space (a comment on the line
+    would swallow what follows: ``# 5%<LF>0.05`` is ``0.05``)."""
+    text = for_page(text)
+    if "\n" not in text:
+        return text
+    return " ".join("".join(t for kind, t in pieces(text) if kind != "comment").split())
 
 
 #: A query this short and on one line is quoted inside the "Fires when" sentence; a longer one
@@ -115,10 +130,11 @@ def fires_when(rule) -> str:
     once, at the top of the page."""
     expr = rule.expr.strip()
     found = comparison(expr)
-    query = found.query if found else expr
+    # as the page can show it: a carriage return ending a comment is a line break
+    query = for_page(found.query if found else expr)
     short = "\n" not in query and len(query) <= INLINE_EXPR_MAX
     if found:
-        what = f"is {inline_code(f'{found.op} {found.number}')}"
+        what = f"is {inline_code(f'{found.op} {one_line_promql(found.number)}')}"
     else:
         what = "holds (returns at least one series)" if short else "the PromQL below returns at least one series"
     # one fact per line (Markdown joins them with a space): a changed `for`, threshold or

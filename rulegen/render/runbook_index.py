@@ -5,8 +5,7 @@
 
 from __future__ import annotations
 
-import re
-
+from ..config import BASE_URL
 from ..routing import inhibit
 from ..spec import Spec
 from . import jinja
@@ -104,13 +103,6 @@ def render_home(specs: list[Spec], header_lines: list[str]) -> str:
     return without_carriage_returns(jinja.render("home.md.j2", header="\n".join(header_lines), apps=apps))
 
 
-#: What a base URL of the query links may be in the site's script: an absolute http(s) address of
-#: RFC 3986 characters (unreserved, reserved but the single quote, ``%``): no quote, space,
-#: backslash, markup character or anything outside ASCII. The script checks the same before
-#: it links anything (``baseUrl`` in templates/rulegen.js).
-_BASE_URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&()*+,;=%]+")
-
-
 def js_string(value: str) -> str:
     """``value`` as a JavaScript string literal (JSON, ASCII only: every quote, backslash, line
     break, U+2028/U+2029 escaped) with ``<``, ``>`` and ``&`` escaped too, so nothing in it can
@@ -124,12 +116,12 @@ def query_link_config(prometheus_url: str | None, grafana_url: str | None) -> st
     """The lines of the site's script that set the base URLs of its PromQL links
     (``runbooks.prometheus_url``/``grafana_url`` of ``.rulegen.yaml``, which a pull request can
     edit): ``var RG_PROMETHEUS_URL = "https://...";`` and ``var RG_GRAFANA_URL = ...``, one line
-    each, so changing one changes one line of one file. A value that is not an http(s) address
-    of URL characters (:data:`_BASE_URL`; ``javascript:``, quotes, markup) is written as ``""``
-    (no link); config loading refuses those first (:func:`rulegen.config.load_config`)."""
+    each, so changing one changes one line of one file. A value that is not a base URL
+    (:data:`rulegen.config.BASE_URL`; ``javascript:``, user info, quotes, markup) is written as
+    ``""`` (no link); config loading refuses those first (:func:`rulegen.config.load_config`)."""
     lines = ["/* the PromQL links' base URLs (.rulegen.yaml runbooks.prometheus_url, grafana_url; \"\": none) */"]
     for name, url in (("RG_PROMETHEUS_URL", prometheus_url), ("RG_GRAFANA_URL", grafana_url)):
-        ok = isinstance(url, str) and _BASE_URL.fullmatch(url) is not None
+        ok = isinstance(url, str) and BASE_URL.fullmatch(url) is not None
         lines.append(f"var {name} = {js_string(url.rstrip('/') if ok else '')};")
     return "\n".join(lines)
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from ..spec import slo as slo_mod
-from .code_md import inline_code, promql_block, promql_code
+from .code_md import inline_code, one_line_promql, promql_block, promql_code
 from .slug import anchor
 
 
@@ -85,10 +85,11 @@ def section(s, values_key: str, md_text) -> dict:
     literal), ``meaning`` (Markdown paragraphs)."""
     if s.kind == "latency":
         sli = (f"requests slower than `le=\"{s.le}\"` over all requests: "
-               + " over ".join(inline_code(c) for c in s.counters()))
+               + " over ".join(inline_code(one_line_promql(c)) for c in s.counters()))
     else:
         word = "bad" if s.kind == "bad" else "good"
-        sli = (f"{word} events {inline_code(s.events.text)} over all events {inline_code(s.total.text)}"
+        sli = (f"{word} events {inline_code(one_line_promql(s.events.text))} over all events "
+               f"{inline_code(one_line_promql(s.total.text))}"
                + (" (error ratio = 1 - good/total)" if s.kind == "good" else ""))
     names = {sev: s.alert_name(sev) for sev in ("page", "ticket")}
     group = s.group_name

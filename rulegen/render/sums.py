@@ -143,7 +143,7 @@ _LINES_HEADER = (
 
 
 def _quote(path: str) -> str:
-    return path if _PLAIN.match(path) else json.dumps(path, ensure_ascii=False)
+    return path if _PLAIN.fullmatch(path) else json.dumps(path, ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -205,7 +205,7 @@ def parse(text: str) -> Recorded | None:
 
 def _unquote(item: str) -> str | None:
     """A path as :func:`render` writes it (plain, or a JSON string), or None."""
-    if _PLAIN.match(item):
+    if _PLAIN.fullmatch(item):
         return item
     try:
         value = json.loads(item)

@@ -7,7 +7,8 @@ characters outside fenced code.
   list item's next lines indented under its text). Markdown joins the lines of a paragraph
   with a space, so the page reads the same: the break only ever replaces one space that
   separates two "atoms", and an atom is never split. Atoms: a code span (a break inside one
-  would turn into a space in the code, or a backtick fence), an HTML tag, a whole link
+  would turn into a space in the code, or a backtick fence) and an HTML ``<code>`` element
+  with its text (a break there is a line break in the code), an HTML tag, a whole link
   ``[text](target){ attrs }`` (the link check's fast path reads a link on one line), a
   ``{...}`` group, a backslash escape and a character reference with the text around them.
   A line never starts with what Markdown could read as block syntax (``#``, ``>``, ``-``,
@@ -39,6 +40,8 @@ _TABLE_SEP = re.compile(r"^\|?[ ]*:?-+:?[ ]*(\|[ ]*:?-+:?[ ]*)*\|?[ ]*$")
 _TAG = re.compile(r"""<(?:[A-Za-z][A-Za-z0-9-]*(?:\s+[^\s"'<>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*\s*/?"""
                   r"""|/[A-Za-z][A-Za-z0-9-]*\s*|!--(?:(?!-->).)*--|https?://[^\s<>]*)>""")
 _ORDERED_MARK = re.compile(r"\d+[.)]$")
+_CODE_OPEN = re.compile(r"<code[\s>]", re.I)
+_CODE_END = re.compile(r"</code\s*>", re.I)
 
 
 def without_carriage_returns(text: str) -> str:
@@ -177,8 +180,11 @@ def atoms(text: str) -> list[str]:
         if c == "<":
             m = _TAG.match(text, k)
             if m:
-                cur.append(m.group(0))
-                k = m.end()
+                # a code span written as HTML (rulegen.render.code_md.inline_code): its text is
+                # code a reader copies and the site's script links, a line break in it is not a space
+                end = _CODE_END.search(text, m.end()) if _CODE_OPEN.match(m.group(0)) else None
+                cur.append(text[k:end.end()] if end else m.group(0))
+                k = end.end() if end else m.end()
                 continue
         if c == "[":
             end = _link_end(text, k)

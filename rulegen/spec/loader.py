@@ -36,7 +36,7 @@ from ..fs.yamlbound import ANCHOR, check_graph, mark as _mark
 from ..fs.yamlbound import Recursive as _Recursive
 from ..fs.yamlbound import TooLarge as _TooLarge
 from .testvalues import as_promtool_reads, scalar_text
-from .yamlnodes import _PLAIN, _key_text, _merged_pairs, _scalar
+from .yamlnodes import _PLAIN, _key_text, _merged_pairs, _scalar, plain_token, without_comment
 
 try:  # libyaml: about 20x faster than the pure-Python parser
     from yaml.cyaml import CParser as _Parser
@@ -130,7 +130,7 @@ class LoadedFile:
         if not 0 < line <= len(lines):
             return None
         rest = lines[line - 1][col - 1:]
-        tok = re.split(r"\s+#|,\s|[,}\]]", rest, maxsplit=1)[0].strip()
+        tok = plain_token(rest)
         return tok or None
 
     def finding(self, path: Path_, code: str, message: str, rule: str = "",
@@ -155,8 +155,9 @@ _DEFAULT_TAGS = {ScalarNode: BaseResolver.DEFAULT_SCALAR_TAG, SequenceNode: Base
 
 
 class _Resolver(BaseResolver):
-    """Leaves every implicitly typed plain scalar as :data:`_PLAIN` for :func:`_resolve_plain`
-    (YAML 1.2 core schema) instead of PyYAML's YAML 1.1 rules; explicit tags are kept."""
+    """Leaves every implicitly typed plain scalar as :data:`_PLAIN` for
+    :func:`rulegen.spec.yamlnodes.resolve_plain` (YAML 1.2 core schema) instead of PyYAML's
+    YAML 1.1 rules; explicit tags are kept."""
 
     def resolve(self, kind, value, implicit):
         # libyaml asks only for nodes without an explicit tag; rulegen adds no path resolvers,
@@ -363,19 +364,19 @@ def _syntax_hint(problem: str, line_text: str, mark) -> str:
 
     if "cannot start any token" in problem and mark.column < len(line_text):
         ch = line_text[mark.column]
-        value = re.sub(r"\s+#.*$", "", line_text[mark.column:]).strip()
+        value = without_comment(line_text[mark.column:]).strip()
         lead = line_text[:mark.column].strip()
         what = "a backquote (`` ` ``)" if ch == "`" else f"`{ch}`"
         return (f"; YAML reserves {what} at the start of a plain value; quote it: "
                 f"{lead + ' ' if lead else ''}{quote(value)}")
     lead, item = re.match(r"(\s*(?:- )?(?:[^\s:\[{][^:]*: )?)(.*)", line_text).groups()
-    item = re.sub(r"\s+#.*$", "", item).strip()
+    item = without_comment(item).strip()
     if item[:1] in ("[", "{") and not item.endswith(("]", "}")) and mark.column >= len(lead):
         kind = "list" if item[0] == "[" else "mapping"
         return (f"; the `{item[0]}` at the start of the value makes YAML read a {kind}; quote it: "
                 f"{lead.strip()} {quote(item)}")
     key, sep, value = line_text.partition(": ")
-    value = re.sub(r"\s+#.*$", "", value).strip()
+    value = without_comment(value).strip()
     if "mapping values are not allowed" in problem and sep and ": " in value \
             and value[0] not in "\"'|>[{":
         return (f"; the `: ` after `{value.split(': ', 1)[0].split()[-1]}` makes YAML read a mapping "

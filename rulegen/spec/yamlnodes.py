@@ -35,7 +35,28 @@ _MAX_INT_BITS = int((getattr(sys, "get_int_max_str_digits", lambda: 0)() or 10 *
 _SPECIAL_FIRST = frozenset("~nNtTfF0123456789+-.")
 
 
-def _resolve_plain(text: str):
+#: White space and then ``#``: where a YAML comment begins on a line (its first such place).
+_COMMENT_START = re.compile(r"\s#")
+#: Where a plain scalar written on a line ends: a comment, ``, `` or a flow collection's end.
+_TOKEN_END = re.compile(r"\s#|,\s|[,}\]]")
+
+
+def without_comment(line: str) -> str:
+    """``line`` (one line of YAML) without the comment at its end and the white space before,
+    right-stripped: ``wait: 5m  # a note`` -> ``wait: 5m``. A fixed-width search: the pattern
+    it replaces, ``re.sub(r"\\s+#.*$", "", line)``, tried every start in a run of spaces and
+    backtracked over the rest of it (quadratic: a long line of spaces in a spec took minutes)."""
+    m = _COMMENT_START.search(line)
+    return (line[:m.start()] if m else line).rstrip()
+
+
+def plain_token(rest: str) -> str:
+    """The plain scalar at the start of ``rest`` (a line from a value's column) as written, up
+    to a comment, ``, `` or ``}``/``]``, stripped (linear: see :func:`without_comment`)."""
+    return _TOKEN_END.split(rest, maxsplit=1)[0].strip()
+
+
+def resolve_plain(text: str):
     """A plain scalar's value under the YAML 1.2 core schema (null, bool, int, float, else
     the string). Integers may use ``_`` separators and ``0b``/``0o``/``0x`` prefixes."""
     if text and text[0] not in _SPECIAL_FIRST:
@@ -70,12 +91,12 @@ def _resolve_plain(text: str):
 
 
 def _scalar(node: ScalarNode):
-    """The value of a scalar node: plain ones per :func:`_resolve_plain`, quoted and block
+    """The value of a scalar node: plain ones per :func:`resolve_plain`, quoted and block
     ones as strings, explicitly tagged ones converted when the tag is a core type."""
     text = node.value
     tag = node.tag
     if tag == _PLAIN:
-        return _resolve_plain(text)
+        return resolve_plain(text)
     if tag == _STR or node.style is not None and tag in (_PLAIN, None):
         return text
     if tag == "tag:yaml.org,2002:null":
@@ -83,14 +104,14 @@ def _scalar(node: ScalarNode):
     if tag == "tag:yaml.org,2002:bool":
         return _BOOL.get(text, text)
     if tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float"):
-        v = _resolve_plain(text)
+        v = resolve_plain(text)
         return v if isinstance(v, (int, float)) and not isinstance(v, bool) else text
     return text  # timestamps, binary, custom tags: their text, so the schema says what is wrong
 
 
 def _is_plain(node) -> bool:
     """True for a string written as a plain (unquoted, untagged) scalar, timestamps included."""
-    return isinstance(node, ScalarNode) and node.tag == _PLAIN and isinstance(_resolve_plain(node.value), str)
+    return isinstance(node, ScalarNode) and node.tag == _PLAIN and isinstance(resolve_plain(node.value), str)
 
 
 def _key_text(node) -> str:

@@ -85,11 +85,15 @@ def test_a_hostile_base_url_never_runs_or_ends_the_literal(value):
 
 def test_the_literal_escapes_whatever_a_valid_address_holds():
     """Even of the characters an address may hold, none can end the literal or a script
-    element: ``&`` is escaped like ``<`` and ``>``; the value read back is the address."""
-    url = "https://x.example/a&b=(c)*;d"
+    element; the value read back is the address. (``&``, ``(``, ``)`` and ``;`` are no longer
+    a base URL's: the literal escapes ``&`` like ``<`` and ``>`` anyway.)"""
+    from rulegen.render.runbook_index import js_string
+    url = "https://x.example:8443/a-b_c.d~e/f%20g+h:i"
     lines = query_link_config(url, None).split("\n")
-    assert lines[1] == 'var RG_PROMETHEUS_URL = "https://x.example/a\\u0026b=(c)*;d";'
+    assert lines[1] == f'var RG_PROMETHEUS_URL = "{url}";'
     assert _run_script(render_asset("rulegen.js", ["/* header */"], [], (url, None)))["p"] == url
+    assert js_string("https://x.example/a&b=(c)*;d<>") == '"https://x.example/a\\u0026b=(c)*;d\\u003c\\u003e"'
+    assert query_link_config("https://x.example/a&b=(c)*;d", None).split("\n")[1] == 'var RG_PROMETHEUS_URL = "";'
 
 
 @pytest.mark.parametrize("value", sorted(FINE))

@@ -268,6 +268,25 @@ def test_rg202_a_number_written_as_text_gets_the_number_to_write(written, messag
     assert [f.message for f in validate_texts({"rules/demo.yaml": text}).findings if f.code == "RG202"] == [message]
 
 
+@pytest.mark.parametrize("written", ['"٩٩.٥"', '"９９"', '"٩٩%"', '"99.5"', '"1_0"', '" 9_9.5 "', '"+99"', '"9.95e1"',
+                                     '"0x63"', '"99.5%"', '"\u00a099"'])
+def test_rg202_the_number_to_write_is_one_yaml_reads_as_a_number(written):
+    """RG202's fix, written as it says, validates: Python's float() reads Arabic-Indic and
+    full-width digits (``"٩٩.٥"`` -> 99.5), which YAML reads as text, so the fix offered
+    ``objective: ٩٩.٥``, the same error again. A text no YAML number can be written for gets
+    no fix."""
+    text = spec(objective=written)
+    messages = [f.message for f in validate_texts({"rules/demo.yaml": text}).findings if f.code == "RG202"]
+    assert len(messages) == 1
+    fix = re.search(r"; write `objective: (.*?)`", messages[0])
+    if written.isascii() and "0x" not in written:
+        assert fix, messages  # a decimal number of ASCII digits always gets one
+    if fix:
+        fixed = text.replace(f"objective: {written}", f"objective: {fix.group(1)}")
+        assert fixed != text
+        assert not [f for f in validate_texts({"rules/demo.yaml": fixed}).findings if f.code == "RG202"], fixed
+
+
 @pytest.mark.parametrize("name, message", [
     ("Check Out", "`name`: 'Check Out' is not a DNS label (lowercase letters, digits and `-`, starting and ending "
                   "with a letter or digit); write `name: check-out`"),

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from ...findings import Severity
 from ...spec import SCHEMA_PATH
 from ...spec.durations import hint
+from ...spec.yamlnodes import resolve_plain, without_comment
 from .positions import value_at
 
 if TYPE_CHECKING:
@@ -43,13 +44,37 @@ def schema() -> dict:
     return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 
 
+#: A ``$`` not escaped by a backslash: the end of the text in a JSON Schema pattern.
+_DOLLAR = re.compile(r"(?<!\\)\$")
+
+
+@functools.cache
+def ecma_pattern(pattern: str) -> re.Pattern:
+    """A JSON Schema ``pattern`` compiled to mean what it means in JSON Schema (ECMA-262, and
+    RE2 for Kubernetes' OpenAPI schemas): ``$`` ends the text. Python's ``$`` also matches
+    before a final line feed, so ``^[a-z0-9]+$`` took ``"shop\\n"``; each unescaped ``$``
+    is ``\\Z`` here (as fastjsonschema compiles it)."""
+    return re.compile(_DOLLAR.sub(r"\\Z", pattern))
+
+
+def with_ecma_patterns(cls):
+    """The jsonschema validator class ``cls`` with its ``pattern`` keyword read as
+    :func:`ecma_pattern` reads it (the same error, message and ``validator_value``)."""
+    from jsonschema import ValidationError, validators
+
+    def pattern(validator, patrn, instance, schema):
+        if validator.is_type(instance, "string") and not ecma_pattern(patrn).search(instance):
+            yield ValidationError(f"{instance!r} does not match {patrn!r}")
+    return validators.extend(cls, {"pattern": pattern})
+
+
 @functools.cache
 def _validator(ref: str | None = None) -> Draft202012Validator:
     s = schema()
     if ref is not None:
         s = {"$ref": f"#/$defs/{ref}", "$defs": s["$defs"]}
     from jsonschema import Draft202012Validator
-    return Draft202012Validator(s)
+    return with_ecma_patterns(Draft202012Validator)(s)
 
 
 @functools.cache
@@ -75,7 +100,7 @@ def _fast_schema() -> dict | None:
 @functools.cache
 def _fast_validator() -> Draft202012Validator:
     from jsonschema import Draft202012Validator
-    return Draft202012Validator(_fast_schema())
+    return with_ecma_patterns(Draft202012Validator)(_fast_schema())
 
 
 # A yes/no pre-check: most specs are valid, and proving it with fastjsonschema's compiled
@@ -377,11 +402,16 @@ def pattern_fix(pattern: str, value: str, max_length: int | None = None) -> str 
 
 def _number_fix(path, value: str, want: str, percentage: bool) -> str:
     """The fix for a number written as text (``objective: "99.5%"``): the number to write,
-    when the text holds one (spaces around it dropped, and a ``%`` sign when the field is a
-    ``percentage``), else ""."""
+    when the text holds one that the spec loader reads as a number once unquoted (spaces
+    around it dropped, and a ``%`` sign when the field is a ``percentage``), else "". Python's
+    ``float()`` also reads digits of other scripts (``٩٩.٥``, full-width ``９９``), which YAML
+    reads as text: the fix would give the same error again."""
     text = value.strip()
     percent = percentage and text.endswith("%")
     text = text.rstrip("%").strip() if percent else text
+    read = resolve_plain(text)
+    if type(read) not in (int, float):
+        return ""
     try:
         number = float(text)
     except ValueError:
@@ -406,7 +436,7 @@ def _structure_trap(lf, path, got: str) -> str | None:
         text = lf.text.splitlines()[line - 1][col - 1:]
     except (IndexError, AttributeError, TypeError):
         return None
-    text = re.sub(r"\s+#.*$", "", text).rstrip()
+    text = without_comment(text)
     if not text:
         return None
     if text[0] in "{[":

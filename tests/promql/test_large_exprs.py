@@ -41,7 +41,7 @@ HUGE = {
     "600 terms": " + ".join(["up"] * 600),  # RecursionError in the label flow
     "600 or": " or ".join(f"up{{i=\"{i}\"}}" for i in range(600)),
     "600 powers": " ^ ".join(["up"] * 600),
-    "600 unary minus": "- " * 600 + "up",
+    "600 unary minus": "1 " + "- " * 600 + "up",
     "300 parentheses": "(" * 300 + "up" + ")" * 300,
     "300 sums": "sum(" * 300 + "up" + ")" * 300,
 }

@@ -98,7 +98,7 @@ def test_diff_compares_a_spec_with_one(tmp_path):
     assert "BigSum" in proc.stdout and "these specs have errors" in proc.stdout, proc.stdout[-2000:]
 
 
-def test_import_skips_the_rule_with_rg316(tmp_path):
+def test_import_refuses_the_rule_with_rg316(tmp_path):
     src = tmp_path / "big.rules.yml"
     src.write_text("groups:\n  - name: big\n    rules:\n"
                    f"      - alert: BigSum\n        expr: {HUGE['60,000 terms']} > 0\n"
@@ -108,9 +108,8 @@ def test_import_skips_the_rule_with_rg316(tmp_path):
     notes = [ln for ln in proc.stderr.splitlines() if " RG316 " in ln]
     assert [n.split(" RG316 ")[0] for n in notes] == [f"{src}:5:1: error", f"{src}:7:1: error"], proc.stderr[-2000:]
     assert all("expr is too large for rulegen to check" in n and "skipped" in n for n in notes), notes
-    written = (tmp_path / "p/rules").glob("*.yaml")
-    text = "".join(p.read_text(encoding="utf-8") for p in written)
-    assert "alert: Small" in text and "BigSum" not in text and "Deep" not in text
+    # an error note, as for a rule Prometheus rejects (RG806): nothing is written
+    assert proc.returncode == 1 and "nothing was written" in proc.stderr and not (tmp_path / "p").exists()
 
 
 def test_the_limit_is_exact_and_an_expr_at_it_is_checked(tmp_path):

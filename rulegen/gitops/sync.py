@@ -85,6 +85,7 @@ import json
 import os
 import re
 import subprocess
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 import yaml
@@ -92,6 +93,7 @@ import yaml
 from ..findings import Finding, RulegenError, Severity
 from ..fs import read as fs_read
 from ..fs.containment import describe, tree_problems
+from ..promql.series import decimal_text
 from ..tools import find, helm
 from . import admission
 # the CRD and its schema check (rulegen.gitops.crd); the names stay importable from here
@@ -211,19 +213,29 @@ def _hint(parts: list[str], msg: str, unknown: bool, schema: dict | None, trees)
         return f" (did you mean {close[0]}?)" if close else known
     node = _schema_at(schema, parts)
     if isinstance(node, dict) and isinstance(node.get("enum"), list):
-        given = None
-        for _path, tree in reversed(trees):
-            if tree is not None:
-                _k, n, depth = _node_at(tree, parts)
-                if depth == len(parts) and isinstance(n, yaml.ScalarNode):
-                    given = n.value
-                    break
+        given = _given(parts, trees)
         choices = [str(x) for x in node["enum"]]
         close = difflib.get_close_matches(given or "", choices, n=1, cutoff=0.6) if given else []
         return f" (did you mean {close[0]}?)" if close else f" (one of {', '.join(choices)})"
     if parts[-1:] == ["objective"] and "slos" in parts:
-        return " (the objective is a percentage above 0 and below 100, e.g. 99.9)"
+        try:
+            ratio = Decimal(_given(parts, trees) or "")
+        except InvalidOperation:
+            ratio = None
+        if ratio is not None and 0 < ratio < 1:  # a ratio where a percentage is meant (RG350 of specs)
+            return f" (a ratio where a percentage is meant: write {decimal_text(ratio * 100)})"
+        return " (the objective is a percentage above 1 and below 100: 99.9, not the ratio 0.999)"
     return ""
+
+
+def _given(parts: list[str], trees) -> str | None:
+    """The scalar text the last values file that sets key ``parts`` gives it, or None."""
+    for _path, tree in reversed(trees):
+        if tree is not None:
+            _k, n, depth = _node_at(tree, parts)
+            if depth == len(parts) and isinstance(n, yaml.ScalarNode):
+                return n.value
+    return None
 
 
 # --- the check -----------------------------------------------------------------------------

@@ -108,6 +108,10 @@ BAD = [
      "(one of critical, warning, info)"),
     ("  slos:\n    availability:\n      objective: 100\n", "objective",
      "prometheusRule.slos.availability.objective: exclusiveMaximum"),
+    # a ratio where a percentage is meant (trial): the schema's exclusiveMinimum is 1
+    ("  slos:\n    availability:\n      objective: 0.995\n", "objective",
+     "prometheusRule.slos.availability.objective: exclusiveMinimum: got 0.995, want 1 (a ratio where a "
+     "percentage is meant: write 99.5); helm template"),
     ("  slos:\n    availability:\n      enabld: false\n", "enabld",
      "prometheusRule.slos.availability.enabld: not a key the chart accepts (did you mean enabled?)"),
     ("  labels:\n    team: 5\n", "team", "prometheusRule.labels.team: got number, want string"),

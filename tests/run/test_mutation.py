@@ -123,6 +123,11 @@ def test_bundled_specs_kill_every_counted_mutant(project, helm_bin, promtool_bin
     # the verdict on the bundled specs, exactly (issue 25: running less must not change it)
     assert ("mutation score: 207/207 mutants killed (100%), 12 declared equivalent, 16 excluded (generated from "
             "slos:)\n") in out, out
+    # the mutants no test can see are among the 12 and 16 above, as the skipped line says (trial:
+    # it said "counted as before" beside 100%)
+    assert ("skipped: cannot change a test: 17 mutant(s) not run, since no test of their rule can tell them from "
+            "it, as proved before promtool starts; they survive, as they would have if run: 1 declared "
+            "equivalent, 16 excluded (generated from slos:, listed above)\n") in out
     assert "  llama-swap LlamaSwapDown: 11/11 mutants killed, 1 declared equivalent" in out
     assert "  noctaya slo:sli_error:ratio_rate5m: 7/7 mutants killed" in out
     assert not [line for line in out.splitlines() if "SURVIVED" in line]
@@ -134,6 +139,42 @@ def test_bundled_specs_kill_every_counted_mutant(project, helm_bin, promtool_bin
     skipped = [tc for tc in m.iter("testcase") if tc.find("skipped") is not None]
     assert skipped[0].get("name") == "LlamaSwapDown: `== 0` becomes `<= 0`"
     assert "never negative" in skipped[0].find("skipped").get("message")
+
+
+@pytest.mark.tools
+def test_a_mutant_no_test_can_see_is_counted_as_the_survivor_it_is(tmp_path, helm_bin, promtool_bin, capsys):
+    # every input series carries job="shop": dropping the matcher is not run, survives and counts
+    assert main(["-C", str(tmp_path), "new", "shop"]) == 0
+    (tmp_path / "rules/shop.yaml").write_text(textwrap.dedent("""\
+        app: shop
+        groups:
+          - name: shop
+            rules:
+              - alert: ShopDown
+                expr: up{job="shop"} == 0
+                for: 5m
+                severity: warning
+                summary: Shop is down.
+                description: The shop target has been down for 5 minutes.
+                tests:
+                  - name: fires when down
+                    interval: 1m
+                    input_series:
+                      - series: up{job="shop", instance="a"}
+                        values: 0x10
+                    alert_rule_test:
+                      - eval_time: 10m
+                        exp_alerts:
+                          - exp_labels: {job: shop, instance: a, severity: warning}
+        """), encoding="utf-8")
+    capsys.readouterr()
+    code, out, err = _mutate(tmp_path, capsys)
+    assert code == 0, out + err
+    assert "SURVIVED [ShopDown] no test fails when matcher `job=\"shop\"` removed" in out
+    assert "mutation score: 5/10 mutants killed (50%)\n" in out
+    assert ("skipped: cannot change a test: 1 mutant(s) not run, since no test of their rule can tell them from "
+            "it, as proved before promtool starts; they survive, as they would have if run: 1 counted as "
+            "survivors (SURVIVED above)\n") in out
 
 
 @pytest.mark.tools

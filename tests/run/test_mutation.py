@@ -26,11 +26,42 @@ def _texts(expr, **kw):
     return {text: new for _kind, text, new, _hint in expr_mutants(_rule(expr, **kw))}
 
 
+def _hints(expr):
+    return {text: hint for kind, text, _n, hint in expr_mutants(_rule(expr)) if kind == "comparison"}
+
+
 def test_comparison_mutants_and_their_hints():
-    got = {text: hint for _k, text, _n, hint in expr_mutants(_rule('x{job="a"} == 0'))}
-    assert got["`== 0` becomes `<= 0`"] == "a case with a value below 0"
-    assert got["`== 0` becomes `!= 0`"] == "a case with a value below 0 or equal to 0 or above 0"
-    assert "`== 0` becomes `>= 0`" in got
+    got = _hints('x{job="a"} == 0')
+    assert got["`== 0` becomes `<= 0`"] == "a case with a value below 0, such as -1 (`<= 0` keeps the series, `== 0` drops it)"
+    assert got["`== 0` becomes `>= 0`"] == "a case with a value above 0, such as 1 (`>= 0` keeps the series, `== 0` drops it)"
+    # regression (trial): "add a case with a value below 1 or equal to 1 or above 1" named every value
+    assert _hints('up{job="shop"} == 1')["`== 1` becomes `!= 1`"] == (
+        "a case with the value 1 (`== 1` keeps the series, `!= 1` drops it), or any other value (only `!= 1` "
+        "keeps the series)")
+
+
+def test_each_comparison_mutant_hint_names_a_value_that_tells_the_two_apart():
+    # the class: every comparison mutant's hint gives a concrete value, and the value named keeps the
+    # series under exactly one of the two comparisons, as the hint says
+    import operator
+    ops = {"==": operator.eq, "!=": operator.ne, ">": operator.gt, "<": operator.lt, ">=": operator.ge, "<=": operator.le}
+    for n in (0, 1, 0.05, 80, -3):
+        for op in ops:
+            expr = f"x {op} {n}"
+            for text, hint in _hints(expr).items():
+                new = re.match(r"`\S+ \S+` becomes `(\S+) \S+`", text).group(1)
+                cases = re.findall(r"(?:the value|such as) (-?[\d.]+) \(`(\S+) [-\d.]+` keeps the series, `(\S+) [-\d.]+` drops",
+                                   hint)
+                assert cases, (expr, text, hint)
+                for value, keeps, drops in cases:
+                    v = float(value)
+                    assert {keeps, drops} == {op, new}, (expr, hint)
+                    assert ops[keeps](v, n) and not ops[drops](v, n), (expr, text, hint)
+    assert _hints("80 < x")["`80 <` becomes `80 >`"] == (
+        "a case with a compared value below 80, such as 40 (`80 >` keeps the series, `80 <` drops it) or a "
+        "compared value above 80, such as 120 (`80 <` keeps the series, `80 >` drops it)")
+    assert _hints("x > y")["`>` becomes `>=`"] == "a case with both sides equal (`>=` keeps the series, `>` drops it)"
+    assert _hints("x > bool 80")["`> 80` becomes `>= 80`"] == "a case with the value 80 (`>= 80` gives 1, `> 80` gives 0)"
 
 
 def test_threshold_moves_just_past_the_nearest_test_values():

@@ -216,7 +216,10 @@ def _hint(parts: list[str], msg: str, unknown: bool, schema: dict | None, trees)
         given = _given(parts, trees)
         choices = [str(x) for x in node["enum"]]
         close = difflib.get_close_matches(given or "", choices, n=1, cutoff=0.6) if given else []
-        return f" (did you mean {close[0]}?)" if close else f" (one of {', '.join(choices)})"
+        if close:
+            return f" (did you mean {close[0]}?)"
+        # Helm's message lists the choices itself ("value must be one of 'critical', ..."): once is enough
+        return "" if all(f"'{c}'" in msg or f'"{c}"' in msg for c in choices) else f" (one of {', '.join(choices)})"
     if parts[-1:] == ["objective"] and "slos" in parts:
         try:
             ratio = Decimal(_given(parts, trees) or "")

@@ -104,8 +104,10 @@ BAD = [
     ("  customRules:\n    ShopErrors:\n      severity: criticl\n", "severity",
      "prometheusRule.customRules.ShopErrors.severity: value must be one of 'critical', 'warning', 'info' "
      "(did you mean critical?)"),
+    # regression (trial): "value must be one of 'critical', 'warning', 'info' (one of critical, warning, info)"
     ("  customRules:\n    ShopErrors:\n      severity: page\n", "severity",
-     "(one of critical, warning, info)"),
+     "prometheusRule.customRules.ShopErrors.severity: value must be one of 'critical', 'warning', 'info'; helm "
+     "template of charts/shop fails"),
     ("  slos:\n    availability:\n      objective: 100\n", "objective",
      "prometheusRule.slos.availability.objective: exclusiveMaximum"),
     # a ratio where a percentage is meant (trial): the schema's exclusiveMinimum is 1
@@ -116,6 +118,25 @@ BAD = [
      "prometheusRule.slos.availability.enabld: not a key the chart accepts (did you mean enabled?)"),
     ("  labels:\n    team: 5\n", "team", "prometheusRule.labels.team: got number, want string"),
 ]
+
+
+def test_rg735_lists_an_enum_once_whatever_helm_says():
+    # Helm's validator lists the choices itself: the hint adds them only to a message that does not
+    from rulegen.gitops.sync import values_findings
+    schema = {"properties": {"severity": {"enum": ["critical", "warning", "info"]}}}
+
+    def message(said: str) -> str:
+        [f] = values_findings(f"Error: values don't meet the specifications of the schema(s):\n- at '/severity': {said}\n",
+                              [("charts/shop/values.yaml", "severity: page\n")], schema, "charts/shop",
+                              "charts/shop/values.yaml")
+        assert (f.code, f.file, f.line, f.col) == ("RG735", "charts/shop/values.yaml", 1, 1)
+        return f.message
+
+    assert message("value must be one of 'critical', 'warning', 'info'") == (
+        "severity: value must be one of 'critical', 'warning', 'info'; helm template of charts/shop fails on it "
+        "(values.schema.json), so the Argo CD sync would")
+    assert message("not one of the allowed values").startswith(
+        "severity: not one of the allowed values (one of critical, warning, info); helm template")
 
 
 @pytest.mark.parametrize("added, key, words", BAD, ids=[b[1] + str(i) for i, b in enumerate(BAD)])

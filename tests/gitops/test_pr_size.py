@@ -110,6 +110,42 @@ def test_one_knob_changes_one_line_of_each_generated_file(report, what):
     assert not [p for p in changed if p.startswith("charts/shop/templates/")]
 
 
+PARAM_SPEC = """\
+app: shop
+groups:
+  - name: shop
+    rules:
+      - alert: ShopErrors
+        expr: rate(shop_errors_total{job="shop"}[5m]) > [[threshold]]
+        params:
+          threshold: {default: 0.5, description: Errors per second.}
+        for: 5m
+        severity: warning
+        summary: Shop errors.
+        description: Shop errors above the threshold.
+"""
+
+
+def test_a_parameter_default_edit_changes_the_lines_docs_chart_md_says(tmp_path):
+    """docs/chart.md: a `[[param]]` threshold's default is in the rules file's expr, the
+    metadata file (the template's fallback) and twice on the page (the expr and the Knobs
+    list); it said one line of the page and nothing in the metadata file."""
+    bench = sys.modules["pr_size_bench"]
+    root = tmp_path / "p"
+    root.mkdir()
+    bench._git(root, "init", "-q", "-b", "main")
+    bench._rulegen(root, "new", "shop")
+    (root / "rules/shop.yaml").write_text(PARAM_SPEC, encoding="utf-8")
+    bench._rulegen(root, "build")
+    bench._git(root, "add", "-A")
+    bench._git(root, "commit", "-qm", "base")
+    (root / "rules/shop.yaml").write_text(PARAM_SPEC.replace("default: 0.5", "default: 0.7"), encoding="utf-8")
+    bench._rulegen(root, "build")
+    bench._git(root, "add", "-A")
+    changed = bench.reviewed_lines(bench._git(root, "diff", "--cached", "-U0", "--no-renames"))
+    assert changed == {"rules/shop.yaml": 1, RULES: 1, "charts/shop/rules/shop.meta.yaml": 1, PAGE: 2, SUM: 1}
+
+
 def test_the_threshold_alerts_show_their_query_apart_from_the_threshold(report):
     """Each of the three threshold alerts' sections shows the query its expr compares, marked
     for the site's "Open in Prometheus · Grafana" links, and the threshold on a line of its own

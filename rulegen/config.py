@@ -116,7 +116,6 @@ _LABEL_NAME = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*
                          r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
 _LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
 
-
 #: Defaults of the ``prometheus:`` section, in seconds.
 DEFAULT_PROMETHEUS_TIMEOUT = 30.0
 DEFAULT_LOOKBACK = 7 * 86400.0
@@ -167,6 +166,7 @@ class Config:
     policy_changes: str = "fail"
     #: labels (name -> value) a new chart's PrometheusRule starts with (``charts.rule_selector_labels``)
     rule_selector_labels: dict = field(default_factory=lambda: dict(DEFAULT_RULE_SELECTOR_LABELS))
+    rule_selector_labels_set: bool = field(default=False, compare=False)  #: set in .rulegen.yaml, not the default
     #: chart folder (``charts/shop``) -> extra values files (project-relative POSIX paths)
     #: ``check`` renders the chart with, one render per file (``charts.values_files``)
     values_files: dict = field(default_factory=dict)
@@ -291,6 +291,7 @@ def parse_config(raw) -> Config:
         allow_html=_allow_html(pages.get("allow_html", False)),
         policy_changes=policy,
         rule_selector_labels=_selector_labels(charts.get("rule_selector_labels", DEFAULT_RULE_SELECTOR_LABELS)),
+        rule_selector_labels_set="rule_selector_labels" in charts,
         values_files=_values_files(charts.get("values_files")),
         owners=_owners(raw.get("owners")),
         alertmanager_url=_base_url(pages.get("alertmanager_url"), "runbooks.alertmanager_url"),

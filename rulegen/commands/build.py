@@ -74,8 +74,10 @@ def run(args) -> int:
     gates_of = {f"{s.chart.path}/Chart.yaml": (s.chart.path, s.chart.gates) for s in loaded.specs}
     new_charts = {p for p in gates_of if not (root / p).exists()}
     touched = write.apply(outputs, root, status)
+    said = getattr(args, "said", frozenset())  # `rulegen new`: files it wrote and said (mkdocs.yml)
     for p in touched:
-        print(("removed " if p in status.stale else "wrote ") + p)
+        if p not in said or p in status.stale:
+            print(("removed " if p in status.stale else "wrote ") + p)
     for p in touched:
         if p in new_charts and p not in status.stale:
             chart, gates = gates_of[p]

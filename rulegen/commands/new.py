@@ -33,6 +33,7 @@ def run(args) -> int:
     fresh = is_new_project(root)
     path = write_starter(root, args.app, args.title)
     print(f"wrote {path.relative_to(root)}")
+    said: set[str] = set()  # files said here, with their note: the build below does not say them again
     schema = write_schema_copy(root)
     if schema is not None:
         print(f"wrote {schema.relative_to(root)} (the spec schema, for editors: the spec's $schema line names it)")
@@ -40,6 +41,7 @@ def run(args) -> int:
         print(f"wrote {write_project_config(root).relative_to(root)} (policy_changes: fail: "
               "`rulegen check --base` fails a pull request that grows the baseline or weakens a check)")
         for written in write_site_files(root):
+            said.add(written.relative_to(root).as_posix())
             print(f"wrote {written.relative_to(root)}" + (" (the runbook site: set its site_url)"
                                                           if written.name == "mkdocs.yml" else ""))
     chart = root / "charts" / args.app
@@ -51,7 +53,8 @@ def run(args) -> int:
         from ..pipeline import load_project
         whole_ok = load_project(root).ok
         built = argparse.Namespace(root=args.root, paths=[rel], format="helm", force=False,
-                                   new_spec=rel if whole_ok else None, release_label=args.release)
+                                   new_spec=rel if whole_ok else None, release_label=args.release,
+                                   said=frozenset(said))
         code = build(built)
         if code != EXIT_OK:
             return code

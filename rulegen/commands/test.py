@@ -380,8 +380,16 @@ def print_score(results: list[MutantResult], out) -> None:
     extra = (f", {eq} declared equivalent" if eq else "") + (f", {invalid} not runnable" if invalid else "") \
         + (f", {excluded} excluded (generated from slos:)" if excluded else "")
     print(f"mutation score: {killed}/{counted} mutants killed ({total_score(results):.0f}%){extra}", file=out)
-    unseen = sum(1 for r in results if r.unseen)
+    unseen = [r for r in results if r.unseen]
     if unseen:
-        print(f"skipped: cannot change a test: {unseen} mutant(s) not run, since no test of their rule can "
-              "tell them from it, as proved before promtool starts (they survive, as they would have: "
-              "counted as before)", file=out)
+        # each survives, as it would have run, and is scored as any survivor: say where each one went
+        # (a "counted as before" beside a 100% score read as if they had been killed)
+        n_eq = sum(1 for r in unseen if r.equivalent is not None)
+        n_ex = sum(1 for r in unseen if r.excluded)
+        n_sv = sum(1 for r in unseen if r.counted)
+        where = [f"{n} {what}" for n, what in ((n_sv, "counted as survivors (SURVIVED above)"),
+                                               (n_eq, "declared equivalent"),
+                                               (n_ex, "excluded (generated from slos:, listed above)")) if n]
+        print(f"skipped: cannot change a test: {len(unseen)} mutant(s) not run, since no test of their rule "
+              f"can tell them from it, as proved before promtool starts; they survive, as they would have "
+              f"if run: {', '.join(where)}", file=out)

@@ -87,6 +87,7 @@ import json
 import os
 import re
 import subprocess
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 import yaml
@@ -94,6 +95,7 @@ import yaml
 from ..findings import Finding, RulegenError, Severity
 from ..fs import read as fs_read
 from ..fs.containment import describe, tree_problems
+from ..promql.series import decimal_text
 from ..tools import find, helm
 from . import admission
 # the CRD and its schema check (rulegen.gitops.crd); the names stay importable from here
@@ -213,19 +215,32 @@ def _hint(parts: list[str], msg: str, unknown: bool, schema: dict | None, trees)
         return f" (did you mean {close[0]}?)" if close else known
     node = _schema_at(schema, parts)
     if isinstance(node, dict) and isinstance(node.get("enum"), list):
-        given = None
-        for _path, tree in reversed(trees):
-            if tree is not None:
-                _k, n, depth = _node_at(tree, parts)
-                if depth == len(parts) and isinstance(n, yaml.ScalarNode):
-                    given = n.value
-                    break
+        given = _given(parts, trees)
         choices = [str(x) for x in node["enum"]]
         close = difflib.get_close_matches(given or "", choices, n=1, cutoff=0.6) if given else []
-        return f" (did you mean {close[0]}?)" if close else f" (one of {', '.join(choices)})"
+        if close:
+            return f" (did you mean {close[0]}?)"
+        # Helm's message lists the choices itself ("value must be one of 'critical', ..."): once is enough
+        return "" if all(f"'{c}'" in msg or f'"{c}"' in msg for c in choices) else f" (one of {', '.join(choices)})"
     if parts[-1:] == ["objective"] and "slos" in parts:
-        return " (the objective is a percentage above 0 and below 100, e.g. 99.9)"
+        try:
+            ratio = Decimal(_given(parts, trees) or "")
+        except InvalidOperation:
+            ratio = None
+        if ratio is not None and 0 < ratio < 1:  # a ratio where a percentage is meant (RG350 of specs)
+            return f" (a ratio where a percentage is meant: write {decimal_text(ratio * 100)})"
+        return " (the objective is a percentage above 1 and below 100: 99.9, not the ratio 0.999)"
     return ""
+
+
+def _given(parts: list[str], trees) -> str | None:
+    """The scalar text the last values file that sets key ``parts`` gives it, or None."""
+    for _path, tree in reversed(trees):
+        if tree is not None:
+            _k, n, depth = _node_at(tree, parts)
+            if depth == len(parts) and isinstance(n, yaml.ScalarNode):
+                return n.value
+    return None
 
 
 # --- the check -----------------------------------------------------------------------------
@@ -265,10 +280,11 @@ class SyncCheck:
     leaving it stops renders still running."""
 
     def __init__(self, root: Path, findings: list[Finding], jobs: list | None = None, crd: Path | None = None,
-                 batch=None, selector: dict | None = None, keys: dict | None = None):
+                 batch=None, selector: dict | None = None, keys: dict | None = None, selector_set: bool = True):
         self.root, self._findings, self.jobs, self.crd, self.batch = root, findings, jobs or [], crd, batch
-        # the project's rule-selector labels and each chart's values key (RG739)
-        self.selector, self.keys = selector or {}, keys or {}
+        # the project's rule-selector labels (set in .rulegen.yaml, or the default) and each
+        # chart's values key (RG739)
+        self.selector, self.keys, self.selector_set = selector or {}, keys or {}, selector_set
 
     def __enter__(self) -> "SyncCheck":
         return self
@@ -292,7 +308,7 @@ class SyncCheck:
             rendered += docs
             labelled += metas
             rejected += why
-        labels = label_findings(labelled, self.root, self.selector, self.keys)
+        labels = label_findings(labelled, self.root, self.selector, self.keys, self.selector_set)
         if not rendered:  # none, or every one judged valid by rulegen-helmrender
             return findings + labels
         schema = _crd_schema(str(self.crd), self.crd.stat().st_mtime)
@@ -340,7 +356,7 @@ def start(loaded, root: Path, charts: list[str] | None = None) -> SyncCheck:
     for s in loaded.specs:
         keys.setdefault(s.chart.path, s.chart.values_key)
     return SyncCheck(root, findings, jobs, crd, helm.Batch(_batch_jobs(root, jobs), root, check=crd),
-                     loaded.config.rule_selector_labels, keys)
+                     loaded.config.rule_selector_labels, keys, loaded.config.rule_selector_labels_set)
 
 
 def _values(root: Path, job) -> tuple:
@@ -452,10 +468,11 @@ def _values_error(root: Path, e: Exception, chart: str, extra: str | None) -> li
     return values_findings(str(e), files, schema if isinstance(schema, dict) else None, chart, extra or own)
 
 
-def label_findings(rendered: list, root: Path, selector: dict, keys: dict) -> list[Finding]:
+def label_findings(rendered: list, root: Path, selector: dict, keys: dict, selector_set: bool = True) -> list[Finding]:
     """``RG739`` for each rendered PrometheusRule (``rendered``: (chart, values file shown,
     object) as :func:`_render_all` makes them) that lacks a label of ``selector`` (the
-    project's ``charts.rule_selector_labels``; an empty value counts as none), at the
+    project's ``charts.rule_selector_labels``, which ``.rulegen.yaml`` sets when
+    ``selector_set``, else the default; an empty value counts as none), at the
     ``<values key>.labels`` key (``keys``: chart -> values key) of the values file that sets it
     last, else at the values key, else at the file; a PrometheusRule whose values do set the
     label (a hand-written template that does not read them) at the file. One finding per
@@ -489,10 +506,12 @@ def label_findings(rendered: list, root: Path, selector: dict, keys: dict) -> li
         if where in seen:
             continue
         seen.add(where)
+        source = "charts.rule_selector_labels in .rulegen.yaml" if selector_set else (
+            "charts.rule_selector_labels (the default, "
+            + ", ".join(f"{k}: {v}" for k, v in selector.items()) + ")")
         out.append(Finding(*where, "RG739", Severity.WARNING,
-                           f"{what}, which charts.rule_selector_labels in .rulegen.yaml says your Prometheus "
-                           f"selects rules by: a kube-prometheus-stack install's default ruleSelector ignores its "
-                           f"rules; {advice}"))
+                           f"{what}, which {source} says your Prometheus selects rules by: a kube-prometheus-stack "
+                           f"install's default ruleSelector ignores its rules; {advice}"))
     return out
 
 

@@ -250,6 +250,44 @@ def absent_labels(vs) -> dict[str, str]:
     return {k: v for k, v in out.items() if v != ""}
 
 
+#: What a non-selector argument of ``absent()`` is, by promql_parser node type (RG313's words).
+_NOT_A_SELECTOR = {"BinaryExpr": "an expression with an operator", "AggregateExpr": "an aggregation",
+                   "Call": "a function's result", "ParenExpr": "an expression in parentheses",
+                   "SubqueryExpr": "a subquery", "NumberLiteral": "a number", "UnaryExpr": "a negation"}
+_COMPARISON_OPS = ("==", "!=", ">", "<", ">=", "<=")
+
+
+def absent_flow(name: str, arg) -> Flow:
+    """The :class:`Flow` of ``absent(arg)`` / ``absent_over_time(arg)`` (``name``; ``arg`` the
+    promql_parser argument node or None): the labels :func:`absent_labels` gives for a plain
+    selector (a range selector's, for ``absent_over_time``), none for anything else, as
+    Prometheus' ``createLabelsForAbsentFunction`` does. The reasons say which case dropped a
+    label: an argument that is not a plain selector (``absent(up{job="a"} == 1)`` keeps no
+    label although its selector has equality matchers), a label the selector matches otherwise
+    than by one non-empty equality, or a label it does not match."""
+    vs = arg.vector_selector if type(arg).__name__ == "MatrixSelector" else arg
+    if type(vs).__name__ != "VectorSelector":
+        kind = type(vs).__name__
+        what = _NOT_A_SELECTOR.get(kind, "not a series selector")
+        if kind == "BinaryExpr" and str(vs.op) in _COMPARISON_OPS:
+            what = f"a comparison (`{vs.op}`)"
+        return Flow(may=frozenset(), bound=f"`{name}()` of {what}, not a plain series selector, gives its one "
+                                           "series no labels (Prometheus takes them only from a selector's "
+                                           "equality matchers), so it drops `{label}`")
+    eq = absent_labels(vs)
+    keep = frozenset(eq)
+    kept = ", ".join(sorted(keep)) or "none"
+    by_label: dict[str, list[str]] = {}
+    for m in vs.matchers.matchers:
+        if m.name != "__name__":
+            by_label.setdefault(m.name, []).append(f"`{m.name}{op_text(m)}\"{m.value}\"`")
+    gone = {k: (f"`{name}()` takes a label from its selector only when one non-empty equality matcher names "
+                f"it, not from {', '.join(texts)}, so it drops `{k}`") for k, texts in by_label.items() if k not in keep}
+    return Flow(may=keep, pinned={k: (("=", eq[k]),) for k in keep}, gone=gone,
+                bound=f"`{name}()` keeps only the labels of its selector's equality matchers "
+                      f"({kept}), so it drops `{{label}}`")
+
+
 def _matched(res: Flow, other: Flow, on: bool, labels, side: str) -> Flow:
     """``res`` (the side whose labels the result keeps) limited to the series that vector
     matching pairs with a series of ``other`` (the ``side`` side, "left" or "right"): the

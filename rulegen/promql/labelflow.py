@@ -51,7 +51,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .flowvalue import (UNKNOWN, Flow, _add, _drop, _keep, _matched, _scalar, _selector_flow, _union,
-                        absent_labels, label_join_flow, label_replace_flow)
+                        absent_flow, label_join_flow, label_replace_flow)
 from .matchers import matches, selector_matchers
 from .syntax import parsed
 
@@ -226,14 +226,7 @@ class Analyzer:
         if name == "vector":
             return Flow(may=frozenset(), bound="`vector()` has no labels, so it cannot carry `{label}`")
         if name in ("absent", "absent_over_time"):
-            arg = args[0] if args else None
-            vs = arg.vector_selector if type(arg).__name__ == "MatrixSelector" else arg
-            eq = absent_labels(vs) if type(vs).__name__ == "VectorSelector" else {}
-            keep = frozenset(eq)
-            kept = ", ".join(sorted(keep)) or "none"
-            return Flow(may=keep, pinned={k: (("=", eq[k]),) for k in keep},
-                        bound=f"`{name}()` keeps only the labels of its selector's equality matchers "
-                              f"({kept}), so it drops `{{label}}`")
+            return absent_flow(name, args[0] if args else None)
         if name in ("label_replace", "label_join"):
             if len(args) < 3 or any(type(a).__name__ != "StringLiteral" for a in args[1:]):
                 return UNKNOWN

@@ -296,12 +296,18 @@ def _unique(id_: str, used: set[str]) -> str:
 
 def _merge_variant(first: dict, r, spec: Spec, index: dict, key: str) -> None:
     """Add rule ``r`` to ``first``, the section of an alert of the same name made earlier."""
-    # same-name rules (e.g. a warning and a critical threshold) share one section, the
-    # one their runbook_url opens; the first rule's runbook content is the section's
+    # same-name rules (e.g. a warning and a critical threshold, an SLO alert's window pairs)
+    # share one section, the one their runbook_url opens; the first rule's runbook content is
+    # the section's. Each rule's summary and description are shown once: one a rule before
+    # it already shows (the same text) is not repeated
+    summary = md_text(readable(r.annotations.get("summary", "")))
+    description = md_text(readable(r.annotations.get("description", "")))
+    said = {first["summary"], first["description"]} | {x for v in first["variants"] for x in (v["summary"], v["description"])}
     first["variants"].append({
         "severity": md_text(r.severity or "none"),
         "fires_when": fires_when(r) + params_note(r, key),
-        "summary": md_text(readable(r.annotations.get("summary", ""))),
+        "summary": "" if summary in said else summary,
+        "description": "" if description in said | {summary} else description,
         "explanation": spec_markdown(r.runbook.get("explanation")),
     })
     # its runbook content joins the section's (nothing a variant says is dropped)

@@ -119,13 +119,14 @@ ZERO_DURATION = r"^(0+(ms|y|w|d|h|m|s))*$|^0+$"
 DEFAULT_SEVERITIES = ("critical", "warning", "info")
 
 
-#: Schema of an SLO objective override: a percentage strictly between 0 and 100, as a number or
-#: as a string (``--set`` gives strings for decimals) of at most 3 whole and 12 decimal digits,
-#: the forms the chart template computes with (``rulegen.v3.budget``, which also rejects a
-#: string outside (0, 100), as a schema pattern cannot say it readably).
-OBJECTIVE = {"type": ["number", "string"], "exclusiveMinimum": 0, "exclusiveMaximum": 100,
+#: Schema of an SLO objective override: a percentage above 1 and below 100 (at or below 1 it is
+#: a ratio written where a percentage is meant, RG350 of specs), as a number or as a string
+#: (``--set`` gives strings for decimals) of at most 3 whole and 12 decimal digits, the forms
+#: the chart template computes with (``rulegen.v3.budget``, which also rejects a string outside
+#: (1, 100), as a schema pattern cannot say it readably).
+OBJECTIVE = {"type": ["number", "string"], "exclusiveMinimum": 1, "exclusiveMaximum": 100,
              "pattern": r"^[0-9]{1,3}([.][0-9]{1,12})?$",
-             "description": "percent of good events, replacing the spec's objective (0 < objective < 100)"}
+             "description": "percent of good events, replacing the spec's (1 < objective < 100: 99.5, not 0.995)"}
 
 
 # long: one JSON Schema literal (the knobs object and its definitions), written as the file shows it

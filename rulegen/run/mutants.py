@@ -188,11 +188,37 @@ def _threshold_moves(n: float, values: list[float] | None) -> list[tuple[float, 
     return out
 
 
-def _compare_hint(old: str, new: str, n: str) -> str:
-    """Which values tell comparison ``old`` from ``new`` against the number ``n``."""
-    where = ("below", "equal to", "above")
-    diff = [w for w, a, b in zip(where, _TRUTH[old], _TRUTH[new]) if a != b]
-    return "a case with a value " + " or ".join(f"{w} {n}" for w in diff)
+_FLIPPED = {">": "<", "<": ">", ">=": "<=", "<=": ">=", "==": "==", "!=": "!="}
+
+
+def _compare_hint(ops: tuple[str, str], shown: tuple[str, str], n: float | None, lhs: bool = False,
+                  as_bool: bool = False) -> str:
+    """The case that tells comparison ``ops[0]`` (shown as ``shown[0]``: ``== 1``, ``80 <``,
+    ``>``) from ``ops[1]`` (``shown[1]``), in words with a concrete value: the values where one
+    keeps a series and the other drops it (``as_bool``: gives 1 and the other 0). ``n``: the
+    number compared with (on the left when ``lhs``), None when both sides are expressions.
+    ``==`` and ``!=`` differ on every value: the hint names the number itself and says any
+    other value does too."""
+    t_old, t_new = (_TRUTH[_FLIPPED[o] if lhs else o] for o in ops)
+    if n is None:
+        cases = ("the left side below the right", "both sides equal", "the left side above the right")
+    else:
+        d = abs(n) / 2 if n else 1
+        value = "a compared value" if lhs else "a value"  # `80 < x`: the compared value is on the right
+        cases = (f"{value} below {short_number(n)}, such as {short_number(n - d)}", f"the value {short_number(n)}",
+                 f"{value} above {short_number(n)}, such as {short_number(n + d)}")
+    parts = []
+    for case, a, b in zip(cases, t_old, t_new):
+        if a != b:
+            yes, no = shown if a else shown[::-1]
+            parts.append(f"{case} (`{yes}` gives 1, `{no}` gives 0)" if as_bool else
+                         f"{case} (`{yes}` keeps the series, `{no}` drops it)")
+    if len(parts) == 3:  # == and != differ everywhere: the equal case, the others said once
+        other = "any other value" if n is not None else "unequal sides"
+        unequal = shown[1] if t_new[0] else shown[0]
+        return f"a case with {parts[1]}, or {other} (" + (f"`{unequal}` gives 1)" if as_bool else
+                                                           f"only `{unequal}` keeps the series)")
+    return "a case with " + " or ".join(parts)
 
 
 def expr_mutants(rule) -> list[tuple[str, str, str, str]]:
@@ -235,10 +261,12 @@ def sited_expr_mutants(rule) -> list[tuple]:
             if op in COMPARISONS:
                 n_text = short_number(getattr(node, num_side).val) if num_side else None
                 shown = f"{op} {n_text}" if num_side == "rhs" else (f"{n_text} {op}" if num_side else op)
+                as_bool = bool(node.modifier is not None and getattr(node.modifier, "return_bool", False))
                 for new_op in COMPARISON_MUTANTS[op]:
                     new_shown = shown.replace(op, new_op, 1)
-                    hint = (_compare_hint(op, new_op, n_text) if num_side == "rhs" else
-                            "a case where the compared values are equal, and cases on either side")
+                    hint = _compare_hint((op, new_op), (shown, new_shown),
+                                         getattr(node, num_side).val if num_side else None,
+                                         lhs=num_side == "lhs", as_bool=as_bool)
                     add("comparison", f"`{shown}` becomes `{new_shown}`", i, _binary(node, new_op), hint)
                 if num_side:
                     n = getattr(node, num_side).val

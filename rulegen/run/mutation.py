@@ -14,8 +14,9 @@ small wrong versions (mutants) of it. Each mutant goes through the same path as 
    kept as for plain tests (:func:`rulegen.run.testing.write_test_files`). A test group
    that provably cannot tell the mutant from the rule (:mod:`rulegen.run.unseen`: the
    changed selector matches none of its input series, say) is left out, and a mutant left
-   with none is not run at all: it survives, as it would have, and the report counts it
-   under "skipped: cannot change a test". A mutant's test groups go one to a file, so the
+   with none is not run at all: it survives, as it would have, is scored as any survivor
+   (counted, or left out when declared equivalent or excluded), and the report's "skipped:
+   cannot change a test" line says how many went each way. A mutant's test groups go one to a file, so the
    cheapest can run first; a baseline's too, so a group that several rules' baselines share,
    with the same rules, runs once;
 3. the real rule is laid out the same way (the *baseline*): each of its test groups that ran

@@ -390,7 +390,8 @@ rulegen.v3.budget: (list $value $slo) -> the error budget an SLO objective of $v
 leaves, as a ratio in decimal text (see rulegen/spec/slo/texts.py, budget_text): 100 minus
 the objective, over 100. Computed on decimal digits, not floats, so 99.9 gives exactly 0.001
 and the spec's own objective gives back the rules file's bytes. $value: as
-rulegen.v3.percent takes it; fails the render outside (0, 100). Example:
+rulegen.v3.percent takes it; fails the render outside (0, 100) and at or below 1 (a ratio
+written where a percentage is meant: the message gives the value times 100). Example:
   {{ include "rulegen.v3.budget" (list 99.9 "availability") }}  -> 0.001
 */}}
 {{- define "rulegen.v3.budget" }}
@@ -403,6 +404,13 @@ rulegen.v3.percent takes it; fails the render outside (0, 100). Example:
 {{- $total := atoi (printf "100%s" (repeat $k "0")) }}
 {{- if not (and (gt $n 0) (lt $n $total)) }}
 {{- fail (printf "slos.%s.objective: %s is not between 0 and 100 (exclusive)" $slo $text) }}
+{{- end }}
+{{- $one := atoi (printf "1%s" (repeat $k "0")) }}
+{{- if le $n $one }}
+{{- $times := "" }}
+{{- if ge $k 2 }}{{ $times = include "rulegen.v3.decimal" (list $n (sub $k 2)) }}
+{{- else }}{{ $times = toString (mul $n (ternary 100 10 (eq $k 0))) }}{{ end }}
+{{- fail (printf "slos.%s.objective: %s is a ratio where a percentage is meant (at or below 1, the SLO would never page); write the percentage: %s" $slo $text (ternary "a value below 100, e.g. 99.9" $times (eq $n $one))) }}
 {{- end }}
 {{- include "rulegen.v3.decimal" (list (sub $total $n) (add $k 2)) }}
 {{- end }}

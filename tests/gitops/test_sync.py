@@ -104,14 +104,39 @@ BAD = [
     ("  customRules:\n    ShopErrors:\n      severity: criticl\n", "severity",
      "prometheusRule.customRules.ShopErrors.severity: value must be one of 'critical', 'warning', 'info' "
      "(did you mean critical?)"),
+    # regression (trial): "value must be one of 'critical', 'warning', 'info' (one of critical, warning, info)"
     ("  customRules:\n    ShopErrors:\n      severity: page\n", "severity",
-     "(one of critical, warning, info)"),
+     "prometheusRule.customRules.ShopErrors.severity: value must be one of 'critical', 'warning', 'info'; helm "
+     "template of charts/shop fails"),
     ("  slos:\n    availability:\n      objective: 100\n", "objective",
      "prometheusRule.slos.availability.objective: exclusiveMaximum"),
+    # a ratio where a percentage is meant (trial): the schema's exclusiveMinimum is 1
+    ("  slos:\n    availability:\n      objective: 0.995\n", "objective",
+     "prometheusRule.slos.availability.objective: exclusiveMinimum: got 0.995, want 1 (a ratio where a "
+     "percentage is meant: write 99.5); helm template"),
     ("  slos:\n    availability:\n      enabld: false\n", "enabld",
      "prometheusRule.slos.availability.enabld: not a key the chart accepts (did you mean enabled?)"),
     ("  labels:\n    team: 5\n", "team", "prometheusRule.labels.team: got number, want string"),
 ]
+
+
+def test_rg735_lists_an_enum_once_whatever_helm_says():
+    # Helm's validator lists the choices itself: the hint adds them only to a message that does not
+    from rulegen.gitops.sync import values_findings
+    schema = {"properties": {"severity": {"enum": ["critical", "warning", "info"]}}}
+
+    def message(said: str) -> str:
+        [f] = values_findings(f"Error: values don't meet the specifications of the schema(s):\n- at '/severity': {said}\n",
+                              [("charts/shop/values.yaml", "severity: page\n")], schema, "charts/shop",
+                              "charts/shop/values.yaml")
+        assert (f.code, f.file, f.line, f.col) == ("RG735", "charts/shop/values.yaml", 1, 1)
+        return f.message
+
+    assert message("value must be one of 'critical', 'warning', 'info'") == (
+        "severity: value must be one of 'critical', 'warning', 'info'; helm template of charts/shop fails on it "
+        "(values.schema.json), so the Argo CD sync would")
+    assert message("not one of the allowed values").startswith(
+        "severity: not one of the allowed values (one of critical, warning, info); helm template")
 
 
 @pytest.mark.parametrize("added, key, words", BAD, ids=[b[1] + str(i) for i, b in enumerate(BAD)])
@@ -300,8 +325,9 @@ def test_a_chart_whose_values_drop_the_rule_selector_label_is_warned_at_the_valu
     found = [ln for ln in out.splitlines() if " RG739 " in ln]
     assert found == [f"charts/shop/values.yaml:{line}:{col + 2}: warning RG739 PrometheusRule shop of charts/shop "
                      "(rendered with charts/shop/values.yaml) has no release label, which "
-                     "charts.rule_selector_labels in .rulegen.yaml says your Prometheus selects rules by: a "
-                     "kube-prometheus-stack install's default ruleSelector ignores its rules; set "
+                     "charts.rule_selector_labels (the default, release: kube-prometheus-stack) says your "
+                     "Prometheus selects rules by: a kube-prometheus-stack install's default ruleSelector ignores "
+                     "its rules; set "
                      "prometheusRule.labels: {release: kube-prometheus-stack} here (or the value your Prometheus "
                      "selects)"], out
 
@@ -321,6 +347,13 @@ def test_any_value_of_the_label_counts_and_an_extra_values_file_that_drops_it_is
     found = [ln for ln in out.splitlines() if " RG739 " in ln]
     assert len(found) == 1 and found[0].startswith("deploy/prod.yaml:3:3: warning RG739 PrometheusRule shop of "
                                                    "charts/shop (rendered with deploy/prod.yaml) has no release"), out
+    # regression (trial): the message said ".rulegen.yaml says" of a key the file does not set
+    assert "which charts.rule_selector_labels (the default, release: kube-prometheus-stack) says" in found[0]
+    (root / ".rulegen.yaml").write_text("charts:\n  rule_selector_labels: {release: kube-prometheus-stack}\n"
+                                        "  values_files:\n    charts/shop: [deploy/prod.yaml]\n", encoding="utf-8")
+    code, out = _check(root, capsys)
+    found = [ln for ln in out.splitlines() if " RG739 " in ln]
+    assert len(found) == 1 and "which charts.rule_selector_labels in .rulegen.yaml says" in found[0], out
 
 
 def test_the_label_check_follows_the_project_setting(built, tmp_path, capsys):
@@ -328,7 +361,8 @@ def test_the_label_check_follows_the_project_setting(built, tmp_path, capsys):
     root = _copy(built, tmp_path)
     (root / ".rulegen.yaml").write_text("charts:\n  rule_selector_labels: {prometheus: main}\n", encoding="utf-8")
     code, out = _check(root, capsys)
-    assert "has no prometheus label" in out and "set prometheusRule.labels: {prometheus: main} here" in out
+    assert "has no prometheus label, which charts.rule_selector_labels in .rulegen.yaml says" in out
+    assert "set prometheusRule.labels: {prometheus: main} here" in out
     (root / ".rulegen.yaml").write_text("charts:\n  rule_selector_labels: {}\n", encoding="utf-8")
     code, out = _check(root, capsys)
     assert " RG734 " in out and " RG739 " not in out, out
@@ -344,9 +378,10 @@ def test_a_hand_written_prometheusrule_without_the_label_is_warned_at_the_file(b
     code, out = _check(root, capsys)
     found = [ln for ln in out.splitlines() if " RG739 " in ln]
     assert found == ["charts/shop/values.yaml:0:0: warning RG739 PrometheusRule extra of charts/shop (rendered with "
-                     "charts/shop/values.yaml) has no release label, which charts.rule_selector_labels in "
-                     ".rulegen.yaml says your Prometheus selects rules by: a kube-prometheus-stack install's "
-                     "default ruleSelector ignores its rules; prometheusRule.labels sets it, but the template "
+                     "charts/shop/values.yaml) has no release label, which charts.rule_selector_labels (the "
+                     "default, release: kube-prometheus-stack) says your Prometheus selects rules by: a "
+                     "kube-prometheus-stack install's default ruleSelector ignores its rules; prometheusRule.labels "
+                     "sets it, but the template "
                      "that renders extra does not use them: give its metadata the label"], out
 
 

@@ -18,7 +18,8 @@ RR = {
     ('sum by (job) (rate(http_requests_total{code=~"5.."}[5m])) > 1', "instance", False,
      "`sum by (job)` drops `instance`"),
     ('absent(node_exporter_build_info{cluster="prod", instance=~"db.*"})', "instance", False,
-     "`absent()` keeps only the labels of its selector's equality matchers (cluster), so it drops `instance`"),
+     "`absent()` takes a label from its selector only when one non-empty equality matcher names it, not from "
+     "`instance=~\"db.*\"`, so it drops `instance`"),
     ('absent(node_exporter_build_info{cluster="prod", instance=~"db.*"})', "cluster", True, None),
     ("count(kube_pod_info) > 3", "namespace", False, "`count` without `by (namespace)` drops `namespace`"),
     # other aggregations, without
@@ -65,7 +66,8 @@ RR = {
     ("hour() > 3", "pod", False, "`hour()` without an argument has no labels"),
     ("max_over_time(sum by (job) (x)[5m:1m]) > 1", "pod", False, "`sum by (job)` drops `pod`"),
     ("absent_over_time(x{job=\"a\", job=\"b\"}[5m])", "job", False,
-     "`absent_over_time()` keeps only the labels of its selector's equality matchers (none), so it drops `job`"),
+     "`absent_over_time()` takes a label from its selector only when one non-empty equality matcher names it, "
+     "not from `job=\"a\"`, `job=\"b\"`, so it drops `job`"),
     ('up{instance=""} == 0', "instance", False,
      'the selector\'s matcher `instance=""` selects series without `instance`'),
     ('up{instance="a"} == 0', "instance", True, None),
@@ -130,13 +132,27 @@ _DELETES = "`label_replace(..., \"{d}\", \"{r}\", \"{s}\", \"{x}\")` sets `{d}` 
     ('label_join(x{a="1"}, "who", "", "a", "b")', "who", True, None),
     # absent(): each label's first matcher sets it when an equality; any other deletes it
     ('absent(x{job="a", job!="b"})', "job", False,
-     "`absent()` keeps only the labels of its selector's equality matchers (none), so it drops `job`"),
+     "`absent()` takes a label from its selector only when one non-empty equality matcher names it, not from "
+     "`job=\"a\"`, `job!=\"b\"`, so it drops `job`"),
     ('absent(x{job=""})', "job", False,
-     "`absent()` keeps only the labels of its selector's equality matchers (none), so it drops `job`"),
+     "`absent()` takes a label from its selector only when one non-empty equality matcher names it, not from "
+     "`job=\"\"`, so it drops `job`"),
     ('absent(x{job="a", job="a"})', "job", False,
-     "`absent()` keeps only the labels of its selector's equality matchers (none), so it drops `job`"),
+     "`absent()` takes a label from its selector only when one non-empty equality matcher names it, not from "
+     "`job=\"a\"`, `job=\"a\"`, so it drops `job`"),
     ('absent((x{job="a"}))', "job", False,  # not a selector: no label
-     "`absent()` keeps only the labels of its selector's equality matchers (none), so it drops `job`"),
+     "`absent()` of an expression in parentheses, not a plain series selector, gives its one series no labels "
+     "(Prometheus takes them only from a selector's equality matchers), so it drops `job`"),
+    # trial: the selector has equality matchers, but absent()'s argument is a comparison
+    ('absent(up{job="shop", namespace="shop"} == 1)', "job", False,
+     "`absent()` of a comparison (`==`), not a plain series selector, gives its one series no labels "
+     "(Prometheus takes them only from a selector's equality matchers), so it drops `job`"),
+    ('absent(sum by (job) (up{job="shop"}))', "job", False,
+     "`absent()` of an aggregation, not a plain series selector, gives its one series no labels "
+     "(Prometheus takes them only from a selector's equality matchers), so it drops `job`"),
+    ('absent_over_time(up{job="shop"}[5m:1m])', "job", False,
+     "`absent_over_time()` of a subquery, not a plain series selector, gives its one series no labels "
+     "(Prometheus takes them only from a selector's equality matchers), so it drops `job`"),
     ('absent_over_time(x{job="a"}[5m])', "job", True, None),
     # group_left / group_right copy the "one" side's value, and delete the label where it has none
     ('x{team="a"} * on (instance) group_left (team) sum by (instance) (y)', "team", False,

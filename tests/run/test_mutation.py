@@ -26,11 +26,42 @@ def _texts(expr, **kw):
     return {text: new for _kind, text, new, _hint in expr_mutants(_rule(expr, **kw))}
 
 
+def _hints(expr):
+    return {text: hint for kind, text, _n, hint in expr_mutants(_rule(expr)) if kind == "comparison"}
+
+
 def test_comparison_mutants_and_their_hints():
-    got = {text: hint for _k, text, _n, hint in expr_mutants(_rule('x{job="a"} == 0'))}
-    assert got["`== 0` becomes `<= 0`"] == "a case with a value below 0"
-    assert got["`== 0` becomes `!= 0`"] == "a case with a value below 0 or equal to 0 or above 0"
-    assert "`== 0` becomes `>= 0`" in got
+    got = _hints('x{job="a"} == 0')
+    assert got["`== 0` becomes `<= 0`"] == "a case with a value below 0, such as -1 (`<= 0` keeps the series, `== 0` drops it)"
+    assert got["`== 0` becomes `>= 0`"] == "a case with a value above 0, such as 1 (`>= 0` keeps the series, `== 0` drops it)"
+    # regression (trial): "add a case with a value below 1 or equal to 1 or above 1" named every value
+    assert _hints('up{job="shop"} == 1')["`== 1` becomes `!= 1`"] == (
+        "a case with the value 1 (`== 1` keeps the series, `!= 1` drops it), or any other value (only `!= 1` "
+        "keeps the series)")
+
+
+def test_each_comparison_mutant_hint_names_a_value_that_tells_the_two_apart():
+    # the class: every comparison mutant's hint gives a concrete value, and the value named keeps the
+    # series under exactly one of the two comparisons, as the hint says
+    import operator
+    ops = {"==": operator.eq, "!=": operator.ne, ">": operator.gt, "<": operator.lt, ">=": operator.ge, "<=": operator.le}
+    for n in (0, 1, 0.05, 80, -3):
+        for op in ops:
+            expr = f"x {op} {n}"
+            for text, hint in _hints(expr).items():
+                new = re.match(r"`\S+ \S+` becomes `(\S+) \S+`", text).group(1)
+                cases = re.findall(r"(?:the value|such as) (-?[\d.]+) \(`(\S+) [-\d.]+` keeps the series, `(\S+) [-\d.]+` drops",
+                                   hint)
+                assert cases, (expr, text, hint)
+                for value, keeps, drops in cases:
+                    v = float(value)
+                    assert {keeps, drops} == {op, new}, (expr, hint)
+                    assert ops[keeps](v, n) and not ops[drops](v, n), (expr, text, hint)
+    assert _hints("80 < x")["`80 <` becomes `80 >`"] == (
+        "a case with a compared value below 80, such as 40 (`80 >` keeps the series, `80 <` drops it) or a "
+        "compared value above 80, such as 120 (`80 <` keeps the series, `80 >` drops it)")
+    assert _hints("x > y")["`>` becomes `>=`"] == "a case with both sides equal (`>=` keeps the series, `>` drops it)"
+    assert _hints("x > bool 80")["`> 80` becomes `>= 80`"] == "a case with the value 80 (`>= 80` gives 1, `> 80` gives 0)"
 
 
 def test_threshold_moves_just_past_the_nearest_test_values():
@@ -123,6 +154,11 @@ def test_bundled_specs_kill_every_counted_mutant(project, helm_bin, promtool_bin
     # the verdict on the bundled specs, exactly (issue 25: running less must not change it)
     assert ("mutation score: 207/207 mutants killed (100%), 12 declared equivalent, 16 excluded (generated from "
             "slos:)\n") in out, out
+    # the mutants no test can see are among the 12 and 16 above, as the skipped line says (trial:
+    # it said "counted as before" beside 100%)
+    assert ("skipped: cannot change a test: 17 mutant(s) not run, since no test of their rule can tell them from "
+            "it, as proved before promtool starts; they survive, as they would have if run: 1 declared "
+            "equivalent, 16 excluded (generated from slos:, listed above)\n") in out
     assert "  llama-swap LlamaSwapDown: 11/11 mutants killed, 1 declared equivalent" in out
     assert "  noctaya slo:sli_error:ratio_rate5m: 7/7 mutants killed" in out
     assert not [line for line in out.splitlines() if "SURVIVED" in line]
@@ -134,6 +170,42 @@ def test_bundled_specs_kill_every_counted_mutant(project, helm_bin, promtool_bin
     skipped = [tc for tc in m.iter("testcase") if tc.find("skipped") is not None]
     assert skipped[0].get("name") == "LlamaSwapDown: `== 0` becomes `<= 0`"
     assert "never negative" in skipped[0].find("skipped").get("message")
+
+
+@pytest.mark.tools
+def test_a_mutant_no_test_can_see_is_counted_as_the_survivor_it_is(tmp_path, helm_bin, promtool_bin, capsys):
+    # every input series carries job="shop": dropping the matcher is not run, survives and counts
+    assert main(["-C", str(tmp_path), "new", "shop"]) == 0
+    (tmp_path / "rules/shop.yaml").write_text(textwrap.dedent("""\
+        app: shop
+        groups:
+          - name: shop
+            rules:
+              - alert: ShopDown
+                expr: up{job="shop"} == 0
+                for: 5m
+                severity: warning
+                summary: Shop is down.
+                description: The shop target has been down for 5 minutes.
+                tests:
+                  - name: fires when down
+                    interval: 1m
+                    input_series:
+                      - series: up{job="shop", instance="a"}
+                        values: 0x10
+                    alert_rule_test:
+                      - eval_time: 10m
+                        exp_alerts:
+                          - exp_labels: {job: shop, instance: a, severity: warning}
+        """), encoding="utf-8")
+    capsys.readouterr()
+    code, out, err = _mutate(tmp_path, capsys)
+    assert code == 0, out + err
+    assert "SURVIVED [ShopDown] no test fails when matcher `job=\"shop\"` removed" in out
+    assert "mutation score: 5/10 mutants killed (50%)\n" in out
+    assert ("skipped: cannot change a test: 1 mutant(s) not run, since no test of their rule can tell them from "
+            "it, as proved before promtool starts; they survive, as they would have if run: 1 counted as "
+            "survivors (SURVIVED above)\n") in out
 
 
 @pytest.mark.tools

@@ -360,7 +360,7 @@ def test_the_package_reads_and_writes_only_through_rulegen_fs():
         "rulegen/commands/schema.py": {"SCHEMA_PATH.read_text"},     # the package's own schema
         "rulegen/gitops/diff.py": {".write_text("},                     # tempfile.TemporaryDirectory
         "rulegen/gitops/crd.py": {"Path(path).read_text"},              # the pinned CRD in the tools cache
-        "rulegen/gitops/sync.py": {".write_text("},                     # tempfile.TemporaryDirectory
+        "rulegen/gitops/admission.py": {".write_text("},                # tempfile.TemporaryDirectory
         "rulegen/validate/checks/promql.py": {".write_text("},          # tempfile.TemporaryDirectory
         "rulegen/tools/helm.py": {".write_text("},                      # tempfile.TemporaryDirectory
         "rulegen/tools/promtool.py": {"junit.read_text", ".write_text("},  # promtool's own report, in a temp folder

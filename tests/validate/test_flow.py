@@ -52,9 +52,9 @@ def test_absent_keeps_only_equality_matchers():
                       "no exporter on {{ $labels.instance }} in {{ $labels.cluster }}"))
     assert found == [("RG311", 13, 37, "warning",
                       "annotation template reads $labels.instance, which this alert's series never carry "
-                      "(`absent()` keeps only the labels of its selector's equality matchers (cluster), so it "
-                      "drops `instance`), so it renders empty; keep `instance` in the result (a `by` list, an "
-                      "equality matcher) or stop reading it")]
+                      "(`absent()` takes a label from its selector only when one non-empty equality matcher "
+                      "names it, not from `instance=~\"db.*\"`, so it drops `instance`), so it renders empty; "
+                      "keep `instance` in the result (a `by` list, an equality matcher) or stop reading it")]
 
 
 @pytest.mark.parametrize("expr,why", [
@@ -177,6 +177,20 @@ def test_exp_labels_the_rule_can_never_produce():
                       "drops `instance`): the test can never pass; remove it from exp_labels or keep the label "
                       "in the expr")]
     assert run(alert("sum by (job, instance) (x) > 0", extra=TEST)) == []
+
+
+def test_rg313_for_absent_of_a_comparison_names_the_comparison_not_the_matchers():
+    # trial: "keeps only the labels of its selector's equality matchers (none)" for a selector
+    # with two; absent() of anything but a plain selector gives no label at all
+    test = TEST.replace('x{job="a", instance="b"}', 'up{job="shop", namespace="shop"}').replace(
+        "values: 1x10", "values: 0x10").replace("{job: a, instance: b, severity: warning}", "{job: shop, severity: warning}")
+    found = run(alert('absent(up{job="shop", namespace="shop"} == 1)', extra=test))
+    assert found == [("RG313", 23, 34, "error",
+                      "test 'fires' expects label 'job', which this alert can never produce (`absent()` of a "
+                      "comparison (`==`), not a plain series selector, gives its one series no labels (Prometheus "
+                      "takes them only from a selector's equality matchers), so it drops `job`): the test can "
+                      "never pass; remove it from exp_labels or keep the label in the expr")]
+    assert run(alert('absent(up{job="shop", namespace="shop"})', extra=test)) == []
 
 
 # --- RG314: a recording rule nobody records --------------------------------------------------

@@ -121,9 +121,25 @@ def test_counter_named_without_a_suffix_passes():
                          total='nginx_ingress_controller_requests{ingress="shop"}')) == []
 
 
+@pytest.mark.parametrize("value, fix", [("0.995", "objective: 99.5"), ("0.9", "objective: 90"),
+                                        ("0.99999", "objective: 99.999"), ("1.0", "e.g. objective: 99.9"),
+                                        ("1", "e.g. objective: 99.9")])
+def test_an_objective_at_or_below_1_is_a_ratio_and_an_error_giving_the_percentage(value, fix):
+    # regression (trial): objective 0.995 was only RG358's warning; build and check passed with a
+    # budget of vector(0.99005) and an SLO that never pages
+    text = spec(objective=value)
+    res = validate_texts({"rules/demo.yaml": text})
+    line, col = at(text, f"objective: {value}")
+    assert [(f.code, f.line, f.col, f.severity.value) for f in res.findings] == [
+        ("RG350", line, col + len("objective: "), "error")]
+    message = res.findings[0].message
+    assert "a ratio written where a percentage is meant" in message and message.endswith(fix)
+
+
 def test_objective_that_leaves_a_pair_unable_to_fire_is_a_warning():
-    text = spec(objective="0.995")  # a ratio written where a percentage belongs
-    assert findings(text) == [("RG358", *at(text, "0.995"), "warning")]
+    text = spec(objective="90")
+    line, col = at(text, "objective: 90")
+    assert findings(text) == [("RG358", line, col + len("objective: "), "warning")]
 
 
 def test_rg359_for_an_objective_too_fine_says_so_at_the_objective():
@@ -625,7 +641,7 @@ def _helm_values(helm_bin, chart: Path, values: str) -> subprocess.CompletedProc
 
 
 @pytest.mark.parametrize("given, written", [("99.9", "99.9"), ("'99.9'", "99.9"), ("99", "99"), ("95.25", "95.25"),
-                                            ("99.50", "99.5"), ("0.5", "0.5"), ("99.999", "99.999")])
+                                            ("99.50", "99.5"), ("1.5", "1.5"), ("99.999", "99.999")])
 def test_objective_override_renders_what_a_spec_with_that_objective_renders(tmp_path, helm_bin, given, written):
     # one chart at 99.5 with the objective set in values, one whose spec says the other objective
     (tmp_path / "a").mkdir()
@@ -646,13 +662,17 @@ def test_objective_override_renders_what_a_spec_with_that_objective_renders(tmp_
 
 
 def test_objective_override_a_float_go_prints_with_an_exponent(tmp_path, helm_bin):
-    # regression: 0.00001 in a values file is float64 1e-05 to the template, which it refused
+    # regression: 0.00001 in a values file is float64 1e-05 to the template, which it refused as
+    # "not a percentage"; it is read as 0.00001 and refused as the ratio it is (at or below 1) in
+    # the template (the values file's string form skips the schema's exclusiveMinimum)
     root = _project(tmp_path, {"demo.yaml": spec()})
     assert main(["-C", str(root), "build"]) == 0
+    (root / "charts/demo/values.schema.json").unlink()
     run = _helm_values(helm_bin, root / "charts/demo",
                        "prometheusRule:\n  slos:\n    availability:\n      objective: 0.00001\n")
-    assert run.returncode == 0, run.stderr
-    assert "expr: vector(0.9999999)\n" in run.stdout
+    assert run.returncode != 0
+    assert "slos.availability.objective: 0.00001 is a ratio where a percentage is meant" in run.stderr
+    assert "write the percentage: 0.001" in run.stderr
 
 
 def test_objective_override_equal_to_the_spec_changes_no_byte(tmp_path, helm_bin):
@@ -686,6 +706,10 @@ def test_objective_override_keeps_a_description_the_spec_wrote(tmp_path, helm_bi
 
 @pytest.mark.parametrize("values, error", [
     ("objective: 100", "exclusiveMaximum"), ("objective: 0", "exclusiveMinimum"),
+    ("objective: 0.995", "exclusiveMinimum"), ("objective: 1", "exclusiveMinimum"),
+    ("objective: '0.995'", "is a ratio where a percentage is meant (at or below 1, the SLO would never page); "
+                           "write the percentage: 99.5"),
+    ("objective: '0.9'", "write the percentage: 90"), ("objective: '1'", "write the percentage: a value below 100"),
     ("objective: -1", "exclusiveMinimum"), ("objective: abc", "does not match pattern"),
     ("objective: '1e2'", "does not match pattern"), ("objective: '100'", "is not between 0 and 100"),
     ("objective: 99.9999999999999", "is not a percentage"), ("ticket: 'no'", "want boolean"),

@@ -98,6 +98,15 @@ def test_numbers_read_as_numbers_are_schema_rg202_with_source_text():
     assert found == [("RG202", 14, 17)]
 
 
+def test_unquoted_input_series_values_are_read_as_written():
+    # docs/spec-format.md said "quote it: YAML reads 0x15 as the number 21" of a test's values:
+    # rulegen reads them as promtool does, as the text written (0 and 15 more 0s), quoted or not
+    found, res = run(fill().replace('values: "0x5"', "values: 0x15"))
+    assert found == []
+    t = next(r for _, r in res.specs[0].rules()).tests[0].data
+    assert t["input_series"][0]["values"] == "0x15"
+
+
 def test_quoted_values_are_fine():
     found, _ = run(fill(paging="'off'", tier='"yes"', team='"5"', dash="'1:20'", region='"y"', flag='"on"'))
     assert found == []

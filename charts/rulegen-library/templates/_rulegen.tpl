@@ -240,6 +240,13 @@
 {{- if not (and (gt $n 0) (lt $n $total)) }}
 {{- fail (printf "slos.%s.objective: %s is not between 0 and 100 (exclusive)" $slo $text) }}
 {{- end }}
+{{- $one := atoi (printf "1%s" (repeat $k "0")) }}
+{{- if le $n $one }}
+{{- $times := "" }}
+{{- if ge $k 2 }}{{ $times = include "rulegen.v3.decimal" (list $n (sub $k 2)) }}
+{{- else }}{{ $times = toString (mul $n (ternary 100 10 (eq $k 0))) }}{{ end }}
+{{- fail (printf "slos.%s.objective: %s is a ratio where a percentage is meant (at or below 1, the SLO would never page); write the percentage: %s" $slo $text (ternary "a value below 100, e.g. 99.9" $times (eq $n $one))) }}
+{{- end }}
 {{- include "rulegen.v3.decimal" (list (sub $total $n) (add $k 2)) }}
 {{- end }}
 {{- define "rulegen.v3.percent" }}

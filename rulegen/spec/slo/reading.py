@@ -104,6 +104,21 @@ def objective_decimal(value) -> Decimal | None:
     return d if d.is_finite() else None
 
 
+def ratio_objective_problem(written, obj: Decimal) -> str:
+    """The RG350 message for an objective ``obj`` (percent) in (0, 1]: a ratio written where a
+    percentage is meant (no SLO targets 1% or less of good events; read as a percentage, the
+    budget would be 99% or more and no burn-rate pair could fire). The fix is the value times
+    100, unless that is 100 (a ratio of 1 leaves no budget)."""
+    percent = obj * 100
+    if percent >= 100:
+        return (f"objective {written} reads as {written}% of events good: a ratio written where a percentage "
+                "is meant, and as a ratio it is 100%, which leaves no error budget; write the "
+                "percentage of good events below 100, e.g. objective: 99.9")
+    return (f"objective {written} reads as {written}% of events good (an error budget of "
+            f"{decimal_text(100 - obj)}%, so the SLO never pages): a ratio written where a percentage is "
+            f"meant; write objective: {decimal_text(percent)}")
+
+
 def problems(entry: dict) -> list[tuple[tuple, str, str, bool]]:
     """What is wrong with one schema-shaped ``slos[]`` entry: ``(path suffix, code, message,
     warning)`` tuples, path suffixes relative to the entry. Codes RG350-RG358 and RG360 (documented in
@@ -112,7 +127,9 @@ def problems(entry: dict) -> list[tuple[tuple, str, str, bool]]:
     if not isinstance(entry, dict):
         return out
     obj = objective_decimal(entry.get("objective"))
-    if "objective" in entry and obj is not None and not Decimal(0) < obj < Decimal(100):
+    if "objective" in entry and obj is not None and Decimal(0) < obj <= Decimal(1):
+        out.append((("objective",), "RG350", ratio_objective_problem(entry["objective"], obj), False))
+    elif "objective" in entry and obj is not None and not Decimal(0) < obj < Decimal(100):
         out.append((("objective",), "RG350",
                     f"objective {entry['objective']} is not a percentage between 0 and 100 (both "
                     "excluded); write the share of good events, e.g. 99.5 for 99.5%", False))
@@ -147,7 +164,7 @@ def problems(entry: dict) -> list[tuple[tuple, str, str, bool]]:
         out.append((("ticket", "alert"), "RG362", f"the ticket alert has the page alert's name "
                     f"{page['alert']}: the knobs and tests of one would act on the other; name it apart "
                     f"(e.g. {page['alert']}Slow)", False))
-    if obj is not None and Decimal(0) < obj < Decimal(100):
+    if obj is not None and Decimal(1) < obj < Decimal(100):  # at or below 1: RG350 above
         budget = (Decimal(100) - obj) / Decimal(100)
         every = windows(period_ms if period_ms and MIN_PERIOD_MS <= period_ms <= MAX_PERIOD_MS else BASE_PERIOD_MS)
         dead = [w for w in every if w.factor * budget >= 1]

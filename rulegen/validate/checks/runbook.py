@@ -66,6 +66,15 @@ Codes:
   next prompt) or send the next command elsewhere. Not switchable off. Bad: ``kubectl logs
   "$PROMPT_COMMAND"``, ``variables: {LD_PRELOAD: pod}``; good: ``variables: {ALERT_POD: pod}``
   with ``kubectl logs "$ALERT_POD"``, or ``"$POD"``.
+* ``RG519`` a query of a runbook ``promql`` block (diagnosis, context or a section) does not
+  parse as PromQL (the parser of ``expr``, promql-parser, with RG301's positions and promtool's
+  where it places the error better): whoever is paged copies it, or opens it with the page's
+  "Open in Prometheus" link, and gets a parse error. Reported at the character at fault, else at
+  the query. A query holding a placeholder the reader fills in, outside quotes (``<window>``,
+  ``‹namespace›``, ``{{ $labels.pod }}``, ``$NAMESPACE``, ``[[name]]``), is reported only when
+  no name, number, duration or string in its place would make it parse; placeholders inside a
+  matcher's quotes (``{namespace="<ns>"}``) are PromQL strings already. Bad: ``sum by (code)
+  (rate(x[5m])``; good: ``sum by (code) (rate(x[5m]))``.
 * ``RG510`` an alert lacks a triage field the project requires for its severity
   (``conventions.require_triage`` in ``.rulegen.yaml``, e.g. ``{critical: [impact, owner,
   do_not]}``; off by default). The field may be set at app level or on the alert. Bad: a
@@ -300,6 +309,87 @@ def _command_block(spec, records: dict, path: tuple, block, owner):
                           f"{var}=... in the block if it is not a label", r.name)
 
 
+#: A placeholder the reader fills in (RG519): ``<name>``, ``‹name›``, a Go template action, a
+#: shell variable (the page fills commands' variables), a ``[[param]]``.
+_QUERY_PLACEHOLDER = re.compile(r"<[A-Za-z_][\w.:/-]*(?: [A-Za-z_][\w.:/-]*)*>|‹[^›\n]*›|\{\{.*?\}\}|\$\{?[A-Za-z_]\w*\}?"
+                                r"|\[\[\s*[A-Za-z_]\w*\s*\]\]")
+#: What a placeholder may stand for, each padded to the placeholder's length (a name always
+#: fits, so the offsets of the text with names in place are the query's).
+_FILLS = ("x", "1", "5m", '"x"')
+
+
+def _placeholder_spans(query: str) -> list[tuple[int, int]]:
+    """(start, end) of each placeholder of ``query`` outside string literals and comments."""
+    from .promql import _mask_strings
+    masked = _mask_strings(re.sub(r"#[^\n]*", lambda m: " " * len(m.group()), query))
+    return [m.span() for m in _QUERY_PLACEHOLDER.finditer(masked)]
+
+
+def _query_fills(query: str, spans: list[tuple[int, int]]):
+    """``query`` with its placeholders (``spans``) replaced by each mix of :data:`_FILLS`, the
+    first every placeholder as a name, all offsets kept. At most 4**3 texts: past three
+    placeholders each fill is tried for all at once."""
+    import itertools
+    mixes = itertools.product(_FILLS, repeat=len(spans)) if len(spans) <= 3 else ((f,) * len(spans) for f in _FILLS)
+    for mix in mixes:
+        out, at = [], 0
+        for (a, b), fill in zip(spans, mix):
+            out += [query[at:a], fill.ljust(b - a)]  # the names (first) keep every offset
+            at = b
+        yield "".join(out) + query[at:]
+
+
+def _query_error(query: str) -> tuple[int | None, str] | None:
+    """(offset of the character at fault or None, parser message) when ``query`` does not
+    parse as PromQL, also with any fill of its placeholders (:func:`_query_fills`); None when
+    it parses."""
+    from ...promql.syntax import parse
+    from .promql import _clearer, locate_error
+    _, err = parse(query)
+    if err is None:
+        return None
+    spans = _placeholder_spans(query)
+    found = []
+    for filled in _query_fills(query, spans) if spans else (query,):
+        got = parse(filled)[1]
+        if got is None:
+            return None
+        at = locate_error(filled, got)
+        found.append((at, _clearer(filled, got, at)))
+    # the error of a fill that is not about a placeholder (`sum(x[<w>]`: the `(`, not the
+    # name in brackets), else that of the names
+    return next((f for f in found if f[0] is not None and not any(a <= f[0] < b for a, b in spans)), found[0])
+
+
+def _promql_blocks(spec, ctx, blocks):
+    """RG519 for the queries of the ``promql`` blocks among ``blocks`` ((path, block, owner)
+    as for commands), each query once (an SLO's alert repeats its runbook on each of its rules)."""
+    from .promql import MAX_ASK, _parse_fix, promtool_errors
+    lf = spec.source
+    bad, seen = [], set()
+    for path, block, owner in blocks:
+        q = block.get("promql") if isinstance(block, dict) else None
+        queries = [(path + ("promql",), q)] if isinstance(q, str) else \
+            [(path + ("promql", i), x) for i, x in enumerate(q) if isinstance(x, str)] if isinstance(q, list) else []
+        for qpath, query in queries:
+            if (qpath, query) in seen:
+                continue
+            seen.add((qpath, query))
+            err = _query_error(query)
+            if err is not None:
+                bad.append((qpath, query, err, owner[1].name if owner else ""))
+    unplaced = tuple(query for _, query, (at, _), _ in bad
+                     if at is None and len(query) <= MAX_ASK and not _QUERY_PLACEHOLDER.search(query))
+    told = promtool_errors(unplaced, ctx.root) if unplaced else {}
+    for qpath, query, (at, err), rule in bad:
+        if at is None and query in told:
+            at, err = told[query]
+        line, col = offset_position(lf, qpath, at if at is not None else len(query) - len(query.lstrip()))
+        yield Finding(lf.path, line, col, "RG519", Severity.ERROR,
+                      f"runbook query does not parse as PromQL: {err}; {_parse_fix(err)} (whoever is paged "
+                      "runs it, and the page links it with \"Open in Prometheus\")", rule)
+
+
 def _alert_fields(spec, ctx, g, r, records: dict):
     """RG508-RG511 findings for the triage fields and ``runbook.context`` of alert ``r``."""
     lf = spec.source
@@ -342,7 +432,7 @@ def _alert_fields(spec, ctx, g, r, records: dict):
 
 
 def check_spec(spec, ctx):
-    """Yield RG506-RG511 and RG513 findings for the runbook content of ``spec``."""
+    """Yield RG506-RG511, RG513, RG514 and RG519 findings for the runbook content of ``spec``."""
     records = {r.name: r.expr for _, r in spec.rules() if not r.is_alert}
     cmd_blocks = [(p, b, None) for p, b in _blocks(spec)]
     for g, r in spec.rules():
@@ -350,6 +440,7 @@ def check_spec(spec, ctx):
             cmd_blocks.extend((p, b, (g, r)) for p, b in _blocks(spec, r))
     for path, block, owner in cmd_blocks:
         yield from _command_block(spec, records, path, block, owner)
+    yield from _promql_blocks(spec, ctx, cmd_blocks)
     yield from _shared_anchors(spec)
     yield from _declared_variables(spec)
     for g, r in spec.rules():

@@ -4,8 +4,10 @@ Codes:
 
 * ``RG201`` unknown key (with "did you mean" for near misses). Bad: ``severty: critical``.
   Good: ``severity: critical``.
-* ``RG202`` wrong type (a unitless ``for: 5`` is ``RG302``). Bad: ``labels: [a]``,
-  ``values: 0x15`` (the number 21); good: ``labels: {team: a}``, ``values: "0x15"``.
+* ``RG202`` wrong type (a unitless ``for: 5`` is ``RG302``). A test's ``input_series``
+  ``values`` and labels are read as written, as promtool reads them (``values: 0x15`` is the
+  text ``0x15``); a rule's label is not. Bad: ``labels: [a]``, ``labels: {code: 0x20}`` (the
+  number 32); good: ``labels: {team: a}``, ``labels: {code: "0x20"}``.
 * ``RG203`` required field missing. Bad: an alert without ``expr``.
   Good: ``expr: up == 0`` in the alert.
 * ``RG204`` value not allowed (pattern, enum, length). Bad: ``app: My App``.

@@ -3,9 +3,10 @@ schema checks the shape (RG2xx); these check the meaning, at the field's positio
 
 Codes:
 
-* ``RG350`` the objective is not a percentage strictly between 0 and 100 (a ratio written by
-  mistake, ``objective: 0.995``, gets RG358). Bad: ``objective: 100`` (no budget); good:
-  ``objective: 99.5``.
+* ``RG350`` the objective is not a percentage strictly between 0 and 100, or is at or below
+  1: a ratio written where a percentage is meant (read as a percentage, 0.995 leaves a budget
+  of 99.005% and the SLO never pages; the message gives the value times 100). Bad:
+  ``objective: 100`` (no budget), ``objective: 0.995``; good: ``objective: 99.5``.
 * ``RG351`` the period is not a Prometheus duration. Bad: ``period: 30 days``; good:
   ``period: 30d``.
 * ``RG352`` the period is outside 1d..400d. Bad: ``period: 1h``; good: ``period: 28d``.

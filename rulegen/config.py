@@ -339,8 +339,8 @@ def prometheus_settings(v, where: str = f"{CONFIG_FILE}: prometheus") -> Prometh
 
 def live_url(v, where: str) -> str | None:
     """A Prometheus base URL: ``http://`` or ``https://``, a host, an optional path; no user
-    info (credentials go in a token file), query or fragment. Returned without trailing ``/``;
-    None when ``v`` is None.
+    info (credentials go in a token file), query or fragment; only :data:`BASE_URL`'s characters
+    (the runbook links default to it). Without trailing ``/``; None when ``v`` is None.
 
     Raises:
         RulegenError: anything else (``file:``, ``ftp:``, spaces, ``user:pass@``...).
@@ -351,6 +351,9 @@ def live_url(v, where: str) -> str | None:
         shown = v if isinstance(v, str) and "@" not in v else "the value given"
         raise RulegenError(f"{where}: {shown!r} is not an http:// or https:// URL without user info, query or "
                            "fragment, e.g. https://prometheus.example.com (put credentials in a token file)")
+    if not BASE_URL.fullmatch(v):  # else the runbook links, defaulting to it, vanish without a word
+        raise RulegenError(f"{where}: {v!r} has characters a base URL does not: use a host (or [IPv6]), a port and "
+                           "a path of -._~:+/%XX, letters and digits, e.g. https://prometheus.example.com/prom")
     return v.rstrip("/")
 
 

@@ -13,7 +13,9 @@ and the operator's admission webhook parses its rule groups with Prometheus' rul
    process (Helm's own code of the pinned module, see :class:`rulegen.tools.helm.Batch`),
    started before ``check`` plans the outputs; what it cannot render is rendered by the real
    ``helm template``, whose error the finding quotes;
-2. every rendered PrometheusRule is validated against the ``v1`` schema of the
+2. every rendered PrometheusRule, a document or an item of a list (``kind: List``, a
+   ``PrometheusRuleList``, lists in lists: whatever the sync deploys,
+   :func:`rulegen.tools.helm.applied`), is validated against the ``v1`` schema of the
    ``monitoring.coreos.com_prometheusrules.yaml`` CRD published in the
    ``github.com/prometheus-operator/prometheus-operator`` Go module, pinned in
    ``tools/prometheus-operator/go.mod`` and fetched (source only) by

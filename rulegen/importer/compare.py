@@ -2,8 +2,10 @@
 
 Rules are matched by (group name, position in group) and compared as Prometheus evaluates them:
 
-* ``expr`` after PromQL normalisation (``promql_parser.parse(x).prettify()``, so quoting,
-  spacing and line breaks do not count); text that does not parse is compared stripped;
+* ``expr`` after PromQL normalisation (``promql_parser.parse(x).prettify()``, through
+  :func:`rulegen.promql.syntax.native`, so quoting, spacing and line breaks do not count); text
+  that does not parse, or is too large to (:func:`rulegen.promql.syntax.too_large`), is
+  compared stripped;
 * ``for`` and ``keep_firing_for`` as durations (:func:`rulegen.spec.durations.parse_ms`;
   absent equals ``0s``, as in Prometheus);
 * labels with the group's ``labels`` merged under the rule's own (Prometheus 3 group labels);
@@ -15,9 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import promql_parser
-
-from ..promql.syntax import for_parser
+from ..promql.syntax import for_parser, native
 from ..spec.durations import DurationError, parse_ms
 
 
@@ -37,7 +37,7 @@ def normalise_expr(expr) -> str:
     """PromQL text in one canonical form (prettified AST), or the stripped text when it does not parse."""
     text = str(expr)
     try:
-        return promql_parser.parse(for_parser(text)).prettify()
+        return native(for_parser(text)).prettify()
     except Exception:  # promql_parser raises plain ValueError/RuntimeError variants
         return text.strip()
 

@@ -15,7 +15,9 @@ recording rule name that is not a metric name, an ``expr`` that does not parse a
 ``for``/``keep_firing_for``/``interval``/``query_offset``/``limit``, ``for``, ``keep_firing_for``
 or annotations on a recording rule, label or annotation names that are not valid (or
 ``__name__``), values that are lists or mappings, and alert label or annotation templates that
-do not parse (Go ``text/template`` with Prometheus' functions and variables).
+do not parse (Go ``text/template`` with Prometheus' functions and variables). A rule whose
+``expr`` Prometheus reads but rulegen cannot check (too large or deep, ``RG316``) is skipped
+the same way, with that code.
 
 Strings keep their source style (quoted, literal block); a plain string that YAML 1.1 reads as a
 boolean, number, null or date (``off``, ``5``, ``1e3``) is written double-quoted, so Kubernetes
@@ -33,7 +35,7 @@ from ruamel.yaml.scalarstring import (DoubleQuotedScalarString, FoldedScalarStri
                                       ScalarString, SingleQuotedScalarString)
 
 from ..findings import Finding, Severity
-from ..promql.syntax import parse as parse_promql
+from ..promql.syntax import parse as parse_promql, too_large
 from ..spec import durations
 from ..spec.yamlnodes import plain_token
 from ..validate.checks import gotemplate
@@ -439,6 +441,10 @@ def _rule(ctx: _Ctx, rs: RuleSet, si: int, r, rpath: tuple, rules: CommentedSeq,
     if expr is None:
         ctx.note(rs, _line(r, "expr"), "RG806", f"{kind} `{name}` skipped: `expr` is {describe(r['expr'])}, not "
                  "text (Prometheus rejects it too)", error=True, rule=name)
+        return None
+    big = too_large(expr)
+    if big:  # Prometheus reads it; rulegen cannot check it (RG316, rulegen.validate.checks.promql)
+        ctx.note(rs, _line(r, "expr"), "RG316", f"{kind} `{name}` skipped: {big}", error=True, rule=name)
         return None
     bad = rule_rejected(rs, r, kind, name, expr)
     if bad:

@@ -4,7 +4,9 @@ Three shapes are read (detected per file, not by extension):
 
 * a plain Prometheus rule file, ``groups:`` at the top (Prometheus docs, "Recording rules");
 * ``PrometheusRule`` manifests (``monitoring.coreos.com/v1``, Prometheus Operator API), one or
-  several YAML documents, or a ``kind: List`` of them; ``spec.groups`` as in a rule file;
+  several YAML documents, or the items of a list of them (a ``kind: List``, a
+  ``PrometheusRuleList`` whose items name no kind, lists in lists: what a sync deploys,
+  :func:`rulegen.tools.helm.applied`); ``spec.groups`` as in a rule file;
 * a Helm chart template holding a PrometheusRule: the file sits in a chart's ``templates/``
   folder, or holds Helm-only actions (see :func:`rulegen.importer.helmtext.looks_like_helm`);
   it is read statically by :mod:`rulegen.importer.helmtext`, one output line per input line.
@@ -35,6 +37,7 @@ from ..findings import Finding, Severity
 from ..fs import read as fs_read
 from ..fs import yamlbound
 from ..render.ownership import source_of
+from ..tools.helm import applied
 from . import comments as cm
 from .helmtext import PLACEHOLDER_RE, looks_like_helm, read_template
 from .chart import chart_name
@@ -338,17 +341,12 @@ def read_source(path: Path, display: str, rendered: str | None = None,
             notes.append(_note(display, dl, "RG805", f"YAML document {di + 1} is {describe(d)}, "
                                "not a rule file or a PrometheusRule; skipped"))
             continue
-        items = []
-        if d.get("kind") == "List" and isinstance(d.get("items"), list):
-            for ii, item in enumerate(d["items"]):
-                items.append((item, (di, "items", ii)))
-        else:
-            items.append((d, (di,)))
-        for obj, opath in items:
-            if isinstance(obj, CommentedMap) and obj.get("kind") not in (None, "PrometheusRule") and \
-                    "groups" not in obj:
+        # the objects a sync deploys from it: the items of a list (a PrometheusRuleList, lists in lists)
+        for inner, obj, named in applied(d):
+            opath, kind = (di,) + inner, (named or obj).get("kind")
+            if isinstance(obj, CommentedMap) and kind not in (None, "PrometheusRule") and "groups" not in obj:
                 other_kinds += 1
-            rs = _rule_set(obj, opath, display, default_hint, folders, path.stem, notes, placeholders, helm)
+            rs = _rule_set(obj, opath, display, default_hint, folders, path.stem, notes, placeholders, helm, kind)
             if rs is not None:
                 rs.lines = lines
                 rs.comments = {p[len(rs.prefix):]: c for p, c in attached.items() if _is_under(p, rs.prefix)}
@@ -474,11 +472,14 @@ def _line_of(node, key=None) -> int:
 
 
 def _rule_set(obj, opath: tuple, display: str, default_hint: str, folders: tuple, stem: str, notes: list,
-              placeholders: dict, helm: bool) -> RuleSet | None:
+              placeholders: dict, helm: bool, given_kind=None) -> RuleSet | None:
+    """The rule set of ``obj`` (a document, or an object of a list deployed with the kind
+    ``given_kind``), None (with a note) when it is neither a rule file nor a PrometheusRule."""
     if not isinstance(obj, CommentedMap):
         return None
+    given_kind = given_kind if given_kind is not None else obj.get("kind")
     kind = "helm" if helm else "rules"
-    if "groups" in obj and "kind" not in obj:
+    if "groups" in obj and "kind" not in obj and not given_kind:
         for k in obj:
             if k != "groups":
                 notes.append(_note(display, _line_of(obj, k), "RG805",
@@ -489,7 +490,7 @@ def _rule_set(obj, opath: tuple, display: str, default_hint: str, folders: tuple
         name = ns = None
         meta_kept = {}
         hint = default_hint
-    elif obj.get("kind") == "PrometheusRule":
+    elif given_kind == "PrometheusRule":
         kind = "helm" if helm else "manifest"
         meta = obj.get("metadata") if isinstance(obj.get("metadata"), CommentedMap) else CommentedMap()
         meta_kept: dict = {}
@@ -526,7 +527,7 @@ def _rule_set(obj, opath: tuple, display: str, default_hint: str, folders: tuple
         groups_line = _line_of(spec, "groups") or _line_of(obj)
         prefix = opath + ("spec", "groups")
     else:
-        k = obj.get("kind")
+        k = given_kind
         notes.append(_note(display, _line_of(obj), "RG805",
                            f"a {k or 'YAML mapping without groups'} is not a rule file or a PrometheusRule; skipped"))
         return None

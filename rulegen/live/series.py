@@ -318,7 +318,7 @@ class _Run:
         for rule in self.rules:
             if rule.is_alert or rule.name in self.names_recent:
                 continue
-            metrics = self._inputs(rule.name, set())
+            metrics = self._inputs(rule.name)
             if metrics is None or not metrics or not metrics <= self.names_recent:
                 continue  # inputs missing: RG900/RG902 report them at their selectors
             got = self.client.query(rule.expr, self.now)
@@ -331,29 +331,32 @@ class _Run:
                           "labels the sides do not share) drops everything: run each side of the expr in "
                           "Prometheus and compare their labels")
 
-    def _inputs(self, name: str, seen: set) -> set | None:
+    def _inputs(self, name: str) -> set | None:
         """The metrics recording rule ``name`` reads, through the project's other recording
-        rules; None when one of them does not parse or reads a metric without a fixed name."""
+        rules; None when one of them does not parse or reads a metric without a fixed name.
+        Followed with a list of names to read, not recursion: a chain of recording rules
+        (each reading the one before) is as long as a project makes it."""
         out: set = set()
-        for rule in self.rules:
-            if rule.is_alert or rule.name != name or name in seen:
-                continue
-            seen.add(name)
-            ast = parsed(rule.expr)
-            if ast is None:
-                return None
-            for node in nodes(ast):
-                if type(node).__name__ != "VectorSelector":
+        seen: set = set()
+        todo = [name]
+        while todo:
+            current = todo.pop()
+            for rule in self.rules:
+                if rule.is_alert or rule.name != current or current in seen:
                     continue
-                if not node.name:
+                seen.add(current)
+                ast = parsed(rule.expr)
+                if ast is None:
                     return None
-                if node.name in self.recorded:
-                    sub = self._inputs(node.name, seen)
-                    if sub is None:
+                for node in nodes(ast):
+                    if type(node).__name__ != "VectorSelector":
+                        continue
+                    if not node.name:
                         return None
-                    out |= sub
-                else:
-                    out.add(node.name)
+                    if node.name in self.recorded:
+                        todo.append(node.name)
+                    else:
+                        out.add(node.name)
         return out
 
 

@@ -91,6 +91,18 @@ def recording_variants(value) -> list[tuple[str, dict]]:
     return out
 
 
+#: How many syntax-tree levels deep the label flow follows an expression, through the
+#: recording rules it reads, before it calls the labels unknown: an expr is at most
+#: :data:`rulegen.promql.syntax.MAX_DEPTH` levels deep, and each recording rule of a chain adds
+#: its own (a rule reading one that reads another ...). It works recursively, two or three
+#: frames a level, within Python's 1,000.
+MAX_FLOW_DEPTH = 200
+
+
+class _TooDeep(Exception):
+    """The flow went deeper than :data:`MAX_FLOW_DEPTH`."""
+
+
 def _via(name: str, reason: str) -> str:
     """``reason`` said of a recording rule ``name`` that the expression reads."""
     return reason if reason.startswith("in the recording rule") else f"in the recording rule {name}, {reason}"
@@ -109,11 +121,19 @@ class Analyzer:
         self.rr = recording_rules or {}
         self.active: set[str] = set()
         self.memo: dict[str, Flow] = {}
+        self.depth = 0
 
     def flow(self, expr) -> Flow:
-        """The :class:`Flow` of ``expr`` (PromQL text or a promql_parser AST)."""
+        """The :class:`Flow` of ``expr`` (PromQL text or a promql_parser AST); unknown when it
+        does not parse, or when it and the recording rules it reads go deeper than
+        :data:`MAX_FLOW_DEPTH` levels."""
         ast = parsed(expr) if isinstance(expr, str) else expr
-        return UNKNOWN if ast is None else self.node(ast)
+        if ast is None:
+            return UNKNOWN
+        try:
+            return self.node(ast)
+        except _TooDeep:
+            return UNKNOWN
 
     def recorded(self, name: str) -> Flow:
         """The flow of the series recorded as ``name`` (every rule recording it)."""
@@ -168,6 +188,17 @@ class Analyzer:
                     pinned=pinned, added=out.added)
 
     def node(self, n) -> Flow:
+        """The flow of node ``n``, one level deeper (:class:`_TooDeep` past
+        :data:`MAX_FLOW_DEPTH`)."""
+        if self.depth >= MAX_FLOW_DEPTH:
+            raise _TooDeep
+        self.depth += 1
+        try:
+            return self._node(n)
+        finally:
+            self.depth -= 1
+
+    def _node(self, n) -> Flow:
         cls = type(n).__name__
         if cls == "VectorSelector":
             return self.selector(n)

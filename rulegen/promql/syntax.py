@@ -11,15 +11,12 @@ import re
 
 import promql_parser
 
-#: Deepest bracket nesting parsed. The Rust parser crashes the interpreter at about 200,000
-#: levels and needs hundreds of MB from a few thousand; a real rule nests a handful.
-MAX_NESTING = 256
 _BRACKETS = re.compile(r"[^()\[\]{}]+")
 
 
 def nesting(expr: str) -> int:
     """Deepest nesting of ``(``, ``[`` and ``{`` in ``expr`` (counted naively, also inside
-    strings: only text with hundreds of unclosed brackets is affected)."""
+    strings)."""
     depth = deepest = 0
     for c in _BRACKETS.sub("", expr):
         if c in "([{":
@@ -55,14 +52,77 @@ def for_parser(expr: str) -> str:
     return _RAW_OR_QUOTED.sub(swap, expr)
 
 
+#: How deep the syntax tree of an expr rulegen parses and checks may be, as
+#: :func:`depth_bound` measures it from the text. Prometheus' parser has no such limit (a
+#: table-driven LALR parser: ``promtool check rules`` reads a sum of 200,000 terms, in minutes),
+#: but promql-parser recurses once per level and crashes the interpreter past about 4,000
+#: (a sum of 4,100 terms), and rulegen's checks recurse too (Python's 1,000 frames, two or
+#: three a level: the label flow died at 500) and walk or rebuild the tree at a cost growing
+#: with the cube of its size (``promql_parser.walk`` of a 256-term sum takes 900 MB, and
+#: mutation testing rebuilds the tree once per node). The largest rule of the corpora (a
+#: kube-prometheus-stack API server SLO rule of 1,185 characters) measures 19.
+MAX_DEPTH = 128
+
+#: What :func:`depth_bound` counts: an operator (binary, set, ``atan2``, or unary) or the ``[``
+#: of a range or subquery.
+_OPERATION = re.compile(r"==|!=|<=|>=|[-+*/%^<>]|\[|\b(?:and|or|unless|atan2)\b")
+#: A selector's braces (matchers; strings already blanked): no operator of the expression.
+_MATCHERS = re.compile(r"\{[^{}]*\}")
+
+
+def depth_bound(expr: str) -> int:
+    """An upper bound of the depth of ``expr``'s syntax tree, read from its text alone (no
+    parser runs): its operators (``+`` ... ``^``, comparisons, ``and``, ``or``, ``unless``,
+    ``atan2`` and unary signs), its ``[`` (ranges and subqueries) and its deepest nesting of
+    brackets, outside strings, comments and selector braces. Every node with a child holds
+    one of them of its own: a binary or unary expression its operator, a matrix selector or a
+    subquery its ``[``, and a parenthesis, call or aggregation a ``(`` around the rest of its
+    path; so no path from the root has more than this many nodes above its leaf. A number's
+    exponent sign (``1e-3``) or a label named ``and`` counts too: over, never under."""
+    text = _MATCHERS.sub(" ", _RAW_OR_QUOTED.sub(" ", expr))
+    return len(_OPERATION.findall(text)) + nesting(text)
+
+
+def too_large(expr: str) -> str | None:
+    """Why rulegen does not parse or check ``expr`` (the message of ``RG316``, see
+    :mod:`rulegen.validate.checks.promql`), None when its :func:`depth_bound` is within
+    :data:`MAX_DEPTH`."""
+    n = depth_bound(expr)
+    if n <= MAX_DEPTH:
+        return None
+    return (f"expr is too large for rulegen to check: its operators and brackets nest it up to {n} levels, "
+            f"and rulegen parses and checks PromQL of at most {MAX_DEPTH} (Prometheus has no such limit, "
+            "but rulegen's PromQL parser and checks work through the expression level by level); split it "
+            "into recording rules that each record a part, and combine the recorded series")
+
+
+class TooLarge(ValueError):
+    """An expression :func:`too_large` refuses, given to :func:`native`."""
+
+
+def native(text: str):
+    """``promql_parser.parse(text)`` (the text as it is: no :func:`for_parser`), for the code
+    that parses text it builds or reads itself; every parse of rulegen goes through this or
+    :func:`parse`, so the Rust parser never sees an expression deeper than
+    :data:`MAX_DEPTH`.
+
+    Raises:
+        TooLarge: ``text`` is too large (:func:`too_large`); promql_parser is not called.
+        ValueError: promql_parser refuses it (and whatever else the binding raises on odd input).
+    """
+    why = too_large(text)
+    if why is not None:
+        raise TooLarge(why)
+    return promql_parser.parse(text)
+
+
 @functools.lru_cache(maxsize=4096)
 def parse(expr: str):
-    """Parse ``expr``; returns (ast, None) or (None, error message). Cached per text.
-    Expressions nested deeper than :data:`MAX_NESTING` are refused unparsed."""
-    deep = nesting(expr)
-    if deep > MAX_NESTING:
-        return None, (f"brackets nested {deep} levels deep; rulegen parses PromQL nested up to "
-                      f"{MAX_NESTING} levels: split the expression with recording rules")
+    """Parse ``expr``; returns (ast, None) or (None, error message). Cached per text. An
+    expression :func:`too_large` refuses is not parsed: its message is the error."""
+    why = too_large(expr)
+    if why is not None:
+        return None, why
     try:
         return promql_parser.parse(for_parser(expr)), None
     except BaseException as e:  # the binding raises ValueError, and PanicException on odd input

@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 import promql_parser as pp
 
 from ..promql.series import sample_values, short_number
-from ..promql.syntax import for_parser
+from ..promql.syntax import for_parser, native, nodes
 from ..spec import Spec
 from ..spec.durations import DurationError, format_ms, parse_ms
 
@@ -129,24 +129,17 @@ def _binary(node, op: str, lhs: str | None = None, rhs: str | None = None):
     text = f"{lhs if lhs is not None else _operand(node.lhs)} {op}{mod} " \
            f"{rhs if rhs is not None else _operand(node.rhs)}"
     try:
-        return pp.parse(text)
+        return native(text)
     except Exception:
         return None
 
 
 def _parens(node):
-    return pp.parse(f"({node.prettify()})")
+    return native(f"({node.prettify()})")
 
 
 def _metric_names(node) -> set[str]:
-    names: set[str] = set()
-
-    def visit(n):
-        if isinstance(n, pp.VectorSelector) and n.name:
-            names.add(n.name)
-
-    pp.walk(node, pre_visit=visit)
-    return names
+    return {n.name for n in nodes(node) if isinstance(n, pp.VectorSelector) and n.name}
 
 
 def _keeps_values(node) -> bool:
@@ -167,7 +160,7 @@ def _series_values(rule, names: set[str]) -> list[float]:
     for t in rule.tests:
         for s in t.data.get("input_series") or []:
             try:
-                sel = pp.parse(str(s.get("series", "")))
+                sel = native(str(s.get("series", "")))
             except Exception:
                 continue
             if isinstance(sel, pp.VectorSelector) and sel.name in names:
@@ -239,7 +232,7 @@ def sited_expr_mutants(rule) -> list[tuple]:
     """:func:`expr_mutants` with each mutant's site: ``(kind, text, new expr, hint, (old
     node, new node))`` (``scale`` changes the whole expression: its site is None)."""
     try:
-        ast = pp.parse(for_parser(rule.expr))
+        ast = native(for_parser(rule.expr))
     except Exception:
         return []
     nodes = _node_list(ast)
@@ -253,7 +246,7 @@ def sited_expr_mutants(rule) -> list[tuple]:
             new = _parens(new)
         try:
             mutated = _replace_at(ast, index, new).prettify()
-            pp.parse(mutated)
+            native(mutated)
         except Exception:
             return
         if mutated.strip() == ast.prettify().strip():
@@ -307,7 +300,7 @@ def sited_expr_mutants(rule) -> list[tuple]:
                     f"a case with a series whose `{m.name}` does not match `{m}`, where the alert "
                     "must stay quiet")
                 neg = next(b for a, b in _NEGATED if m.op == a)
-                c = pp.parse(str(node))
+                c = native(str(node))
                 c.matchers = pp.Matchers([pp.Matcher(neg, x.name, x.value) if str(x) == str(m) else x
                                           for x in c.matchers.matchers])
                 new_m = pp.Matcher(neg, m.name, m.value)
@@ -319,7 +312,7 @@ def sited_expr_mutants(rule) -> list[tuple]:
                 new_ms = int(rng * factor)
                 if new_ms <= 0 or new_ms % 1000:
                     continue
-                c = pp.parse(str(node))
+                c = native(str(node))
                 c.range = c.range * factor
                 add("range", f"range `[{format_ms(rng)}]` {word} to `[{format_ms(new_ms)}]`", i,
                     _try_parse(str(c)),
@@ -346,7 +339,7 @@ def sited_expr_mutants(rule) -> list[tuple]:
             add("absent", f"`absent({arg.prettify()})` becomes `{new_text}`", i, _try_parse(new_text), hint)
     if not rule.is_alert:
         try:
-            scaled = pp.parse(f"({ast.prettify()}) * 2").prettify()
+            scaled = native(f"({ast.prettify()}) * 2").prettify()
             out.append(("scale", "output doubled", scaled,
                         "a promql_expr_test expecting a value other than 0", None))
         except Exception:
@@ -364,7 +357,7 @@ def _param(param) -> str:
 
 def _try_parse(text: str):
     try:
-        return pp.parse(text)
+        return native(text)
     except Exception:
         return None
 

@@ -56,7 +56,7 @@ import promql_parser as pp
 import yaml
 
 from ..fs.write import atomic_write, fresh_dir
-from ..promql.syntax import for_parser
+from ..promql.syntax import for_parser, native, nodes
 from ..spec import Spec
 from .mutants import Mutant, mutants_of
 from .rounds import run_rounds
@@ -144,20 +144,17 @@ class RuleScore:
 
 def _names_read(expr: str) -> set[str]:
     try:
-        ast = pp.parse(for_parser(expr))
+        ast = native(for_parser(expr))
     except Exception:
         return set()
     names: set[str] = set()
-
-    def visit(n):
+    for n in nodes(ast):
         if isinstance(n, pp.VectorSelector):
             if n.name:
                 names.add(n.name)
             for m in n.matchers.matchers:
                 if m.name == "__name__" and m.op == pp.MatchOp.Equal:
                     names.add(m.value)
-
-    pp.walk(ast, pre_visit=visit)
     return names
 
 

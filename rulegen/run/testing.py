@@ -41,13 +41,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import promql_parser
 import yaml
 
 from ..fs.containment import refuse_tree
 from ..findings import RulegenError
 from ..fs.write import atomic_write, copy_tree, fresh_dir
-from ..promql.syntax import for_parser
+from ..promql.syntax import for_parser, native, nodes
 from ..render.promtool_tests import RULES_FILE, annotation_filters, filter_annotations
 from ..render.values import gate_values
 from ..render.yamltext import values_yaml
@@ -387,19 +386,11 @@ def coverage(specs: list[Spec], cases: list[TestCase]) -> Coverage:
 
 
 def _metric_names(expr: str) -> set[str]:
-    names: set[str] = set()
     try:
-        ast = promql_parser.parse(for_parser(expr))
+        ast = native(for_parser(expr))
     except Exception:
-        return names
-
-    def visit(node):
-        if type(node).__name__ == "VectorSelector" and node.name:
-            names.add(node.name)
-        return True
-
-    promql_parser.walk(ast, pre_visit=visit)
-    return names
+        return set()
+    return {n.name for n in nodes(ast) if type(n).__name__ == "VectorSelector" and n.name}
 
 
 def write_junit(path: Path, cases: list[TestCase]) -> None:

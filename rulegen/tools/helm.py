@@ -74,9 +74,10 @@ class Rendered:
     rejected: tuple = ()
 
     def prometheus_rules(self) -> list[dict]:
-        """The PrometheusRule objects, in output order."""
-        return [d for d in self.documents
-                if isinstance(d, dict) and d.get("kind") == "PrometheusRule"]
+        """The PrometheusRule objects a sync deploys from the manifest, in output order: the
+        documents and the items of lists (:func:`applied`)."""
+        return [{**o, **named} if named else o for d in self.documents for _path, o, named in applied(d)
+                if (named or o).get("kind") == "PrometheusRule"]
 
     def rule_groups(self) -> list[dict]:
         """All ``spec.groups`` of all PrometheusRules, concatenated (a Prometheus rule file's
@@ -87,10 +88,60 @@ class Rendered:
         return groups
 
 
+def applied(document) -> list[tuple[tuple, dict, dict | None]]:
+    """The objects the Argo CD sync (or ``kubectl apply``) deploys from one rendered manifest
+    ``document`` (parsed YAML), each as (path, object as written, names given): path is the
+    keys and indexes leading to it from the document (``()`` for the document itself,
+    ``("items", 0, "items", 2)``), names given the ``kind`` and ``apiVersion`` it is deployed
+    with when it has none of its own (else None), in document order.
+
+    Argo CD's repo server replaces a rendered object whose ``items`` is a list (any kind: the
+    ``v1`` ``List``, a ``PrometheusRuleList``; apimachinery's ``Unstructured.IsList``) by its
+    items, and drops one whose ``items`` is null and that has no ``spec`` nor ``status``
+    (``GenerateManifests`` and ``isNullList`` in argo-cd's reposerver/repository/repository.go);
+    kubectl also flattens lists inside lists (cli-runtime's ``FlattenListVisitor``), which are
+    unpacked here too, and gives an item of a top-level list that has neither a ``kind`` nor an
+    ``apiVersion`` (each a non-empty string) the list's kind less its ``List`` suffix and the
+    list's ``apiVersion`` (apimachinery's ``unstructuredJSONScheme.decodeToList``): these are
+    its names given. An item that is not a mapping is never applied
+    (Argo CD refuses the manifest). The walk keeps its own stack: a deep nesting of lists
+    costs no recursion. tools/rulegen-helmrender/check.go unpacks the same objects."""
+    out: list[tuple[tuple, dict, dict | None]] = []
+    if not isinstance(document, dict):
+        return out
+    stack = [iter([((), document, None)])]
+    while stack:
+        step = next(stack[-1], None)
+        if step is None:
+            stack.pop()
+            continue
+        path, obj, named = step
+        if not isinstance(obj, dict):
+            continue
+        if _text(obj.get("kind")) or _text(obj.get("apiVersion")):
+            named = None
+        items = obj.get("items")
+        if isinstance(items, list):
+            kind = _text((named or obj).get("kind"))
+            names = {"kind": kind[:-4] if kind.endswith("List") else kind,
+                     "apiVersion": _text(obj.get("apiVersion"))} if not path else None
+            stack.append(iter([(path + ("items", i), item, names) for i, item in enumerate(items)]))
+        elif not path and "items" in obj and items is None and "spec" not in obj and "status" not in obj:
+            continue
+        else:
+            out.append((path, obj, named))
+    return out
+
+
+def _text(value) -> str:
+    """``value`` when it is a string, else "" (apimachinery's ``Unstructured.GetKind``)."""
+    return value if isinstance(value, str) else ""
+
+
 @dataclass(frozen=True)
 class Passed:
     """A render of :class:`Batch` with ``check``, judged by ``rulegen-helmrender``: it holds
-    ``count`` PrometheusRules (``kind: PrometheusRule`` documents, as
+    ``count`` PrometheusRules (``kind: PrometheusRule`` objects, documents or list items, as
     :meth:`Rendered.prometheus_rules` finds them), each accepted by the API server's validation
     against the CRD's schema and by the Prometheus Operator's admission webhook, in a manifest
     rulegen's YAML reading agrees with Kubernetes' on (tools/rulegen-helmrender/check.go). Its

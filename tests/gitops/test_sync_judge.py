@@ -28,6 +28,7 @@ from rulegen.gitops import admission, sync
 from rulegen.tools import find, helm, process
 
 from helpers import REPO
+from helpers.helm import listed
 
 pytestmark = pytest.mark.tools("helm", "promtool", "rulegen-helmrender")
 
@@ -174,6 +175,22 @@ CASES = [
     ("v1alpha1", edit("monitoring.coreos.com/v1", "monitoring.coreos.com/v1alpha1"), "unjudged", False),
     ("large", annotation("description: " + "x" * 200_000), "unjudged", False),
     ("above the limit", annotation("description: " + "x" * 600_000), "unjudged", True),
+    # in a list: a sync applies the items (tests/gitops/test_sync_lists.py)
+    ("in a List", listed(BASE), "valid", False),
+    ("in a nested List", listed(listed(BASE)) + "---\n" + BASE, "valid", False),
+    ("kind-less in a PrometheusRuleList", listed(BASE, "PrometheusRuleList", "monitoring.coreos.com/v1",
+                                                 ("kind", "apiVersion")), "valid", False),
+    ("in a List, for int", listed(edit("for: 5m", "for: 5")), "invalid", True),
+    ("in a nested List, alert and record", listed(listed(rule("record: both:up"))), "invalid", True),
+    ("kind-less in a PrometheusRuleList, bad promql", listed(edit("expr: up == 0", 'expr: "up =="'),
+                                                              "PrometheusRuleList", "monitoring.coreos.com/v1",
+                                                              ("kind", "apiVersion")), "invalid", True),
+    ("in a List, date label", listed(label("2024-01-31")), "unjudged", True),
+    ("kind null in a PrometheusRuleList", listed(edit("kind: PrometheusRule", "kind: null"), "PrometheusRuleList",
+                                                 "monitoring.coreos.com/v1", ("apiVersion",)), "unjudged", False),
+    ("list kind read otherwise", listed(BASE, "yes", "monitoring.coreos.com/v1", ("kind", "apiVersion")),
+     "unjudged", False),
+    ("items null", edit("spec:", "items: null\nspec:"), "unjudged", False),
 ]
 
 #: The webhook of the pinned operator release rejects them, rulegen's promtool (a later

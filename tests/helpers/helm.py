@@ -8,7 +8,8 @@
   chart library and the chart's link to it (:func:`write_library`);
 * :func:`write_outputs` writes planned outputs as they are (links as symlinks);
 * :func:`strict_load_all` parses YAML like PyYAML's safe loader but refuses duplicate keys;
-* :func:`crd_validator` is a jsonschema validator for the PrometheusRule CRD fixture.
+* :func:`crd_validator` is a jsonschema validator for the PrometheusRule CRD fixture;
+* :func:`listed` wraps a manifest in a ``kind: List`` (or a typed list) as an item.
 """
 
 from __future__ import annotations
@@ -146,3 +147,12 @@ def crd_validator() -> jsonschema.Draft7Validator:
 def rules_by_name(groups: list[dict]) -> dict:
     """``{(group, rule name): rule}`` of rule groups (alert or record name)."""
     return {(g["name"], r.get("alert", r.get("record"))): r for g in groups for r in g["rules"]}
+
+
+def listed(text: str, kind: str = "List", api: str = "v1", drop: tuple = ()) -> str:
+    """Manifest ``text`` (one YAML mapping at the top) as the only item of a list of ``kind``
+    and ``apiVersion`` ``api`` (``items:``), without its top-level keys ``drop`` (a kind-less
+    item of a typed list: ``drop=("kind", "apiVersion")``)."""
+    lines = [ln for ln in text.splitlines() if not any(ln.startswith(k + ":") for k in drop)]
+    body = "".join(("  - " if i == 0 else "    ") + ln + "\n" for i, ln in enumerate(lines))
+    return f"apiVersion: {api}\nkind: {kind}\nitems:\n{body}"

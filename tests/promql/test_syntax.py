@@ -5,7 +5,7 @@ from __future__ import annotations
 import promql_parser
 import pytest
 
-from rulegen.promql.syntax import MAX_NESTING, for_parser, nesting, nodes, parse, parsed
+from rulegen.promql.syntax import MAX_DEPTH, for_parser, nesting, nodes, parse, parsed
 
 
 def test_parse_returns_ast_or_message_and_is_cached():
@@ -18,10 +18,11 @@ def test_parse_returns_ast_or_message_and_is_cached():
 
 
 def test_too_deep_nesting_is_refused_unparsed():
-    deep = "(" * (MAX_NESTING + 1) + "1" + ")" * (MAX_NESTING + 1)
-    assert nesting(deep) == MAX_NESTING + 1
+    deep = "(" * (MAX_DEPTH + 1) + "1" + ")" * (MAX_DEPTH + 1)
+    assert nesting(deep) == MAX_DEPTH + 1
     ast, err = parse(deep)
-    assert ast is None and f"nested {MAX_NESTING + 1} levels deep" in err
+    assert ast is None and f"nest it up to {MAX_DEPTH + 1} levels" in err
+    assert parse(deep[1:-1])[1] is None
 
 
 def test_nodes_in_walk_order():

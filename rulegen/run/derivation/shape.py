@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import promql_parser as pp
 
 from ...promql.series import short_number
-from ...promql.syntax import for_parser
+from ...promql.syntax import for_parser, native
 
 COMPARISONS = ("==", "!=", ">", "<", ">=", "<=")
 _AGGS = {"sum", "max", "min", "avg"}
@@ -96,7 +96,7 @@ def analyze(expr: str) -> Shape:
         Manual: not a shape rulegen derives tests for (the message says why).
     """
     try:
-        ast = _strip(pp.parse(for_parser(expr)))
+        ast = _strip(native(for_parser(expr)))
     except Exception as e:
         raise Manual(f"the expr does not parse: {e}") from None
     if isinstance(ast, pp.Call) and ast.func.name == "absent" and ast.args:
@@ -171,7 +171,7 @@ def analyze_record(expr: str) -> Shape:
         Manual: another shape (the message says why).
     """
     try:
-        ast = _strip(pp.parse(for_parser(expr)))
+        ast = _strip(native(for_parser(expr)))
     except Exception as e:
         raise Manual(f"the expr does not parse: {e}") from None
     if isinstance(ast, pp.BinaryExpr) and str(ast.op) in COMPARISONS:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import sys
 
 from . import EXIT_OK, EXIT_USAGE, err
@@ -21,6 +20,8 @@ def add_parser(sub, common) -> None:
 
 
 def run(args) -> int:
+    import difflib
+
     from .. import checkdocs
     if args.code:
         known = checkdocs.codes()

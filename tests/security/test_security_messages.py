@@ -74,3 +74,20 @@ def test_json_findings_carry_no_character_a_terminal_acts_on(tmp_path, capsys):
     assert not hidden, hidden
     messages = [f["message"] for f in json.loads(out)["findings"] if f["code"] == "RG204"]
     assert messages and "\u202e\x9b31m\U000e0041" in messages[0]  # the same text, escaped in the JSON
+
+
+def test_json_escapes_exactly_the_characters_a_terminal_acts_on_line_by_line():
+    """The JSON format escapes each non-printable character where it stands, whatever line of
+    the document it is on, and leaves printable non-ASCII text and the other lines as they
+    are (it decides line by line: most lines of a large report have nothing to escape)."""
+    import json
+
+    from rulegen.findings import Finding, Severity
+    from rulegen.formatters.json_format import render
+    plain = Finding("rules/a.yaml", 1, 2, "RG204", Severity.ERROR, "é 漢字 fine", "A")
+    odd = Finding("rules/b.yaml", 3, 4, "RG204", Severity.WARNING, "x\u2028y\x85z\u202e\x9b\U000e0041!", "B")
+    text = render([plain, odd, plain])
+    assert '"message": "x\\u2028y\\u0085z\\u202e\\u009b\\udb40\\udc41!"' in text
+    assert text.count('"message": "é 漢字 fine"') == 2
+    assert all(line.isprintable() for line in text.split("\n"))
+    assert [f["message"] for f in json.loads(text)["findings"]] == [plain.message, odd.message, plain.message]

@@ -461,14 +461,16 @@ _MD_PLAIN = None
 #: A run of three or more backticks or tildes (a fence, or what could be read as one).
 _FENCE_RUN = re.compile(r"(?<!`)`{3,}(?!`)|(?<!~)~{3,}(?!~)")
 #: What may follow such a run on its line for :func:`problems` to leave code uncoloured: at
-#: most a bare language name (what :func:`spec_markdown` leaves of an info string).
-_BARE_INFO = re.compile(r"[A-Za-z0-9_#.+-]*[ \t]*(?:\n|$)")
+#: most a bare language name (what :func:`spec_markdown` leaves of an info string) and class
+#: names in braces (``{ .rg-promql }``, rulegen's own marks: a ``class`` either way).
+_BARE_INFO = re.compile(r"[A-Za-z0-9_#.+-]*[ \t]*(?:\{[ \t]*(?:\.[A-Za-z0-9_-]+[ \t]*)+\}[ \t]*)?(?:\n|$)")
 
 
 def problems(markdown_text: str) -> list[str]:
     """``html_problems(to_html(markdown_text))``, with less work where that gives the same list:
-    when every fence of the text opens with at most a bare language name (no ``{...}``
-    attributes, no ``title=`` or other options), code is rendered without Pygments' colouring
+    when every fence of the text opens with at most a bare language name and class names
+    (``promql { .rg-promql }``; no other ``{...}`` attributes, no ``title=`` or other options),
+    code is rendered without Pygments' colouring
     (``use_pygments: false``, as the link check renders). Code is escaped text in a ``pre``,
     ``code``, ``div`` or ``span`` with a ``class`` either way, which :func:`html_problems`
     never refuses, and the HTML around it is the same; what an info string adds (attributes,

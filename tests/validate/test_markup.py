@@ -404,7 +404,10 @@ def test_problems_is_html_problems_of_the_site_rendering():
     plain_fences = ["```bash\nrm -rf <x> & echo \"a\" <script>\n```", "~~~yaml\n<script>\n~~~",
                     "    indented <b onclick=x>\n", "- item\n\n    ```bash\n    ls <a>\n    ```\n",
                     "> ```sh\n> x <y>\n> ```", "````md\n```bash\n<x>\n```\n````", "```c#\nint x;\n```",
-                    "<div markdown>\n```text\n<a href=\"javascript:x\">\n```\n</div>", "[x](javascript:y)"]
+                    "<div markdown>\n```text\n<a href=\"javascript:x\">\n```\n</div>", "[x](javascript:y)",
+                    # class names only: rulegen's marks of the PromQL it links
+                    "```promql { .rg-promql }\nsum(x) <script>\n```", "```promql {.a .b-c}\nx\n```",
+                    "```{ .rg-promql-lines }\n<b onclick=x>\n```"]
     with_info = ["```{.yaml onclick=\"x\"}\nx\n```", "```{.yaml data-x='\"><script>'}\nx\n```",
                  "```yaml title=\"<i>t</i>\"\nx\n```", "```python linenums=\"1\"\nx\n```"]
     pages = [Path(p).read_text(encoding="utf-8") for p in sorted(glob.glob(str(REPO / "runbooks" / "*.md")))]
@@ -416,3 +419,20 @@ def test_problems_is_html_problems_of_the_site_rendering():
     assert safe.html_problems(plain.convert(text)) == ["onclick attribute on <code>"]
     assert safe.problems(text) == safe.html_problems(safe.to_html(text)) == []
     assert any("```bash" in p for p in pages)  # the pages' command blocks take the cheap path
+
+
+def test_the_pages_are_checked_without_colouring_their_code(monkeypatch):
+    """Every generated page, PromQL blocks marked ``{ .rg-promql }`` included, takes the cheap
+    path of safe.problems (code left uncoloured): marking the blocks had sent every page
+    through Pygments, a third of a ``check`` of the bundled project."""
+    import glob
+
+    from rulegen.render import safe
+    pages = [Path(p).read_text(encoding="utf-8") for p in sorted(glob.glob(str(REPO / "runbooks" / "*.md")))]
+    assert any("```promql { .rg-promql }" in p for p in pages)
+    monkeypatch.setattr(safe, "to_html", lambda text: pytest.fail("a page was rendered with colouring"))
+    for page in pages:
+        assert safe.problems(page) == []
+    # an attribute other than a class still takes the site's rendering
+    with pytest.raises(pytest.fail.Exception):
+        safe.problems("```promql { .rg-promql onclick=x }\nx\n```")

@@ -347,13 +347,11 @@ def live_url(v, where: str) -> str | None:
     """
     if v is None:
         return None
-    if not isinstance(v, str) or not re.fullmatch(r"https?://[^\s/?#@]+(/[^\s?#]*)?", v) or any(ord(c) < 32 for c in v):
+    if not isinstance(v, str) or not BASE_URL.fullmatch(v):  # the runbook links' rule: they default to it
         shown = v if isinstance(v, str) and "@" not in v else "the value given"
-        raise RulegenError(f"{where}: {shown!r} is not an http:// or https:// URL without user info, query or "
-                           "fragment, e.g. https://prometheus.example.com (put credentials in a token file)")
-    if not BASE_URL.fullmatch(v):  # else the runbook links, defaulting to it, vanish without a word
-        raise RulegenError(f"{where}: {v!r} has characters a base URL does not: use a host (or [IPv6]), a port and "
-                           "a path of -._~:+/%XX, letters and digits, e.g. https://prometheus.example.com/prom")
+        raise RulegenError(f"{where}: {shown!r} is not an http:// or https:// URL of a host (or [IPv6]), a port and "
+                           "a path of -._~:+/%XX, letters and digits, without user info, query or fragment, e.g. "
+                           "https://prometheus.example.com (put credentials in a token file)")
     return v.rstrip("/")
 
 

@@ -569,3 +569,44 @@ def test_a_range_over_a_selector_promql_parser_prints_unreadably_is_no_crash(exp
     got = _texts(expr)
     assert not [t for t in got if t.startswith("range ")], got
     assert "`> 0` becomes `>= 0`" in got and got["`> 0` becomes `>= 0`"].endswith(">= 0"), got
+
+
+@pytest.mark.parametrize("expr", [
+    'sum by (job) (rate(x{a="1"}[5m] offset 5m)) > on (job) group_left (team) topk(5, y) or -(z + 1)',
+    'histogram_quantile(0.9, sum by (le) (rate(h_bucket[5m]))) > 0.5 unless on () vector(1)',
+    'count_values("v", x) > 1 and absent(up{job="a"} == 1)',
+    'max_over_time(x[5m:1m] @ 100) > bool 1 == 1',
+    'label_replace(up, "a", "$1", "b", "(.*)") ^ 2 ^ 3 > 1',
+    " or ".join(f'up{{i="{i}"}} > {i}' for i in range(40)),
+    "sum(" * 40 + "rate(up[5m])" + ")" * 40 + " > 0",
+])
+def test_a_spliced_mutant_is_the_tree_transform_builds(expr):
+    """Mutants are made by putting the new node's text in its place in the expr's text
+    (:mod:`rulegen.promql.splice`; promql_parser.transform rebuilt the whole tree per mutant,
+    at a cost growing with the cube of its depth: 150 s of `test --mutate` for a chain of 127
+    `or`): every node replaced so reads back as the tree transform builds."""
+    from rulegen.promql import splice
+    from rulegen.run.mutants import _replace_at
+    ast = promql_parser.parse(expr)
+    order = splice.post_order(ast)
+    seen: list = []
+    promql_parser.transform(ast, post_visit=lambda n: seen.append(str(n)))
+    assert [str(n) for n, _p, _i in order] == seen
+    spliced = 0
+    for index, (node, _parent, _pos) in enumerate(order):
+        try:  # a node of the same type, of another text
+            new = promql_parser.parse(f"({node.prettify()})")
+        except ValueError:
+            new = promql_parser.parse('new_node{x="1"}') if isinstance(node, promql_parser.VectorSelector) else node
+        text = splice.replaced(ast, order, index, new)
+        if text is None:  # a text on the way that does not read as its pieces: the caller uses transform
+            continue
+        spliced += 1
+
+        def read(make):
+            try:
+                return promql_parser.parse(make()).prettify()
+            except ValueError:  # mutation testing leaves such a mutant out
+                return None
+        assert read(lambda: text) == read(lambda: _replace_at(ast, index, new).prettify()), (expr, index)
+    assert spliced >= len(order) - 2, (spliced, len(order))

@@ -88,6 +88,7 @@ on the command line are sent only to a URL given on the command line too (see
 from __future__ import annotations
 
 import fnmatch
+import ipaddress
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -347,7 +348,7 @@ def live_url(v, where: str) -> str | None:
     """
     if v is None:
         return None
-    if not isinstance(v, str) or not BASE_URL.fullmatch(v):  # the runbook links' rule: they default to it
+    if not base_url_ok(v):  # the runbook links' rule: they default to it
         shown = v if isinstance(v, str) and "@" not in v else "the value given"
         raise RulegenError(f"{where}: {shown!r} is not an http:// or https:// URL of a host (or [IPv6]), a port and "
                            "a path of -._~:+/%XX, letters and digits, without user info, query or fragment, e.g. "
@@ -477,10 +478,30 @@ BASE_URL = re.compile(r"https?://(?:[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*|\[[0-9A-
                       r"(?:/(?:[A-Za-z0-9\-._~:+/]|%[0-9A-Fa-f]{2})*)?")
 
 
+def base_url_ok(v) -> bool:
+    """Whether ``v`` is a base URL: :data:`BASE_URL`'s characters, a bracketed host that is an
+    IPv6 address (``[::1]``; not ``[1.2.3.4]`` nor ``[:::::]``) and a port of at most 65535
+    (RFC 3986's host and port, as urllib and browsers read them: past the pattern alone, such
+    a URL failed the live client with urllib's ValueError and made dead links on the site)."""
+    if not isinstance(v, str) or not BASE_URL.fullmatch(v):
+        return False
+    authority = v.split("://", 1)[1].split("/", 1)[0]
+    host, _, port = authority.rpartition("]") if authority.startswith("[") else ("", "", authority)
+    if host:
+        try:
+            ipaddress.IPv6Address(host[1:])
+        except ValueError:
+            return False
+        port = port[1:]
+    else:
+        port = port.partition(":")[2]
+    return not port or int(port) <= 65535
+
+
 def _base_url(v, name: str) -> str | None:
-    """An http(s) base URL (:data:`BASE_URL`) without its trailing ``/``, or None when unset;
+    """An http(s) base URL (:func:`base_url_ok`) without its trailing ``/``, or None when unset;
     RulegenError for anything else (``javascript:``, user info, a query, a quote, non-ASCII)."""
-    if v is not None and not (isinstance(v, str) and BASE_URL.fullmatch(v)):
+    if v is not None and not base_url_ok(v):
         raise RulegenError(f"{CONFIG_FILE}: {name} must be an http:// or https:// URL of a host (or [IPv6]), a port "
                            "and a path of -._~:+/%XX, letters and digits, e.g. https://prometheus.example.com")
     return v.rstrip("/") if v is not None else None

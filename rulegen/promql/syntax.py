@@ -91,10 +91,11 @@ def too_large(expr: str) -> str | None:
     n = depth_bound(expr)
     if n <= MAX_DEPTH:
         return None
-    return (f"expr is too large for rulegen to check: its operators and brackets nest it up to {n} levels, "
-            f"and rulegen parses and checks PromQL of at most {MAX_DEPTH} (Prometheus has no such limit, "
-            "but rulegen's PromQL parser and checks work through the expression level by level); split it "
-            "into recording rules that each record a part, and combine the recorded series")
+    return (f"expr is too large for rulegen to check: its operators, ranges and nested brackets count {n} "
+            f"(each may add a level to its syntax tree), and rulegen parses and checks PromQL of at most "
+            f"{MAX_DEPTH} (a sum of some 60 rate() terms; Prometheus has no such limit, but rulegen's PromQL "
+            "parser and checks work through the expression level by level); split it into recording rules "
+            "that each record a part, and combine the recorded series")
 
 
 class TooLarge(ValueError):

@@ -116,9 +116,9 @@ class MutantResult:
         return self.spec.source.pos(self.rule.path + (self.mutant.field,))[0]
 
     def describe(self) -> str:
-        """The survivor in words: what changed, where, and what test would kill it."""
-        return (f"no test fails when {self.mutant.text} in {self.rule.name} "
-                f"({self.spec.file}:{self.line()}): add {self.mutant.hint}, or declare it "
+        """The survivor in words: what changed and what test would kill it (where: each
+        report gives the rule, file and line beside it, once)."""
+        return (f"no test fails when {self.mutant.text}: add {self.mutant.hint}, or declare it "
                 f"equivalent (equivalent_mutants: [{{mutant: {_quote(self.mutant.text)}, reason: ...}}])")
 
 

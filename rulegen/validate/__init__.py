@@ -5,7 +5,10 @@ yamllint's rules and pint's checks). Each module has a docstring that documents 
 exposes either ``check_file(lf, ctx)`` (runs on raw data, before the model exists) or
 ``check_spec(spec, ctx)`` (runs on one built :class:`~rulegen.spec.Spec`) or
 ``check_project(specs, ctx)`` (runs across all specs), each yielding
-:class:`~rulegen.findings.Finding` objects.
+:class:`~rulegen.findings.Finding` objects. A module may add ``check_partial(partials, specs,
+ctx)``: its project checks of the specs :mod:`rulegen.validate.partial` builds without the
+alerts that fail the schema (checked, never rendered; only checks that cannot read a left-out
+alert as a dangling reference may look at them).
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ class Context:
     root: Path = Path(".")
     reference: list = field(default_factory=list)
     at_ref: bool = False
+    #: the rest of each spec whose schema errors all lie in alerts (:mod:`.partial`), set for
+    #: the project checks: their recording rules count for cross-references
+    partial: list = field(default_factory=list)
 
 
 @dataclass
@@ -58,12 +64,14 @@ def validate(files: list[LoadedFile], ctx: Context | None = None) -> Result:
     return finish([check_file(lf, ctx) for lf in files], ctx)
 
 
-def check_file(lf: LoadedFile, ctx: Context) -> tuple[list[Finding], Spec | None]:
+def check_file(lf: LoadedFile, ctx: Context) -> tuple[list[Finding], Spec | None, Spec | None]:
     """The per-file part of :func:`validate`: the findings of one loaded file (loader, file
-    and spec checks) and its spec, or None when it could not be built."""
+    and spec checks), its spec (None when it could not be built) and, when only alerts fail
+    the schema, the rest of the spec that was checked (:func:`rulegen.validate.partial.partial_spec`),
+    else None."""
     findings: list[Finding] = list(lf.findings)
     if lf.data is None:
-        return findings, None
+        return findings, None, None
     file_findings = []
     for mod in REGISTRY:
         fn = getattr(mod, "check_file", None)
@@ -81,14 +89,14 @@ def check_file(lf: LoadedFile, ctx: Context) -> tuple[list[Finding], Spec | None
                 fn = getattr(mod, "check_spec", None)
                 if fn is not None:
                     findings.extend(fn(rest, ctx))
-        return findings, None
+        return findings, None, rest
     spec = build_spec(lf)
     add_owner_label(spec, ctx.config.owners)  # the label the chart renders: every check sees it
     for mod in REGISTRY:
         fn = getattr(mod, "check_spec", None)
         if fn is not None:
             findings.extend(fn(spec, ctx))
-    return findings, spec
+    return findings, spec, None
 
 
 def reference_spec(lf: LoadedFile, ctx: Context) -> Spec | None:
@@ -105,19 +113,26 @@ def reference_spec(lf: LoadedFile, ctx: Context) -> Spec | None:
     return spec
 
 
-def finish(per_file: list[tuple[list[Finding], Spec | None]], ctx: Context) -> Result:
+def finish(per_file: list[tuple[list[Finding], Spec | None, Spec | None]], ctx: Context) -> Result:
     """The rest of :func:`validate` once :func:`check_file` ran on every file, in file order:
-    the project checks, then the config."""
+    the project checks (and those of partly checked specs), then the config."""
     findings: list[Finding] = []
     specs: list[Spec] = []
-    for file_findings, spec in per_file:
+    partials: list[Spec] = []
+    for file_findings, spec, partial in per_file:
         findings.extend(file_findings)
         if spec is not None:
             specs.append(spec)
+        if partial is not None:
+            partials.append(partial)
+    ctx.partial = partials
     for mod in REGISTRY:
         fn = getattr(mod, "check_project", None)
         if fn is not None:
             findings.extend(fn(specs, ctx))
+        fn = getattr(mod, "check_partial", None)
+        if fn is not None and partials:
+            findings.extend(fn(partials, specs, ctx))
     return Result(specs=specs, findings=ctx.config.apply(findings))
 
 

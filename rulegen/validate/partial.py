@@ -11,7 +11,8 @@ Safe means: every rule that fails the schema is an alert (or a rule with neither
 alerts reading it look wrong), and the spec without those rules (and without groups left
 empty by them) passes the schema, so nothing outside the alerts is broken. The partial spec
 is only checked, never rendered, and project checks (duplicates across specs, cross-references)
-do not see it: a reference to a left-out alert would read as a dangling one.
+do not see it: a reference to a left-out alert would read as a dangling one. Those that read
+only recording rules, which it keeps, do (``check_partial``: RG314, RG311-RG313 across specs).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ def test_too_deep_nesting_is_refused_unparsed():
     deep = "(" * (MAX_DEPTH + 1) + "1" + ")" * (MAX_DEPTH + 1)
     assert nesting(deep) == MAX_DEPTH + 1
     ast, err = parse(deep)
-    assert ast is None and f"nest it up to {MAX_DEPTH + 1} levels" in err
+    assert ast is None and f"nested brackets count {MAX_DEPTH + 1} " in err
     assert parse(deep[1:-1])[1] is None
 
 

@@ -75,7 +75,7 @@ def test_derived_recording_rule_tests_pass_and_kill_its_mutants(shape, project, 
     code = main(["-C", str(project), "test", "--mutate"])
     out = capsys.readouterr().out
     assert code == 0, out
-    survivors = [line.split("no test fails when ")[1].split(" in ")[0] for line in out.splitlines()
+    survivors = [line.split("no test fails when ")[1].split(": add ")[0] for line in out.splitlines()
                  if "SURVIVED" in line]
     # a steady pace reads the same over any full window: the one thing the derived test leaves
     # open (a doubled window still reaches back before the series, so it reads less)
@@ -109,7 +109,7 @@ def test_derived_tests_pass_and_kill_the_standard_mutants(shape, project, helm_b
     assert "0 failed" in out.splitlines()[-1]
     if shape in ("rate ratio", "and of rates"):
         # what derived tests do not pin, said when they are written (see above and the README)
-        survivors = [line.split("no test fails when ")[1].split(" in ")[0] for line in out.splitlines()
+        survivors = [line.split("no test fails when ")[1].split(": add ")[0] for line in out.splitlines()
                      if "SURVIVED" in line]
         assert survivors == (["`> 0.1` becomes `>= 0.1`"] if shape == "rate ratio" else
                              ["range `[5m]` halved to `[2m30s]`", "range `[5m]` doubled to `[10m]`"]), out

@@ -223,7 +223,7 @@ def test_deleting_the_boundary_test_of_llamaswapdown_fails_naming_the_survivor(p
     assert code == 1
     assert "LlamaSwapDown: 10/11 mutants killed, 1 declared equivalent" in out
     assert (f"rules/llama-swap.yaml:{line}: SURVIVED [LlamaSwapDown] no test fails when `for: 5m` becomes "
-            f"`for: 4m` in LlamaSwapDown (rules/llama-swap.yaml:{line}): add a case asserting the alert is "
+            "`for: 4m`: add a case asserting the alert is "
             "still quiet 4m after the condition starts") in out
     assert "mutation score 90.9% is below --min-mutation-score 100%" in err
     failures = [tc for tc in ET.parse(junit).getroot().iter("testcase") if tc.find("failure") is not None]
@@ -284,12 +284,12 @@ def test_recording_rule_mutants_reach_the_alerts_that_read_it(project, helm_bin,
     # the recording rule's own promql_expr_test catches its doubled output and lost `by` label;
     # nothing in the tests depends on its window
     assert "  demo job:demo_errors:rate5m: 2/4 mutants killed\n" in out
-    survivors = [line.split("no test fails when ")[1].split(" in ")[0] for line in out.splitlines()
+    survivors = [line.split("no test fails when ")[1].split(": add ")[0] for line in out.splitlines()
                  if "SURVIVED [job:demo_errors:rate5m]" in line]
     assert survivors == ["range `[5m]` halved to `[2m30s]`", "range `[5m]` doubled to `[10m]`"]
     # the alert's threshold and a `for` it does not have are not pinned by its one test
     assert "  demo DemoErrors: 1/5 mutants killed, 1 declared equivalent\n" in out
-    assert "SURVIVED [DemoErrors] no test fails when threshold 0.5 becomes 0.75 in DemoErrors" in out
+    assert "SURVIVED [DemoErrors] no test fails when threshold 0.5 becomes 0.75: add " in out
     # a declaration the tests contradict, and one naming nothing, are both reported
     assert "rules/demo.yaml:24: note [DemoErrors] `> 0.5` becomes `< 0.5` is declared equivalent, but " \
            "`DemoErrors: fires on errors, not without` kills it: remove the declaration" in out
@@ -411,7 +411,7 @@ def test_mutants_of_an_alert_with_parameters_are_what_helm_renders(project, helm
     code, out, err = _mutate(project, capsys)
     assert code == 0, out + err
     assert "pm QueueDeep: 5/8 mutants killed" in out
-    survivors = [line.split("no test fails when ")[1].split(" in QueueDeep")[0] for line in out.splitlines()
+    survivors = [line.split("no test fails when ")[1].split(": add ")[0] for line in out.splitlines()
                  if "SURVIVED" in line]
     # what this one test cannot see (no other job, no value below 80, no `for`); the comparison
     # and threshold mutants reached the rendered rule, or they would survive too

@@ -31,7 +31,6 @@ from dataclasses import dataclass, replace
 import promql_parser as pp
 
 from ..promql.series import sample_values, short_number
-from ..promql.splice import post_order, replaced
 from ..promql.syntax import for_parser, native, nodes
 from ..spec import Spec
 from ..spec.durations import DurationError, format_ms, parse_ms
@@ -75,9 +74,14 @@ class Mutant:
     site: tuple | None = None
 
 
+def _node_list(ast) -> list:
+    seen: list = []
+    pp.transform(ast, post_visit=lambda n: seen.append(n))
+    return seen
+
+
 def _replace_at(ast, index: int, new):
-    """``ast`` with its ``index``-th node (post-order, as :func:`rulegen.promql.splice.post_order`)
-    replaced, rebuilt by ``promql_parser.transform`` (the whole tree: see :mod:`rulegen.promql.splice`)."""
+    """``ast`` with its ``index``-th node (post-order, as :func:`_node_list`) replaced."""
     count = [-1]
 
     def post(n):
@@ -231,15 +235,9 @@ def sited_expr_mutants(rule) -> list[tuple]:
         ast = native(for_parser(rule.expr))
     except Exception:
         return []
-    order = post_order(ast)
-    nodes = [n for n, _parent, _pos in order]
+    nodes = _node_list(ast)
     root = len(nodes) - 1
     out: list[tuple] = []
-    # the mutants are spliced into the expr's text when that text reads back as the expr
-    try:
-        splices = native(str(ast)).prettify() == ast.prettify()
-    except Exception:
-        splices = False
 
     def add(kind, text, index, new, hint):
         if new is None:
@@ -247,8 +245,7 @@ def sited_expr_mutants(rule) -> list[tuple]:
         if index != root and isinstance(new, pp.BinaryExpr) and not isinstance(nodes[index], pp.BinaryExpr):
             new = _parens(new)
         try:
-            spliced = replaced(ast, order, index, new) if splices else None
-            mutated = native(spliced).prettify() if spliced is not None else _replace_at(ast, index, new).prettify()
+            mutated = _replace_at(ast, index, new).prettify()
             native(mutated)
         except Exception:
             return

@@ -94,6 +94,7 @@ from pathlib import Path
 
 import yaml
 
+from .baseurl import BASE_URL, base_url_ok  # noqa: F401 (BASE_URL: rulegen.config.BASE_URL, as before)
 from .findings import Finding, RulegenError, Severity
 from .fs import read as fs_read
 from .fs.containment import lexical_problem, refuse_link_out
@@ -347,7 +348,7 @@ def live_url(v, where: str) -> str | None:
     """
     if v is None:
         return None
-    if not isinstance(v, str) or not BASE_URL.fullmatch(v):  # the runbook links' rule: they default to it
+    if not base_url_ok(v):  # the runbook links' rule: they default to it
         shown = v if isinstance(v, str) and "@" not in v else "the value given"
         raise RulegenError(f"{where}: {shown!r} is not an http:// or https:// URL of a host (or [IPv6]), a port and "
                            "a path of -._~:+/%XX, letters and digits, without user info, query or fragment, e.g. "
@@ -470,17 +471,10 @@ def _project_path(v, name: str, example: str) -> str | None:
     return v
 
 
-#: ``runbooks.*_url`` (also ``baseUrl`` in templates/rulegen.js): http(s), a host name or [IPv6], a port, a path of
-#: unreserved characters, ``/:+`` and ``%XX``; no user info (``https://a.example@evil.example``), no ``()*!$&',;=``
-#: (a ``)`` ended the page's silence link), query, quote, space or markup character.
-BASE_URL = re.compile(r"https?://(?:[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?"
-                      r"(?:/(?:[A-Za-z0-9\-._~:+/]|%[0-9A-Fa-f]{2})*)?")
-
-
 def _base_url(v, name: str) -> str | None:
-    """An http(s) base URL (:data:`BASE_URL`) without its trailing ``/``, or None when unset;
+    """An http(s) base URL (:func:`base_url_ok`) without its trailing ``/``, or None when unset;
     RulegenError for anything else (``javascript:``, user info, a query, a quote, non-ASCII)."""
-    if v is not None and not (isinstance(v, str) and BASE_URL.fullmatch(v)):
+    if v is not None and not base_url_ok(v):
         raise RulegenError(f"{CONFIG_FILE}: {name} must be an http:// or https:// URL of a host (or [IPv6]), a port "
                            "and a path of -._~:+/%XX, letters and digits, e.g. https://prometheus.example.com")
     return v.rstrip("/") if v is not None else None

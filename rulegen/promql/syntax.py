@@ -64,8 +64,9 @@ def for_parser(expr: str) -> str:
 MAX_DEPTH = 128
 
 #: What :func:`depth_bound` counts: an operator (binary, set, ``atan2``, or unary) or the ``[``
-#: of a range or subquery.
-_OPERATION = re.compile(r"==|!=|<=|>=|[-+*/%^<>]|\[|\b(?:and|or|unless|atan2)\b")
+#: of a range or subquery. The keywords in any case, as Prometheus' lexer reads them
+#: (``strings.ToLower`` of the word) and promql-parser does: ``a AND b`` is ``a and b``.
+_OPERATION = re.compile(r"==|!=|<=|>=|[-+*/%^<>]|\[|\b(?:and|or|unless|atan2)\b", re.IGNORECASE)
 #: A selector's braces (matchers; strings already blanked): no operator of the expression.
 _MATCHERS = re.compile(r"\{[^{}]*\}")
 

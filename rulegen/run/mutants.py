@@ -292,7 +292,7 @@ def sited_expr_mutants(rule) -> list[tuple]:
             for m in ms:
                 if len(ms) == 1 and not node.name:
                     continue  # {a="b"} without it is not a selector
-                c = _try_parse(str(node))
+                c = _reread(node)
                 if c is None:
                     break  # promql_parser prints this selector as text it does not read back
                 c.matchers = pp.Matchers([x for x in c.matchers.matchers if str(x) != str(m)])
@@ -300,7 +300,7 @@ def sited_expr_mutants(rule) -> list[tuple]:
                     f"a case with a series whose `{m.name}` does not match `{m}`, where the alert "
                     "must stay quiet")
                 neg = next(b for a, b in _NEGATED if m.op == a)
-                c = native(str(node))
+                c = _reread(node)
                 c.matchers = pp.Matchers([pp.Matcher(neg, x.name, x.value) if str(x) == str(m) else x
                                           for x in c.matchers.matchers])
                 new_m = pp.Matcher(neg, m.name, m.value)
@@ -312,7 +312,9 @@ def sited_expr_mutants(rule) -> list[tuple]:
                 new_ms = int(rng * factor)
                 if new_ms <= 0 or new_ms % 1000:
                     continue
-                c = native(str(node))
+                c = _reread(node)
+                if c is None:
+                    break  # as for a matcher: a copy with other matchers is no mutant of this range
                 c.range = c.range * factor
                 add("range", f"range `[{format_ms(rng)}]` {word} to `[{format_ms(new_ms)}]`", i,
                     _try_parse(str(c)),
@@ -353,6 +355,15 @@ def _param(param) -> str:
     if isinstance(param, str):
         return '"' + param.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return short_number(float(param))
+
+
+def _reread(node):
+    """A copy of ``node`` (a selector) parsed from its text, or None when promql_parser prints
+    it as text that does not read back as it: a matcher's value is printed without its
+    escapes, so ``job=~"a\\\\.b"`` (the regex ``a\\.b``) prints as ``job=~"a\\.b"``, an unknown
+    escape, and ``path="C:\\\\tmp"`` as ``path="C:\\tmp"``, a tab."""
+    c = _try_parse(str(node))
+    return c if c is not None and str(c) == str(node) else None
 
 
 def _try_parse(text: str):

@@ -167,3 +167,17 @@ def test_a_long_chain_of_recording_rules_is_no_crash(tmp_path):
         (root / "rules/chain.yaml").write_text(chain(n), encoding="utf-8")
         proc = rulegen(root, "validate")
         assert (" RG311 " in proc.stdout) is reported, proc.stdout[-2000:]
+
+
+@pytest.mark.parametrize("word", ["AND", "Or", "UNLESS", "Atan2"])
+def test_the_bound_counts_set_operators_and_atan2_in_any_case(tmp_path, word):
+    """Prometheus' lexer reads its keywords in any case (``a AND b`` is ``a and b``), and so
+    does promql-parser: the bound counts them so (regression: 5,000 terms joined by ``AND``
+    measured 0 and crashed the interpreter inside promql-parser)."""
+    op = f" {word} "
+    assert syntax.depth_bound(op.join(["up"] * 3)) == 2
+    assert syntax.depth_bound(f"up{op}(down)") == 2
+    huge = op.join(f"up{{i=\"{i}\"}}" for i in range(5000))
+    assert syntax.depth_bound(huge) == 4999 and syntax.too_large(huge)
+    proc = rulegen(project(tmp_path, f"({huge})"), "validate")
+    assert proc.returncode == 1 and "rules/big.yaml:7:15: error RG316 " in proc.stdout, proc.stdout[-2000:]

@@ -554,3 +554,18 @@ def test_a_selector_promql_parser_cannot_read_back_makes_no_matcher_mutant():
     got = _texts('up{job=~"\\\\p{L}+"} == 0')
     assert not [t for t in got if t.startswith("matcher")]
     assert "`== 0` becomes `!= 0`" in got
+
+
+@pytest.mark.parametrize("expr", [
+    'sum(rate(up{job=~"a\\\\.b"}[5m])) > 0',  # the regex a\.b, as a spec writes it
+    'max_over_time(up{job=~"a\\\\d+"}[10m]) > 0',
+    'rate(up{path="C:\\\\tmp"}[5m]) > 0',
+])
+def test_a_range_over_a_selector_promql_parser_prints_unreadably_is_no_crash(expr):
+    """promql_parser prints a matcher's value without its escapes (``job=~"a\\.b"`` as
+    ``job=~"a\\.b"`` read back as an unknown escape): the range mutants of such a selector
+    are left out, as its matcher mutants are, and the other mutants stay (regression: ``rulegen
+    test --mutate`` died with a ValueError traceback on any such rule)."""
+    got = _texts(expr)
+    assert not [t for t in got if t.startswith("range ")], got
+    assert "`> 0` becomes `>= 0`" in got and got["`> 0` becomes `>= 0`"].endswith(">= 0"), got

@@ -116,3 +116,30 @@ def test_the_script_itself_refuses_such_an_address():
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == [""] * len(DECEPTIVE) + [
         "https://prometheus.example.com", "http://[::1]:9090/prom", "https://p.example.com:8443/a/b"]
+
+
+#: Addresses of base-URL characters that are no address: a bracketed host that is not an IPv6
+#: address, a port past 65535. They passed the config and then failed `rulegen check` as
+#: "check failed: ValueError: ..." (urllib's words, no file named), and made dead links on the site.
+NOT_AN_ADDRESS = ["http://[:::::]:9090", "http://[1.2.3.4]", "http://[::1::2]/prom", "https://prometheus.example.com:65536",
+                  "http://127.0.0.1:99999"]
+
+
+@pytest.mark.parametrize("value", NOT_AN_ADDRESS)
+def test_config_refuses_a_host_or_port_no_client_can_reach(value):
+    for key in ("prometheus_url", "grafana_url", "alertmanager_url"):
+        with pytest.raises(RulegenError) as e:
+            parse_config({"runbooks": {key: value}})
+        assert f"runbooks.{key} must be an http:// or https:// URL" in str(e.value)
+    with pytest.raises(RulegenError) as e:
+        parse_config({"prometheus": {"url": value}})
+    assert "prometheus.url: " in str(e.value) and "is not an http:// or https:// URL" in str(e.value)
+    assert query_link_config(value, value).split("\n")[1:] == ['var RG_PROMETHEUS_URL = "";',
+                                                               'var RG_GRAFANA_URL = "";']
+
+
+def test_config_keeps_every_reachable_host_and_port():
+    for value in ("http://[::1]:9090", "http://[::ffff:10.0.0.1]:65535/prom", "https://p.example.com:1/a",
+                  "http://[2001:db8::1]"):
+        assert parse_config({"runbooks": {"prometheus_url": value}}).prometheus_url == value
+        assert parse_config({"prometheus": {"url": value}}).prometheus.url == value

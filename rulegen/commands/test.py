@@ -304,9 +304,14 @@ def run_tests(root: Path, args) -> int:
     print(f"coverage: {sum(1 for r in cov.rows if r.covered)}/{len(cov.rows)} rules ({cov.percent:.0f}%) "
           "have a firing and a non-firing test, and both sides of `for` (recording rules: a test "
           "that reads them)", file=out)
+    failing: dict = {}  # coverage counts passing test groups only: say so where one failed
+    for c in failed:
+        failing[(c.app, c.rule.name)] = failing.get((c.app, c.rule.name), 0) + 1
     for r in cov.rows:
         if not r.covered:
-            print(f"  uncovered: {r.app} {r.name}: needs {r.missing()}", file=out)
+            n = failing.get((r.app, r.name))
+            why = f" ({n} failing test group(s) of it, FAIL above, count once they pass)" if n else ""
+            print(f"  uncovered: {r.app} {r.name}: needs {r.missing()}{why}", file=out)
     mutated = None
     if getattr(args, "mutate", False) and failed:
         print("mutation testing skipped: the tests must pass on the rules first", file=out)

@@ -134,6 +134,10 @@ def test_breaking_an_expression_fails_rulegen_test_naming_the_spec_line(project,
     assert f"rules/llama-swap.yaml:{first_fire}: FAIL [LlamaSwapDown] fires after 5m of zero available replicas, not before" in out
     assert out.rstrip().splitlines()[-1] == "0 passed, 3 failed"
     assert "-  severity=\"critical\"" in out  # expected alert shown as a diff against got
+    # coverage counts passing test groups only: the uncovered line says why its cases do not count
+    # (a new-user trial read "needs a firing case" for an alert whose firing case had failed)
+    assert ("  uncovered: llama-swap LlamaSwapDown: needs a firing case and a non-firing case and a case on each "
+            "side of the `for` boundary (3 failing test group(s) of it, FAIL above, count once they pass)") in out
 
 
 def test_gate_disabled_in_values_renders_no_rules(project, helm_bin):

@@ -94,7 +94,7 @@ from pathlib import Path
 
 import yaml
 
-from .baseurl import BASE_URL, base_url_ok  # noqa: F401 (BASE_URL: rulegen.config.BASE_URL, as before)
+from .baseurl import base_url_ok
 from .findings import Finding, RulegenError, Severity
 from .fs import read as fs_read
 from .fs.containment import lexical_problem, refuse_link_out
@@ -340,7 +340,7 @@ def prometheus_settings(v, where: str = f"{CONFIG_FILE}: prometheus") -> Prometh
 
 def live_url(v, where: str) -> str | None:
     """A Prometheus base URL: ``http://`` or ``https://``, a host, an optional path; no user
-    info (credentials go in a token file), query or fragment; only :data:`BASE_URL`'s characters
+    info (credentials go in a token file), query or fragment; only :data:`rulegen.baseurl.BASE_URL`'s characters
     (the runbook links default to it). Without trailing ``/``; None when ``v`` is None.
 
     Raises:

@@ -131,7 +131,7 @@
     });
   }
 
-  /* a base URL of the query links (rulegen.config.BASE_URL): http(s), a host name or [IPv6]
+  /* a base URL of the query links (rulegen.baseurl.BASE_URL): http(s), a host name or [IPv6]
      address, maybe a port, maybe a path of unreserved characters, "/", ":", "+" and %XX escapes
      (no user info, query, fragment, quote, space, backslash or markup character), its trailing
      slashes dropped; "" for anything else (no link) */

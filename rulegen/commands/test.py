@@ -304,9 +304,8 @@ def run_tests(root: Path, args) -> int:
     print(f"coverage: {sum(1 for r in cov.rows if r.covered)}/{len(cov.rows)} rules ({cov.percent:.0f}%) "
           "have a firing and a non-firing test, and both sides of `for` (recording rules: a test "
           "that reads them)", file=out)
-    failing: dict = {}  # coverage counts passing test groups only: say so where one failed
-    for c in failed:
-        failing[(c.app, c.rule.name)] = failing.get((c.app, c.rule.name), 0) + 1
+    from collections import Counter
+    failing = Counter((c.app, c.rule.name) for c in failed)  # coverage counts passing test groups only
     for r in cov.rows:
         if not r.covered:
             n = failing.get((r.app, r.name))

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ..config import base_url_ok
+from ..baseurl import base_url_ok
 from ..routing import inhibit
 from ..spec import Spec
 from . import jinja
@@ -117,7 +117,7 @@ def query_link_config(prometheus_url: str | None, grafana_url: str | None) -> st
     (``runbooks.prometheus_url``/``grafana_url`` of ``.rulegen.yaml``, which a pull request can
     edit): ``var RG_PROMETHEUS_URL = "https://...";`` and ``var RG_GRAFANA_URL = ...``, one line
     each, so changing one changes one line of one file. A value that is not a base URL
-    (:func:`rulegen.config.base_url_ok`; ``javascript:``, user info, quotes, markup) is written as
+    (:func:`rulegen.baseurl.base_url_ok`; ``javascript:``, user info, quotes, markup) is written as
     ``""`` (no link); config loading refuses those first (:func:`rulegen.config.load_config`)."""
     lines = ["/* the PromQL links' base URLs (.rulegen.yaml runbooks.prometheus_url, grafana_url; \"\": none) */"]
     for name, url in (("RG_PROMETHEUS_URL", prometheus_url), ("RG_GRAFANA_URL", grafana_url)):

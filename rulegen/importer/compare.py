@@ -3,7 +3,7 @@
 Rules are matched by (group name, position in group) and compared as Prometheus evaluates them:
 
 * ``expr`` after PromQL normalisation (``promql_parser.parse(x).prettify()``, through
-  :func:`rulegen.promql.syntax.native`, so quoting, spacing and line breaks do not count); text
+  :func:`rulegen.promql.syntax.parsed`, so quoting, spacing and line breaks do not count); text
   that does not parse, or is too large to (:func:`rulegen.promql.syntax.too_large`), is
   compared stripped;
 * ``for`` and ``keep_firing_for`` as durations (:func:`rulegen.spec.durations.parse_ms`;
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..promql.syntax import for_parser, native
+from ..promql.syntax import parsed
 from ..spec.durations import DurationError, parse_ms
 
 
@@ -36,10 +36,8 @@ class Difference:
 def normalise_expr(expr) -> str:
     """PromQL text in one canonical form (prettified AST), or the stripped text when it does not parse."""
     text = str(expr)
-    try:
-        return native(for_parser(text)).prettify()
-    except Exception:  # promql_parser raises plain ValueError/RuntimeError variants
-        return text.strip()
+    ast = parsed(text)  # rulegen's one (cached) parse: too large (RG316) or not PromQL is None
+    return ast.prettify() if ast is not None else text.strip()
 
 
 def _ms(v) -> int | str:

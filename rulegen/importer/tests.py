@@ -47,15 +47,13 @@ from ..findings import Finding, Severity
 from ..fs import read as fs_read
 from ..fs import yamlbound
 from ..spec.testvalues import as_promtool_reads, scalar_text
+from ..spec.yamlnodes import plain_token
 from .specyaml import _plain, _yaml, dump_text, reload_text
 
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _GROUP_KEYS = ("name", "interval", "input_series", "external_labels", "external_url", "start_timestamp",
                "alert_rule_test", "promql_expr_test")
 _FILE_SETTINGS = ("evaluation_interval", "group_eval_order", "fuzzy_compare")
-
-
-_TOKEN_END = re.compile(r"\s#|[,}\]]")  # not \s+#: quadratic in a run of spaces
 
 
 def _quoted_text(lines: list[str]):
@@ -68,7 +66,7 @@ def _quoted_text(lines: list[str]):
         if v is not None:
             try:
                 line, col = container.lc.value(key) if isinstance(container, dict) else container.lc.item(key)
-                text = _TOKEN_END.split(lines[line][col:], maxsplit=1)[0].strip() or None
+                text = plain_token(lines[line][col:]) or None
             except (AttributeError, KeyError, TypeError, ValueError, IndexError):
                 text = None
             if text is not None:

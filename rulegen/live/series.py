@@ -183,7 +183,11 @@ class _Run:
 
     def __init__(self, client: Client, rules: list[LiveRule], now: float, lookback: float, recent: float):
         self.client, self.rules, self.now, self.lookback, self.recent = client, rules, now, lookback, recent
-        self.recorded = {r.name for r in rules if not r.is_alert}
+        self.recording: dict = {}  # recorded name -> its first recording rule (the one followed)
+        for r in rules:
+            if not r.is_alert:
+                self.recording.setdefault(r.name, r)
+        self.recorded = set(self.recording)
         self.sels = [s for r in rules for s in selectors(r, self.recorded)]
         self.names_earlier = set(client.label_values("__name__", now - lookback, now))
         self.names_recent = set(client.label_values("__name__", now - recent, now))
@@ -341,22 +345,21 @@ class _Run:
         todo = [name]
         while todo:
             current = todo.pop()
-            for rule in self.rules:
-                if rule.is_alert or rule.name != current or current in seen:
+            if current in seen or current not in self.recording:
+                continue
+            seen.add(current)
+            ast = parsed(self.recording[current].expr)
+            if ast is None:
+                return None
+            for node in nodes(ast):
+                if type(node).__name__ != "VectorSelector":
                     continue
-                seen.add(current)
-                ast = parsed(rule.expr)
-                if ast is None:
+                if not node.name:
                     return None
-                for node in nodes(ast):
-                    if type(node).__name__ != "VectorSelector":
-                        continue
-                    if not node.name:
-                        return None
-                    if node.name in self.recorded:
-                        todo.append(node.name)
-                    else:
-                        out.add(node.name)
+                if node.name in self.recorded:
+                    todo.append(node.name)
+                else:
+                    out.add(node.name)
         return out
 
 

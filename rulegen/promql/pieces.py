@@ -86,6 +86,12 @@ def _escaped_end(text: str) -> bool:
     return run % 2 == 1
 
 
+def code_only(expr: str) -> str:
+    """``expr`` with its strings and comments (:func:`pieces`) blanked to spaces, each offset
+    kept: what of it is PromQL code, for searches that must not look inside either."""
+    return "".join(t if kind == "code" else " " * len(t) for kind, t in pieces(expr))
+
+
 def for_page(expr: str) -> str:
     """``expr`` written so that a runbook page shows, and its script links and copies, the
     same query, each character visible (see :data:`UNSHOWABLE`): Markdown and HTML turn a

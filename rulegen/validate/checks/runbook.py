@@ -320,9 +320,8 @@ _FILLS = ("x", "1", "5m", '"x"')
 
 def _placeholder_spans(query: str) -> list[tuple[int, int]]:
     """(start, end) of each placeholder of ``query`` outside string literals and comments."""
-    from .promql import _mask_strings
-    masked = _mask_strings(re.sub(r"#[^\n]*", lambda m: " " * len(m.group()), query))
-    return [m.span() for m in _QUERY_PLACEHOLDER.finditer(masked)]
+    from ...promql.pieces import code_only
+    return [m.span() for m in _QUERY_PLACEHOLDER.finditer(code_only(query))]
 
 
 def _query_fills(query: str, spans: list[tuple[int, int]]):

@@ -5,10 +5,10 @@ yamllint's rules and pint's checks). Each module has a docstring that documents 
 exposes either ``check_file(lf, ctx)`` (runs on raw data, before the model exists) or
 ``check_spec(spec, ctx)`` (runs on one built :class:`~rulegen.spec.Spec`) or
 ``check_project(specs, ctx)`` (runs across all specs), each yielding
-:class:`~rulegen.findings.Finding` objects. A module may add ``check_partial(partials, specs,
-ctx)``: its project checks of the specs :mod:`rulegen.validate.partial` builds without the
-alerts that fail the schema (checked, never rendered; only checks that cannot read a left-out
-alert as a dangling reference may look at them).
+:class:`~rulegen.findings.Finding` objects. ``ctx.partial`` holds the specs
+:mod:`rulegen.validate.partial` builds without the alerts that fail the schema (checked, never
+rendered): only project checks that cannot read a left-out alert as a dangling reference look
+at them (the recording-rule flow, :mod:`rulegen.validate.checks.flow`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class Context:
     reference: list = field(default_factory=list)
     at_ref: bool = False
     #: the rest of each spec whose schema errors all lie in alerts (:mod:`.partial`), set for
-    #: the project checks: their recording rules count for cross-references
+    #: the project checks (see the module docstring)
     partial: list = field(default_factory=list)
 
 
@@ -130,9 +130,6 @@ def finish(per_file: list[tuple[list[Finding], Spec | None, Spec | None]], ctx: 
         fn = getattr(mod, "check_project", None)
         if fn is not None:
             findings.extend(fn(specs, ctx))
-        fn = getattr(mod, "check_partial", None)
-        if fn is not None and partials:
-            findings.extend(fn(partials, specs, ctx))
     return Result(specs=specs, findings=ctx.config.apply(findings))
 
 

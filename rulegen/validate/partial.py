@@ -12,7 +12,7 @@ alerts reading it look wrong), and the spec without those rules (and without gro
 empty by them) passes the schema, so nothing outside the alerts is broken. The partial spec
 is only checked, never rendered, and project checks (duplicates across specs, cross-references)
 do not see it: a reference to a left-out alert would read as a dangling one. Those that read
-only recording rules, which it keeps, do (``check_partial``: RG314, RG311-RG313 across specs).
+only recording rules, which it keeps, do (``Context.partial``: RG314, RG311-RG313 across specs).
 """
 
 from __future__ import annotations

@@ -185,18 +185,12 @@ def check_project(specs, ctx):
     """Yield RG314 for every rule and RG311-RG313 for alerts reading recording rules of other
     specs, against the recording rules of all specs. Reads names from the expression text
     (:func:`colon_names`), so the common case parses nothing here. When only some files are
-    validated, the recording rules of the project's other specs (``ctx.reference``) count too,
-    and so do those of specs failing the schema only in alerts (``ctx.partial``, which keep
-    every recording rule: :mod:`rulegen.validate.partial`)."""
-    return _across(specs, specs, ctx)
-
-
-def check_partial(partials, specs, ctx):
-    """:func:`check_project` for ``partials``, the rest of each spec whose schema errors all lie
-    in alerts (:mod:`rulegen.validate.partial`), against the recording rules of ``specs`` and
-    ``partials``: an error in one alert hid RG314 of another (its "did you mean"), while RG608
-    of the same spec named RG314 as the cause."""
-    return _across(partials, specs, ctx)
+    validated, the recording rules of the project's other specs (``ctx.reference``) count too.
+    The rest of each spec whose schema errors all lie in alerts (``ctx.partial``:
+    :mod:`rulegen.validate.partial`, which keeps every recording rule) is checked too and its
+    recording rules count: an error in one alert hid RG314 of another (its "did you mean"),
+    while RG608 of the same spec named RG314 as the cause."""
+    return _across(list(specs) + list(getattr(ctx, "partial", None) or []), specs, ctx)
 
 
 def _across(checked, specs, ctx):

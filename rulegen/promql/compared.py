@@ -19,7 +19,7 @@ from .syntax import parse
 #: PromQL's comparison operators, two-character ones first (the scan's longest match).
 COMPARISONS = ("==", "!=", ">=", "<=", ">", "<")
 #: Each operator with its sides swapped: ``0.05 < A`` is ``A > 0.05``.
-_MIRROR = {"==": "==", "!=": "!=", ">=": "<=", "<=": ">=", ">": "<", "<": ">"}
+MIRROR = {"==": "==", "!=": "!=", ">=": "<=", "<=": ">=", ">": "<", "<": ">"}
 
 
 class Comparison(NamedTuple):
@@ -146,5 +146,5 @@ def comparison(expr: str) -> Comparison | None:
         if q_err or n_err:
             continue
         if repr(q_ast) == repr(query_node) and repr(n_ast) == repr(number_node):
-            return Comparison(query, op if literal_right else _MIRROR[op], number)
+            return Comparison(query, op if literal_right else MIRROR[op], number)
     return None

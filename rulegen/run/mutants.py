@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 
 import promql_parser as pp
 
+from ..promql.compared import MIRROR
 from ..promql.series import sample_values, short_number
 from ..promql.syntax import for_parser, native, nodes
 from ..spec import Spec
@@ -188,9 +189,6 @@ def _threshold_moves(n: float, values: list[float] | None) -> list[tuple[float, 
     return out
 
 
-_FLIPPED = {">": "<", "<": ">", ">=": "<=", "<=": ">=", "==": "==", "!=": "!="}
-
-
 def _compare_hint(ops: tuple[str, str], shown: tuple[str, str], n: float | None, lhs: bool = False,
                   as_bool: bool = False) -> str:
     """The case that tells comparison ``ops[0]`` (shown as ``shown[0]``: ``== 1``, ``80 <``,
@@ -199,7 +197,7 @@ def _compare_hint(ops: tuple[str, str], shown: tuple[str, str], n: float | None,
     number compared with (on the left when ``lhs``), None when both sides are expressions.
     ``==`` and ``!=`` differ on every value: the hint names the number itself and says any
     other value does too."""
-    t_old, t_new = (_TRUTH[_FLIPPED[o] if lhs else o] for o in ops)
+    t_old, t_new = (_TRUTH[MIRROR[o] if lhs else o] for o in ops)
     if n is None:
         cases = ("the left side below the right", "both sides equal", "the left side above the right")
     else:

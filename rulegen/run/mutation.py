@@ -56,7 +56,7 @@ import promql_parser as pp
 import yaml
 
 from ..fs.write import atomic_write, fresh_dir
-from ..promql.syntax import for_parser, native, nodes
+from ..promql.syntax import nodes, parsed
 from ..spec import Spec
 from .mutants import Mutant, mutants_of
 from .rounds import run_rounds
@@ -143,9 +143,8 @@ class RuleScore:
 
 
 def _names_read(expr: str) -> set[str]:
-    try:
-        ast = native(for_parser(expr))
-    except Exception:
+    ast = parsed(expr)  # the cached parse (nodes() of a fresh tree is a cache miss each time)
+    if ast is None:
         return set()
     names: set[str] = set()
     for n in nodes(ast):

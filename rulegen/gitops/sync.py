@@ -321,9 +321,10 @@ def start(loaded, root: Path, charts: list[str] | None = None) -> SyncCheck:
     the chart has gates, with them on (used when the values leave them off)."""
     root = Path(root)
     chart_gates: dict[str, tuple] = {}
+    keys: dict[str, str] = {}  # each chart's values key (RG739)
     for s in loaded.specs:
-        chart_gates.setdefault(s.chart.path, ())
-        chart_gates[s.chart.path] = tuple(dict.fromkeys(chart_gates[s.chart.path] + tuple(s.chart.gates)))
+        chart_gates[s.chart.path] = tuple(dict.fromkeys(chart_gates.get(s.chart.path, ()) + tuple(s.chart.gates)))
+        keys.setdefault(s.chart.path, s.chart.values_key)
     if charts is not None:
         chart_gates = {c: g for c, g in chart_gates.items() if c in charts}
     if not chart_gates:
@@ -352,9 +353,6 @@ def start(loaded, root: Path, charts: list[str] | None = None) -> SyncCheck:
                 findings.append(_missing(f"charts.values_files.{chart}: {extra} does not exist"))
             else:
                 jobs.append((chart, gates, extra))
-    keys: dict[str, str] = {}
-    for s in loaded.specs:
-        keys.setdefault(s.chart.path, s.chart.values_key)
     return SyncCheck(root, findings, jobs, crd, helm.Batch(_batch_jobs(root, jobs), root, check=crd),
                      loaded.config.rule_selector_labels, keys, loaded.config.rule_selector_labels_set)
 

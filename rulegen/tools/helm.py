@@ -20,7 +20,7 @@ import json
 import re
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -72,12 +72,16 @@ class Rendered:
     text: str
     documents: list
     rejected: tuple = ()
+    _rules: list | None = field(default=None, init=False, repr=False, compare=False)
 
     def prometheus_rules(self) -> list[dict]:
         """The PrometheusRule objects a sync deploys from the manifest, in output order: the
-        documents and the items of lists (:func:`applied`)."""
-        return [{**o, **named} if named else o for d in self.documents for _path, o, named in applied(d)
-                if (named or o).get("kind") == "PrometheusRule"]
+        documents and the items of lists (:func:`applied`). Worked out once (the sync check
+        asks for them up to three times per render); do not change the list."""
+        if self._rules is None:
+            self._rules = [{**o, **named} if named else o for d in self.documents for _path, o, named in applied(d)
+                           if (named or o).get("kind") == "PrometheusRule"]
+        return self._rules
 
     def rule_groups(self) -> list[dict]:
         """All ``spec.groups`` of all PrometheusRules, concatenated (a Prometheus rule file's

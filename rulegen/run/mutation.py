@@ -46,6 +46,7 @@ side keeps it), so every valid SLO can reach 100%; any other survivor of a gener
 
 from __future__ import annotations
 
+import functools
 import re
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
@@ -142,10 +143,14 @@ class RuleScore:
         return 100.0 if not self.total else 100.0 * self.killed / self.total
 
 
-def _names_read(expr: str) -> set[str]:
-    ast = parsed(expr)  # the cached parse (nodes() of a fresh tree is a cache miss each time)
+@functools.lru_cache(maxsize=4096)
+def _names_read(expr: str) -> frozenset[str]:
+    """The metric names ``expr`` reads (selector names and ``__name__="..."`` matchers); empty
+    when it does not parse. Cached per text: a test's exprs are asked about once per mutant
+    and test group."""
+    ast = parsed(expr)
     if ast is None:
-        return set()
+        return frozenset()
     names: set[str] = set()
     for n in nodes(ast):
         if isinstance(n, pp.VectorSelector):
@@ -154,7 +159,7 @@ def _names_read(expr: str) -> set[str]:
             for m in n.matchers.matchers:
                 if m.name == "__name__" and m.op == pp.MatchOp.Equal:
                     names.add(m.value)
-    return names
+    return frozenset(names)
 
 
 class _Deps:
